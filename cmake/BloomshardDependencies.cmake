@@ -1,0 +1,27 @@
+# Every dependency is a Debian package found here; nothing is vendored or
+# downloaded at build time. setup.sh installs the packages.
+find_package(MPI REQUIRED COMPONENTS C CXX)
+
+# Debian ships no HDF5 CMake config: FindHDF5 finds the parallel build via
+# h5pcc. A serial HDF5 cannot write collective checkpoints, so refuse it.
+set(HDF5_PREFER_PARALLEL TRUE)
+find_package(HDF5 REQUIRED COMPONENTS C)
+if(NOT HDF5_IS_PARALLEL)
+  message(FATAL_ERROR "bloomshard needs a parallel (MPI) HDF5; found a serial one. "
+                      "Install libhdf5-openmpi-dev.")
+endif()
+
+find_package(Boost 1.74 REQUIRED COMPONENTS program_options)
+find_package(ZLIB REQUIRED)
+find_package(simdjson REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(xxhash REQUIRED IMPORTED_TARGET libxxhash)
+pkg_check_modules(zstd REQUIRED IMPORTED_TARGET libzstd)
+pkg_check_modules(utf8proc REQUIRED IMPORTED_TARGET libutf8proc)
+
+# HDF5's include dirs lack mpi.h: one interface target bundles both.
+add_library(bloomshard_hdf5 INTERFACE)
+add_library(bloomshard::hdf5 ALIAS bloomshard_hdf5)
+target_include_directories(bloomshard_hdf5 SYSTEM INTERFACE ${HDF5_C_INCLUDE_DIRS})
+target_compile_definitions(bloomshard_hdf5 INTERFACE ${HDF5_C_DEFINITIONS})
+target_link_libraries(bloomshard_hdf5 INTERFACE ${HDF5_C_LIBRARIES} MPI::MPI_C)
