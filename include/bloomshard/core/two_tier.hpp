@@ -1,0 +1,73 @@
+// The two-tier decision an owner makes for each key, in a batch, in order:
+//   Bloom says absent -> new (insert in both tiers);
+//   Bloom says maybe  -> ask tier 2 -> duplicate, or new (a counted false
+//                        positive, inserted in both tiers).
+// A Bloom "absent" is final and every "maybe" is confirmed, so a false
+// positive never drops a record. Keys are decided strictly in batch order,
+// so the first copy of a key in a batch wins and later copies are
+// duplicates, also inside one batch.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "bloomshard/core/exact_shard.hpp"
+#include "bloomshard/core/key_hash.hpp"
+#include "bloomshard/core/scalable_bloom.hpp"
+
+namespace bloomshard::core {
+
+enum class Verdict : std::uint8_t {
+  kNew = 0,                    ///< Bloom said absent: first time seen
+  kDuplicate = 1,              ///< confirmed by tier 2
+  kNewAfterFalsePositive = 2,  ///< Bloom said maybe, tier 2 said absent
+};
+
+/// True for verdicts whose record is kept.
+[[nodiscard]] constexpr bool is_kept(Verdict v) noexcept { return v != Verdict::kDuplicate; }
+
+/// One key to decide: its hash and its (normalized) bytes.
+struct KeyRef {
+  KeyHash hash;
+  std::string_view bytes;
+};
+
+/// Counters for every path; they add up: decided = tier1_absent + tier1_maybe,
+/// tier1_maybe = tier2_lookups = duplicates + false_positives.
+struct DecisionCounters {
+  std::uint64_t decided = 0;
+  std::uint64_t tier1_absent = 0;
+  std::uint64_t tier1_maybe = 0;
+  std::uint64_t tier2_lookups = 0;
+  std::uint64_t duplicates = 0;
+  std::uint64_t false_positives = 0;
+  DecisionCounters& operator+=(const DecisionCounters& o) noexcept;
+};
+
+class TwoTierSet {
+ public:
+  TwoTierSet(const ScalableBloomParams& params, SliceRange owned);
+
+  /// Decides keys[i] into out[i] in order, prefetching the Bloom blocks and
+  /// the tier-2 index line 16 keys ahead. Throws std::invalid_argument if out.size() != keys.size()
+  /// or a key's slice is not in owned(); keys before it stay decided (and counted).
+  void decide_batch(std::span<const KeyRef> keys, std::span<Verdict> out);
+  /// Single-key form of decide_batch. A Bloom "absent" is trusted (the key
+  /// goes to tier 2 without a lookup), so tier 1 must hold every tier-2 key.
+  Verdict decide(const KeyRef& key);
+
+  [[nodiscard]] const DecisionCounters& counters() const noexcept { return counters_; }
+  [[nodiscard]] ScalableBloom& bloom() noexcept { return bloom_; }
+  [[nodiscard]] const ScalableBloom& bloom() const noexcept { return bloom_; }
+  [[nodiscard]] ExactShard& exact() noexcept { return exact_; }
+  [[nodiscard]] const ExactShard& exact() const noexcept { return exact_; }
+  [[nodiscard]] SliceRange owned() const noexcept { return bloom_.owned(); }
+
+ private:
+  ScalableBloom bloom_;
+  ExactShard exact_;
+  DecisionCounters counters_;
+};
+
+}  // namespace bloomshard::core

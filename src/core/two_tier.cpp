@@ -1,0 +1,89 @@
+// The owner's decision loop. Keys are decided one at a time in batch order
+// (never "query all, then decide"): that is what makes a repeat inside one
+// batch a duplicate. Memory latency is hidden by prefetching the Bloom blocks
+// of the key kPrefetchDistance (16) places ahead, which needs no result of
+// the keys in between.
+#include "bloomshard/core/two_tier.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "bloomshard/core/bloom_kernel.hpp"  // kPrefetchDistance, shared with the batch paths
+#include "bloomshard/core/slice_map.hpp"
+
+namespace bloomshard::core {
+
+DecisionCounters& DecisionCounters::operator+=(const DecisionCounters& o) noexcept {
+  decided += o.decided;
+  tier1_absent += o.tier1_absent;
+  tier1_maybe += o.tier1_maybe;
+  tier2_lookups += o.tier2_lookups;
+  duplicates += o.duplicates;
+  false_positives += o.false_positives;
+  return *this;
+}
+
+TwoTierSet::TwoTierSet(const ScalableBloomParams& params, SliceRange owned)
+    : bloom_(params, owned), exact_(owned, params.num_slices) {}
+
+Verdict TwoTierSet::decide(const KeyRef& key) {
+  const std::uint32_t slice = slice_of(key.hash, bloom_.params().num_slices);
+  if (!owned().contains(slice)) {
+    throw std::invalid_argument("two-tier decide: key of slice " + std::to_string(slice) +
+                                " is not owned here [" + std::to_string(owned().first) + ", " +
+                                std::to_string(owned().last) + ")");
+  }
+  const std::uint64_t fp = fingerprint(key.hash);
+  Verdict verdict = Verdict::kNew;
+  if (bloom_.may_contain(key.hash)) {
+    ++counters_.tier1_maybe;
+    ++counters_.tier2_lookups;
+    if (exact_.contains(slice, fp, key.bytes)) {
+      ++counters_.duplicates;
+      ++counters_.decided;
+      return Verdict::kDuplicate;
+    }
+    ++counters_.false_positives;
+    verdict = Verdict::kNewAfterFalsePositive;
+  } else {
+    ++counters_.tier1_absent;
+  }
+  // Bloom first: if the tier-2 insert throws (allocation), the only trace is
+  // a Bloom bit, i.e. a future false positive, which tier 2 corrects. The
+  // reverse order could leave a tier-2 key Bloom calls absent.
+  bloom_.insert(key.hash);
+  if (verdict == Verdict::kNew) {
+    // Bloom "absent" is final (every tier-2 key is in tier 1): insert without
+    // a lookup, so a new key never touches the base (maybe a mapped file).
+    exact_.insert_new(slice, fp, key.bytes);
+  } else {
+    exact_.insert(slice, fp, key.bytes);  // just checked absent: cannot fail
+  }
+  ++counters_.decided;
+  return verdict;
+}
+
+void TwoTierSet::decide_batch(std::span<const KeyRef> keys, std::span<Verdict> out) {
+  if (out.size() != keys.size()) {
+    throw std::invalid_argument("two-tier decide_batch: " + std::to_string(out.size()) +
+                                " verdict slots for " + std::to_string(keys.size()) + " keys");
+  }
+  const std::size_t n = keys.size();
+  const std::uint32_t num_slices = bloom_.params().num_slices;
+  const SliceRange range = owned();
+  // Prefetching a foreign key's lines would read outside this rank's arrays:
+  // check ownership before the first prefetch reaches the key.
+  auto prefetch = [&](std::size_t j) {
+    if (range.contains(slice_of(keys[j].hash, num_slices))) {
+      bloom_.prefetch(keys[j].hash);
+      exact_.prefetch(fingerprint(keys[j].hash));
+    }
+  };
+  for (std::size_t j = 0; j < n && j < kPrefetchDistance; ++j) prefetch(j);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + kPrefetchDistance < n) prefetch(i + kPrefetchDistance);
+    out[i] = decide(keys[i]);
+  }
+}
+
+}  // namespace bloomshard::core

@@ -1,0 +1,135 @@
+// Normalization policies: canonically equivalent spellings become one key
+// under nfc, stay distinct under none; case folding; invalid UTF-8 is refused
+// (with the byte offset) only by the policies that need UTF-8; NUL bytes and
+// the empty key survive every policy.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "bloomshard/core/normalize.hpp"
+
+namespace bloomshard::core {
+namespace {
+
+using namespace std::string_literals;
+
+std::string norm(NormalizePolicy p, std::string_view key) {
+  std::string buf;
+  return std::string(normalize_key(p, key, buf));
+}
+
+struct Equivalent {
+  std::string composed;
+  std::string decomposed;
+};
+
+const Equivalent kPairs[] = {
+    {"\xC3\xA9"s, "e\xCC\x81"s},                                 // é = e + U+0301
+    {"\xC3\x85"s, "A\xCC\x8A"s},                                 // Å = A + U+030A
+    {"\xE2\x84\xAB"s, "A\xCC\x8A"s},                             // U+212B ANGSTROM SIGN -> Å
+    {"\xEA\xB0\x80"s, "\xE1\x84\x80\xE1\x85\xA1"s},              // 가 = jamo ᄀ + ᅡ
+    {"\xED\x95\x9C"s, "\xE1\x84\x92\xE1\x85\xA1\xE1\x86\xAB"s},  // 한 = ᄒ + ᅡ + ᆫ
+};
+
+TEST(Normalize, NfcMergesCanonicalEquivalentsNoneKeepsThemApart) {
+  for (const auto& [composed, decomposed] : kPairs) {
+    SCOPED_TRACE(composed);
+    EXPECT_NE(norm(NormalizePolicy::kNone, composed), norm(NormalizePolicy::kNone, decomposed));
+    EXPECT_EQ(norm(NormalizePolicy::kNfc, decomposed), norm(NormalizePolicy::kNfc, composed));
+    EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold, decomposed),
+              norm(NormalizePolicy::kNfcCasefold, composed));
+  }
+  EXPECT_EQ(norm(NormalizePolicy::kNfc, "A\xCC\x8A"s), "\xC3\x85"s);  // result is composed
+  EXPECT_EQ(norm(NormalizePolicy::kNfc, "\xE2\x84\xAB"s), "\xC3\x85"s);
+}
+
+TEST(Normalize, CasefoldFoldsAsciiAndBeyond) {
+  EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold, "HTTPS://Example.COM/A?b=C"),
+            "https://example.com/a?b=c");
+  EXPECT_EQ(norm(NormalizePolicy::kNfc, "HTTPS://Example.COM/"), "HTTPS://Example.COM/");
+  EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold, "\xC3\x89"s), "\xC3\xA9"s);   // É -> é
+  EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold, "E\xCC\x81"s), "\xC3\xA9"s);  // E+acute -> é
+  EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold,
+                 "Stra\xC3\x9F"
+                 "e"s),
+            "strasse");  // ß -> ss
+  EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold, "\xCE\xA3\xCE\x99\xCE\xA3"s),
+            norm(NormalizePolicy::kNfcCasefold, "\xCF\x83\xCE\xB9\xCF\x82"s));  // ΣΙΣ ~ σις
+}
+
+TEST(Normalize, InvalidUtf8ThrowsUnderNfcPassesUnderNone) {
+  const std::string bad[] = {
+      "abc\xFF"s,           // never-valid byte
+      "\x80"s,              // lone continuation
+      "ab\xC3"s,            // truncated
+      "\xC0\xAF"s,          // overlong '/'
+      "\xE0\x80\xAF"s,      // overlong 3-byte
+      "\xED\xA0\x80"s,      // surrogate U+D800
+      "\xF4\x90\x80\x80"s,  // above U+10FFFF
+      "\xC3(x"s,            // bad continuation
+      "\xE6\x97"s,          // CJK cut short
+  };
+  for (const auto& key : bad) {
+    SCOPED_TRACE(::testing::PrintToString(key));
+    EXPECT_THROW((void)norm(NormalizePolicy::kNfc, key), InvalidUtf8Error);
+    EXPECT_THROW((void)norm(NormalizePolicy::kNfcCasefold, key), InvalidUtf8Error);
+    std::string buf = "untouched";
+    const std::string_view v = normalize_key(NormalizePolicy::kNone, key, buf);
+    EXPECT_EQ(v, key);
+    EXPECT_EQ(v.data(), key.data()) << "kNone must not copy";
+    EXPECT_EQ(buf, "untouched");
+  }
+  try {
+    (void)norm(NormalizePolicy::kNfc, "abc\xFF"s);
+  } catch (const InvalidUtf8Error& e) {
+    EXPECT_NE(std::string(e.what()).find("byte 3"), std::string::npos) << e.what();
+  }
+  // Valid 4-byte and boundary code points pass.
+  EXPECT_NO_THROW(
+      (void)norm(NormalizePolicy::kNfc, "\xF4\x8F\xBF\xBF\xEF\xBF\xBF\xF0\x9F\x98\x80"s));
+}
+
+TEST(Normalize, NulBytesAndEmptyKeySurvive) {
+  for (const auto p :
+       {NormalizePolicy::kNone, NormalizePolicy::kNfc, NormalizePolicy::kNfcCasefold}) {
+    SCOPED_TRACE(std::string(policy_name(p)));
+    EXPECT_EQ(norm(p, ""), "");
+    EXPECT_EQ(norm(p, "a\0b"s), "a\0b"s);
+    EXPECT_EQ(norm(p, "\0\0"s), "\0\0"s);
+  }
+  // NUL in the middle of a key that goes through utf8proc (non-ASCII).
+  EXPECT_EQ(norm(NormalizePolicy::kNfc, "e\xCC\x81\0e\xCC\x81"s), "\xC3\xA9\0\xC3\xA9"s);
+  EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold, "\xC3\x89\0X"s), "\xC3\xA9\0x"s);
+}
+
+TEST(Normalize, ResultReplacesBufferAndIsStable) {
+  std::string buf = "previous contents that are longer";
+  EXPECT_EQ(normalize_key(NormalizePolicy::kNfc, "e\xCC\x81"s, buf), "\xC3\xA9"s);
+  EXPECT_EQ(buf, "\xC3\xA9"s);
+  // Idempotent: normalizing a normalized key changes nothing.
+  const std::string mixed = "Caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x98\x80 K\xCC\x81"s;
+  for (const auto p : {NormalizePolicy::kNfc, NormalizePolicy::kNfcCasefold}) {
+    const std::string once = norm(p, mixed);
+    EXPECT_EQ(norm(p, once), once);
+  }
+  // A 1 MiB non-ASCII key.
+  std::string big;
+  while (big.size() < (1U << 20)) big += "e\xCC\x81";
+  const std::string n = norm(NormalizePolicy::kNfc, big);
+  EXPECT_EQ(n.size(), big.size() / 3 * 2);
+}
+
+TEST(Normalize, PolicyNamesRoundTrip) {
+  for (const auto p :
+       {NormalizePolicy::kNone, NormalizePolicy::kNfc, NormalizePolicy::kNfcCasefold}) {
+    EXPECT_EQ(parse_policy(policy_name(p)), p);
+  }
+  EXPECT_EQ(policy_name(NormalizePolicy::kNfcCasefold), "nfc-casefold");
+  EXPECT_THROW((void)parse_policy("NFC"), std::invalid_argument);
+  EXPECT_THROW((void)parse_policy(""), std::invalid_argument);
+  EXPECT_FALSE(normalization_unicode_version().empty());
+}
+
+}  // namespace
+}  // namespace bloomshard::core
