@@ -1,0 +1,69 @@
+// A thin, checked view of an MPI communicator with the few collectives the
+// job driver needs: agreeing that everyone is done, reducing metrics
+// counters, and broadcasting validated options or an error text from rank 0.
+// Every failed call throws MpiError (see mpi_error.hpp).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bloomshard::comm {
+
+/// Non-owning handle: never frees the MPI_Comm. Cheap to copy.
+/// Requires an initialized MPI (see Environment).
+class Communicator {
+ public:
+  /// MPI_COMM_WORLD.
+  Communicator();
+  /// Wraps `comm`; the caller keeps it alive and has set MPI_ERRORS_RETURN
+  /// on it (communicators derived from MPI_COMM_WORLD inherit it).
+  explicit Communicator(MPI_Comm comm);
+
+  [[nodiscard]] MPI_Comm mpi_comm() const noexcept { return comm_; }
+  [[nodiscard]] int rank() const noexcept { return rank_; }
+  [[nodiscard]] int size() const noexcept { return size_; }
+  /// rank() and size() as unsigned, for indexing.
+  [[nodiscard]] std::uint32_t urank() const noexcept { return static_cast<std::uint32_t>(rank_); }
+  [[nodiscard]] std::uint32_t usize() const noexcept { return static_cast<std::uint32_t>(size_); }
+
+  /// Collective: MPI_Barrier.
+  void barrier() const;
+
+  /// Collective: sum / max of one value over all ranks, result on every rank.
+  [[nodiscard]] std::uint64_t allreduce_sum(std::uint64_t value) const;
+  [[nodiscard]] std::uint64_t allreduce_max(std::uint64_t value) const;
+  [[nodiscard]] double allreduce_max(double value) const;
+  [[nodiscard]] double allreduce_sum(double value) const;
+
+  /// Collective: element-wise sum / max of a vector of counters, result on
+  /// every rank. Every rank must pass the same length (< 2^31 elements).
+  [[nodiscard]] std::vector<std::uint64_t> allreduce_sum(
+      std::span<const std::uint64_t> values) const;
+  [[nodiscard]] std::vector<std::uint64_t> allreduce_max(
+      std::span<const std::uint64_t> values) const;
+
+  /// Collective: true if `flag` is true on any rank / on every rank.
+  [[nodiscard]] bool any(bool flag) const;
+  [[nodiscard]] bool all(bool flag) const;
+
+  /// Collective: every rank returns root's `text` (other ranks' argument is
+  /// ignored). Two broadcasts: the length, then the bytes (< 2 GiB; larger
+  /// texts throw std::length_error on every rank).
+  [[nodiscard]] std::string broadcast(std::string_view text, int root = 0) const;
+  /// Collective: as broadcast(), for raw bytes.
+  [[nodiscard]] std::vector<std::byte> broadcast_bytes(std::span<const std::byte> bytes,
+                                                       int root = 0) const;
+
+ private:
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace bloomshard::comm

@@ -1,0 +1,160 @@
+// The batched all-to-all key router: one round sends every key a rank read
+// to the rank owning its slice, and later carries one verdict byte per key
+// back to the sender, in the sender's original order.
+//
+// Wire format (MPI_BYTE, no conversion: ranks must share byte order, as on
+// any homogeneous cluster): per key, hash.hi (u64) + hash.lo (u64) +
+// length (u32) + the key bytes; kKeyHeaderBytes = 20 bytes of overhead.
+//
+// Cost per exchange(): one MPI_Alltoall of 2 x u64 per rank pair (byte and
+// key counts), one 4-byte MPI_Allreduce (so that an oversized round fails on
+// every rank at once instead of leaving some ranks hanging), and one
+// MPI_Alltoallv of the payload. return_verdicts() is one MPI_Alltoallv of one
+// byte per key; it needs no count exchange because the batch remembers them.
+//
+// Limit: MPI counts and displacements are int, so a rank's total payload
+// sent AND its total payload received in one round must each stay below
+// 2 GiB (RouterLimits). The sender side is bounded by the caller's
+// --batch-bytes; the receive side is the sum over all senders, so in the
+// worst (fully skewed) case a round receives R x batch bytes: keep
+// R x (batch bytes + 20 x keys per batch) < 2 GiB, e.g. under 32 MiB per rank at
+// 64 ranks. A round over the limit throws RouterLimitError on every rank
+// before any payload moves; the router stays usable.
+#pragma once
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bloomshard/comm/communicator.hpp"
+#include "bloomshard/core/key_hash.hpp"
+#include "bloomshard/core/two_tier.hpp"
+
+namespace bloomshard::comm {
+
+/// A key to route: its hash (which decides the owner) and its bytes. The
+/// bytes must stay alive until exchange() returns.
+using OutgoingKey = core::KeyRef;
+
+/// Bytes on the wire per key besides the key itself: hash (16) + length (4).
+inline constexpr std::size_t kKeyHeaderBytes = 20;
+
+/// Per-round limits; the default is what MPI's int counts allow.
+struct RouterLimits {
+  /// Max payload bytes one rank sends, and receives, in one exchange.
+  std::uint64_t max_exchange_bytes = static_cast<std::uint64_t>(INT_MAX);
+};
+
+/// A round too large for one MPI_Alltoallv (see the limit above). Thrown on
+/// every rank of the round together.
+class RouterLimitError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Cumulative traffic counters of one KeyRouter (this rank only; reduce
+/// them with Communicator::allreduce_sum for job totals).
+struct RouterStats {
+  std::uint64_t exchanges = 0;                   ///< exchange() calls
+  std::uint64_t keys_sent = 0;                   ///< including keys this rank owns
+  std::uint64_t keys_received = 0;               ///< including keys from itself
+  std::uint64_t payload_bytes_sent = 0;          ///< header + key bytes, all ranks
+  std::uint64_t payload_bytes_sent_remote = 0;   ///< same, to other ranks only
+  std::uint64_t payload_bytes_received = 0;      ///< header + key bytes
+  std::uint64_t max_payload_bytes_received = 0;  ///< largest single round
+  std::uint64_t verdict_bytes_sent = 0;          ///< one per key decided here
+  std::uint64_t verdict_bytes_received = 0;      ///< one per key sent
+};
+
+/// The keys one rank received in one round, owned together with the buffer
+/// their bytes live in. Move-only: moving keeps the views valid; reusing
+/// the batch in another exchange() invalidates them.
+class RoutedBatch {
+ public:
+  RoutedBatch() = default;
+  RoutedBatch(RoutedBatch&&) noexcept = default;
+  RoutedBatch& operator=(RoutedBatch&&) noexcept = default;
+  RoutedBatch(const RoutedBatch&) = delete;
+  RoutedBatch& operator=(const RoutedBatch&) = delete;
+
+  /// Received keys in decision order: source rank ascending, then the
+  /// sender's order. Every key's slice is owned by this rank.
+  [[nodiscard]] std::span<const core::KeyRef> keys() const noexcept { return keys_; }
+  [[nodiscard]] std::size_t size() const noexcept { return keys_.size(); }
+  [[nodiscard]] bool empty() const noexcept { return keys_.empty(); }
+  /// Number of received keys per source rank (keys() is these runs in order).
+  [[nodiscard]] std::span<const int> keys_per_source() const noexcept { return recv_counts_; }
+  /// Number of keys this rank sent in the round (= verdicts it gets back).
+  [[nodiscard]] std::size_t keys_sent() const noexcept { return owner_of_sent_.size(); }
+
+ private:
+  friend class KeyRouter;
+
+  std::vector<char> buffer_;                  // received payload, parsed in place
+  std::vector<core::KeyRef> keys_;            // views into buffer_
+  std::vector<int> recv_counts_;              // keys received per source
+  std::vector<int> sent_counts_;              // keys sent per destination
+  std::vector<std::uint32_t> owner_of_sent_;  // owner rank of each sent key
+};
+
+/// Routes keys to slice owners. Holds reusable scratch buffers, so keep one
+/// router for the whole job. All methods named collective must be called by
+/// every rank of the communicator, in the same order.
+class KeyRouter {
+ public:
+  /// Throws std::invalid_argument unless 1 <= comm.size() <= num_slices
+  /// <= core::kMaxSlices (every rank owns at least one slice).
+  KeyRouter(const Communicator& comm, std::uint32_t num_slices, RouterLimits limits = {});
+
+  /// Collective: sends keys[i] to owner_of(keys[i].hash) and returns what
+  /// this rank received (see RoutedBatch). An empty span is fine. Throws
+  /// RouterLimitError (on every rank) if the round is over the limits or a
+  /// key is longer than 2^32-1 bytes; MpiError if MPI fails.
+  [[nodiscard]] RoutedBatch exchange(std::span<const OutgoingKey> keys);
+  /// Collective: as above, reusing `out`'s buffers (no allocation once they
+  /// have grown to the round size). Invalidates views into the old `out`.
+  void exchange(std::span<const OutgoingKey> keys, RoutedBatch& out);
+
+  /// Collective: sends verdicts[j] (for batch.keys()[j]) back to the key's
+  /// sender and returns, for this rank's own keys, the verdicts in the order
+  /// they were given to exchange(). Throws std::invalid_argument, before any
+  /// communication, unless verdicts.size() == batch.size(): that is a
+  /// programming error and the caller must abort_job() (the other ranks are
+  /// already waiting in the collective).
+  [[nodiscard]] std::vector<core::Verdict> return_verdicts(const RoutedBatch& batch,
+                                                           std::span<const core::Verdict> verdicts);
+  /// Collective: as above, writing into `out` (out.size() == batch.keys_sent()).
+  void return_verdicts(const RoutedBatch& batch, std::span<const core::Verdict> verdicts,
+                       std::span<core::Verdict> out);
+
+  /// Collective: true once every rank passes local_done == true (one 4-byte
+  /// MPI_Allreduce). A rank out of input keeps calling exchange() with no
+  /// keys, serving as owner, until this returns true.
+  [[nodiscard]] bool all_done(bool local_done);
+
+  /// Rank owning the slice of `hash`.
+  [[nodiscard]] std::uint32_t owner_of(const core::KeyHash& hash) const;
+
+  [[nodiscard]] const RouterStats& stats() const noexcept { return stats_; }
+  [[nodiscard]] std::uint32_t num_slices() const noexcept { return num_slices_; }
+  [[nodiscard]] const Communicator& comm() const noexcept { return comm_; }
+
+ private:
+  Communicator comm_;
+  std::uint32_t num_slices_;
+  RouterLimits limits_;
+  RouterStats stats_;
+  // Scratch reused across rounds; sized by the rank count or the round.
+  std::vector<std::uint64_t> counts_out_;  // per destination: bytes, keys
+  std::vector<std::uint64_t> counts_in_;   // per source: bytes, keys
+  std::vector<int> send_counts_, send_displs_, recv_counts_, recv_displs_;
+  std::vector<std::size_t> cursor_;
+  std::vector<char> send_buffer_;
+  std::vector<core::Verdict> verdict_buffer_;
+};
+
+}  // namespace bloomshard::comm

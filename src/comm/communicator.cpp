@@ -1,0 +1,103 @@
+#include "bloomshard/comm/communicator.hpp"
+
+#include <climits>
+#include <cstring>
+#include <stdexcept>
+
+#include "bloomshard/comm/mpi_error.hpp"
+
+namespace bloomshard::comm {
+namespace {
+
+template <typename T>
+T reduce_one(MPI_Comm comm, T value, MPI_Datatype type, MPI_Op op) {
+  T result{};
+  check_mpi(MPI_Allreduce(&value, &result, 1, type, op, comm), "MPI_Allreduce");
+  return result;
+}
+
+std::vector<std::uint64_t> reduce_vector(MPI_Comm comm, std::span<const std::uint64_t> values,
+                                         MPI_Op op) {
+  if (values.size() > static_cast<std::size_t>(INT_MAX)) {
+    throw std::length_error("allreduce of more than 2^31-1 counters");
+  }
+  std::vector<std::uint64_t> result(values.size());
+  check_mpi(MPI_Allreduce(values.data(), result.data(), static_cast<int>(values.size()),
+                          MPI_UINT64_T, op, comm),
+            "MPI_Allreduce");
+  return result;
+}
+
+// Root sends the length first so that every rank can size its buffer and,
+// if the payload is too large for an int count, all ranks throw together.
+template <typename Out>
+Out broadcast_impl(MPI_Comm comm, int my_rank, const void* data, std::size_t size, int root) {
+  std::uint64_t length = my_rank == root ? size : 0;
+  check_mpi(MPI_Bcast(&length, 1, MPI_UINT64_T, root, comm), "MPI_Bcast");
+  if (length > static_cast<std::uint64_t>(INT_MAX)) {
+    throw std::length_error("broadcast of " + std::to_string(length) +
+                            " bytes exceeds the 2 GiB MPI count limit");
+  }
+  Out out(static_cast<std::size_t>(length), typename Out::value_type{});
+  if (my_rank == root && length > 0) std::memcpy(out.data(), data, out.size());
+  if (length > 0) {
+    check_mpi(MPI_Bcast(out.data(), static_cast<int>(length), MPI_BYTE, root, comm), "MPI_Bcast");
+  }
+  return out;
+}
+
+}  // namespace
+
+Communicator::Communicator() : Communicator(MPI_COMM_WORLD) {}
+
+Communicator::Communicator(MPI_Comm comm) : comm_(comm) {
+  check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+}
+
+void Communicator::barrier() const { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }
+
+std::uint64_t Communicator::allreduce_sum(std::uint64_t value) const {
+  return reduce_one(comm_, value, MPI_UINT64_T, MPI_SUM);
+}
+
+std::uint64_t Communicator::allreduce_max(std::uint64_t value) const {
+  return reduce_one(comm_, value, MPI_UINT64_T, MPI_MAX);
+}
+
+double Communicator::allreduce_max(double value) const {
+  return reduce_one(comm_, value, MPI_DOUBLE, MPI_MAX);
+}
+
+double Communicator::allreduce_sum(double value) const {
+  return reduce_one(comm_, value, MPI_DOUBLE, MPI_SUM);
+}
+
+std::vector<std::uint64_t> Communicator::allreduce_sum(
+    std::span<const std::uint64_t> values) const {
+  return reduce_vector(comm_, values, MPI_SUM);
+}
+
+std::vector<std::uint64_t> Communicator::allreduce_max(
+    std::span<const std::uint64_t> values) const {
+  return reduce_vector(comm_, values, MPI_MAX);
+}
+
+bool Communicator::any(bool flag) const {
+  return reduce_one(comm_, flag ? 1 : 0, MPI_INT, MPI_LOR) != 0;
+}
+
+bool Communicator::all(bool flag) const {
+  return reduce_one(comm_, flag ? 1 : 0, MPI_INT, MPI_LAND) != 0;
+}
+
+std::string Communicator::broadcast(std::string_view text, int root) const {
+  return broadcast_impl<std::string>(comm_, rank_, text.data(), text.size(), root);
+}
+
+std::vector<std::byte> Communicator::broadcast_bytes(std::span<const std::byte> bytes,
+                                                     int root) const {
+  return broadcast_impl<std::vector<std::byte>>(comm_, rank_, bytes.data(), bytes.size(), root);
+}
+
+}  // namespace bloomshard::comm

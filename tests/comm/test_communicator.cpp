@@ -1,0 +1,76 @@
+// Communicator collectives and the Environment, at any rank count.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "bloomshard/comm/communicator.hpp"
+#include "bloomshard/comm/environment.hpp"
+
+namespace bloomshard::comm {
+namespace {
+
+TEST(Communicator, ScalarReductions) {
+  Communicator comm;
+  const auto r = static_cast<std::uint64_t>(comm.rank());
+  const auto n = static_cast<std::uint64_t>(comm.size());
+  EXPECT_EQ(comm.allreduce_sum(r + 1), n * (n + 1) / 2);
+  EXPECT_EQ(comm.allreduce_max(r * 10), (n - 1) * 10);
+  EXPECT_DOUBLE_EQ(comm.allreduce_max(-1.5 * static_cast<double>(r)), 0.0);
+  EXPECT_DOUBLE_EQ(comm.allreduce_sum(0.5), 0.5 * static_cast<double>(n));
+}
+
+TEST(Communicator, VectorReductions) {
+  Communicator comm;
+  const auto r = static_cast<std::uint64_t>(comm.rank());
+  const auto n = static_cast<std::uint64_t>(comm.size());
+  const std::vector<std::uint64_t> local = {1, r, 1ULL << 40, 100 - r};
+  const std::vector<std::uint64_t> sum = comm.allreduce_sum(local);
+  const std::vector<std::uint64_t> max = comm.allreduce_max(local);
+  EXPECT_EQ(sum,
+            (std::vector<std::uint64_t>{n, n * (n - 1) / 2, n << 40, 100 * n - n * (n - 1) / 2}));
+  EXPECT_EQ(max, (std::vector<std::uint64_t>{1, n - 1, 1ULL << 40, 100}));
+  EXPECT_TRUE(comm.allreduce_sum(std::vector<std::uint64_t>{}).empty());
+}
+
+TEST(Communicator, AnyAndAll) {
+  Communicator comm;
+  const bool last = comm.rank() == comm.size() - 1;
+  EXPECT_TRUE(comm.any(last));
+  EXPECT_FALSE(comm.any(false));
+  EXPECT_TRUE(comm.all(true));
+  EXPECT_EQ(comm.all(last), comm.size() == 1);
+  EXPECT_FALSE(comm.all(false));
+}
+
+TEST(Communicator, BroadcastFromRootOnly) {
+  Communicator comm;
+  const std::string text = std::string("options\0with nul", 16) + std::string(10000, 'x');
+  EXPECT_EQ(comm.broadcast(comm.rank() == 0 ? text : std::string("ignored")), text);
+  EXPECT_EQ(comm.broadcast(comm.rank() == 0 ? "" : "ignored"), "");
+  const int last = comm.size() - 1;
+  EXPECT_EQ(comm.broadcast("from " + std::to_string(comm.rank()), last),
+            "from " + std::to_string(last));
+  const std::vector<std::byte> bytes = {std::byte{0}, std::byte{255}, std::byte{7}};
+  const std::vector<std::byte> got =
+      comm.broadcast_bytes(comm.rank() == 0 ? bytes : std::vector<std::byte>{});
+  EXPECT_EQ(got, bytes);
+  comm.barrier();
+}
+
+TEST(Environment, SecondEnvironmentAdoptsAndDoesNotFinalize) {
+  EXPECT_TRUE(Environment::initialized());
+  EXPECT_FALSE(Environment::finalized());
+  {
+    Environment nested;
+    EXPECT_FALSE(nested.owns_mpi());
+    Communicator comm;
+    EXPECT_EQ(nested.rank(), comm.rank());
+    EXPECT_EQ(nested.size(), comm.size());
+  }
+  EXPECT_FALSE(Environment::finalized());
+  Communicator().barrier();  // MPI still usable
+}
+
+}  // namespace
+}  // namespace bloomshard::comm
