@@ -1,0 +1,90 @@
+// Output files for kept records. Records are appended byte-identical (line
+// bytes + original terminator). A compressed output is a sequence of
+// independent gzip members / zstd frames: end_frame() closes the current one,
+// so a checkpoint can commit "the file up to length L" at a frame boundary and
+// a resumed job can truncate back to L and append new frames; the result is a
+// valid .gz / .zst whose content is the committed prefix plus the new data.
+// zstd frames carry a content checksum. Memory: one staging buffer and one
+// compressed buffer (1 MiB each by default) plus the codec state.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string_view>
+
+#include "bloomshard/io/input_file.hpp"
+
+namespace bloomshard::io {
+
+struct OutputOptions {
+  int level = 0;                                    // 0 = codec default (gzip 6, zstd 3)
+  std::size_t buffer_bytes = std::size_t{1} << 20;  // staging buffer, clamped to [4 KiB, 1 GiB]
+};
+
+class OutputWriter {
+ public:
+  /// A closed writer; only assignment and destruction are valid.
+  OutputWriter() noexcept;
+  ~OutputWriter();  // closes best-effort (errors are swallowed: call close() to see them)
+  OutputWriter(OutputWriter&&) noexcept;
+  OutputWriter& operator=(OutputWriter&&) noexcept;
+  OutputWriter(const OutputWriter&) = delete;
+  OutputWriter& operator=(const OutputWriter&) = delete;
+
+  /// Creates (or truncates) `path`, creating missing parent directories.
+  /// Throws OutputError.
+  [[nodiscard]] static OutputWriter create(const std::filesystem::path& path,
+                                           Compression compression, OutputOptions options = {});
+
+  /// Opens an existing `path`, truncates it to `committed_length` (a length
+  /// returned by flush_and_sync() of an earlier writer) and appends after it.
+  /// Throws OutputError if the file is missing or shorter than that.
+  [[nodiscard]] static OutputWriter open_for_resume(const std::filesystem::path& path,
+                                                    Compression compression,
+                                                    std::uint64_t committed_length,
+                                                    OutputOptions options = {});
+
+  /// Appends `line` followed by `terminator`. Throws OutputError.
+  void write(std::string_view line, std::string_view terminator);
+
+  /// Appends raw bytes. Throws OutputError.
+  void write_bytes(std::string_view bytes);
+
+  /// Closes the current gzip member / zstd frame if it holds data (no-op for
+  /// uncompressed outputs or an empty frame). Data may stay buffered.
+  void end_frame();
+
+  /// end_frame(), writes everything out, fsyncs, and returns the committed
+  /// file length: truncating to it later leaves a valid file. Throws OutputError.
+  std::uint64_t flush_and_sync();
+
+  /// end_frame() and flush (no fsync), then closes. A compressed output that
+  /// would otherwise be a zero-byte file gets one empty frame so that gzip /
+  /// zstd tools accept it. Idempotent. Throws OutputError.
+  void close();
+
+  [[nodiscard]] bool is_open() const noexcept;
+  [[nodiscard]] const std::filesystem::path& path() const noexcept;
+  [[nodiscard]] Compression compression() const noexcept;
+  /// Uncompressed bytes appended through this writer (not counting the
+  /// resumed prefix).
+  [[nodiscard]] std::uint64_t bytes_in() const noexcept;
+  /// Bytes written to the file so far (the resumed prefix included, data
+  /// still buffered in memory not).
+  [[nodiscard]] std::uint64_t file_length() const noexcept;
+
+ private:
+  struct Impl;
+  explicit OutputWriter(std::unique_ptr<Impl> impl) noexcept;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// output_dir / relative_path, after checking that relative_path is a
+/// non-empty '/'-separated relative path without "", "." or ".." components
+/// or NUL bytes, so the result never escapes output_dir. Throws OutputError.
+[[nodiscard]] std::filesystem::path output_path_for(const std::filesystem::path& output_dir,
+                                                    std::string_view relative_path);
+
+}  // namespace bloomshard::io

@@ -1,0 +1,106 @@
+// The hot read path: splits one input's decompressed stream into lines with
+// memchr over a large reused buffer (1 MiB, grown only for longer lines, at
+// most max_line_bytes + 2 + 64 KiB). A Record's views point into that buffer
+// and stay valid only until the next call; nothing is allocated per record.
+//
+// Line rules: the terminator is "\n" or "\r\n" (the '\r' is not part of the
+// line); a last line without a newline has terminator "". An empty line is a
+// record like any other (for plain lines it is the valid empty key). A line
+// longer than max_line_bytes is returned with too_long set and only its first
+// kTooLongPrefixBytes bytes, after skipping the rest without buffering it;
+// reading continues on the next line. A UTF-8 BOM is not stripped.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "bloomshard/io/byte_source.hpp"
+#include "bloomshard/io/errors.hpp"
+#include "bloomshard/io/input_file.hpp"
+
+namespace bloomshard::io {
+
+/// Default longest line accepted: 16 MiB.
+inline constexpr std::size_t kDefaultMaxLineBytes = std::size_t{16} << 20;
+/// Bytes of a too-long line kept for the reject file.
+inline constexpr std::size_t kTooLongPrefixBytes = 4096;
+
+/// Where a reader stands: `records` lines consumed and the decompressed byte
+/// offset just after the last consumed terminator. Saved in checkpoints;
+/// RecordReader::skip_to() resumes from it.
+struct InputCursor {
+  std::uint64_t records = 0;
+  std::uint64_t decompressed_offset = 0;
+  friend bool operator==(const InputCursor&, const InputCursor&) = default;
+};
+
+/// One line. Views are valid until the next next()/skip_to()/open() call.
+struct Record {
+  std::string_view line;          // bytes without terminator (prefix only if too_long)
+  std::string_view terminator;    // "\n", "\r\n" or "" (last line without newline)
+  std::uint64_t line_number = 0;  // 1-based; also the records consumed after this one
+  std::uint64_t end_offset = 0;   // decompressed offset just after the terminator
+  std::uint64_t line_bytes = 0;   // full line length without terminator (> line.size() if too_long)
+  bool too_long = false;          // longer than max_line_bytes: reject "line too long"
+};
+
+struct ReaderOptions {
+  std::size_t max_line_bytes = kDefaultMaxLineBytes;  // in [1, 2^40]
+  std::size_t buffer_bytes = std::size_t{1} << 20;    // initial buffer, at least 64 KiB used
+};
+
+class RecordReader {
+ public:
+  explicit RecordReader(ReaderOptions options = {});
+  ~RecordReader();
+  RecordReader(RecordReader&&) noexcept;
+  RecordReader& operator=(RecordReader&&) noexcept;
+  RecordReader(const RecordReader&) = delete;
+  RecordReader& operator=(const RecordReader&) = delete;
+
+  /// Starts reading `file` from its beginning (closing any previous file;
+  /// the buffer is reused). Throws InputError if it cannot be opened.
+  void open(const InputFile& file);
+
+  /// Reads the next line into `out`; false at the end of the file. Throws
+  /// InputError (file, line, offset, reason) for truncated/corrupt data.
+  bool next(Record& out);
+
+  /// Resumes a freshly opened file at `cursor`. Uncompressed files are seeked
+  /// (verified: the byte before the offset must be '\n' or the offset must be
+  /// the file size, and records == 0 iff offset == 0); compressed files are
+  /// re-read and discarded up to `cursor.records` lines and the offset reached
+  /// must equal the saved one. Throws InputError "resume cursor mismatch: ..."
+  /// otherwise, or std::logic_error if records were already read.
+  void skip_to(InputCursor cursor);
+
+  /// Records consumed and offset after the last one.
+  [[nodiscard]] InputCursor cursor() const noexcept;
+
+  /// The file being read (empty path before open()).
+  [[nodiscard]] const InputFile& file() const noexcept { return file_; }
+
+ private:
+  bool refill();
+  bool skip_long_line(Record& out);
+  [[noreturn]] void rethrow_with_location(const InputError& e) const;
+
+  ReaderOptions options_;
+  InputFile file_;
+  std::unique_ptr<ByteSource> source_;
+  std::unique_ptr<char[]> buf_;
+  std::size_t cap_ = 0;
+  std::size_t max_cap_ = 0;
+  std::size_t begin_ = 0;  // first unconsumed byte
+  std::size_t scan_ = 0;   // bytes in [begin_, scan_) hold no '\n'
+  std::size_t end_ = 0;    // end of valid data
+  bool eof_ = false;
+  std::uint64_t offset_ = 0;  // decompressed offset of buf_[begin_]
+  std::uint64_t records_ = 0;
+  std::string long_prefix_;  // prefix of the last too-long line (reserved once)
+};
+
+}  // namespace bloomshard::io

@@ -1,0 +1,77 @@
+// Reject file: one JSON object per rejected line,
+//   {"file":"...","line":N,"reason":"...","raw":"..."}
+// plus "raw_truncated":true when raw was cut (at max_raw_bytes, default
+// 4 KiB, backed off to a UTF-8 sequence start, or by the reader for a
+// too-long line) and, when the raw bytes are not valid UTF-8,
+// "raw_invalid_utf8":true and "raw_base64":"..." holding the exact (possibly
+// truncated) bytes. In that case "raw" shows each invalid byte as U+FFFD, so
+// "raw" is always valid UTF-8 JSON and nothing is lost. Control characters,
+// '"' and '\' are escaped per RFC 8259; "file" is escaped the same way (its
+// invalid bytes become U+FFFD). Counts by reason feed the job metrics.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "bloomshard/io/output_writer.hpp"
+
+namespace bloomshard::io {
+
+/// Reject counts keyed by reason (heterogeneous lookup: no allocation for a
+/// reason seen before).
+using RejectCounts = std::map<std::string, std::uint64_t, std::less<>>;
+
+inline constexpr std::size_t kDefaultMaxRawBytes = 4096;
+
+/// Appends `bytes` to `out` as the contents of a JSON string (no quotes);
+/// invalid UTF-8 bytes become U+FFFD. Returns false iff `bytes` was not
+/// valid UTF-8 (overlong forms, surrogates and code points > U+10FFFF are
+/// invalid).
+bool append_json_string_contents(std::string& out, std::string_view bytes);
+
+/// Appends one reject line (with its trailing '\n') to `out`.
+void append_reject_json(std::string& out, std::string_view file, std::uint64_t line,
+                        std::string_view reason, std::string_view raw, bool raw_truncated,
+                        std::size_t max_raw_bytes = kDefaultMaxRawBytes);
+
+class RejectWriter {
+ public:
+  RejectWriter() noexcept = default;
+
+  /// Creates (or truncates) an uncompressed reject file. Throws OutputError.
+  [[nodiscard]] static RejectWriter create(const std::filesystem::path& path,
+                                           std::size_t max_raw_bytes = kDefaultMaxRawBytes);
+
+  /// Truncates to `committed_length` and appends; `counts` restores the
+  /// counts saved with that length. Throws OutputError.
+  [[nodiscard]] static RejectWriter open_for_resume(
+      const std::filesystem::path& path, std::uint64_t committed_length, RejectCounts counts,
+      std::size_t max_raw_bytes = kDefaultMaxRawBytes);
+
+  /// Records one reject and counts it under `reason`. `raw_truncated` says
+  /// the caller already holds only a prefix (a too-long line).
+  void write(std::string_view file, std::uint64_t line, std::string_view reason,
+             std::string_view raw, bool raw_truncated = false);
+
+  [[nodiscard]] const RejectCounts& counts() const noexcept { return counts_; }
+  [[nodiscard]] std::uint64_t total() const noexcept { return total_; }
+
+  /// Flushes and fsyncs; returns the committed file length. Throws OutputError.
+  std::uint64_t flush_and_sync() { return out_.flush_and_sync(); }
+  /// Flushes and closes. Throws OutputError.
+  void close() { out_.close(); }
+
+ private:
+  OutputWriter out_;
+  std::size_t max_raw_bytes_ = kDefaultMaxRawBytes;
+  RejectCounts counts_;
+  std::uint64_t total_ = 0;
+  std::string scratch_;  // one reject line, reused
+};
+
+}  // namespace bloomshard::io

@@ -1,0 +1,232 @@
+// Plain, gzip (zlib inflate, multi-member) and zstd (streaming, multi-frame)
+// byte sources over POSIX file descriptors.
+#include "bloomshard/io/byte_source.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "bloomshard/io/errors.hpp"
+
+namespace bloomshard::io {
+namespace {
+
+// Owns a read-only descriptor and reads with EINTR retry.
+class InputFd {
+ public:
+  explicit InputFd(const std::filesystem::path& path) : path_(path.string()) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) fail("cannot open");
+#ifdef POSIX_FADV_SEQUENTIAL
+    (void)::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+  }
+  ~InputFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  InputFd(const InputFd&) = delete;
+  InputFd& operator=(const InputFd&) = delete;
+
+  std::size_t read(char* dst, std::size_t n) {
+    for (;;) {
+      const ssize_t got = ::read(fd_, dst, n);
+      if (got >= 0) return static_cast<std::size_t>(got);
+      if (errno != EINTR) fail("read failed");
+    }
+  }
+
+  void seek(std::uint64_t offset) {
+    if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0) fail("seek failed");
+  }
+
+  [[noreturn]] void fail(const char* what) const {
+    throw InputError(path_, 0, 0, std::string(what) + ": " + std::strerror(errno));
+  }
+  const std::string& path() const noexcept { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+class PlainSource final : public ByteSource {
+ public:
+  explicit PlainSource(const std::filesystem::path& path) : fd_(path) {}
+
+  std::size_t read(std::span<char> dst) override {
+    std::size_t total = 0;
+    // Fill the whole span unless EOF: fewer, larger blocks for the caller.
+    while (total < dst.size()) {
+      const std::size_t got = fd_.read(dst.data() + total, dst.size() - total);
+      if (got == 0) break;
+      total += got;
+    }
+    offset_ += total;
+    return total;
+  }
+  bool seekable() const noexcept override { return true; }
+  void seek(std::uint64_t offset) override {
+    fd_.seek(offset);
+    offset_ = offset;
+  }
+  std::uint64_t compressed_offset() const noexcept override { return offset_; }
+
+ private:
+  InputFd fd_;
+  std::uint64_t offset_ = 0;
+};
+
+// Compressed input staging shared by both codecs.
+class CompressedInput {
+ public:
+  explicit CompressedInput(const std::filesystem::path& path)
+      : fd_(path), buf_(std::make_unique<char[]>(kCompressedBlockBytes)) {}
+
+  // Reads the next block; false at EOF.
+  bool fill() {
+    size_ = fd_.read(buf_.get(), kCompressedBlockBytes);
+    pos_ = 0;
+    read_total_ += size_;
+    return size_ != 0;
+  }
+  std::uint64_t consumed() const noexcept { return read_total_ - (size_ - pos_); }
+  [[noreturn]] void fail(const std::string& reason) const {
+    throw InputError(fd_.path(), 0, 0,
+                     reason + " at compressed byte " + std::to_string(consumed()));
+  }
+
+  std::unique_ptr<char[]>& buf() noexcept { return buf_; }
+  std::size_t size_ = 0;
+  std::size_t pos_ = 0;
+
+ private:
+  InputFd fd_;
+  std::unique_ptr<char[]> buf_;
+  std::uint64_t read_total_ = 0;
+};
+
+class GzipSource final : public ByteSource {
+ public:
+  explicit GzipSource(const std::filesystem::path& path) : in_(path) {
+    std::memset(&strm_, 0, sizeof strm_);
+    // 15 + 16: gzip wrapper only, largest window.
+    if (inflateInit2(&strm_, 15 + 16) != Z_OK) in_.fail("cannot start zlib inflate");
+  }
+  ~GzipSource() override { inflateEnd(&strm_); }
+
+  std::size_t read(std::span<char> dst) override {
+    const std::size_t want = std::min<std::size_t>(dst.size(), std::numeric_limits<uInt>::max());
+    strm_.next_out = reinterpret_cast<Bytef*>(dst.data());
+    strm_.avail_out = static_cast<uInt>(want);
+    while (strm_.avail_out > 0 && !done_) {
+      if (in_.pos_ == in_.size_ && !in_eof_ && !in_.fill()) in_eof_ = true;
+      const bool input_left = in_.pos_ != in_.size_;
+      if (!input_left && in_eof_ && !in_member_) {
+        done_ = true;  // clean end: after the last member, or a zero-byte file
+        break;
+      }
+      if (member_ended_) {
+        // Another member follows: concatenated gzip members form one stream.
+        if (inflateReset(&strm_) != Z_OK) in_.fail("zlib inflateReset failed");
+        member_ended_ = false;
+      }
+      strm_.next_in = reinterpret_cast<Bytef*>(in_.buf().get() + in_.pos_);
+      strm_.avail_in = static_cast<uInt>(in_.size_ - in_.pos_);
+      in_member_ = true;
+      // At EOF inflate still runs with no input: it may hold output to flush.
+      const int rc = inflate(&strm_, Z_NO_FLUSH);
+      in_.pos_ = in_.size_ - strm_.avail_in;
+      if (rc == Z_STREAM_END) {
+        in_member_ = false;
+        member_ended_ = true;
+      } else if (rc == Z_BUF_ERROR) {  // no progress possible
+        if (strm_.avail_in != 0) in_.fail("corrupt gzip data (inflate made no progress)");
+        if (in_eof_) in_.fail("truncated gzip stream (member not finished at end of file)");
+      } else if (rc != Z_OK) {
+        in_.fail(std::string("corrupt gzip data: ") + (strm_.msg != nullptr
+                                                           ? std::string(strm_.msg)
+                                                           : "zlib error " + std::to_string(rc)));
+      }
+    }
+    return want - strm_.avail_out;
+  }
+  std::uint64_t compressed_offset() const noexcept override { return in_.consumed(); }
+
+ private:
+  CompressedInput in_;
+  z_stream strm_;
+  bool in_member_ = false;
+  bool member_ended_ = false;
+  bool in_eof_ = false;
+  bool done_ = false;
+};
+
+class ZstdSource final : public ByteSource {
+ public:
+  explicit ZstdSource(const std::filesystem::path& path) : in_(path), dctx_(ZSTD_createDCtx()) {
+    if (dctx_ == nullptr) in_.fail("cannot create zstd context");
+  }
+  ~ZstdSource() override { ZSTD_freeDCtx(dctx_); }
+
+  std::size_t read(std::span<char> dst) override {
+    ZSTD_outBuffer out{dst.data(), dst.size(), 0};
+    while (out.pos < out.size && !done_) {
+      if (in_.pos_ == in_.size_ && !in_eof_ && !in_.fill()) in_eof_ = true;
+      const bool input_left = in_.pos_ != in_.size_;
+      if (!input_left && in_eof_ && !in_frame_) {
+        done_ = true;  // clean end: after the last frame, or a zero-byte file
+        break;
+      }
+      const std::size_t before = out.pos;
+      ZSTD_inBuffer in{in_.buf().get(), in_.size_, in_.pos_};
+      const std::size_t rc = ZSTD_decompressStream(dctx_, &out, &in);
+      in_.pos_ = in.pos;
+      if (ZSTD_isError(rc) != 0) {
+        in_.fail(std::string("corrupt zstd data: ") + ZSTD_getErrorName(rc));
+      }
+      // 0 = a frame is complete and fully flushed; more frames may follow.
+      in_frame_ = rc != 0;
+      if (in_eof_ && !input_left && in_frame_ && out.pos == before) {
+        in_.fail("truncated zstd stream (frame not finished at end of file)");
+      }
+    }
+    return out.pos;
+  }
+  std::uint64_t compressed_offset() const noexcept override { return in_.consumed(); }
+
+ private:
+  CompressedInput in_;
+  ZSTD_DCtx* dctx_;
+  bool in_frame_ = false;
+  bool in_eof_ = false;
+  bool done_ = false;
+};
+
+}  // namespace
+
+void ByteSource::seek(std::uint64_t /*offset*/) {
+  throw std::logic_error("ByteSource::seek on a compressed stream");
+}
+
+std::unique_ptr<ByteSource> open_byte_source(const std::filesystem::path& path,
+                                             Compression compression) {
+  switch (compression) {
+    case Compression::kGzip:
+      return std::make_unique<GzipSource>(path);
+    case Compression::kZstd:
+      return std::make_unique<ZstdSource>(path);
+    case Compression::kNone:
+      break;
+  }
+  return std::make_unique<PlainSource>(path);
+}
+
+}  // namespace bloomshard::io

@@ -1,0 +1,230 @@
+// Line splitting over a ByteSource: memchr over one large buffer that is
+// compacted (memmove of the partial line) rather than reallocated, and grown
+// only while a single line does not fit.
+#include "bloomshard/io/record_reader.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+
+namespace bloomshard::io {
+namespace {
+
+constexpr std::size_t kMinReadBytes = std::size_t{64} << 10;
+constexpr std::string_view kLf = "\n";
+constexpr std::string_view kCrLf = "\r\n";
+constexpr std::string_view kNoTerminator;
+
+}  // namespace
+
+RecordReader::RecordReader(ReaderOptions options) : options_(options) {
+  if (options_.max_line_bytes == 0 || options_.max_line_bytes > (std::size_t{1} << 40)) {
+    throw std::invalid_argument("ReaderOptions::max_line_bytes must be in [1, 2^40]");
+  }
+  options_.buffer_bytes = std::max(options_.buffer_bytes, kMinReadBytes);
+  // A line of max_line_bytes plus "\r\n" must fit, with room for a read.
+  max_cap_ = std::max(options_.buffer_bytes, options_.max_line_bytes + 2 + kMinReadBytes);
+  long_prefix_.reserve(kTooLongPrefixBytes);
+}
+
+RecordReader::~RecordReader() = default;
+RecordReader::RecordReader(RecordReader&&) noexcept = default;
+RecordReader& RecordReader::operator=(RecordReader&&) noexcept = default;
+
+void RecordReader::open(const InputFile& file) {
+  source_.reset();
+  file_ = file;
+  begin_ = scan_ = end_ = 0;
+  eof_ = false;
+  offset_ = 0;
+  records_ = 0;
+  if (!buf_) {
+    cap_ = options_.buffer_bytes;
+    buf_ = std::make_unique<char[]>(cap_);
+  }
+  try {
+    source_ = open_byte_source(file.absolute_path, file.compression);
+  } catch (const InputError& e) {
+    throw InputError(file_.absolute_path.string(), 0, 0, e.reason());
+  }
+}
+
+void RecordReader::rethrow_with_location(const InputError& e) const {
+  throw InputError(file_.absolute_path.string(), records_ + 1, offset_ + (end_ - begin_),
+                   e.reason());
+}
+
+InputCursor RecordReader::cursor() const noexcept { return {records_, offset_}; }
+
+// Makes room after end_ (compacting, then growing up to max_cap_) and reads
+// one block. Returns false at EOF.
+bool RecordReader::refill() {
+  if (cap_ - end_ < kMinReadBytes) {
+    if (begin_ > 0) {
+      const std::size_t pending = end_ - begin_;
+      std::memmove(buf_.get(), buf_.get() + begin_, pending);
+      scan_ -= begin_;
+      begin_ = 0;
+      end_ = pending;
+    }
+    if (cap_ - end_ < kMinReadBytes && cap_ < max_cap_) {
+      const std::size_t new_cap = std::min(max_cap_, cap_ * 2);
+      auto bigger = std::make_unique<char[]>(new_cap);
+      std::memcpy(bigger.get(), buf_.get(), end_);
+      buf_ = std::move(bigger);
+      cap_ = new_cap;
+    }
+  }
+  std::size_t got = 0;
+  try {
+    got = source_->read(std::span<char>(buf_.get() + end_, cap_ - end_));
+  } catch (const InputError& e) {
+    rethrow_with_location(e);
+  }
+  end_ += got;
+  if (got == 0) eof_ = true;
+  return got != 0;
+}
+
+bool RecordReader::next(Record& out) {
+  if (!source_) throw std::logic_error("RecordReader::next before open");
+  for (;;) {
+    const char* base = buf_.get();
+    const void* nl = scan_ < end_ ? std::memchr(base + scan_, '\n', end_ - scan_) : nullptr;
+    if (nl != nullptr) {
+      const auto nl_pos = static_cast<std::size_t>(static_cast<const char*>(nl) - base);
+      std::size_t line_end = nl_pos;
+      out.terminator = kLf;
+      if (line_end > begin_ && base[line_end - 1] == '\r') {
+        --line_end;
+        out.terminator = kCrLf;
+      }
+      const std::size_t len = line_end - begin_;
+      out.line_bytes = len;
+      out.too_long = len > options_.max_line_bytes;
+      if (out.too_long) {
+        long_prefix_.assign(base + begin_, std::min(len, kTooLongPrefixBytes));
+        out.line = long_prefix_;
+      } else {
+        out.line = std::string_view(base + begin_, len);
+      }
+      offset_ += nl_pos + 1 - begin_;
+      begin_ = scan_ = nl_pos + 1;
+      out.line_number = ++records_;
+      out.end_offset = offset_;
+      return true;
+    }
+    scan_ = end_;
+    const std::size_t pending = end_ - begin_;
+    if (eof_) {
+      if (pending == 0) return false;
+      // Last line without a newline; a lone trailing '\r' stays in the line.
+      out.terminator = kNoTerminator;
+      out.line_bytes = pending;
+      out.too_long = pending > options_.max_line_bytes;
+      if (out.too_long) {
+        long_prefix_.assign(base + begin_, std::min(pending, kTooLongPrefixBytes));
+        out.line = long_prefix_;
+      } else {
+        out.line = std::string_view(base + begin_, pending);
+      }
+      offset_ += pending;
+      begin_ = scan_ = end_;
+      out.line_number = ++records_;
+      out.end_offset = offset_;
+      return true;
+    }
+    // max_line_bytes + 2 bytes without '\n' cannot be a line within the
+    // limit even if the last of them is the '\r' of a "\r\n".
+    if (pending >= options_.max_line_bytes + 2) return skip_long_line(out);
+    refill();
+  }
+}
+
+// Called with at least max_line_bytes + 2 bytes of one line buffered and no
+// '\n' among them: keeps a prefix, then discards blocks until the newline.
+bool RecordReader::skip_long_line(Record& out) {
+  const char* base = buf_.get();
+  long_prefix_.assign(base + begin_, std::min(end_ - begin_, kTooLongPrefixBytes));
+  std::uint64_t length = end_ - begin_;
+  bool last_was_cr = base[end_ - 1] == '\r';
+  offset_ += end_ - begin_;
+  begin_ = scan_ = end_ = 0;
+  out.terminator = kNoTerminator;
+  for (;;) {
+    if (!refill()) break;  // EOF: the long line was the last, without newline
+    base = buf_.get();
+    const void* nl = std::memchr(base, '\n', end_);
+    if (nl == nullptr) {
+      length += end_;
+      offset_ += end_;
+      last_was_cr = base[end_ - 1] == '\r';
+      begin_ = scan_ = end_ = 0;
+      continue;
+    }
+    const auto nl_pos = static_cast<std::size_t>(static_cast<const char*>(nl) - base);
+    const bool cr = nl_pos > 0 ? base[nl_pos - 1] == '\r' : last_was_cr;
+    length += nl_pos;
+    out.terminator = kLf;
+    if (cr) {
+      --length;
+      out.terminator = kCrLf;
+    }
+    offset_ += nl_pos + 1;
+    begin_ = scan_ = nl_pos + 1;
+    break;
+  }
+  out.line = long_prefix_;
+  out.line_bytes = length;
+  out.too_long = true;
+  out.line_number = ++records_;
+  out.end_offset = offset_;
+  return true;
+}
+
+void RecordReader::skip_to(InputCursor cursor) {
+  if (!source_) throw std::logic_error("RecordReader::skip_to before open");
+  if (records_ != 0 || offset_ != 0 || end_ != 0) {
+    throw std::logic_error("RecordReader::skip_to after records were read");
+  }
+  const auto mismatch = [&](const std::string& what) {
+    return InputError(file_.absolute_path.string(), records_, offset_,
+                      "resume cursor mismatch: " + what +
+                          " (cursor: " + std::to_string(cursor.records) + " records, offset " +
+                          std::to_string(cursor.decompressed_offset) + ")");
+  };
+  if ((cursor.records == 0) != (cursor.decompressed_offset == 0)) {
+    throw mismatch("records and offset disagree");
+  }
+  if (cursor.records == 0) return;
+  if (source_->seekable()) {
+    // Plain file: seek, after checking the offset is a line boundary.
+    const std::uint64_t off = cursor.decompressed_offset;
+    source_->seek(off - 1);
+    char probe[2] = {0, 0};
+    std::size_t got = 0;
+    try {
+      got = source_->read(std::span<char>(probe, 2));
+    } catch (const InputError& e) {
+      rethrow_with_location(e);
+    }
+    if (got == 0) throw mismatch("offset beyond the end of the file");
+    // The end of the file is a boundary too (a last line without newline).
+    if (probe[0] != '\n' && got == 2) throw mismatch("offset is not at a line boundary");
+    source_->seek(off);
+    records_ = cursor.records;
+    offset_ = off;
+    return;
+  }
+  Record r;
+  while (records_ < cursor.records) {
+    if (!next(r)) throw mismatch("input ended after " + std::to_string(records_) + " records");
+  }
+  if (offset_ != cursor.decompressed_offset) {
+    throw mismatch("offset after " + std::to_string(records_) + " records is " +
+                   std::to_string(offset_));
+  }
+}
+
+}  // namespace bloomshard::io
