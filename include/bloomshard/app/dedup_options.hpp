@@ -1,0 +1,46 @@
+// Options of `bloomshard dedup`: one plain struct filled by
+// Boost.Program_options from the command line and an optional INI job file
+// (--config; the command line wins). Validation is pure and runs on every
+// rank with the same arguments, so all ranks agree without a message.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bloomshard/core/normalize.hpp"
+
+namespace bloomshard::app {
+
+struct DedupConfig {
+  std::vector<std::string> inputs;
+  std::string output_dir;
+  std::string key_field = "id";
+  std::optional<std::uint64_t> capacity;  ///< unset: estimated from input bytes
+  double fpr = 0.001;
+  std::uint32_t slices = 4096;
+  core::NormalizePolicy normalize = core::NormalizePolicy::kNone;
+  std::uint64_t batch_bytes = 16ULL << 20;  ///< input bytes read per rank per round
+  std::uint64_t max_key_bytes = 64ULL << 10;
+  std::uint64_t max_line_bytes = 16ULL << 20;
+  double max_reject_fraction = 0.01;
+  std::string metrics_path;
+  double progress_seconds = 0;  ///< 0: no progress lines
+  bool overwrite = false;
+  std::uint64_t hash_seed = 0;  ///< 0: core::kDefaultHashSeed
+};
+
+/// What parsing decided: run, or exit at once with `exit_code` after printing
+/// `message` (help and version texts exit 0, bad options exit kExitUsage).
+struct ParsedDedup {
+  DedupConfig config;
+  std::optional<int> exit_code;
+  std::string message;
+};
+
+/// Parses and validates; never throws for user errors (they become a
+/// message and kExitUsage).
+[[nodiscard]] ParsedDedup parse_dedup_options(const std::vector<std::string>& args);
+
+}  // namespace bloomshard::app

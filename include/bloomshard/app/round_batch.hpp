@@ -1,0 +1,51 @@
+// One round's worth of this rank's records: the kept-or-not candidates with
+// their keys, copied into one arena so they outlive the reader's buffer
+// until the verdicts come back. Bounded by --batch-bytes (plus one record).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "bloomshard/core/two_tier.hpp"
+
+namespace bloomshard::app {
+
+class RoundBatch {
+ public:
+  /// Forgets the previous round, keeping capacity.
+  void clear() noexcept;
+
+  /// Adds a record (line bytes + terminator, written to `file_slot`'s
+  /// output when kept) and its normalized key.
+  void add(std::uint32_t file_slot, std::string_view line, std::string_view terminator,
+           const core::KeyHash& hash, std::string_view key);
+
+  /// Builds the key views (call once after the last add(); views are valid
+  /// until the next add() or clear()).
+  [[nodiscard]] std::span<const core::KeyRef> keys();
+
+  [[nodiscard]] std::size_t size() const noexcept { return records_.size(); }
+  [[nodiscard]] std::uint64_t bytes() const noexcept { return arena_.size(); }
+  [[nodiscard]] std::uint32_t file_slot(std::size_t i) const noexcept {
+    return records_[i].file_slot;
+  }
+  /// Line bytes with their terminator, exactly as read.
+  [[nodiscard]] std::string_view record_bytes(std::size_t i) const noexcept;
+
+ private:
+  struct Entry {
+    std::uint32_t file_slot;
+    std::uint32_t key_length;
+    std::uint64_t record_offset;  // line + terminator
+    std::uint64_t record_length;
+    std::uint64_t key_offset;
+    core::KeyHash hash;
+  };
+  std::vector<char> arena_;
+  std::vector<Entry> records_;
+  std::vector<core::KeyRef> keys_;
+};
+
+}  // namespace bloomshard::app

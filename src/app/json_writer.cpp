@@ -1,0 +1,121 @@
+#include "bloomshard/app/json_writer.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace bloomshard::app {
+
+void append_json_string(std::string& out, std::string_view s) {
+  out.push_back('"');
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out.push_back(ch);
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+void JsonWriter::key_prefix(std::string_view key) {
+  if (!first_in_scope_.back()) out_.push_back(',');
+  first_in_scope_.back() = false;
+  out_.push_back('\n');
+  out_.append(static_cast<std::size_t>(depth_) * 2, ' ');
+  if (!key.empty()) {
+    append_json_string(out_, key);
+    out_ += ": ";
+  }
+}
+
+JsonWriter& JsonWriter::begin_object(std::string_view key) {
+  if (depth_ > 0) key_prefix(key);
+  out_.push_back('{');
+  first_in_scope_.push_back(true);
+  ++depth_;
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_object() {
+  --depth_;
+  first_in_scope_.pop_back();
+  out_.push_back('\n');
+  out_.append(static_cast<std::size_t>(depth_) * 2, ' ');
+  out_.push_back('}');
+  if (depth_ == 0) out_.push_back('\n');
+  return *this;
+}
+
+JsonWriter& JsonWriter::begin_array(std::string_view key) {
+  key_prefix(key);
+  out_.push_back('[');
+  first_in_scope_.push_back(true);
+  ++depth_;
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_array() {
+  --depth_;
+  first_in_scope_.pop_back();
+  out_.push_back(']');
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(std::string_view key, std::string_view v) {
+  key_prefix(key);
+  append_json_string(out_, v);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(std::string_view key, std::uint64_t v) {
+  key_prefix(key);
+  out_ += std::to_string(v);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(std::string_view key, std::int64_t v) {
+  key_prefix(key);
+  out_ += std::to_string(v);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(std::string_view key, double v) {
+  key_prefix(key);
+  if (!std::isfinite(v)) {
+    out_ += "null";  // JSON has no inf/nan
+    return *this;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  out_ += buf;
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(std::string_view key, bool v) {
+  key_prefix(key);
+  out_ += v ? "true" : "false";
+  return *this;
+}
+
+}  // namespace bloomshard::app

@@ -1,0 +1,95 @@
+#include "bloomshard/app/output_guard.hpp"
+
+#include <fstream>
+#include <system_error>
+
+#include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/json_writer.hpp"
+#include "bloomshard/io/output_writer.hpp"
+
+namespace bloomshard::app {
+namespace fs = std::filesystem;
+namespace {
+
+// True if `inner` is `outer` or lies below it (both made absolute and
+// normal; symlinks resolved where they exist).
+bool is_within(const fs::path& inner, const fs::path& outer) {
+  const fs::path a = fs::weakly_canonical(inner);
+  const fs::path b = fs::weakly_canonical(outer);
+  auto ai = a.begin();
+  for (auto bi = b.begin(); bi != b.end(); ++bi, ++ai) {
+    if (bi->empty()) continue;  // trailing separator
+    if (ai == a.end() || *ai != *bi) return false;
+  }
+  return true;
+}
+
+// Relative output paths a previous run listed in its marker (one per line
+// after the first "outputs" line; see write_marker).
+std::vector<std::string> previous_outputs(const fs::path& marker) {
+  std::vector<std::string> out;
+  std::ifstream in(marker.string() + ".list");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+void write_marker(const fs::path& output_dir, std::span<const io::InputFile> inputs) {
+  JsonWriter json;
+  json.begin_object();
+  json.value("tool", "bloomshard");
+  json.value("outputs", static_cast<std::uint64_t>(inputs.size()));
+  json.value("rejects_dir", kRejectsDirName);
+  json.end_object();
+  const fs::path marker = output_dir / kRunMarkerName;
+  std::ofstream(marker, std::ios::trunc) << json.str();
+  // The list of mirrored paths lives beside the marker, one per line, so a
+  // later --overwrite can remove exactly these files.
+  std::ofstream list(marker.string() + ".list", std::ios::trunc);
+  for (const auto& f : inputs) list << f.relative_path << '\n';
+}
+
+}  // namespace
+
+OutputCheck prepare_output_dir(const fs::path& output_dir, std::span<const fs::path> input_args,
+                               std::span<const io::InputFile> inputs, bool overwrite) {
+  try {
+    for (const auto& in : input_args) {
+      if (is_within(in, output_dir) || is_within(output_dir, in)) {
+        return {"input '" + in.string() + "' and output dir '" + output_dir.string() +
+                    "' overlap: a run would read its own outputs",
+                kExitUsage};
+      }
+    }
+    for (const auto& f : inputs) (void)io::output_path_for(output_dir, f.relative_path);
+
+    const bool exists = fs::exists(output_dir);
+    if (exists && !fs::is_directory(output_dir)) {
+      return {"output '" + output_dir.string() + "' exists and is not a directory", kExitUsage};
+    }
+    if (exists && !fs::is_empty(output_dir)) {
+      if (!overwrite) {
+        return {"output dir '" + output_dir.string() +
+                    "' is not empty (it holds another run's outputs?); "
+                    "pass --overwrite to replace them or choose an empty dir",
+                kExitOutputInUse};
+      }
+      const fs::path marker = output_dir / kRunMarkerName;
+      for (const auto& rel : previous_outputs(marker)) {
+        fs::remove(io::output_path_for(output_dir, rel));
+      }
+      fs::remove_all(output_dir / kRejectsDirName);
+      fs::remove(marker.string() + ".list");
+      fs::remove(marker);
+    }
+    fs::create_directories(output_dir / kRejectsDirName);
+    write_marker(output_dir, inputs);
+  } catch (const std::exception& e) {
+    return {std::string("cannot prepare output dir: ") + e.what(), kExitFailure};
+  }
+  return {};
+}
+
+}  // namespace bloomshard::app

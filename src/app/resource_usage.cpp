@@ -1,0 +1,29 @@
+#include "bloomshard/app/resource_usage.hpp"
+
+#include <sys/resource.h>
+
+#include <fstream>
+#include <string>
+
+namespace bloomshard::app {
+
+std::uint64_t peak_rss_bytes() noexcept {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+std::uint64_t rss_anon_bytes() noexcept {
+  std::ifstream status("/proc/self/status");
+  std::string word;
+  while (status >> word) {
+    if (word == "RssAnon:") {
+      std::uint64_t kib = 0;
+      status >> kib;
+      return kib * 1024;
+    }
+  }
+  return 0;
+}
+
+}  // namespace bloomshard::app

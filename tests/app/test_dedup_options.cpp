@@ -1,0 +1,102 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "bloomshard/app/dedup_options.hpp"
+#include "bloomshard/app/exit_codes.hpp"
+
+namespace bloomshard::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+class DedupOptionsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("bloomshard-options-" + std::to_string(::getpid()));
+    fs::create_directories(dir_ / "in");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write_job(const std::string& text) {
+    const fs::path p = dir_ / "job.ini";
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  fs::path dir_;
+};
+
+TEST_F(DedupOptionsTest, CommandLineValuesAreParsed) {
+  const ParsedDedup p = parse_dedup_options(
+      {"--input", (dir_ / "in").string(), "--output", (dir_ / "out").string(), "--key-field",
+       "meta.id", "--capacity", "5000", "--fpr", "0.01", "--slices", "64", "--normalize",
+       "nfc-casefold", "--batch-bytes", "65536"});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.key_field, "meta.id");
+  ASSERT_TRUE(p.config.capacity);
+  EXPECT_EQ(*p.config.capacity, 5000U);
+  EXPECT_DOUBLE_EQ(p.config.fpr, 0.01);
+  EXPECT_EQ(p.config.slices, 64U);
+  EXPECT_EQ(p.config.normalize, core::NormalizePolicy::kNfcCasefold);
+  EXPECT_EQ(p.config.batch_bytes, 65536U);
+}
+
+TEST_F(DedupOptionsTest, JobFileFillsOptionsAndCommandLineWins) {
+  const std::string job =
+      write_job("input = " + (dir_ / "in").string() + "\noutput = " + (dir_ / "job-out").string() +
+                "\nfpr = 0.02\nslices = 128\nkey-field = url\n");
+  const ParsedDedup p = parse_dedup_options(
+      {"--config", job, "--slices", "32", "--output", (dir_ / "cli-out").string()});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.slices, 32U);                              // command line wins
+  EXPECT_EQ(p.config.output_dir, (dir_ / "cli-out").string());  // command line wins
+  EXPECT_DOUBLE_EQ(p.config.fpr, 0.02);                         // from the job file
+  EXPECT_EQ(p.config.key_field, "url");
+  ASSERT_EQ(p.config.inputs.size(), 1U);
+  EXPECT_FALSE(p.config.capacity);  // unset: estimated by the job
+}
+
+TEST_F(DedupOptionsTest, CommandLineInputsReplaceTheJobFilesList) {
+  fs::create_directories(dir_ / "other");
+  const std::string job = write_job("input = " + (dir_ / "in").string() + "\noutput = x\n");
+  const ParsedDedup p =
+      parse_dedup_options({"--config", job, "--input", (dir_ / "other").string()});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  ASSERT_EQ(p.config.inputs.size(), 1U);
+  EXPECT_EQ(p.config.inputs[0], (dir_ / "other").string());
+}
+
+TEST_F(DedupOptionsTest, BadValuesExitWithUsageCodeAndAMessage) {
+  const std::string in = (dir_ / "in").string();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--output", "o"}, "no --input"},
+      {{"--input", in}, "no --output"},
+      {{"--input", in, "--output", "o", "--fpr", "0"}, "--fpr"},
+      {{"--input", in, "--output", "o", "--fpr", "abc"}, "fpr"},
+      {{"--input", in, "--output", "o", "--normalize", "nfd"}, "nfd"},
+      {{"--input", in, "--output", "o", "--slices", "0"}, "--slices"},
+      {{"--input", in, "--output", "o", "--capacity", "0"}, "--capacity"},
+      {{"--input", (dir_ / "missing").string(), "--output", "o"}, "does not exist"},
+      {{"--input", in, "--output", "o", "--no-such-option"}, "no-such-option"},
+      {{"--config", (dir_ / "nope.ini").string()}, "cannot open job file"},
+  };
+  for (const auto& [args, needle] : cases) {
+    const ParsedDedup p = parse_dedup_options(args);
+    ASSERT_TRUE(p.exit_code) << needle;
+    EXPECT_EQ(*p.exit_code, kExitUsage) << needle;
+    EXPECT_NE(p.message.find(needle), std::string::npos) << p.message;
+  }
+}
+
+TEST_F(DedupOptionsTest, HelpAndVersionExitZero) {
+  const ParsedDedup help = parse_dedup_options({"--help"});
+  ASSERT_TRUE(help.exit_code);
+  EXPECT_EQ(*help.exit_code, kExitOk);
+  EXPECT_NE(help.message.find("--key-field"), std::string::npos);
+  const ParsedDedup version = parse_dedup_options({"--version"});
+  ASSERT_TRUE(version.exit_code);
+  EXPECT_NE(version.message.find("xxh3-128/v1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace bloomshard::app

@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# End-to-end cases of `bloomshard dedup`: build a corpus (synthetic or hand
+# made), run the real binary under mpiexec, then check the outputs with
+# oracle.py and the metrics JSON against the known truth.
+#
+# usage: run_dedup_case.sh --case NAME --ranks N --bin BLOOMSHARD --oracle ORACLE_PY
+#                          [--mpiexec MPIEXEC] [--np-flag -n] [--python PYTHON3]
+# cases: mixed   mixed-compression JSONL (none/gz/zst, nested dirs) at N ranks
+#        keyset  kept key set at 1 rank equals that at N ranks (N with a small
+#                --capacity, --slices and --batch-bytes: growth and many rounds; and a
+#                loose --fpr 0.3, so false positives happen and must cost no
+#                record); a rerun into the used output dir exits 4, and with
+#                --overwrite succeeds
+#        special empty, CJK, emoji, NUL-containing and integer keys, NFC vs NFD
+#                and case variants under --normalize none / nfc / nfc-casefold
+#        rejects bad lines under --max-reject-fraction (exit 0, all in the
+#                reject files) and over it (exit 3)
+#        lines   plain-line files (.txt): CRLF, last line without newline
+#        synth   the generator alone: determinism, manifest = oracle --stats
+# Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
+set -euo pipefail
+
+CASE="" RANKS=1 BIN="" ORACLE="" MPIEXEC=mpiexec NP_FLAG=-n PY=python3
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --case) CASE=$2; shift 2 ;;
+    --ranks) RANKS=$2; shift 2 ;;
+    --bin) BIN=$2; shift 2 ;;
+    --oracle) ORACLE=$2; shift 2 ;;
+    --mpiexec) MPIEXEC=$2; shift 2 ;;
+    --np-flag) NP_FLAG=$2; shift 2 ;;
+    --python) PY=$2; shift 2 ;;
+    *) echo "run_dedup_case.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+[[ -n $CASE && -x $BIN && -f $ORACLE ]] || {
+  echo "run_dedup_case.sh: need --case, an executable --bin and --oracle" >&2
+  exit 2
+}
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-e2e-$CASE-$RANKS.XXXXXX")
+cleanup() {
+  if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
+}
+trap cleanup EXIT
+IN=$TMP/in
+META=$TMP/meta # manifests live outside the input: the job reads every file under IN
+mkdir -p "$IN" "$META"
+
+fail() {
+  echo "FAIL [$CASE, $RANKS ranks]: $*" >&2
+  exit 1
+}
+log() { echo "[$CASE, $RANKS ranks] $*"; }
+
+synth() { # NAME synth-options...: corpus into IN/NAME, manifest META/NAME.json
+  local name=$1
+  shift
+  "$BIN" synth --out "$IN/$name" --manifest "$META/${name//\//_}.json" "$@" >/dev/null
+}
+
+manifest_sum() { # FIELD: sum of FIELD over all manifests
+  "$PY" -c 'import glob,json,sys; print(sum(json.load(open(p))[sys.argv[1]]
+    for p in glob.glob(sys.argv[2] + "/*.json")))' "$1" "$META"
+}
+
+# dedup OUT RANKS options...: runs the job; its exit code in JOB_RC.
+dedup() {
+  local out=$1 ranks=$2
+  shift 2
+  local start=$SECONDS
+  set +e
+  "$MPIEXEC" "$NP_FLAG" "$ranks" --oversubscribe "$BIN" dedup --input "$IN" --output "$out" \
+    --metrics "$out/metrics.json" "$@" >"$out.log" 2>&1
+  JOB_RC=$?
+  set -e
+  log "dedup on $ranks ranks -> exit $JOB_RC in $((SECONDS - start)) s"
+}
+
+dedup_ok() { # like dedup, and the job must succeed
+  dedup "$@"
+  [[ $JOB_RC == 0 ]] || { cat "$1.log" >&2; fail "dedup exited $JOB_RC (want 0)"; }
+}
+
+oracle() { # oracle.py options... (must pass)
+  "$PY" "$ORACLE" --input "$IN" "$@" || fail "oracle rejected the outputs (see above)"
+}
+
+# check_metrics FILE key=value|key>value...: the named counters, plus the invariants
+# kept + duplicates + rejected == records and
+# tier2_lookups == duplicates + false_positives.
+check_metrics() {
+  "$PY" - "$@" <<'EOF' || fail "metrics check failed"
+import json, sys
+path, *pairs = sys.argv[1:]
+with open(path) as f:
+    top = json.load(f)
+flat = {k: v for k, v in top.items() if not isinstance(v, dict)}
+def walk(d):  # a counter nested in a section counts too; top level wins
+    for k, v in d.items():
+        if isinstance(v, dict):
+            walk(v)
+        else:
+            flat.setdefault(k, v)
+walk(top)
+need = ["records", "kept", "duplicates", "rejected", "tier1_maybe", "tier2_lookups",
+        "false_positives", "wall_seconds", "max_rss_bytes"]
+problems = [f"field {k} missing" for k in need if k not in flat]
+for pair in pairs:
+    if ">" in pair:
+        k, v = pair.split(">")
+        if not flat.get(k, 0) > int(v):
+            problems.append(f"{k} = {flat.get(k)}, expected > {v}")
+        continue
+    k, v = pair.split("=")
+    if flat.get(k) != int(v):
+        problems.append(f"{k} = {flat.get(k)}, expected {v}")
+if not problems:
+    if flat["kept"] + flat["duplicates"] + flat["rejected"] != flat["records"]:
+        problems.append("kept + duplicates + rejected != records")
+    if flat["tier2_lookups"] != flat["duplicates"] + flat["false_positives"]:
+        problems.append(f"tier2_lookups {flat['tier2_lookups']} != duplicates "
+                        f"{flat['duplicates']} + false_positives {flat['false_positives']}")
+if problems:
+    print(f"metrics {path}: " + "; ".join(problems), file=sys.stderr)
+    sys.exit(1)
+print("metrics ok: " + ", ".join(f"{k}={flat[k]}" for k in need))
+EOF
+}
+
+mixed_corpus() {
+  synth plain --records 20000 --dup-rate 0.3 --files 6 --compress none --seed 101
+  synth gz --records 15000 --dup-rate 0.2 --files 5 --compress gz --seed 102
+  synth zst --records 12000 --dup-rate 0.45 --files 4 --compress zst --seed 103
+  synth gz/deeper --records 3000 --dup-rate 0.6 --files 2 --compress gz --seed 104
+}
+
+case_mixed() {
+  mixed_corpus
+  local records unique dups
+  records=$(manifest_sum records)
+  unique=$(manifest_sum unique_keys)
+  dups=$(manifest_sum duplicates)
+  log "corpus: $records records, $unique unique keys, $dups duplicates"
+  dedup_ok "$TMP/out" "$RANKS" --key-field id --batch-bytes 262144
+  oracle --output "$TMP/out" --expect-unique "$unique" --rejects-expected 0
+  check_metrics "$TMP/out/metrics.json" "records=$records" "kept=$unique" \
+    "duplicates=$dups" "rejected=0"
+}
+
+case_keyset() {
+  mixed_corpus
+  local unique
+  unique=$(manifest_sum unique_keys)
+  dedup_ok "$TMP/out1" 1 --key-field id
+  dedup_ok "$TMP/outN" "$RANKS" --key-field id --capacity 4000 --batch-bytes 65536 --fpr 0.3 --slices 16
+  oracle --output "$TMP/out1" --expect-unique "$unique" --rejects-expected 0
+  oracle --output "$TMP/outN" --expect-unique "$unique" --rejects-expected 0 \
+    --compare-keys "$TMP/out1"
+  check_metrics "$TMP/outN/metrics.json" "kept=$unique" "false_positives>0"
+
+  # A second run into a used output dir: refused with 4, unless --overwrite.
+  dedup "$TMP/out1" 1 --key-field id
+  [[ $JOB_RC == 4 ]] || { cat "$TMP/out1.log" >&2; fail "rerun into a used output dir: exit $JOB_RC, want 4"; }
+  dedup_ok "$TMP/out1" "$RANKS" --key-field id --overwrite
+  oracle --output "$TMP/out1" --expect-unique "$unique" --compare-keys "$TMP/outN"
+}
+
+case_special() {
+  # Keys: "", CJK, emoji, NUL inside, integer 42 and string "42" (one key),
+  # Café in NFC and NFD (one key under nfc), Straße / STRASSE (one key under
+  # nfc-casefold); repeats inside and across files, some with other fields.
+  "$PY" - "$IN" <<'EOF'
+import gzip, json, os, sys, unicodedata
+root = sys.argv[1]
+nfc = unicodedata.normalize("NFC", "Caf\u00e9")
+nfd = unicodedata.normalize("NFD", "Caf\u00e9")
+assert nfc != nfd
+def line(key, **extra):
+    return (json.dumps(dict(id=key, **extra), ensure_ascii=False) + "\n").encode()
+a = [line(""), line("\u65e5\u672c\u8a9e\u306e\u30ad\u30fc"), line("\U0001f642\U0001f680"),
+     line(nfc), line("a\u0000b"), line(42), line("Stra\u00dfe"), line("", v=2),
+     line("plain-1"), line(nfd, v=1)]
+b = [line("\U0001f642\U0001f680", v=3), line(nfd), line("42"), line("STRASSE"),
+     line("\u65e5\u672c\u8a9e\u306e\u30ad\u30fc", text="\u518d\u30af\u30ed\u30fc\u30eb"),
+     line("plain-2"), line("a\u0000b")]
+with open(os.path.join(root, "special.jsonl"), "wb") as f:
+    f.write(b"".join(a))
+os.makedirs(os.path.join(root, "more"))
+with gzip.open(os.path.join(root, "more", "special2.jsonl.gz"), "wb") as f:
+    f.write(b"".join(b))
+EOF
+  # distinct keys: "", CJK, emoji, NFC, NUL, 42, Straße, plain-1, NFD, STRASSE, plain-2
+  local policy want
+  for policy in none nfc nfc-casefold; do
+    case $policy in none) want=11 ;; nfc) want=10 ;; nfc-casefold) want=9 ;; esac
+    dedup_ok "$TMP/out-$policy" "$RANKS" --key-field id --normalize "$policy"
+    oracle --output "$TMP/out-$policy" --normalize "$policy" --expect-unique "$want" \
+      --rejects-expected 0
+    check_metrics "$TMP/out-$policy/metrics.json" records=17 "kept=$want" rejected=0
+  done
+}
+
+bad_lines() { # FILE: 10 bad lines and 3 good ones with fresh keys
+  cat >"$1" <<'EOF'
+{"id": "bad-1"
+not json at all
+{"text": "no id field"}
+{"id": {"nested": "object"}}
+{"id": true}
+{"id": 1.5}
+{"id": null}
+[1, 2, 3]
+   
+{"id": "x"} trailing garbage
+{"id": "good-extra-1", "text": "fine"}
+{"id": "good-extra-2"}
+{"id": "good-extra-3", "id": "first member wins"}
+EOF
+}
+
+case_rejects() {
+  synth good --records 3000 --dup-rate 0.25 --files 3 --compress gz --seed 201
+  mkdir -p "$IN/bad"
+  bad_lines "$IN/bad/bad.jsonl"
+  local records unique
+  records=$(($(manifest_sum records) + 13))
+  unique=$(($(manifest_sum unique_keys) + 3))
+  dedup_ok "$TMP/out" "$RANKS" --key-field id --max-reject-fraction 0.01
+  oracle --output "$TMP/out" --expect-unique "$unique" --rejects-expected 10
+  check_metrics "$TMP/out/metrics.json" "records=$records" "kept=$unique" rejected=10
+
+  # 10 rejects in 213 records (4.7 %) is over 1 %: the job must fail with 3.
+  rm -rf "$IN/good"
+  synth good --records 200 --dup-rate 0.1 --files 2 --seed 202
+  dedup "$TMP/out-over" "$RANKS" --key-field id --max-reject-fraction 0.01
+  [[ $JOB_RC == 3 ]] || { cat "$TMP/out-over.log" >&2; fail "over the reject fraction: exit $JOB_RC, want 3"; }
+}
+
+case_lines() {
+  synth gen --records 8000 --dup-rate 0.3 --files 4 --format lines --compress zst --seed 301
+  mkdir -p "$IN/hand"
+  # CRLF with repeats, an empty line (the valid empty key), a trailing
+  # space that makes another key; the last line has no newline.
+  printf 'alpha\r\nbeta\r\nalpha\r\n\r\ngamma \r\ngamma\r\nbeta\r\ndelta' >"$IN/hand/crlf.txt"
+  printf 'beta\nepsilon\n\nzeta\nepsilon\nlast-no-newline' | gzip -c >"$IN/hand/lf.txt.gz"
+  # crlf: alpha beta "" "gamma " gamma delta; lf adds epsilon zeta last-no-newline
+  local records unique
+  records=$(($(manifest_sum records) + 8 + 6))
+  unique=$(($(manifest_sum unique_keys) + 9))
+  dedup_ok "$TMP/out" "$RANKS"
+  oracle --output "$TMP/out" --expect-unique "$unique" --rejects-expected 0
+  check_metrics "$TMP/out/metrics.json" "records=$records" "kept=$unique" rejected=0
+}
+
+case_synth() {
+  local c
+  for c in none gz zst; do
+    "$BIN" synth --out "$TMP/a-$c" --records 5000 --dup-rate 0.3 --files 5 --compress "$c" --seed 7 >/dev/null
+    "$BIN" synth --out "$TMP/b-$c" --records 5000 --dup-rate 0.3 --files 5 --compress "$c" --seed 7 >/dev/null
+    diff -r "$TMP/a-$c" "$TMP/b-$c" >/dev/null || fail "synth --compress $c is not deterministic"
+    "$PY" - "$TMP/a-$c" "$ORACLE" <<'EOF' || fail "synth --compress $c: manifest disagrees with the corpus"
+import json, os, subprocess, sys
+root, oracle = sys.argv[1:]
+manifest = json.load(open(os.path.join(root, "_SYNTH.json")))
+stats = json.loads(subprocess.run([sys.executable, oracle, "--input", root, "--stats"],
+                                  check=True, capture_output=True, text=True).stdout)
+want = {"files": manifest["files"], "records": manifest["records"], "rejected": 0,
+        "unique_keys": manifest["unique_keys"]}
+if stats != want or manifest["duplicates"] != manifest["records"] - manifest["unique_keys"] \
+        or manifest["duplicates"] != round(5000 * 0.3):
+    print(f"manifest {manifest} vs corpus {stats}", file=sys.stderr)
+    sys.exit(1)
+EOF
+  done
+  "$BIN" synth --out "$TMP/c" --records 5000 --dup-rate 0.3 --files 5 --seed 8 >/dev/null
+  if diff -r -x _SYNTH.json "$TMP/b-none" "$TMP/c" >/dev/null 2>&1; then fail "seeds 7 and 8 gave the same corpus"; fi
+  set +e
+  "$BIN" synth --out "$TMP/d" --records 10 --dup-rate 1.0 >/dev/null 2>&1
+  local rc=$?
+  set -e
+  [[ $rc == 2 ]] || fail "synth --dup-rate 1.0: exit $rc, want 2"
+  log "synth deterministic per seed; manifests match the corpora"
+}
+
+start=$SECONDS
+case "$CASE" in
+  mixed | keyset | special | rejects | lines | synth) "case_$CASE" ;;
+  *) echo "run_dedup_case.sh: unknown case '$CASE'" >&2; exit 2 ;;
+esac
+log "PASS in $((SECONDS - start)) s"
