@@ -1,0 +1,17 @@
+// Per-slice checksums of a checkpoint, XXH3-64 (seed 0) over the values as
+// stored (little-endian): a Bloom slice over its words; a tier-2 slice over
+// its fingerprints, then its offsets (slice-local, with the trailing one),
+// then its key bytes, as one stream.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "bloomshard/core/exact_shard.hpp"
+
+namespace bloomshard::io {
+
+[[nodiscard]] std::uint64_t bloom_slice_checksum(std::span<const std::uint64_t> words) noexcept;
+[[nodiscard]] std::uint64_t tier2_slice_checksum(const core::SliceBaseView& slice) noexcept;
+
+}  // namespace bloomshard::io

@@ -1,0 +1,18 @@
+// The one exception type of the checkpoint store: a checkpoint cannot be
+// written, or a file cannot be used to resume (not HDF5, missing or
+// mismatched metadata, a failed checksum). The message names the file and
+// what is wrong, so a rank can report it as is.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace bloomshard::io {
+
+/// A checkpoint could not be written or read; what() names file and cause.
+class CheckpointError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace bloomshard::io

@@ -1,0 +1,40 @@
+// Generation bookkeeping of a state directory, pure filesystem (not
+// collective): generation files ckpt-<g>.h5, the LATEST pointer (the
+// decimal generation and a newline), durable replacement of LATEST and
+// pruning of old generations. Resume tries resume_candidates() in order
+// and takes the first file that loads.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+namespace bloomshard::io {
+
+/// <state_dir>/ckpt-<g>.h5
+[[nodiscard]] std::filesystem::path generation_path(const std::filesystem::path& state_dir,
+                                                    std::uint64_t g);
+/// The generation LATEST names, or nullopt if LATEST is missing or is not a
+/// decimal number (optionally followed by a newline). Does not check that
+/// the generation's file exists.
+[[nodiscard]] std::optional<std::uint64_t> read_latest(const std::filesystem::path& state_dir);
+/// Generations whose file ckpt-<g>.h5 exists (no .tmp), newest first; empty
+/// if the directory does not exist.
+[[nodiscard]] std::vector<std::uint64_t> list_generations(const std::filesystem::path& state_dir);
+/// Generations to try on resume: LATEST's if its file exists, then every
+/// other existing generation, newest first.
+[[nodiscard]] std::vector<std::uint64_t> resume_candidates(const std::filesystem::path& state_dir);
+
+/// fsyncs a file or directory; throws CheckpointError naming it.
+void fsync_path(const std::filesystem::path& path);
+/// Durably replaces LATEST with `g`: writes LATEST.tmp, fsyncs, renames,
+/// fsyncs the directory. Throws CheckpointError.
+void write_latest(const std::filesystem::path& state_dir, std::uint64_t g);
+/// Deletes generation files (and stale .tmp files) older than the newest
+/// `keep` generations that are <= `newest`; never touches newer ones.
+/// Returns the generations deleted. Throws CheckpointError on failure.
+std::vector<std::uint64_t> prune_generations(const std::filesystem::path& state_dir,
+                                             std::uint64_t newest, int keep);
+
+}  // namespace bloomshard::io

@@ -1,0 +1,112 @@
+// Parallel HDF5 set up once for the checkpoint store: MPI-IO file access
+// with collective metadata reads and writes, a collective transfer property
+// list, contiguous 1-D datasets allocated at creation (so each has a file
+// address for H5Dget_offset and mmap), and 1-D hyperslab reads and writes
+// cut into pieces of at most 1 GiB (HDF5 1.10.8 over MPI-IO mishandles
+// transfers of 2 GiB and more: MPI counts are int).
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bloomshard/comm/communicator.hpp"
+#include "bloomshard/io/hdf5_call.hpp"
+
+namespace bloomshard::io {
+
+/// Largest transfer one H5Dread/H5Dwrite call moves per rank.
+inline constexpr std::uint64_t kMaxIoPieceBytes = std::uint64_t{1} << 30;
+/// Every file object is placed at a multiple of this many bytes, so a mapped
+/// dataset of uint64 values is aligned for direct access.
+inline constexpr hsize_t kFileAlignment = 64;
+
+/// Collective over comm: creates (truncating) `path` for MPI-IO writing.
+[[nodiscard]] Hid create_parallel_file(const comm::Communicator& comm,
+                                       const std::filesystem::path& path);
+/// Collective over comm: opens `path` read-only through MPI-IO.
+[[nodiscard]] Hid open_parallel_file(const comm::Communicator& comm,
+                                     const std::filesystem::path& path);
+/// Not collective: opens `path` read-only with the default (POSIX) driver.
+[[nodiscard]] Hid open_serial_file(const std::filesystem::path& path);
+/// A transfer property list asking for collective MPI-IO.
+[[nodiscard]] Hid collective_dxpl();
+/// The default (independent) transfer property list (H5P_DEFAULT, never closed).
+[[nodiscard]] hid_t default_dxpl() noexcept;
+
+/// Collective: creates group `name` under `loc`.
+[[nodiscard]] Hid create_group(hid_t loc, const char* name);
+/// Collective: a contiguous 1-D dataset of `length` elements of `file_type`,
+/// space allocated at creation, never filled (every element is written).
+[[nodiscard]] Hid create_contiguous_dataset(hid_t loc, const char* name, hid_t file_type,
+                                            std::uint64_t length);
+/// As create_contiguous_dataset with a 2-D shape rows x cols.
+[[nodiscard]] Hid create_contiguous_dataset_2d(hid_t loc, const char* name, hid_t file_type,
+                                               std::uint64_t rows, std::uint64_t cols);
+[[nodiscard]] Hid open_dataset(hid_t loc, const std::string& name);
+/// True if `loc` has a link named `name` (a path whose parents exist).
+[[nodiscard]] bool has_link(hid_t loc, const std::string& name);
+/// Dimensions of a dataset (its extent), any rank.
+[[nodiscard]] std::vector<std::uint64_t> dataset_dims(hid_t dset);
+/// True if the dataset's storage layout is contiguous.
+[[nodiscard]] bool dataset_is_contiguous(hid_t dset);
+/// File address of a contiguous dataset's data, or nullopt if it has none
+/// (zero-sized or never allocated).
+[[nodiscard]] std::optional<std::uint64_t> dataset_file_offset(hid_t dset);
+
+/// Whether every collective transfer really was collective
+/// (H5Pget_mpio_actual_io_mode after each call).
+struct IoModeTracker {
+  std::uint64_t calls = 0;           ///< transfers made by this rank
+  std::uint64_t non_collective = 0;  ///< of those, reported H5D_MPIO_NO_COLLECTIVE
+  int last_mode = 0;                 ///< last H5D_mpio_actual_io_mode_t value seen
+};
+
+/// Collective over comm (every rank calls, any count incl. 0): writes `count`
+/// elements of `elem_size` bytes from `data` (memory type `mem_type`) to
+/// elements [file_start, file_start + count) of the 1-D dataset, in
+/// collective pieces of <= kMaxIoPieceBytes; the number of pieces is agreed
+/// with one allreduce, ranks with fewer pieces take part with empty selections.
+void write_1d_collective(const comm::Communicator& comm, hid_t dset, hid_t dxpl, hid_t mem_type,
+                         std::uint64_t file_start, const void* data, std::uint64_t count,
+                         std::size_t elem_size, IoModeTracker* tracker = nullptr);
+/// Collective counterpart of write_1d_collective for reading into `data`.
+void read_1d_collective(const comm::Communicator& comm, hid_t dset, hid_t dxpl, hid_t mem_type,
+                        std::uint64_t file_start, void* data, std::uint64_t count,
+                        std::size_t elem_size);
+/// Reads a [rows x (col_end - col_begin)] column block of a 2-D dataset
+/// (row-major into data); `dxpl` decides collective or not (all ranks call
+/// when collective). Limit: the block must be < kMaxIoPieceBytes.
+void read_columns_2d(hid_t dset, hid_t dxpl, hid_t mem_type, std::uint64_t rows,
+                     std::uint64_t col_begin, std::uint64_t col_end, void* data,
+                     std::size_t elem_size);
+/// Collective write counterpart of read_columns_2d.
+void write_columns_2d(hid_t dset, hid_t dxpl, hid_t mem_type, std::uint64_t rows,
+                      std::uint64_t col_begin, std::uint64_t col_end, const void* data,
+                      std::size_t elem_size, IoModeTracker* tracker = nullptr);
+/// Independent (any dxpl) read of a whole 1-D dataset into a vector of uint64.
+[[nodiscard]] std::vector<std::uint64_t> read_all_u64(hid_t dset, hid_t dxpl);
+
+/// Attributes: scalar numbers and fixed-length UTF-8 strings. Writing is
+/// collective in a parallel file (every rank passes the same value).
+void write_attr_u64(hid_t obj, const char* name, std::uint64_t value);
+void write_attr_u32(hid_t obj, const char* name, std::uint32_t value);
+void write_attr_u8(hid_t obj, const char* name, std::uint8_t value);
+void write_attr_f64(hid_t obj, const char* name, double value);
+void write_attr_string(hid_t obj, const char* name, const std::string& value);
+[[nodiscard]] bool has_attr(hid_t obj, const char* name);
+/// Reads a numeric attribute converting to the requested type (HDF5 converts
+/// between integer widths; an out-of-range value fails).
+[[nodiscard]] std::uint64_t read_attr_u64(hid_t obj, const char* name);
+[[nodiscard]] double read_attr_f64(hid_t obj, const char* name);
+/// Reads a fixed- or variable-length string attribute.
+[[nodiscard]] std::string read_attr_string(hid_t obj, const char* name);
+/// Fixed-length UTF-8 string type holding `length` bytes plus a NUL.
+[[nodiscard]] Hid string_type(std::size_t length);
+
+}  // namespace bloomshard::io

@@ -1,0 +1,60 @@
+#include "bloomshard/io/checkpoint_mapping.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "bloomshard/io/checkpoint_error.hpp"
+
+namespace bloomshard::io {
+
+std::shared_ptr<const FileMapping> FileMapping::map(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    throw CheckpointError("cannot open " + path.string() + " to map it: " + std::strerror(errno));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const std::string err = std::strerror(errno);
+    ::close(fd);
+    throw CheckpointError("cannot stat " + path.string() + ": " + err);
+  }
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  void* data = nullptr;
+  if (size > 0) {
+    data = ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ, MAP_SHARED, fd, 0);
+    if (data == MAP_FAILED) {
+      const std::string err = std::strerror(errno);
+      ::close(fd);
+      throw CheckpointError("cannot mmap " + path.string() + ": " + err);
+    }
+  }
+  ::close(fd);  // the mapping keeps the file open
+  return std::shared_ptr<const FileMapping>(new FileMapping(data, size));
+}
+
+FileMapping::~FileMapping() {
+  if (data_ != nullptr) ::munmap(data_, static_cast<std::size_t>(size_));
+}
+
+std::span<const std::byte> FileMapping::range(std::uint64_t offset, std::uint64_t length,
+                                              const char* what) const {
+  if (length == 0) return {};
+  if (offset > size_ || length > size_ - offset) {
+    throw CheckpointError(std::string(what) + " lies beyond the end of the file (offset " +
+                          std::to_string(offset) + " + " + std::to_string(length) + " > " +
+                          std::to_string(size_) + " bytes): the file is truncated");
+  }
+  return {static_cast<const std::byte*>(data_) + offset, static_cast<std::size_t>(length)};
+}
+
+void FileMapping::advise_random() const noexcept {
+  if (data_ != nullptr) ::madvise(data_, static_cast<std::size_t>(size_), MADV_RANDOM);
+}
+
+}  // namespace bloomshard::io

@@ -1,0 +1,472 @@
+// write_checkpoint in three phases, with an agreement between each so that a
+// failure on one rank never leaves the others waiting in a collective:
+//   1. local: validate, merge every owned tier-2 slice once to learn its size
+//      and checksum (keeping merged slices up to a budget, re-merging the
+//      rest later), checksum the Bloom slices;
+//   2. collective HDF5: offsets by MPI_Exscan, datasets created, Bloom words
+//      written straight from the filter, tier 2 in batches of <= the budget;
+//   3. rank 0 commits: fsync, rename, fsync dir, LATEST, prune.
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bloomshard/comm/mpi_error.hpp"
+#include "bloomshard/io/checkpoint_checksum.hpp"
+#include "bloomshard/io/checkpoint_collective.hpp"
+#include "bloomshard/io/checkpoint_store.hpp"
+#include "bloomshard/io/hdf5_parallel.hpp"
+
+namespace bloomshard::io {
+namespace {
+
+// Merged tier-2 data held at once per rank (phase 1 keeps, phase 2 batches).
+constexpr std::uint64_t kMergeBudgetBytes = std::uint64_t{128} << 20;
+
+std::uint64_t merged_bytes(std::uint64_t keys, std::uint64_t bytes) {
+  return keys * 16 + 8 + bytes;
+}
+
+// Rank 0's header, field by field, so every rank passes identical attribute
+// values to the collective attribute writes.
+class Packer {
+ public:
+  void u64(std::uint64_t v) { text_.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void f64(double v) { u64(std::bit_cast<std::uint64_t>(v)); }
+  void str(const std::string& s) {
+    u64(s.size());
+    text_ += s;
+  }
+  [[nodiscard]] const std::string& text() const noexcept { return text_; }
+
+ private:
+  std::string text_;
+};
+
+class Unpacker {
+ public:
+  explicit Unpacker(std::string text) : text_(std::move(text)) {}
+  std::uint64_t u64() {
+    std::uint64_t v = 0;
+    text_.copy(reinterpret_cast<char*>(&v), sizeof v, pos_);
+    pos_ += sizeof v;
+    return v;
+  }
+  double f64() { return std::bit_cast<double>(u64()); }
+  std::string str() {
+    const auto n = static_cast<std::size_t>(u64());
+    std::string s = text_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
+
+ private:
+  std::string text_;
+  std::size_t pos_ = 0;
+};
+
+CheckpointHeader broadcast_header(const comm::Communicator& comm, const CheckpointHeader& h) {
+  Packer p;
+  p.u64(h.format_version);
+  p.str(h.tool_version);
+  p.str(h.hash_scheme);
+  p.u64(h.hash_seed);
+  p.str(h.bloom_layout);
+  p.str(h.normalization);
+  p.str(h.key_field);
+  p.str(h.key_encoding);
+  p.u64(h.params.num_slices);
+  p.u64(h.params.initial_capacity);
+  p.f64(h.params.fpr_target);
+  p.f64(h.params.growth);
+  p.f64(h.params.tightening);
+  p.u64(h.generation);
+  p.str(h.run_id);
+  p.u64(h.finished ? 1 : 0);
+  p.str(h.manifest_json);
+  Unpacker u(comm.broadcast(comm.rank() == 0 ? p.text() : std::string()));
+  CheckpointHeader out;
+  out.format_version = static_cast<std::uint32_t>(u.u64());
+  out.tool_version = u.str();
+  out.hash_scheme = u.str();
+  out.hash_seed = u.u64();
+  out.bloom_layout = u.str();
+  out.normalization = u.str();
+  out.key_field = u.str();
+  out.key_encoding = u.str();
+  out.params.num_slices = static_cast<std::uint32_t>(u.u64());
+  out.params.initial_capacity = u.u64();
+  out.params.fpr_target = u.f64();
+  out.params.growth = u.f64();
+  out.params.tightening = u.f64();
+  out.generation = u.u64();
+  out.run_id = u.str();
+  out.finished = u.u64() != 0;
+  out.manifest_json = u.str();
+  return out;
+}
+
+bool same_params(const core::ScalableBloomParams& a, const core::ScalableBloomParams& b) {
+  return a.num_slices == b.num_slices && a.initial_capacity == b.initial_capacity &&
+         a.fpr_target == b.fpr_target && a.growth == b.growth && a.tightening == b.tightening;
+}
+
+// Checks that the ranks' owned ranges tile [0, P) in rank order.
+std::string check_tiling(const comm::Communicator& comm, core::SliceRange owned,
+                         std::uint32_t num_slices) {
+  const std::array<std::uint32_t, 2> mine{owned.first, owned.last};
+  std::vector<std::uint32_t> all(2 * comm.usize());
+  comm::check_mpi(
+      MPI_Allgather(mine.data(), 2, MPI_UINT32_T, all.data(), 2, MPI_UINT32_T, comm.mpi_comm()),
+      "MPI_Allgather");
+  std::uint32_t expect = 0;
+  for (std::uint32_t r = 0; r < comm.usize(); ++r) {
+    if (all[2 * r] != expect || all[2 * r + 1] < all[2 * r]) {
+      return "owned slice ranges do not tile [0, " + std::to_string(num_slices) +
+             ") in rank order (rank " + std::to_string(r) + " holds [" +
+             std::to_string(all[2 * r]) + ", " + std::to_string(all[2 * r + 1]) + "))";
+    }
+    expect = all[2 * r + 1];
+  }
+  if (expect != num_slices) {
+    return "owned slice ranges end at " + std::to_string(expect) +
+           ", not at P = " + std::to_string(num_slices);
+  }
+  return {};
+}
+
+struct LocalTier2 {
+  std::vector<std::uint64_t> keys, bytes, checksums;  // per owned slice
+  std::vector<core::SliceBaseData> kept;              // merged slices kept from phase 1
+  std::vector<std::uint64_t> bloom_checksums;         // [layer][owned slice]
+  std::uint64_t total_keys = 0, total_bytes = 0;
+};
+
+LocalTier2 prepare_local(const core::TwoTierSet& set) {
+  const core::SliceRange owned = set.owned();
+  const std::size_t n = owned.size();
+  const std::size_t num_layers = set.bloom().num_layers();
+  LocalTier2 t;
+  t.keys.resize(n);
+  t.bytes.resize(n);
+  t.checksums.resize(n);
+  t.kept.resize(n);
+  t.bloom_checksums.resize(num_layers * n);
+  std::uint64_t kept_bytes = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto slice = static_cast<std::uint32_t>(owned.first + i);
+    core::SliceBaseData data = set.exact().merged_slice(slice);
+    t.keys[i] = data.fingerprints.size();
+    t.bytes[i] = data.bytes.size();
+    t.checksums[i] = tier2_slice_checksum(data.view());
+    t.total_keys += t.keys[i];
+    t.total_bytes += t.bytes[i];
+    const std::uint64_t size = merged_bytes(t.keys[i], t.bytes[i]);
+    if (kept_bytes + size <= kMergeBudgetBytes) {
+      kept_bytes += size;
+      t.kept[i] = std::move(data);
+    }
+    for (std::size_t l = 0; l < num_layers; ++l) {
+      t.bloom_checksums[l * n + i] = bloom_slice_checksum(set.bloom().slice_words(l, slice));
+    }
+  }
+  return t;
+}
+
+void write_header_attributes(hid_t root, const CheckpointHeader& h, std::uint32_t ranks,
+                             std::uint32_t num_layers) {
+  write_attr_u32(root, ckpt::kFormatVersion, h.format_version);
+  write_attr_string(root, ckpt::kToolVersion, h.tool_version);
+  write_attr_string(root, ckpt::kHashScheme, h.hash_scheme);
+  write_attr_u64(root, ckpt::kHashSeed, h.hash_seed);
+  write_attr_string(root, ckpt::kBloomLayout, h.bloom_layout);
+  write_attr_string(root, ckpt::kNormalization, h.normalization);
+  write_attr_string(root, ckpt::kKeyField, h.key_field);
+  write_attr_string(root, ckpt::kKeyEncoding, h.key_encoding);
+  write_attr_u32(root, ckpt::kNumSlices, h.params.num_slices);
+  write_attr_u64(root, ckpt::kInitialCapacity, h.params.initial_capacity);
+  write_attr_f64(root, ckpt::kFprTarget, h.params.fpr_target);
+  write_attr_f64(root, ckpt::kGrowth, h.params.growth);
+  write_attr_f64(root, ckpt::kTightening, h.params.tightening);
+  write_attr_u64(root, ckpt::kGeneration, h.generation);
+  write_attr_string(root, ckpt::kRunId, h.run_id);
+  write_attr_u8(root, ckpt::kFinished, h.finished ? 1 : 0);
+  write_attr_u32(root, ckpt::kWrittenByRanks, ranks);
+  write_attr_u32(root, ckpt::kNumLayers, num_layers);
+}
+
+void write_manifest(const comm::Communicator& comm, hid_t file, hid_t dxpl,
+                    const std::string& manifest) {
+  Hid type = string_type(manifest.size());
+  Hid space = dataspace_hid(H5Screate(H5S_SCALAR), "H5Screate");
+  Hid dcpl = plist_hid(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate(DATASET_CREATE)");
+  check_h5(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
+  check_h5(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
+  check_h5(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
+  Hid dset = dataset_hid(H5Dcreate2(file, ckpt::kManifestJson, type.get(), space.get(), H5P_DEFAULT,
+                                    dcpl.get(), H5P_DEFAULT),
+                         "H5Dcreate2");
+  Hid file_space = dataspace_hid(H5Dget_space(dset.get()), "H5Dget_space");
+  Hid mem_space = dataspace_hid(H5Screate(H5S_SCALAR), "H5Screate");
+  if (comm.rank() != 0) {
+    check_h5(H5Sselect_none(file_space.get()), "H5Sselect_none");
+    check_h5(H5Sselect_none(mem_space.get()), "H5Sselect_none");
+  }
+  check_h5(
+      H5Dwrite(dset.get(), type.get(), mem_space.get(), file_space.get(), dxpl, manifest.c_str()),
+      "H5Dwrite(/manifest_json)");
+}
+
+struct Starts {
+  std::uint64_t keys = 0, offsets = 0, bytes = 0;
+};
+
+Starts exclusive_starts(const comm::Communicator& comm, const LocalTier2& t,
+                        std::uint64_t num_owned) {
+  const std::array<std::uint64_t, 3> mine{t.total_keys, t.total_keys + num_owned, t.total_bytes};
+  std::array<std::uint64_t, 3> before{0, 0, 0};
+  comm::check_mpi(MPI_Exscan(mine.data(), before.data(), 3, MPI_UINT64_T, MPI_SUM, comm.mpi_comm()),
+                  "MPI_Exscan");
+  if (comm.rank() == 0) before = {0, 0, 0};  // MPI leaves rank 0's result undefined
+  return {before[0], before[1], before[2]};
+}
+
+// Tier 2 in batches of whole slices of about kMergeBudgetBytes; each batch
+// is one contiguous hyperslab per dataset.
+void write_tier2_data(const comm::Communicator& comm, const core::TwoTierSet& set, LocalTier2& t,
+                      const Starts& starts, hid_t fps, hid_t offs, hid_t bytes, hid_t dxpl,
+                      IoModeTracker& tracker, std::uint64_t& written) {
+  const core::SliceRange owned = set.owned();
+  const std::size_t n = owned.size();
+  std::vector<std::pair<std::size_t, std::size_t>> batches;
+  for (std::size_t i = 0; i < n;) {
+    std::size_t j = i;
+    std::uint64_t size = 0;
+    while (j < n && (j == i || size + merged_bytes(t.keys[j], t.bytes[j]) <= kMergeBudgetBytes)) {
+      size += merged_bytes(t.keys[j], t.bytes[j]);
+      ++j;
+    }
+    batches.emplace_back(i, j);
+    i = j;
+  }
+  const std::uint64_t rounds = comm.allreduce_max(std::uint64_t{batches.size()});
+  Starts at = starts;
+  std::vector<std::uint64_t> fp_buf, off_buf;
+  std::vector<char> byte_buf;
+  for (std::uint64_t r = 0; r < rounds; ++r) {
+    fp_buf.clear();
+    off_buf.clear();
+    byte_buf.clear();
+    if (r < batches.size()) {
+      for (std::size_t i = batches[r].first; i < batches[r].second; ++i) {
+        core::SliceBaseData merged;
+        const core::SliceBaseData* data = &t.kept[i];
+        if (t.kept[i].fingerprints.size() != t.keys[i] || t.kept[i].bytes.size() != t.bytes[i]) {
+          merged = set.exact().merged_slice(static_cast<std::uint32_t>(owned.first + i));
+          data = &merged;
+        }
+        if (data->fingerprints.size() != t.keys[i] || data->bytes.size() != t.bytes[i]) {
+          throw CheckpointError("tier-2 slice " + std::to_string(owned.first + i) +
+                                " changed while being written");
+        }
+        fp_buf.insert(fp_buf.end(), data->fingerprints.begin(), data->fingerprints.end());
+        off_buf.insert(off_buf.end(), data->offsets.begin(), data->offsets.end());
+        byte_buf.insert(byte_buf.end(), data->bytes.begin(), data->bytes.end());
+        t.kept[i] = core::SliceBaseData();  // free as we go
+      }
+    }
+    write_1d_collective(comm, fps, dxpl, H5T_NATIVE_UINT64, at.keys, fp_buf.data(), fp_buf.size(),
+                        8, &tracker);
+    write_1d_collective(comm, offs, dxpl, H5T_NATIVE_UINT64, at.offsets, off_buf.data(),
+                        off_buf.size(), 8, &tracker);
+    write_1d_collective(comm, bytes, dxpl, H5T_NATIVE_UINT8, at.bytes, byte_buf.data(),
+                        byte_buf.size(), 1, &tracker);
+    at.keys += fp_buf.size();
+    at.offsets += off_buf.size();
+    at.bytes += byte_buf.size();
+    written += fp_buf.size() * 8 + off_buf.size() * 8 + byte_buf.size();
+  }
+}
+
+void write_file(const comm::Communicator& comm, const std::filesystem::path& tmp,
+                const CheckpointHeader& h, std::span<const CheckpointLayerInfo> layers,
+                const core::TwoTierSet& set, LocalTier2& t, IoModeTracker& tracker,
+                std::uint64_t& written) {
+  const core::SliceRange owned = set.owned();
+  const std::uint64_t num_slices = h.params.num_slices;
+  const std::uint64_t n = owned.size();
+  const auto num_layers = static_cast<std::uint32_t>(layers.size());
+  const Starts starts = exclusive_starts(comm, t, n);
+  const std::uint64_t all_keys = comm.allreduce_sum(t.total_keys);
+  const std::uint64_t all_bytes = comm.allreduce_sum(t.total_bytes);
+
+  Hid file = create_parallel_file(comm, tmp);
+  {
+    Hid dxpl = collective_dxpl();
+    write_header_attributes(file.get(), h, comm.usize(), num_layers);
+    write_manifest(comm, file.get(), dxpl.get(), h.manifest_json);
+
+    Hid bloom = create_group(file.get(), ckpt::kBloomGroup);
+    for (std::uint32_t l = 0; l < num_layers; ++l) {
+      const core::BloomLayerGeometry& g = layers[l].geometry;
+      const std::uint64_t per_slice = g.blocks_per_slice * core::kBlockWords;
+      const std::string name = "layer_" + std::to_string(l);
+      Hid dset = create_contiguous_dataset(bloom.get(), name.c_str(), H5T_STD_U64LE,
+                                           num_slices * per_slice);
+      write_attr_u64(dset.get(), ckpt::kCapacity, g.capacity);
+      write_attr_f64(dset.get(), ckpt::kFprTarget, g.fpr_target);
+      write_attr_f64(dset.get(), ckpt::kBitsPerKey, g.bits_per_key);
+      write_attr_u32(dset.get(), ckpt::kProbes, g.k);
+      write_attr_u64(dset.get(), ckpt::kBlocksPerSlice, g.blocks_per_slice);
+      write_attr_u64(dset.get(), ckpt::kInserted, layers[l].inserted);
+      const std::uint64_t* words =
+          n == 0 ? nullptr : set.bloom().slice_words(l, owned.first).data();
+      write_1d_collective(comm, dset.get(), dxpl.get(), H5T_NATIVE_UINT64, owned.first * per_slice,
+                          words, n * per_slice, 8, &tracker);
+      written += n * per_slice * 8;
+    }
+    Hid bloom_sums = create_contiguous_dataset_2d(file.get(), ckpt::kBloomChecksums, H5T_STD_U64LE,
+                                                  num_layers, num_slices);
+    write_columns_2d(bloom_sums.get(), dxpl.get(), H5T_NATIVE_UINT64, num_layers, owned.first,
+                     owned.last, t.bloom_checksums.data(), 8, &tracker);
+
+    Hid tier2 = create_group(file.get(), ckpt::kTier2Group);
+    const auto write_per_slice = [&](const char* name, const std::vector<std::uint64_t>& v) {
+      Hid dset = create_contiguous_dataset(file.get(), name, H5T_STD_U64LE, num_slices);
+      write_1d_collective(comm, dset.get(), dxpl.get(), H5T_NATIVE_UINT64, owned.first, v.data(),
+                          v.size(), 8, &tracker);
+    };
+    write_per_slice(ckpt::kSliceKeys, t.keys);
+    write_per_slice(ckpt::kSliceBytes, t.bytes);
+    write_per_slice(ckpt::kTier2Checksums, t.checksums);
+    Hid fps = create_contiguous_dataset(file.get(), ckpt::kFingerprints, H5T_STD_U64LE, all_keys);
+    Hid offs =
+        create_contiguous_dataset(file.get(), ckpt::kOffsets, H5T_STD_U64LE, all_keys + num_slices);
+    Hid bytes = create_contiguous_dataset(file.get(), ckpt::kBytes, H5T_STD_U8LE, all_bytes);
+    write_tier2_data(comm, set, t, starts, fps.get(), offs.get(), bytes.get(), dxpl.get(), tracker,
+                     written);
+  }
+  file.close("H5Fclose");
+}
+
+std::string validate_inputs(const CheckpointHeader& h, std::span<const CheckpointLayerInfo> layers,
+                            const core::TwoTierSet& set, int keep) {
+  if (keep < 1) return "keep must be >= 1, got " + std::to_string(keep);
+  if (!same_params(h.params, set.bloom().params())) {
+    return "header params differ from the filter's params";
+  }
+  if (h.format_version != kCheckpointFormatVersion) {
+    return "header format_version " + std::to_string(h.format_version) + " is not " +
+           std::to_string(kCheckpointFormatVersion);
+  }
+  if (layers.size() != set.bloom().num_layers()) {
+    return std::to_string(layers.size()) + " layer infos for a filter of " +
+           std::to_string(set.bloom().num_layers()) + " layers";
+  }
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const core::BloomLayerGeometry g = set.bloom().layer_stats(l).geometry;
+    const core::BloomLayerGeometry& w = layers[l].geometry;
+    if (g.capacity != w.capacity || g.k != w.k || g.blocks_per_slice != w.blocks_per_slice) {
+      return "layer " + std::to_string(l) + " info does not match the filter's geometry";
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::filesystem::path write_checkpoint(const comm::Communicator& comm,
+                                       const std::filesystem::path& state_dir,
+                                       const CheckpointHeader& header,
+                                       std::span<const CheckpointLayerInfo> layers,
+                                       const core::TwoTierSet& set, int keep,
+                                       CheckpointWriteStats* stats) {
+  const auto t0 = std::chrono::steady_clock::now();
+  quiet_hdf5_errors();
+  const CheckpointHeader h = broadcast_header(comm, header);
+  const std::filesystem::path final_path = generation_path(state_dir, h.generation);
+  std::filesystem::path tmp = final_path;
+  tmp += ".tmp";
+  const std::string context = "checkpoint " + final_path.string() + " not written";
+
+  std::string err = validate_inputs(h, layers, set, keep);
+  const std::string tiling = check_tiling(comm, set.owned(), h.params.num_slices);  // collective
+  if (err.empty()) err = tiling;
+  // Same layer count on every rank (min via the max of the complements).
+  const std::uint64_t num_layers = layers.size();
+  const std::uint64_t most_layers = comm.allreduce_max(num_layers);
+  const std::uint64_t fewest_layers = ~comm.allreduce_max(~num_layers);
+  if (most_layers != fewest_layers && err.empty()) {
+    err = "ranks disagree on the number of Bloom layers";
+  }
+  if (comm.rank() == 0 && err.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(state_dir, ec);
+    if (ec) err = "cannot create state dir " + state_dir.string() + ": " + ec.message();
+  }
+  agree_or_throw(comm, err, context);
+
+  const auto t1 = std::chrono::steady_clock::now();
+  LocalTier2 local;
+  try {
+    local = prepare_local(set);
+  } catch (const std::exception& e) {
+    err = std::string("merging tier 2: ") + e.what();
+  }
+  agree_or_throw(comm, err, context);
+
+  const auto t2 = std::chrono::steady_clock::now();
+  IoModeTracker tracker;
+  std::uint64_t written = 0;
+  try {
+    write_file(comm, tmp, h, layers, set, local, tracker, written);
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  if (comm.any(!err.empty())) {
+    if (comm.rank() == 0) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+    }
+    agree_or_throw(comm, err, context);
+  }
+
+  const auto t3 = std::chrono::steady_clock::now();
+  std::string commit_err;
+  if (comm.rank() == 0) {
+    try {
+      fsync_path(tmp);
+      std::error_code ec;
+      std::filesystem::rename(tmp, final_path, ec);
+      if (ec) throw CheckpointError("rename to " + final_path.string() + ": " + ec.message());
+      fsync_path(state_dir);
+      write_latest(state_dir, h.generation);
+      (void)prune_generations(state_dir, h.generation, keep);
+    } catch (const std::exception& e) {
+      commit_err = e.what();
+    }
+  }
+  commit_err = comm.broadcast(commit_err);
+  if (!commit_err.empty()) throw CheckpointError(context + " (commit on rank 0): " + commit_err);
+
+  if (stats != nullptr) {
+    stats->bytes_written = written;
+    stats->transfers = tracker.calls;
+    stats->non_collective = tracker.non_collective;
+    stats->last_io_mode = tracker.last_mode;
+    const auto t4 = std::chrono::steady_clock::now();
+    const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+    stats->seconds = secs(t0, t4);
+    stats->merge_seconds = secs(t1, t2);
+    stats->io_seconds = secs(t2, t3);
+    stats->commit_seconds = secs(t3, t4);
+  }
+  return final_path;
+}
+
+}  // namespace bloomshard::io

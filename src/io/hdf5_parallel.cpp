@@ -1,0 +1,333 @@
+// See hdf5_parallel.hpp. Collective metadata (reads and writes) keeps N
+// ranks from each reading the same object headers, and the contiguous,
+// early-allocated layout gives every dataset a fixed file address.
+#include "bloomshard/io/hdf5_parallel.hpp"
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bloomshard/comm/mpi_error.hpp"
+
+namespace bloomshard::io {
+namespace {
+
+Hid parallel_fapl(const comm::Communicator& comm) {
+  Hid fapl = plist_hid(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate(FILE_ACCESS)");
+  check_h5(H5Pset_fapl_mpio(fapl.get(), comm.mpi_comm(), MPI_INFO_NULL), "H5Pset_fapl_mpio");
+  check_h5(H5Pset_all_coll_metadata_ops(fapl.get(), 1), "H5Pset_all_coll_metadata_ops");
+  check_h5(H5Pset_coll_metadata_write(fapl.get(), 1), "H5Pset_coll_metadata_write");
+  check_h5(H5Pset_alignment(fapl.get(), 1, kFileAlignment), "H5Pset_alignment");
+  return fapl;
+}
+
+Hid dataset_create_plist() {
+  Hid dcpl = plist_hid(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate(DATASET_CREATE)");
+  check_h5(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
+  check_h5(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
+  check_h5(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
+  return dcpl;
+}
+
+// A dataspace that selects nothing, for ranks taking part in a collective
+// transfer with no data.
+Hid empty_selection(hid_t dset_space) {
+  check_h5(H5Sselect_none(dset_space), "H5Sselect_none");
+  const hsize_t one = 1;
+  Hid mem = dataspace_hid(H5Screate_simple(1, &one, nullptr), "H5Screate_simple");
+  check_h5(H5Sselect_none(mem.get()), "H5Sselect_none");
+  return mem;
+}
+
+void track(hid_t dxpl, IoModeTracker* tracker) {
+  if (tracker == nullptr) return;
+  H5D_mpio_actual_io_mode_t mode = H5D_MPIO_NO_COLLECTIVE;
+  check_h5(H5Pget_mpio_actual_io_mode(dxpl, &mode), "H5Pget_mpio_actual_io_mode");
+  ++tracker->calls;
+  if (mode == H5D_MPIO_NO_COLLECTIVE) ++tracker->non_collective;
+  tracker->last_mode = static_cast<int>(mode);
+}
+
+template <class Transfer>
+void transfer_1d(const comm::Communicator& comm, hid_t dset, std::uint64_t file_start,
+                 std::uint64_t count, std::size_t elem_size, Transfer&& transfer) {
+  const std::uint64_t per_piece = kMaxIoPieceBytes / elem_size;
+  const std::uint64_t local_pieces = (count + per_piece - 1) / per_piece;
+  const std::uint64_t pieces = comm.allreduce_max(local_pieces);
+  for (std::uint64_t i = 0; i < pieces; ++i) {
+    Hid file_space = dataspace_hid(H5Dget_space(dset), "H5Dget_space");
+    Hid mem_space;
+    std::uint64_t done = 0;
+    if (i < local_pieces) {
+      done = i * per_piece;
+      const hsize_t start = file_start + done;
+      const hsize_t n = std::min(per_piece, count - done);
+      check_h5(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr),
+               "H5Sselect_hyperslab");
+      mem_space = dataspace_hid(H5Screate_simple(1, &n, nullptr), "H5Screate_simple");
+    } else {
+      mem_space = empty_selection(file_space.get());
+    }
+    transfer(mem_space.get(), file_space.get(), done * elem_size);
+  }
+}
+
+}  // namespace
+
+Hid create_parallel_file(const comm::Communicator& comm, const std::filesystem::path& path) {
+  quiet_hdf5_errors();
+  Hid fapl = parallel_fapl(comm);
+  return file_hid(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), "H5Fcreate");
+}
+
+Hid open_parallel_file(const comm::Communicator& comm, const std::filesystem::path& path) {
+  quiet_hdf5_errors();
+  Hid fapl = parallel_fapl(comm);
+  return file_hid(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), "H5Fopen");
+}
+
+Hid open_serial_file(const std::filesystem::path& path) {
+  quiet_hdf5_errors();
+  return file_hid(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "H5Fopen");
+}
+
+Hid collective_dxpl() {
+  Hid dxpl = plist_hid(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate(DATASET_XFER)");
+  check_h5(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+  return dxpl;
+}
+
+hid_t default_dxpl() noexcept { return H5P_DEFAULT; }
+
+Hid create_group(hid_t loc, const char* name) {
+  return group_hid(H5Gcreate2(loc, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "H5Gcreate2");
+}
+
+Hid create_contiguous_dataset(hid_t loc, const char* name, hid_t file_type, std::uint64_t length) {
+  const hsize_t dims = length;
+  Hid space = dataspace_hid(H5Screate_simple(1, &dims, nullptr), "H5Screate_simple");
+  Hid dcpl = dataset_create_plist();
+  return dataset_hid(
+      H5Dcreate2(loc, name, file_type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+      "H5Dcreate2");
+}
+
+Hid create_contiguous_dataset_2d(hid_t loc, const char* name, hid_t file_type, std::uint64_t rows,
+                                 std::uint64_t cols) {
+  const std::array<hsize_t, 2> dims{rows, cols};
+  Hid space = dataspace_hid(H5Screate_simple(2, dims.data(), nullptr), "H5Screate_simple");
+  Hid dcpl = dataset_create_plist();
+  return dataset_hid(
+      H5Dcreate2(loc, name, file_type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+      "H5Dcreate2");
+}
+
+Hid open_dataset(hid_t loc, const std::string& name) {
+  return dataset_hid(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), "H5Dopen2");
+}
+
+bool has_link(hid_t loc, const std::string& name) {
+  // H5Lexists needs every parent to exist: check the path one level at a time.
+  std::string prefix;
+  std::size_t pos = 0;
+  while (pos <= name.size()) {
+    const std::size_t slash = name.find('/', pos);
+    const std::size_t end = slash == std::string::npos ? name.size() : slash;
+    prefix = name.substr(0, end);
+    if (!prefix.empty() && prefix != "/") {
+      if (check_h5(H5Lexists(loc, prefix.c_str(), H5P_DEFAULT), "H5Lexists") <= 0) return false;
+    }
+    if (slash == std::string::npos) break;
+    pos = slash + 1;
+  }
+  return true;
+}
+
+std::vector<std::uint64_t> dataset_dims(hid_t dset) {
+  Hid space = dataspace_hid(H5Dget_space(dset), "H5Dget_space");
+  const int rank = check_h5(H5Sget_simple_extent_ndims(space.get()), "H5Sget_simple_extent_ndims");
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  check_h5(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr),
+           "H5Sget_simple_extent_dims");
+  return {dims.begin(), dims.end()};
+}
+
+bool dataset_is_contiguous(hid_t dset) {
+  Hid dcpl = plist_hid(H5Dget_create_plist(dset), "H5Dget_create_plist");
+  const H5D_layout_t layout = H5Pget_layout(dcpl.get());
+  check_h5(layout, "H5Pget_layout");
+  return layout == H5D_CONTIGUOUS;
+}
+
+std::optional<std::uint64_t> dataset_file_offset(hid_t dset) {
+  const haddr_t addr = H5Dget_offset(dset);
+  if (addr == HADDR_UNDEF) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(addr);
+}
+
+void write_1d_collective(const comm::Communicator& comm, hid_t dset, hid_t dxpl, hid_t mem_type,
+                         std::uint64_t file_start, const void* data, std::uint64_t count,
+                         std::size_t elem_size, IoModeTracker* tracker) {
+  static const std::uint64_t dummy = 0;
+  const auto* base =
+      data != nullptr ? static_cast<const char*>(data) : reinterpret_cast<const char*>(&dummy);
+  transfer_1d(comm, dset, file_start, count, elem_size,
+              [&](hid_t mem, hid_t file, std::uint64_t byte_offset) {
+                check_h5(H5Dwrite(dset, mem_type, mem, file, dxpl, base + byte_offset), "H5Dwrite");
+                track(dxpl, tracker);
+              });
+}
+
+void read_1d_collective(const comm::Communicator& comm, hid_t dset, hid_t dxpl, hid_t mem_type,
+                        std::uint64_t file_start, void* data, std::uint64_t count,
+                        std::size_t elem_size) {
+  std::uint64_t dummy = 0;
+  char* base = data != nullptr ? static_cast<char*>(data) : reinterpret_cast<char*>(&dummy);
+  transfer_1d(comm, dset, file_start, count, elem_size,
+              [&](hid_t mem, hid_t file, std::uint64_t byte_offset) {
+                check_h5(H5Dread(dset, mem_type, mem, file, dxpl, base + byte_offset), "H5Dread");
+              });
+}
+
+namespace {
+
+std::pair<Hid, Hid> column_block_spaces(hid_t dset, std::uint64_t rows, std::uint64_t col_begin,
+                                        std::uint64_t col_end) {
+  Hid file_space = dataspace_hid(H5Dget_space(dset), "H5Dget_space");
+  const std::array<hsize_t, 2> start{0, col_begin};
+  const std::array<hsize_t, 2> count{rows, col_end - col_begin};
+  Hid mem_space;
+  if (rows == 0 || col_end == col_begin) {
+    mem_space = empty_selection(file_space.get());
+  } else {
+    check_h5(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                                 count.data(), nullptr),
+             "H5Sselect_hyperslab");
+    mem_space = dataspace_hid(H5Screate_simple(2, count.data(), nullptr), "H5Screate_simple");
+  }
+  return {std::move(file_space), std::move(mem_space)};
+}
+
+}  // namespace
+
+void read_columns_2d(hid_t dset, hid_t dxpl, hid_t mem_type, std::uint64_t rows,
+                     std::uint64_t col_begin, std::uint64_t col_end, void* data,
+                     std::size_t elem_size) {
+  if (rows * (col_end - col_begin) * elem_size >= kMaxIoPieceBytes) {
+    throw std::length_error("read_columns_2d: block of 1 GiB or more");
+  }
+  auto [file_space, mem_space] = column_block_spaces(dset, rows, col_begin, col_end);
+  std::uint64_t dummy = 0;
+  check_h5(H5Dread(dset, mem_type, mem_space.get(), file_space.get(), dxpl,
+                   data != nullptr ? data : &dummy),
+           "H5Dread");
+}
+
+void write_columns_2d(hid_t dset, hid_t dxpl, hid_t mem_type, std::uint64_t rows,
+                      std::uint64_t col_begin, std::uint64_t col_end, const void* data,
+                      std::size_t elem_size, IoModeTracker* tracker) {
+  if (rows * (col_end - col_begin) * elem_size >= kMaxIoPieceBytes) {
+    throw std::length_error("write_columns_2d: block of 1 GiB or more");
+  }
+  auto [file_space, mem_space] = column_block_spaces(dset, rows, col_begin, col_end);
+  static const std::uint64_t dummy = 0;
+  check_h5(H5Dwrite(dset, mem_type, mem_space.get(), file_space.get(), dxpl,
+                    data != nullptr ? data : &dummy),
+           "H5Dwrite");
+  track(dxpl, tracker);
+}
+
+std::vector<std::uint64_t> read_all_u64(hid_t dset, hid_t dxpl) {
+  const std::vector<std::uint64_t> dims = dataset_dims(dset);
+  if (dims.size() != 1) throw std::invalid_argument("read_all_u64: dataset is not 1-D");
+  std::vector<std::uint64_t> out(static_cast<std::size_t>(dims[0]));
+  if (out.empty()) return out;
+  check_h5(H5Dread(dset, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, dxpl, out.data()), "H5Dread");
+  return out;
+}
+
+namespace {
+
+void write_scalar_attr(hid_t obj, const char* name, hid_t file_type, hid_t mem_type,
+                       const void* value) {
+  Hid space = dataspace_hid(H5Screate(H5S_SCALAR), "H5Screate");
+  Hid attr = attribute_hid(H5Acreate2(obj, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                           "H5Acreate2");
+  check_h5(H5Awrite(attr.get(), mem_type, value), "H5Awrite");
+  attr.close("H5Aclose");
+}
+
+}  // namespace
+
+void write_attr_u64(hid_t obj, const char* name, std::uint64_t value) {
+  write_scalar_attr(obj, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, &value);
+}
+void write_attr_u32(hid_t obj, const char* name, std::uint32_t value) {
+  write_scalar_attr(obj, name, H5T_STD_U32LE, H5T_NATIVE_UINT32, &value);
+}
+void write_attr_u8(hid_t obj, const char* name, std::uint8_t value) {
+  write_scalar_attr(obj, name, H5T_STD_U8LE, H5T_NATIVE_UINT8, &value);
+}
+void write_attr_f64(hid_t obj, const char* name, double value) {
+  write_scalar_attr(obj, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value);
+}
+
+Hid string_type(std::size_t length) {
+  Hid type = datatype_hid(H5Tcopy(H5T_C_S1), "H5Tcopy");
+  check_h5(H5Tset_size(type.get(), length + 1), "H5Tset_size");
+  check_h5(H5Tset_strpad(type.get(), H5T_STR_NULLTERM), "H5Tset_strpad");
+  check_h5(H5Tset_cset(type.get(), H5T_CSET_UTF8), "H5Tset_cset");
+  return type;
+}
+
+void write_attr_string(hid_t obj, const char* name, const std::string& value) {
+  Hid type = string_type(value.size());
+  write_scalar_attr(obj, name, type.get(), type.get(), value.c_str());
+}
+
+bool has_attr(hid_t obj, const char* name) {
+  return check_h5(H5Aexists(obj, name), "H5Aexists") > 0;
+}
+
+std::uint64_t read_attr_u64(hid_t obj, const char* name) {
+  Hid attr = attribute_hid(H5Aopen(obj, name, H5P_DEFAULT), "H5Aopen");
+  std::uint64_t value = 0;
+  check_h5(H5Aread(attr.get(), H5T_NATIVE_UINT64, &value), "H5Aread");
+  return value;
+}
+
+double read_attr_f64(hid_t obj, const char* name) {
+  Hid attr = attribute_hid(H5Aopen(obj, name, H5P_DEFAULT), "H5Aopen");
+  double value = 0;
+  check_h5(H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value), "H5Aread");
+  return value;
+}
+
+std::string read_attr_string(hid_t obj, const char* name) {
+  Hid attr = attribute_hid(H5Aopen(obj, name, H5P_DEFAULT), "H5Aopen");
+  Hid type = datatype_hid(H5Aget_type(attr.get()), "H5Aget_type");
+  if (H5Tget_class(type.get()) != H5T_STRING) {
+    throw Hdf5Error("read_attr_string", std::string("attribute ") + name + " is not a string");
+  }
+  const htri_t is_vl = check_h5(H5Tis_variable_str(type.get()), "H5Tis_variable_str");
+  if (is_vl > 0) {
+    char* text = nullptr;
+    Hid mem = datatype_hid(H5Tcopy(type.get()), "H5Tcopy");
+    check_h5(H5Aread(attr.get(), mem.get(), &text), "H5Aread");
+    std::string out = text != nullptr ? text : "";
+    H5free_memory(text);
+    return out;
+  }
+  const std::size_t size = H5Tget_size(type.get());
+  std::string buf(size, '\0');
+  check_h5(H5Aread(attr.get(), type.get(), buf.data()), "H5Aread");
+  buf.resize(buf.find('\0') == std::string::npos ? size : buf.find('\0'));
+  return buf;
+}
+
+}  // namespace bloomshard::io

@@ -1,0 +1,110 @@
+// Manual benchmark of the checkpoint store (not a test): builds a filter of
+// N keys over the ranks, times write_checkpoint, load_checkpoint (with and
+// without the tier-2 verification) and verify_checkpoint, and prints the
+// file size and throughputs. Compare with `dd ... oflag=direct` and `cat`
+// of the same file size (docs/checkpoint-format.md lists the figures).
+//   mpiexec -n R ckpt_bench <keys> <state_dir>
+//   mpiexec -n R ckpt_bench load <file>     (load only, e.g. after dropping caches)
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "bloomshard/comm/communicator.hpp"
+#include "bloomshard/comm/environment.hpp"
+#include "bloomshard/core/key_hash.hpp"
+#include "bloomshard/core/slice_map.hpp"
+#include "bloomshard/io/checkpoint_store.hpp"
+
+using namespace bloomshard;
+
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  comm::Environment env(argc, argv);
+  const comm::Communicator world;
+  if (argc < 3) {
+    if (world.rank() == 0) std::fprintf(stderr, "usage: ckpt_bench <keys> <state_dir>\n");
+    return 2;
+  }
+  if (std::string(argv[1]) == "load") {
+    const std::filesystem::path file = argv[2];
+    const auto p = io::read_checkpoint_summary(file).header.params.num_slices;
+    const core::SliceRange mine = core::slices_of_rank(world.urank(), world.usize(), p);
+    const auto t0 = std::chrono::steady_clock::now();
+    { auto loaded = io::load_checkpoint(world, file, mine, true); }
+    const double s = world.allreduce_max(seconds_since(t0));
+    if (world.rank() == 0) {
+      const double mb = static_cast<double>(std::filesystem::file_size(file)) / 1e6;
+      std::printf("load (verify tier 2) %.3fs  %.0f MB/s\n", s, mb / s);
+    }
+    return 0;
+  }
+  const std::uint64_t n = std::strtoull(argv[1], nullptr, 10);
+  const std::filesystem::path dir = argv[2];
+  core::ScalableBloomParams params;
+  params.initial_capacity = n;
+  params.num_slices = 4096;
+  const core::SliceRange owned = core::slices_of_rank(world.urank(), world.usize(), 4096);
+  core::TwoTierSet set(params, owned);
+  set.bloom().set_auto_grow(false);
+  auto t0 = std::chrono::steady_clock::now();
+  std::string key;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    key = "https://example.org/doc/" + std::to_string(i * 2654435761ULL % 1000000007ULL);
+    const core::KeyHash h = core::hash_key(key);
+    if (owned.contains(core::slice_of(h, 4096))) (void)set.decide({h, key});
+  }
+  world.barrier();
+  const double build_s = seconds_since(t0);
+
+  io::CheckpointHeader h;
+  h.hash_scheme = std::string(core::kHashSchemeName);
+  h.bloom_layout = std::string(core::kBloomLayoutName);
+  h.params = params;
+  h.generation = 1;
+  std::vector<io::CheckpointLayerInfo> layers;
+  for (std::size_t l = 0; l < set.bloom().num_layers(); ++l) {
+    const auto s = set.bloom().layer_stats(l);
+    layers.push_back({s.geometry, world.allreduce_sum(s.inserted)});
+  }
+  io::CheckpointWriteStats stats;
+  world.barrier();
+  t0 = std::chrono::steady_clock::now();
+  const auto path = io::write_checkpoint(world, dir, h, layers, set, 2, &stats);
+  const double write_s = world.allreduce_max(seconds_since(t0));
+  const double size_mb = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
+
+  world.barrier();
+  t0 = std::chrono::steady_clock::now();
+  { auto loaded = io::load_checkpoint(world, path, owned, true); }
+  const double load_s = world.allreduce_max(seconds_since(t0));
+  world.barrier();
+  t0 = std::chrono::steady_clock::now();
+  { auto loaded = io::load_checkpoint(world, path, owned, false); }
+  const double load_nv_s = world.allreduce_max(seconds_since(t0));
+  world.barrier();
+  t0 = std::chrono::steady_clock::now();
+  const bool ok = io::verify_checkpoint(world, path).ok;
+  const double verify_s = world.allreduce_max(seconds_since(t0));
+
+  if (world.rank() == 0) {
+    std::printf("ranks %d keys %llu build %.2fs file %.1f MB (%s)\n", world.size(),
+                static_cast<unsigned long long>(n), build_s, size_mb, path.c_str());
+    std::printf("write  %.3fs  %.0f MB/s  (transfers %llu, non-collective %llu, mode %d)\n",
+                write_s, size_mb / write_s, static_cast<unsigned long long>(stats.transfers),
+                static_cast<unsigned long long>(stats.non_collective), stats.last_io_mode);
+    std::printf("  rank 0 phases: merge %.3fs  hdf5 %.3fs  commit (fsync, rename) %.3fs\n",
+                stats.merge_seconds, stats.io_seconds, stats.commit_seconds);
+    std::printf("load (verify tier 2)  %.3fs  %.0f MB/s\n", load_s, size_mb / load_s);
+    std::printf("load (no tier-2 verify) %.3fs\n", load_nv_s);
+    std::printf("verify %.3fs ok=%d\n", verify_s, ok ? 1 : 0);
+  }
+  return 0;
+}
