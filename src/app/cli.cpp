@@ -9,6 +9,7 @@
 #include "bloomshard/app/bench_filter.hpp"
 #include "bloomshard/app/dedup_job.hpp"
 #include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/state_commands.hpp"
 #include "bloomshard/app/synth.hpp"
 #include "bloomshard/app/version.hpp"
 #include "bloomshard/core/self_check.hpp"
@@ -21,6 +22,8 @@ constexpr std::string_view kUsage = R"(usage: bloomshard <command> [options]
 commands:
   dedup        remove records whose key was seen before (run under mpirun/srun)
   synth        write a deterministic synthetic corpus with a known duplicate rate
+  info         show what a --state dir's newest checkpoint holds
+  verify       recompute every checksum of a --state dir's checkpoint
   bench filter measure the tier-1 Bloom kernel against the memory floor
   self-check   run the sequential core's self-check (no MPI)
   version      print the version and the saved-format identifiers
@@ -49,6 +52,8 @@ int run_cli(int argc, char** argv) {
   try {
     if (command == "dedup") return run_dedup(args);
     if (command == "synth") return run_synth(args);
+    if (command == "info") return run_info(args);
+    if (command == "verify") return run_verify(args);
     if (command == "self-check") return run_self_check_command();
     if (command == "version" || command == "--version") {
       std::cout << version_text();

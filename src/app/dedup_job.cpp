@@ -4,7 +4,10 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <optional>
 
+#include "bloomshard/app/checkpointer.hpp"
 #include "bloomshard/app/dedup_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
 #include "bloomshard/app/input_feed.hpp"
@@ -13,9 +16,13 @@
 #include "bloomshard/app/output_guard.hpp"
 #include "bloomshard/app/progress.hpp"
 #include "bloomshard/app/round_batch.hpp"
+#include "bloomshard/app/run_manifest.hpp"
+#include "bloomshard/app/run_state.hpp"
+#include "bloomshard/app/stop_signal.hpp"
 #include "bloomshard/comm/environment.hpp"
 #include "bloomshard/comm/router.hpp"
 #include "bloomshard/core/two_tier.hpp"
+#include "bloomshard/io/checkpoint_store.hpp"
 #include "bloomshard/io/errors.hpp"
 #include "bloomshard/io/file_assignment.hpp"
 #include "bloomshard/io/input_file.hpp"
@@ -43,21 +50,33 @@ std::uint64_t estimate_capacity(std::span<const io::InputFile> files) {
   return std::max<std::uint64_t>(records, 100'000);
 }
 
-// Rank 0 finds the inputs and prepares the output dir; every rank gets the
-// input list or the error. First byte of the broadcast: exit code (0 = go).
+// Rank 0 finds the inputs, decides how the run starts and prepares the
+// output dir; every rank gets the result. First byte: exit code (0 = go),
+// then the plan and the input list, or the error text.
 std::string setup_on_rank0(const DedupConfig& c) {
+  const auto fail = [](int code, const std::string& why) {
+    return std::string(1, static_cast<char>(code)) + why;
+  };
   std::vector<fs::path> args(c.inputs.begin(), c.inputs.end());
   std::vector<io::InputFile> files;
   try {
     files = io::discover_inputs(args);
   } catch (const std::exception& e) {
-    return std::string(1, static_cast<char>(kExitUsage)) + e.what();
+    return fail(kExitUsage, e.what());
   }
-  if (files.empty()) return std::string(1, static_cast<char>(kExitUsage)) + "no input files found";
-  const OutputCheck check = prepare_output_dir(c.output_dir, args, files, c.overwrite);
-  if (!check.error.empty()) return std::string(1, static_cast<char>(check.exit_code)) + check.error;
-  return std::string(1, '\0') + encode_inputs(files);
+  if (files.empty()) return fail(kExitUsage, "no input files found");
+  const StartDecision d = decide_start(c, args, files);
+  if (!d.error.empty()) return fail(d.exit_code, d.error);
+  const std::string plan = encode_plan(d.plan);
+  return std::string(1, '\0') + std::to_string(plan.size()) + '\n' + plan + encode_inputs(files);
 }
+
+// What the filter and the progress of a run start from.
+struct Start {
+  std::unique_ptr<core::TwoTierSet> set;
+  RunManifest manifest;            // inputs with their starting progress; earlier rejects, counters
+  std::uint64_t resumed_from = 0;  // generation loaded (0: none)
+};
 
 class DedupJob {
  public:
@@ -71,35 +90,47 @@ class DedupJob {
       if (world_.rank() == 0) std::cerr << "bloomshard dedup: " << setup.substr(1) << '\n';
       return setup[0];
     }
-    const std::vector<io::InputFile> files = decode_inputs(std::string_view(setup).substr(1));
-    if (config_.slices < world_.usize()) {
+    const std::size_t nl = setup.find('\n');
+    const std::size_t plan_size = std::stoull(setup.substr(1, nl - 1));
+    const StartPlan plan = decode_plan(std::string_view(setup).substr(nl + 1, plan_size));
+    const std::vector<io::InputFile> files =
+        decode_inputs(std::string_view(setup).substr(nl + 1 + plan_size));
+    if (plan.kind == StartKind::kFinished) {
       if (world_.rank() == 0) {
-        std::cerr << "bloomshard dedup: --slices " << config_.slices << " is less than the "
-                  << world_.size() << " ranks; every rank must own a slice\n";
+        std::cout << "bloomshard dedup: the run in '" << config_.state_dir
+                  << "' already finished for these inputs; nothing to do\n";
+      }
+      return kExitOk;
+    }
+    const std::uint32_t slices = plan.num_slices != 0 ? plan.num_slices : config_.slices;
+    if (slices < world_.usize()) {
+      if (world_.rank() == 0) {
+        std::cerr << "bloomshard dedup: " << slices << " slices for " << world_.size()
+                  << " ranks; every rank must own a slice (use fewer ranks or more --slices)\n";
       }
       return kExitUsage;
     }
+    const core::SliceRange owned = core::slices_of_rank(world_.urank(), world_.usize(), slices);
+
+    std::optional<Start> begun = begin(plan, files, owned, slices);
+    if (!begun) return kExitFailure;
+    core::TwoTierSet& set = *begun->set;
+    set.bloom().set_auto_grow(false);  // layers open collectively, below
+    if (plan.kind == StartKind::kResume) prepare_resumed_outputs(begun->manifest);
 
     std::uint64_t total_bytes = 0;
-    for (const auto& f : files) total_bytes += f.size;
-    const std::vector<int> owners = io::assign_files_to_ranks(files, world_.size());
-    std::vector<io::InputFile> mine;
-    for (std::size_t i = 0; i < files.size(); ++i) {
-      if (owners[i] == world_.rank()) mine.push_back(files[i]);
-    }
-
-    core::ScalableBloomParams params;
-    params.initial_capacity = config_.capacity.value_or(estimate_capacity(files));
-    params.fpr_target = config_.fpr;
-    params.num_slices = config_.slices;
-    core::TwoTierSet set(params,
-                         core::slices_of_rank(world_.urank(), world_.usize(), config_.slices));
-    set.bloom().set_auto_grow(false);  // layers open collectively, below
-
+    std::vector<FileTask> mine = my_tasks(begun->manifest, total_bytes);
+    const bool checkpointing = !config_.state_dir.empty();
     InputFeed feed(config_, std::move(mine),
                    fs::path(config_.output_dir) / kRejectsDirName /
-                       ("rank-" + std::to_string(world_.rank()) + ".jsonl"));
-    comm::KeyRouter router(world_, config_.slices);
+                       reject_file_name(world_.rank(), begun->resumed_from),
+                   checkpointing);
+    std::optional<Checkpointer> checkpointer;
+    if (checkpointing) {
+      checkpointer.emplace(world_, config_, begun->manifest, begun->resumed_from,
+                           begun->resumed_from + 1);
+    }
+    comm::KeyRouter router(world_, slices);
     ProgressReporter progress(world_.rank() == 0 ? config_.progress_seconds : 0, std::cerr);
 
     RoundBatch batch;
@@ -108,8 +139,11 @@ class DedupJob {
     std::vector<core::Verdict> my_verdicts;
     PhaseSeconds phases;
     std::uint64_t rounds = 0;
+    std::uint64_t rounds_since_checkpoint = 0;
+    Clock::time_point last_checkpoint = Clock::now();
     std::string input_error;
     bool failed_anywhere = false;
+    bool stopped = false;
 
     for (;;) {
       Clock::time_point t = Clock::now();
@@ -144,14 +178,20 @@ class DedupJob {
       feed.write_kept(batch, my_verdicts);
       phases.write += seconds_since(t);
       ++rounds;
+      ++rounds_since_checkpoint;
 
-      // One reduction per round: termination, errors, layer growth, progress.
+      // One reduction per round: termination, errors, signals, checkpoint
+      // triggers, layer growth, progress. Rank 0's clock decides timed
+      // checkpoints so that all ranks agree.
       t = Clock::now();
       const FeedCounters& c = feed.counters();
-      const std::vector<std::uint64_t> g = world_.allreduce_sum(
-          std::vector<std::uint64_t>{feed.exhausted() ? 0U : 1U, input_error.empty() ? 0U : 1U,
-                                     set.bloom().newest_layer_inserted(), c.records, c.dropped,
-                                     c.rejected, c.input_bytes_done});
+      const bool time_due = world_.rank() == 0 && config_.checkpoint_every > 0 &&
+                            seconds_since(last_checkpoint) >= config_.checkpoint_every;
+      const std::vector<std::uint64_t> g = world_.allreduce_sum(std::vector<std::uint64_t>{
+          feed.exhausted() ? 0U : 1U, input_error.empty() ? 0U : 1U,
+          set.bloom().newest_layer_inserted(), c.records, c.dropped, c.rejected, c.input_bytes_done,
+          stop_requested() ? 1U : 0U, set.exact().delta_bytes() > config_.max_delta_bytes ? 1U : 0U,
+          time_due ? 1U : 0U});
       phases.route += seconds_since(t);
       if (set.bloom().layer_full(g[2])) set.bloom().add_layer();
       progress.maybe_report({g[3], g[4], g[5], g[6], total_bytes});
@@ -159,11 +199,21 @@ class DedupJob {
         failed_anywhere = true;
         break;
       }
-      if (g[0] == 0) break;
+      const bool finished = g[0] == 0;
+      stopped = g[7] != 0 && !finished;
+      if (finished) break;
+      if (checkpointer && (stopped || g[8] != 0 || g[9] != 0 ||
+                           (config_.checkpoint_rounds > 0 &&
+                            rounds_since_checkpoint >= config_.checkpoint_rounds))) {
+        checkpointer->write(feed, set, router.stats(), rounds, false);
+        rounds_since_checkpoint = 0;
+        last_checkpoint = Clock::now();
+      }
+      if (stopped) break;
     }
-    feed.finish();
 
     if (failed_anywhere) {
+      feed.finish();
       if (!input_error.empty()) {
         std::cerr << "bloomshard dedup: rank " << world_.rank() << ": input error: " << input_error
                   << '\n';
@@ -171,23 +221,35 @@ class DedupJob {
       world_.barrier();  // let the failing rank's message out before the exit
       return kExitFailure;
     }
+    if (stopped) {
+      feed.finish();
+      if (world_.rank() == 0) {
+        std::cerr << "bloomshard dedup: stop signal received; checkpointed generation "
+                  << (checkpointer ? "written" : "not written (no --state)") << "; exit "
+                  << kExitCheckpointedRequeue << " (please requeue)\n";
+      }
+      return checkpointer ? kExitCheckpointedRequeue : kExitFailure;
+    }
+    if (checkpointer) checkpointer->write(feed, set, router.stats(), rounds, true);
+    feed.finish();
 
-    JobSummary summary =
-        reduce_metrics(world_, feed, set, router.stats(), phases, rounds, seconds_since(start));
+    JobSummary summary = reduce_metrics(world_, begun->manifest.counters, feed, set, router.stats(),
+                                        phases, rounds, seconds_since(start));
     summary.input_files = files.size();
     summary.input_bytes = total_bytes;
-    const double reject_fraction =
-        summary.feed.records
-            ? static_cast<double>(summary.feed.rejected) / static_cast<double>(summary.feed.records)
-            : 0.0;
+    summary.checkpoints = checkpointer ? checkpointer->written() : 0;
+    const double reject_fraction = summary.counters.records
+                                       ? static_cast<double>(summary.counters.rejected) /
+                                             static_cast<double>(summary.counters.records)
+                                       : 0.0;
     if (world_.rank() == 0) {
       if (!config_.metrics_path.empty()) {
         std::ofstream(config_.metrics_path, std::ios::trunc) << metrics_json(summary);
       }
       std::cout << summary_text(summary) << std::flush;
       if (reject_fraction > config_.max_reject_fraction) {
-        std::cerr << "bloomshard dedup: " << summary.feed.rejected << " of " << summary.feed.records
-                  << " records rejected (" << 100.0 * reject_fraction
+        std::cerr << "bloomshard dedup: " << summary.counters.rejected << " of "
+                  << summary.counters.records << " records rejected (" << 100.0 * reject_fraction
                   << "%), more than --max-reject-fraction " << 100.0 * config_.max_reject_fraction
                   << "%; see " << (fs::path(config_.output_dir) / kRejectsDirName).string() << '\n';
       }
@@ -196,6 +258,102 @@ class DedupJob {
   }
 
  private:
+  // Builds the filter: new, or loaded (collectively) from the newest
+  // checkpoint generation that verifies, falling back to older ones.
+  std::optional<Start> begin(const StartPlan& plan, const std::vector<io::InputFile>& files,
+                             core::SliceRange owned, std::uint32_t slices) {
+    Start s;
+    s.manifest.run_id = plan.run_id;
+    s.manifest.output_dir = fs::absolute(config_.output_dir).lexically_normal().string();
+    for (const auto& f : files) s.manifest.inputs.push_back({f, {}, false, 0});
+    if (plan.kind == StartKind::kFresh) {
+      core::ScalableBloomParams params;
+      params.initial_capacity = config_.capacity.value_or(estimate_capacity(files));
+      params.fpr_target = config_.fpr;
+      params.num_slices = slices;
+      s.set = std::make_unique<core::TwoTierSet>(params, owned);
+      return s;
+    }
+    for (const std::uint64_t g : plan.candidates) {
+      const fs::path path = io::generation_path(config_.state_dir, g);
+      try {
+        io::LoadedCheckpoint loaded = io::load_checkpoint(world_, path, owned);
+        s.set = std::move(loaded.set);
+        s.resumed_from = g;
+        if (plan.kind == StartKind::kResume) {
+          RunManifest m = manifest_from_json(loaded.summary.header.manifest_json);
+          s.manifest.inputs = std::move(m.inputs);
+          s.manifest.rejects = std::move(m.rejects);
+          s.manifest.counters = std::move(m.counters);
+          s.manifest.run_id = std::move(m.run_id);
+        }
+        if (world_.rank() == 0) {
+          std::cerr << "bloomshard dedup: "
+                    << (plan.kind == StartKind::kResume ? "resuming" : "incremental run on")
+                    << " checkpoint generation " << g << " (" << path.string() << ")\n";
+        }
+        return s;
+      } catch (const std::exception& e) {
+        if (world_.rank() == 0) {
+          std::cerr << "bloomshard dedup: warning: checkpoint generation " << g
+                    << " cannot be used: " << e.what() << "; falling back to an older one\n";
+        }
+      }
+    }
+    if (world_.rank() == 0) {
+      std::cerr << "bloomshard dedup: no checkpoint generation in '" << config_.state_dir
+                << "' verifies; the run cannot resume. Inspect it with `bloomshard verify "
+                   "--state DIR`, or rebuild by running again with an empty --state\n";
+    }
+    return std::nullopt;
+  }
+
+  // Rank 0, before anyone writes: rejects of a killed attempt that no
+  // checkpoint counts go, counted ones are cut to their committed length,
+  // and finished outputs to theirs.
+  void prepare_resumed_outputs(const RunManifest& m) {
+    if (world_.rank() == 0) {
+      const fs::path rejects = fs::path(config_.output_dir) / kRejectsDirName;
+      fs::create_directories(rejects);
+      for (const auto& entry : fs::directory_iterator(rejects)) {
+        const std::string name = entry.path().filename().string();
+        const auto it = std::find_if(m.rejects.begin(), m.rejects.end(),
+                                     [&](const RejectSegment& r) { return r.name == name; });
+        if (it == m.rejects.end()) {
+          fs::remove(entry.path());
+        } else {
+          fs::resize_file(entry.path(), it->length);
+        }
+      }
+      for (const InputProgress& p : m.inputs) {
+        const fs::path out = io::output_path_for(config_.output_dir, p.file.relative_path);
+        if (p.done && fs::exists(out)) fs::resize_file(out, p.output_length);
+      }
+    }
+    world_.barrier();
+  }
+
+  // This rank's share of the unfinished inputs, balanced by size.
+  std::vector<FileTask> my_tasks(const RunManifest& m, std::uint64_t& total_bytes) const {
+    std::vector<std::size_t> open_inputs;
+    std::vector<std::uint64_t> weights;
+    total_bytes = 0;
+    for (std::size_t i = 0; i < m.inputs.size(); ++i) {
+      total_bytes += m.inputs[i].file.size;
+      if (m.inputs[i].done) continue;
+      open_inputs.push_back(i);
+      weights.push_back(m.inputs[i].file.size);
+    }
+    const std::vector<int> owners = io::assign_files_to_ranks(weights, world_.size());
+    std::vector<FileTask> tasks;
+    for (std::size_t j = 0; j < open_inputs.size(); ++j) {
+      if (owners[j] != world_.rank()) continue;
+      const InputProgress& p = m.inputs[open_inputs[j]];
+      tasks.push_back({p.file, open_inputs[j], p.cursor, p.output_length});
+    }
+    return tasks;
+  }
+
   comm::Communicator world_;
   DedupConfig config_;
 };
@@ -203,6 +361,7 @@ class DedupJob {
 }  // namespace
 
 int run_dedup(const std::vector<std::string>& args) {
+  install_stop_signal_handlers();  // before MPI starts: no signal is lost
   comm::Environment env;
   comm::Communicator world;
   ParsedDedup parsed = parse_dedup_options(args);

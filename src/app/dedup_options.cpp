@@ -23,38 +23,55 @@ struct RawOptions {
 po::options_description describe(DedupConfig& c, RawOptions& raw) {
   po::options_description job(
       "dedup options (all except --config may also come from the job file)");
-  job.add_options()("input", po::value(&c.inputs)->composing()->multitoken(),
-                    "input files or directories (walked recursively); repeatable")(
-      "output", po::value(&c.output_dir), "output directory; mirrors the inputs' relative paths")(
-      "key-field", po::value(&c.key_field)->default_value(c.key_field),
-      "JSONL key field, dotted path for nested fields (plain-line files use the whole line)")(
-      "capacity", po::value(&raw.capacity),
-      "expected distinct keys (first layer); the filter grows by layers past it. "
-      "Default: estimated from the input bytes")("fpr", po::value(&c.fpr)->default_value(c.fpr),
-                                                 "compound Bloom false-positive target")(
-      "slices", po::value(&c.slices)->default_value(c.slices),
-      "virtual slices P (fixed for the filter's life; >= ranks)")(
-      "normalize", po::value(&raw.normalize)->default_value(raw.normalize),
-      "key normalization: none | nfc | nfc-casefold")(
-      "batch-bytes", po::value(&c.batch_bytes)->default_value(c.batch_bytes),
-      "input bytes each rank reads per round (bounds round memory)")(
-      "max-key-bytes", po::value(&c.max_key_bytes)->default_value(c.max_key_bytes),
-      "longer keys are rejected")("max-line-bytes",
-                                  po::value(&c.max_line_bytes)->default_value(c.max_line_bytes),
-                                  "longer lines are rejected")(
-      "max-reject-fraction",
-      po::value(&c.max_reject_fraction)->default_value(c.max_reject_fraction),
-      "fail the job (exit 3) when rejected/records exceeds this")(
-      "metrics", po::value(&c.metrics_path), "write the run's metrics as JSON here (rank 0)")(
-      "progress", po::value(&c.progress_seconds)->default_value(c.progress_seconds),
-      "seconds between progress lines on stderr (0: none)")(
-      "overwrite", po::bool_switch(&c.overwrite),
-      "replace the outputs of an earlier run in --output")(
-      "hash-seed", po::value(&c.hash_seed)->default_value(c.hash_seed),
-      "XXH3 seed (0: the built-in default); fixed for the filter's life");
+  // clang-format off
+  job.add_options()
+    ("input", po::value(&c.inputs)->composing()->multitoken(),
+     "input files or directories (walked recursively; names starting with '_' or '.' are "
+     "skipped); repeatable")
+    ("output", po::value(&c.output_dir), "output directory; mirrors the inputs' relative paths")
+    ("key-field", po::value(&c.key_field)->default_value(c.key_field),
+     "JSONL key field, dotted path for nested fields (plain-line files use the whole line)")
+    ("capacity", po::value(&raw.capacity),
+     "expected distinct keys (first layer); the filter grows by layers past it. "
+     "Default: estimated from the input bytes")
+    ("fpr", po::value(&c.fpr)->default_value(c.fpr), "compound Bloom false-positive target")
+    ("slices", po::value(&c.slices)->default_value(c.slices),
+     "virtual slices P (fixed for the filter's life; >= ranks)")
+    ("normalize", po::value(&raw.normalize)->default_value(raw.normalize),
+     "key normalization: none | nfc | nfc-casefold")
+    ("batch-bytes", po::value(&c.batch_bytes)->default_value(c.batch_bytes),
+     "input bytes each rank reads per round (bounds round memory)")
+    ("max-key-bytes", po::value(&c.max_key_bytes)->default_value(c.max_key_bytes),
+     "longer keys are rejected")
+    ("max-line-bytes", po::value(&c.max_line_bytes)->default_value(c.max_line_bytes),
+     "longer lines are rejected")
+    ("max-reject-fraction",
+     po::value(&c.max_reject_fraction)->default_value(c.max_reject_fraction),
+     "fail the job (exit 3) when rejected/records exceeds this")
+    ("metrics", po::value(&c.metrics_path), "write the run's metrics as JSON here (rank 0)")
+    ("progress", po::value(&c.progress_seconds)->default_value(c.progress_seconds),
+     "seconds between progress lines on stderr (0: none)")
+    ("overwrite", po::bool_switch(&c.overwrite),
+     "replace the outputs of an earlier run in --output")
+    ("hash-seed", po::value(&c.hash_seed)->default_value(c.hash_seed),
+     "XXH3 seed (0: the built-in default); fixed for the filter's life")
+    ("state", po::value(&c.state_dir),
+     "checkpoint dir: the filter, input cursors and output lengths are saved there and a "
+     "restarted job resumes from its LATEST generation (on any rank count)")
+    ("checkpoint-every", po::value(&c.checkpoint_every)->default_value(c.checkpoint_every),
+     "seconds between checkpoints (fractions allowed; 0: only on rounds, signals, the end)")
+    ("checkpoint-rounds", po::value(&c.checkpoint_rounds)->default_value(c.checkpoint_rounds),
+     "rounds between checkpoints (0: off)")
+    ("max-delta-bytes", po::value(&c.max_delta_bytes)->default_value(c.max_delta_bytes),
+     "tier-2 key bytes held in memory per rank since the last checkpoint; more forces one")
+    ("keep-generations", po::value(&c.keep_generations)->default_value(c.keep_generations),
+     "checkpoint generations kept in --state (>= 1)");
   po::options_description generic("general");
-  generic.add_options()("help,h", "show this help")("version", "show the version")(
-      "config", po::value(&raw.config_file), "INI job file with the options above (see jobs/)");
+  generic.add_options()
+    ("help,h", "show this help")
+    ("version", "show the version")
+    ("config", po::value(&raw.config_file), "INI job file with the options above (see jobs/)");
+  // clang-format on
   po::options_description all;
   all.add(generic).add(job);
   return all;
@@ -78,6 +95,12 @@ std::string validate(const DedupConfig& c) {
     return "--max-reject-fraction must be in [0, 1]";
   }
   if (c.progress_seconds < 0) return "--progress must be >= 0";
+  if (c.checkpoint_every < 0) return "--checkpoint-every must be >= 0";
+  if (c.keep_generations < 1) return "--keep-generations must be >= 1";
+  if (c.max_delta_bytes < (1ULL << 20)) return "--max-delta-bytes must be >= 1 MiB";
+  if (c.state_dir.empty() && (c.checkpoint_every > 0 || c.checkpoint_rounds > 0)) {
+    return "--checkpoint-every/--checkpoint-rounds need --state";
+  }
   for (const auto& in : c.inputs) {
     if (!std::filesystem::exists(in)) return "input '" + in + "' does not exist";
   }

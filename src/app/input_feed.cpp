@@ -1,14 +1,16 @@
 #include "bloomshard/app/input_feed.hpp"
 
 #include "bloomshard/core/normalize.hpp"
+#include "bloomshard/io/checkpoint_generations.hpp"
 #include "bloomshard/io/reject_reasons.hpp"
 
 namespace bloomshard::app {
 
-InputFeed::InputFeed(const DedupConfig& config, std::vector<io::InputFile> files,
-                     const std::filesystem::path& reject_path)
+InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
+                     const std::filesystem::path& reject_path, bool durable)
     : config_(config),
-      files_(std::move(files)),
+      durable_(durable),
+      tasks_(std::move(tasks)),
       reader_(io::ReaderOptions{.max_line_bytes = config.max_line_bytes}),
       plain_keys_(io::KeyExtractorOptions{.format = io::Format::kPlainLines,
                                           .key_path = config.key_field,
@@ -16,30 +18,39 @@ InputFeed::InputFeed(const DedupConfig& config, std::vector<io::InputFile> files
       json_keys_(io::KeyExtractorOptions{.format = io::Format::kJsonLines,
                                          .key_path = config.key_field,
                                          .max_key_bytes = config.max_key_bytes}),
-      outputs_(files_.size()),
-      rejects_(io::RejectWriter::create(reject_path)) {}
+      outputs_(tasks_.size()),
+      rejects_(io::RejectWriter::create(reject_path)) {
+  states_.reserve(tasks_.size());
+  for (const FileTask& t : tasks_) states_.push_back({t.index, t.cursor, false, t.output_length});
+}
 
 bool InputFeed::open_next_file() {
-  if (next_file_ >= files_.size()) return false;
-  const io::InputFile& file = files_[next_file_];
+  if (next_ >= tasks_.size()) return false;
+  const FileTask& task = tasks_[next_];
+  const std::filesystem::path out =
+      io::output_path_for(config_.output_dir, task.file.relative_path);
+  const bool resumed = task.cursor.records > 0 || task.cursor.decompressed_offset > 0;
   // The output exists from the start, so an input whose records are all
-  // duplicates still has its (empty) mirror.
-  outputs_[next_file_] = io::OutputWriter::create(
-      io::output_path_for(config_.output_dir, file.relative_path), file.compression);
-  reader_.open(file);
-  ++next_file_;
+  // duplicates still has its (empty) mirror. A resumed file continues
+  // after its committed length; whatever a killed run wrote past it goes.
+  outputs_[next_] =
+      resumed ? io::OutputWriter::open_for_resume(out, task.file.compression, task.output_length)
+              : io::OutputWriter::create(out, task.file.compression);
+  reader_.open(task.file);
+  if (resumed) reader_.skip_to(task.cursor);
+  ++next_;
   open_ = true;
   return true;
 }
 
 void InputFeed::abandon() noexcept {
   open_ = false;
-  next_file_ = files_.size();
+  next_ = tasks_.size();
 }
 
 void InputFeed::take(const io::Record& record, RoundBatch& batch) {
   ++counters_.records;
-  const io::InputFile& file = files_[next_file_ - 1];
+  const io::InputFile& file = tasks_[next_ - 1].file;
   if (record.too_long) {
     ++counters_.rejected;
     rejects_.write(file.absolute_path.native(), record.line_number, io::reason::kLineTooLong,
@@ -63,7 +74,7 @@ void InputFeed::take(const io::Record& record, RoundBatch& batch) {
                    record.line);
     return;
   }
-  batch.add(static_cast<std::uint32_t>(next_file_ - 1), record.line, record.terminator,
+  batch.add(static_cast<std::uint32_t>(next_ - 1), record.line, record.terminator,
             core::hash_key(key, config_.hash_seed), key);
 }
 
@@ -77,7 +88,8 @@ void InputFeed::fill(RoundBatch& batch) {
       continue;
     }
     open_ = false;  // end of this file; its output closes after the round's writes
-    counters_.input_bytes_done += files_[next_file_ - 1].size;
+    states_[next_ - 1].cursor = reader_.cursor();
+    counters_.input_bytes_done += tasks_[next_ - 1].file.size;
   }
 }
 
@@ -96,13 +108,30 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
 }
 
 void InputFeed::close_finished_outputs() {
-  // Files below the one being read are finished; so is the last one once
+  // Tasks below the one being read are finished; so is the last one once
   // the reader let go of it.
-  const std::size_t finished = open_ ? next_file_ - 1 : next_file_;
+  const std::size_t finished = open_ ? next_ - 1 : next_;
   for (; first_unclosed_ < finished; ++first_unclosed_) {
-    outputs_[first_unclosed_].close();
-    outputs_[first_unclosed_] = io::OutputWriter();  // free the codec buffers
+    io::OutputWriter& out = outputs_[first_unclosed_];
+    FileState& state = states_[first_unclosed_];
+    if (out.is_open()) {  // not opened at all if reading failed before it
+      out.close();        // may add an empty frame, so sync after it
+      if (durable_) io::fsync_path(out.path());
+      state.output_length = out.file_length();
+      state.done = true;
+    }
+    out = io::OutputWriter();  // free the codec buffers
   }
+}
+
+std::vector<FileState> InputFeed::commit() {
+  if (open_) {
+    FileState& state = states_[next_ - 1];
+    state.output_length = outputs_[next_ - 1].flush_and_sync();
+    state.cursor = reader_.cursor();
+  }
+  reject_length_ = rejects_.flush_and_sync();
+  return states_;
 }
 
 void InputFeed::finish() {

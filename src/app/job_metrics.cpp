@@ -30,32 +30,70 @@ std::vector<std::uint64_t> reason_vector(const io::RejectCounts& counts) {
 
 }  // namespace
 
-JobSummary reduce_metrics(const comm::Communicator& comm, const InputFeed& feed,
-                          const core::TwoTierSet& set, const comm::RouterStats& router,
-                          const PhaseSeconds& phases, std::uint64_t rounds, double wall_seconds) {
-  JobSummary s;
-  s.ranks = comm.size();
+JobCounters local_counters(const InputFeed& feed, const core::TwoTierSet& set,
+                           const comm::RouterStats& router, std::uint64_t rounds) {
   const FeedCounters& f = feed.counters();
   const core::DecisionCounters& d = set.counters();
-  const std::vector<std::uint64_t> sums = comm.allreduce_sum(std::vector<std::uint64_t>{
-      f.records, f.rejected, f.kept, f.dropped, f.input_bytes_done, f.output_bytes, d.decided,
-      d.tier1_absent, d.tier1_maybe, d.tier2_lookups, d.duplicates, d.false_positives,
-      router.payload_bytes_sent_remote, router.payload_bytes_sent, set.exact().size()});
-  s.feed = {sums[0], sums[1], sums[2], sums[3], sums[4], sums[5]};
-  s.decisions = {sums[6], sums[7], sums[8], sums[9], sums[10], sums[11]};
-  s.bytes_exchanged = sums[12];
-  s.payload_bytes = sums[13];
-  s.tier2_keys = sums[14];
+  JobCounters c;
+  c.records = f.records;
+  c.kept = f.kept;
+  c.dropped = f.dropped;
+  c.rejected = f.rejected;
+  c.decided = d.decided;
+  c.tier1_absent = d.tier1_absent;
+  c.tier1_maybe = d.tier1_maybe;
+  c.tier2_lookups = d.tier2_lookups;
+  c.duplicates = d.duplicates;
+  c.false_positives = d.false_positives;
+  c.output_bytes = f.output_bytes;
+  c.bytes_exchanged = router.payload_bytes_sent_remote;
+  c.payload_bytes = router.payload_bytes_sent;
+  c.rounds = rounds;
+  for (const auto& [reason, n] : feed.reject_counts()) c.rejected_by_reason[reason] = n;
+  return c;
+}
 
-  const std::vector<std::uint64_t> reasons =
-      comm.allreduce_sum(reason_vector(feed.reject_counts()));
+JobCounters reduce_counters(const comm::Communicator& comm, const JobCounters& local) {
+  const std::vector<std::uint64_t> sums = comm.allreduce_sum(std::vector<std::uint64_t>{
+      local.records, local.kept, local.dropped, local.rejected, local.decided, local.tier1_absent,
+      local.tier1_maybe, local.tier2_lookups, local.duplicates, local.false_positives,
+      local.output_bytes, local.bytes_exchanged, local.payload_bytes});
+  JobCounters g;
+  g.records = sums[0];
+  g.kept = sums[1];
+  g.dropped = sums[2];
+  g.rejected = sums[3];
+  g.decided = sums[4];
+  g.tier1_absent = sums[5];
+  g.tier1_maybe = sums[6];
+  g.tier2_lookups = sums[7];
+  g.duplicates = sums[8];
+  g.false_positives = sums[9];
+  g.output_bytes = sums[10];
+  g.bytes_exchanged = sums[11];
+  g.payload_bytes = sums[12];
+  g.rounds = comm.allreduce_max(local.rounds);
+  io::RejectCounts local_reasons;
+  for (const auto& [reason, n] : local.rejected_by_reason) local_reasons[reason] = n;
+  const std::vector<std::uint64_t> reasons = comm.allreduce_sum(reason_vector(local_reasons));
   for (std::size_t i = 0; i < reasons.size(); ++i) {
     if (reasons[i] == 0) continue;
-    s.rejected_by_reason[i < kKnownReasons.size() ? std::string(kKnownReasons[i]) : "other"] =
+    g.rejected_by_reason[i < kKnownReasons.size() ? std::string(kKnownReasons[i]) : "other"] =
         reasons[i];
   }
+  return g;
+}
 
-  s.rounds = comm.allreduce_max(rounds);
+JobSummary reduce_metrics(const comm::Communicator& comm, const JobCounters& base,
+                          const InputFeed& feed, const core::TwoTierSet& set,
+                          const comm::RouterStats& router, const PhaseSeconds& phases,
+                          std::uint64_t rounds, double wall_seconds) {
+  JobSummary s;
+  s.ranks = comm.size();
+  s.counters = base;
+  s.counters += reduce_counters(comm, local_counters(feed, set, router, rounds));
+  s.tier2_keys = comm.allreduce_sum(set.exact().size());
+  s.segment_rounds = comm.allreduce_max(rounds);
   s.max_rss_bytes = comm.allreduce_max(peak_rss_bytes());
   s.wall_seconds = comm.allreduce_max(wall_seconds);
   s.phase_seconds_max = {comm.allreduce_max(phases.read), comm.allreduce_max(phases.route),
@@ -95,27 +133,29 @@ std::string metrics_json(const JobSummary& s) {
   j.value("ranks", static_cast<std::uint64_t>(s.ranks));
   j.value("input_files", s.input_files);
   j.value("input_bytes", s.input_bytes);
-  j.value("records", s.feed.records);
-  j.value("kept", s.feed.kept);
-  j.value("duplicates", s.decisions.duplicates);
-  j.value("dropped", s.feed.dropped);
-  j.value("rejected", s.feed.rejected);
+  j.value("records", s.counters.records);
+  j.value("kept", s.counters.kept);
+  j.value("duplicates", s.counters.duplicates);
+  j.value("dropped", s.counters.dropped);
+  j.value("rejected", s.counters.rejected);
   j.begin_object("rejected_by_reason");
-  for (const auto& [reason, n] : s.rejected_by_reason) j.value(reason, n);
+  for (const auto& [reason, n] : s.counters.rejected_by_reason) j.value(reason, n);
   j.end_object();
-  j.value("decided", s.decisions.decided);
-  j.value("tier1_absent", s.decisions.tier1_absent);
-  j.value("tier1_maybe", s.decisions.tier1_maybe);
-  j.value("tier2_lookups", s.decisions.tier2_lookups);
-  j.value("false_positives", s.decisions.false_positives);
-  j.value("false_positive_rate", s.feed.kept ? static_cast<double>(s.decisions.false_positives) /
-                                                   static_cast<double>(s.feed.kept)
-                                             : 0.0);
+  j.value("decided", s.counters.decided);
+  j.value("tier1_absent", s.counters.tier1_absent);
+  j.value("tier1_maybe", s.counters.tier1_maybe);
+  j.value("tier2_lookups", s.counters.tier2_lookups);
+  j.value("false_positives", s.counters.false_positives);
+  j.value("false_positive_rate", s.counters.kept ? static_cast<double>(s.counters.false_positives) /
+                                                       static_cast<double>(s.counters.kept)
+                                                 : 0.0);
   j.value("tier2_keys", s.tier2_keys);
-  j.value("output_bytes", s.feed.output_bytes);
-  j.value("bytes_exchanged", s.bytes_exchanged);
-  j.value("payload_bytes", s.payload_bytes);
-  j.value("rounds", s.rounds);
+  j.value("output_bytes", s.counters.output_bytes);
+  j.value("bytes_exchanged", s.counters.bytes_exchanged);
+  j.value("payload_bytes", s.counters.payload_bytes);
+  j.value("rounds", s.counters.rounds);
+  j.value("segment_rounds", s.segment_rounds);
+  j.value("checkpoints", s.checkpoints);
   j.begin_object("phase_seconds");
   j.value("read", s.phase_seconds_max.read);
   j.value("route", s.phase_seconds_max.route);
@@ -152,24 +192,25 @@ std::string metrics_json(const JobSummary& s) {
 
 std::string summary_text(const JobSummary& s) {
   char buf[512];
-  const double dup_pct = s.feed.records ? 100.0 * static_cast<double>(s.feed.dropped) /
-                                              static_cast<double>(s.feed.records)
-                                        : 0.0;
+  const double dup_pct = s.counters.records ? 100.0 * static_cast<double>(s.counters.dropped) /
+                                                  static_cast<double>(s.counters.records)
+                                            : 0.0;
   std::snprintf(buf, sizeof buf,
                 "bloomshard dedup: %llu records, %llu kept, %llu duplicates (%.2f%%), "
                 "%llu rejected; %llu ranks, %.2f s, %.0f records/s\n"
                 "  tier 1: %llu maybe of %llu; tier 2: %llu lookups, %llu false positives; "
                 "filter %zu layer(s), %.1f MiB, est. FPR %.3g; max RSS %.1f MiB\n",
-                static_cast<unsigned long long>(s.feed.records),
-                static_cast<unsigned long long>(s.feed.kept),
-                static_cast<unsigned long long>(s.decisions.duplicates), dup_pct,
-                static_cast<unsigned long long>(s.feed.rejected),
+                static_cast<unsigned long long>(s.counters.records),
+                static_cast<unsigned long long>(s.counters.kept),
+                static_cast<unsigned long long>(s.counters.duplicates), dup_pct,
+                static_cast<unsigned long long>(s.counters.rejected),
                 static_cast<unsigned long long>(s.ranks), s.wall_seconds,
-                s.wall_seconds > 0 ? static_cast<double>(s.feed.records) / s.wall_seconds : 0.0,
-                static_cast<unsigned long long>(s.decisions.tier1_maybe),
-                static_cast<unsigned long long>(s.decisions.decided),
-                static_cast<unsigned long long>(s.decisions.tier2_lookups),
-                static_cast<unsigned long long>(s.decisions.false_positives), s.layers.size(),
+                s.wall_seconds > 0 ? static_cast<double>(s.counters.records) / s.wall_seconds
+                                   : 0.0,  // a resumed run counts earlier records too
+                static_cast<unsigned long long>(s.counters.tier1_maybe),
+                static_cast<unsigned long long>(s.counters.decided),
+                static_cast<unsigned long long>(s.counters.tier2_lookups),
+                static_cast<unsigned long long>(s.counters.false_positives), s.layers.size(),
                 static_cast<double>(s.filter_bits) / 8.0 / 1048576.0, s.fpr_estimate,
                 static_cast<double>(s.max_rss_bytes) / 1048576.0);
   return buf;

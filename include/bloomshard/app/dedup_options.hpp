@@ -29,6 +29,12 @@ struct DedupConfig {
   double progress_seconds = 0;  ///< 0: no progress lines
   bool overwrite = false;
   std::uint64_t hash_seed = 0;  ///< 0: core::kDefaultHashSeed
+  // Checkpointing (all need --state).
+  std::string state_dir;                ///< empty: no checkpoints, no resume
+  double checkpoint_every = 0;          ///< seconds between checkpoints; 0: by rounds/signal only
+  std::uint64_t checkpoint_rounds = 0;  ///< rounds between checkpoints; 0: off
+  std::uint64_t max_delta_bytes = 512ULL << 20;  ///< tier-2 delta per rank that forces one
+  int keep_generations = 2;
 };
 
 /// What parsing decided: run, or exit at once with `exit_code` after printing

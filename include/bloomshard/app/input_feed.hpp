@@ -1,12 +1,12 @@
 // This rank's share of the corpus: reads its files in order, turns lines
 // into keys (extract, normalize, hash), sends bad lines to the reject file,
-// and writes the kept records of each round to the mirrored outputs.
+// writes the kept records of each round to the mirrored outputs, and at a
+// checkpoint cut makes its outputs durable and reports where it stands.
 // Not collective; one per rank.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
-#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,7 +23,7 @@ namespace bloomshard::app {
 /// Reject reason for keys that are not UTF-8 under a policy that needs it.
 inline constexpr std::string_view kRejectInvalidUtf8 = "invalid UTF-8 for normalization";
 
-/// Counters of the read side (this rank).
+/// Counters of the read side (this rank, this process).
 struct FeedCounters {
   std::uint64_t records = 0;  ///< lines read, rejects included
   std::uint64_t rejected = 0;
@@ -33,12 +33,31 @@ struct FeedCounters {
   std::uint64_t output_bytes = 0;      ///< uncompressed bytes written
 };
 
+/// One input given to this rank, and where to start it: a fresh file has a
+/// zero cursor and output length; a resumed one continues at its cursor and
+/// appends to its output truncated to output_length.
+struct FileTask {
+  io::InputFile file;
+  std::size_t index = 0;  ///< position in the job's input list
+  io::InputCursor cursor;
+  std::uint64_t output_length = 0;
+};
+
+/// Where one file stands at a cut.
+struct FileState {
+  std::size_t index = 0;
+  io::InputCursor cursor;
+  bool done = false;
+  std::uint64_t output_length = 0;
+};
+
 class InputFeed {
  public:
-  /// `files` are this rank's inputs in reading order; `reject_path` is
-  /// this rank's reject file. Throws io::OutputError if it cannot be created.
-  InputFeed(const DedupConfig& config, std::vector<io::InputFile> files,
-            const std::filesystem::path& reject_path);
+  /// `tasks` are this rank's inputs in reading order; `reject_path` is this
+  /// rank's reject file (created empty). With `durable`, outputs are fsynced
+  /// when closed (a checkpoint may count on them). Throws io::OutputError.
+  InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
+            const std::filesystem::path& reject_path, bool durable);
 
   /// Reads records into `batch` (cleared first) until about batch_bytes
   /// were taken or this rank's input ends. Throws io::InputError for an
@@ -49,12 +68,19 @@ class InputFeed {
   /// closes the outputs of files read to their end.
   void write_kept(const RoundBatch& batch, std::span<const core::Verdict> verdicts);
 
+  /// At a cut (after write_kept): ends the open output's frame, flushes and
+  /// fsyncs it and the reject file, and returns every task's state. Throws
+  /// io::OutputError.
+  [[nodiscard]] std::vector<FileState> commit();
+  /// Committed length of the reject file (valid after commit()).
+  [[nodiscard]] std::uint64_t reject_length() const noexcept { return reject_length_; }
+
   /// Closes every output and the reject file. Throws io::OutputError.
   void finish();
 
   /// True once every file was read to its end (or reading failed).
-  [[nodiscard]] bool exhausted() const noexcept { return next_file_ >= files_.size() && !open_; }
-  /// Marks the feed as done after an input error, so the rank stops reading.
+  [[nodiscard]] bool exhausted() const noexcept { return next_ >= tasks_.size() && !open_; }
+  /// Stops reading after an input error.
   void abandon() noexcept;
 
   [[nodiscard]] const FeedCounters& counters() const noexcept { return counters_; }
@@ -66,15 +92,18 @@ class InputFeed {
   void take(const io::Record& record, RoundBatch& batch);
 
   DedupConfig config_;
-  std::vector<io::InputFile> files_;
-  std::size_t next_file_ = 0;       // next file to open
-  bool open_ = false;               // reader holds files_[next_file_ - 1]
-  std::size_t first_unclosed_ = 0;  // outputs below this slot are closed
+  bool durable_;
+  std::vector<FileTask> tasks_;
+  std::vector<FileState> states_;   // per task
+  std::size_t next_ = 0;            // next task to open
+  bool open_ = false;               // reader holds tasks_[next_ - 1]
+  std::size_t first_unclosed_ = 0;  // outputs below this task are closed
   io::RecordReader reader_;
   io::KeyExtractor plain_keys_;
   io::KeyExtractor json_keys_;
-  std::vector<io::OutputWriter> outputs_;  // one per file slot
+  std::vector<io::OutputWriter> outputs_;  // one per task
   io::RejectWriter rejects_;
+  std::uint64_t reject_length_ = 0;
   std::string normalized_;
   FeedCounters counters_;
 };

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bloomshard/app/input_feed.hpp"
+#include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/comm/communicator.hpp"
 #include "bloomshard/comm/router.hpp"
 #include "bloomshard/core/two_tier.hpp"
@@ -41,15 +42,12 @@ struct JobSummary {
   int ranks = 0;
   std::uint64_t input_files = 0;
   std::uint64_t input_bytes = 0;
-  FeedCounters feed;                  // sums
-  core::DecisionCounters decisions;   // sums
-  std::uint64_t bytes_exchanged = 0;  // key payload sent to other ranks (not to self)
-  std::uint64_t payload_bytes = 0;    // key payload routed, self included
-  std::uint64_t rounds = 0;
-  PhaseSeconds phase_seconds_max;  // max over ranks
-  double wall_seconds = 0;
-  std::uint64_t max_rss_bytes = 0;
-  std::map<std::string, std::uint64_t> rejected_by_reason;
+  JobCounters counters;              // whole run, earlier segments of a resumed run included
+  std::uint64_t segment_rounds = 0;  // rounds of this process's segment
+  PhaseSeconds phase_seconds_max;    // max over ranks, this segment
+  double wall_seconds = 0;           // this segment
+  std::uint64_t max_rss_bytes = 0;   // max over ranks, this segment
+  std::uint64_t checkpoints = 0;     // written in this segment
   std::vector<LayerSummary> layers;
   std::uint64_t filter_bits = 0;
   double fpr_estimate = 0;  // compound: sum over layers
@@ -58,10 +56,17 @@ struct JobSummary {
   double fpr_target = 0;
 };
 
+/// This rank's counters of the running segment.
+[[nodiscard]] JobCounters local_counters(const InputFeed& feed, const core::TwoTierSet& set,
+                                         const comm::RouterStats& router, std::uint64_t rounds);
+
+/// Collective: sums counters over ranks (rounds: max), result on every rank.
+[[nodiscard]] JobCounters reduce_counters(const comm::Communicator& comm, const JobCounters& local);
+
 /// Collective: reduces every rank's readings into the summary (valid on
-/// every rank).
-[[nodiscard]] JobSummary reduce_metrics(const comm::Communicator& comm, const InputFeed& feed,
-                                        const core::TwoTierSet& set,
+/// every rank); `base` holds the counters of earlier segments of a resumed run.
+[[nodiscard]] JobSummary reduce_metrics(const comm::Communicator& comm, const JobCounters& base,
+                                        const InputFeed& feed, const core::TwoTierSet& set,
                                         const comm::RouterStats& router, const PhaseSeconds& phases,
                                         std::uint64_t rounds, double wall_seconds);
 

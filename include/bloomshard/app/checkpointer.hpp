@@ -1,0 +1,56 @@
+// The consistent cut: at a round boundary every rank makes its outputs and
+// reject file durable and reports its cursors; the filter, the cursors and
+// the output lengths then go into one checkpoint generation together, and
+// each rank re-bases its tier 2 on the new file (dropping the delta, so
+// resident memory falls back to the Bloom bits).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "bloomshard/app/dedup_options.hpp"
+#include "bloomshard/app/input_feed.hpp"
+#include "bloomshard/app/run_manifest.hpp"
+#include "bloomshard/comm/communicator.hpp"
+#include "bloomshard/comm/router.hpp"
+#include "bloomshard/core/two_tier.hpp"
+
+namespace bloomshard::app {
+
+/// Name of a rank's reject file inside OUTPUT/_rejects for a segment that
+/// started from generation `resumed_from` (0: a fresh start). Each segment
+/// writes its own files, so a resume on another rank count never appends to
+/// a file another rank wrote.
+[[nodiscard]] std::string reject_file_name(int rank, std::uint64_t resumed_from);
+
+class Checkpointer {
+ public:
+  /// `base` describes the run as of its start: every input (with the
+  /// progress a resumed run starts from), the reject files of earlier
+  /// segments, and their counters. `resumed_from` is the generation this
+  /// segment started from (0: fresh), which names its reject files;
+  /// `next_generation` the number of the first generation it writes.
+  Checkpointer(const comm::Communicator& comm, const DedupConfig& config, RunManifest base,
+               std::uint64_t resumed_from, std::uint64_t next_generation);
+
+  /// Collective: writes the next generation from `feed` (after a completed
+  /// round), `set` and the segment's counters, then re-bases `set` on it.
+  /// Throws on every rank if any rank failed (nothing is committed then).
+  void write(InputFeed& feed, core::TwoTierSet& set, const comm::RouterStats& router,
+             std::uint64_t rounds, bool finished);
+
+  [[nodiscard]] std::uint64_t written() const noexcept { return written_; }
+  [[nodiscard]] double seconds() const noexcept { return seconds_; }
+
+ private:
+  comm::Communicator comm_;
+  DedupConfig config_;
+  RunManifest base_;
+  std::uint64_t resumed_from_;
+  std::uint64_t generation_;
+  std::uint64_t written_ = 0;
+  double seconds_ = 0;
+};
+
+}  // namespace bloomshard::app

@@ -1,0 +1,69 @@
+// The run manifest: what a checkpoint generation says about the job besides
+// the filter — every input with its cursor and its output's committed
+// length, the reject files with theirs, and the job-wide counters. Stored as
+// JSON in the checkpoint's /manifest_json dataset (docs/checkpoint-format.md)
+// so `h5dump` shows it as text.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bloomshard/io/input_file.hpp"
+#include "bloomshard/io/record_reader.hpp"
+
+namespace bloomshard::app {
+
+/// One input at the cut.
+struct InputProgress {
+  io::InputFile file;
+  io::InputCursor cursor;           ///< records consumed, decompressed offset
+  bool done = false;                ///< read to its end, output closed
+  std::uint64_t output_length = 0;  ///< committed bytes of the mirrored output
+};
+
+/// One reject file (name inside OUTPUT/_rejects) with its committed length.
+struct RejectSegment {
+  std::string name;
+  std::uint64_t length = 0;
+};
+
+/// Job-wide counters, summed over ranks and over earlier segments of a
+/// resumed run.
+struct JobCounters {
+  std::uint64_t records = 0;
+  std::uint64_t kept = 0;
+  std::uint64_t dropped = 0;
+  std::uint64_t rejected = 0;
+  std::uint64_t decided = 0;
+  std::uint64_t tier1_absent = 0;
+  std::uint64_t tier1_maybe = 0;
+  std::uint64_t tier2_lookups = 0;
+  std::uint64_t duplicates = 0;
+  std::uint64_t false_positives = 0;
+  std::uint64_t output_bytes = 0;
+  std::uint64_t bytes_exchanged = 0;
+  std::uint64_t payload_bytes = 0;
+  std::uint64_t rounds = 0;
+  std::map<std::string, std::uint64_t> rejected_by_reason;
+  JobCounters& operator+=(const JobCounters& o);
+};
+
+struct RunManifest {
+  std::string run_id;
+  std::string output_dir;  ///< absolute
+  std::vector<InputProgress> inputs;
+  std::vector<RejectSegment> rejects;
+  JobCounters counters;
+};
+
+/// JSON text of the manifest.
+[[nodiscard]] std::string manifest_to_json(const RunManifest& m);
+
+/// Parses manifest_to_json's output. Throws std::runtime_error naming the
+/// missing or malformed field.
+[[nodiscard]] RunManifest manifest_from_json(std::string_view json);
+
+}  // namespace bloomshard::app

@@ -1,0 +1,65 @@
+// How a dedup run starts, given its --state dir: fresh, resumed from the
+// newest checkpoint that verifies, incremental (a finished filter plus new
+// inputs), or already finished. Rank 0 decides from the files alone (the
+// run identity file and the checkpoint headers) and prepares the output
+// dir; every rank then follows the plan. Nothing is guessed: a state that
+// belongs to another run, another hash scheme, normalization, key field or
+// format version is refused with a message naming what differs.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bloomshard/app/dedup_options.hpp"
+#include "bloomshard/io/input_file.hpp"
+
+namespace bloomshard::app {
+
+enum class StartKind : std::uint8_t {
+  kFresh = 0,        ///< no usable checkpoint: start from scratch
+  kResume = 1,       ///< unfinished run of the same inputs: continue it
+  kIncremental = 2,  ///< finished filter + new inputs: dedup them against history
+  kFinished = 3,     ///< this run already finished: nothing to do
+};
+
+struct StartPlan {
+  StartKind kind = StartKind::kFresh;
+  std::string run_id;
+  std::uint32_t num_slices = 0;           ///< of the checkpoints (resume, incremental)
+  std::vector<std::uint64_t> candidates;  ///< generations to try, newest first
+};
+
+/// Result of rank 0's decision: a plan, or an error with its exit code.
+struct StartDecision {
+  StartPlan plan;
+  std::string error;
+  int exit_code = 0;
+};
+
+/// Name of the run identity file in the state dir, written before any
+/// output so a run killed before its first checkpoint knows its outputs.
+inline constexpr const char* kRunIdentityName = "RUN.json";
+
+/// The normalization identity stored in checkpoints, e.g.
+/// "nfc/v1 unicode 15.0.0".
+[[nodiscard]] std::string normalization_identity(const DedupConfig& config);
+
+/// Deterministic identity of a run: its inputs (path, size, mtime), output
+/// dir, key field, normalization and hash seed.
+[[nodiscard]] std::string run_identity(const DedupConfig& config,
+                                       std::span<const io::InputFile> inputs);
+
+/// Rank 0 only: decides how to start and prepares the output dir (and the
+/// state dir's identity file). Never throws for user errors.
+[[nodiscard]] StartDecision decide_start(const DedupConfig& config,
+                                         std::span<const std::filesystem::path> input_args,
+                                         std::span<const io::InputFile> inputs);
+
+/// Plan to bytes and back, for the broadcast to every rank.
+[[nodiscard]] std::string encode_plan(const StartPlan& plan);
+[[nodiscard]] StartPlan decode_plan(std::string_view bytes);
+
+}  // namespace bloomshard::app

@@ -1,0 +1,98 @@
+#include "bloomshard/app/checkpointer.hpp"
+
+#include <chrono>
+
+#include "bloomshard/app/job_metrics.hpp"
+#include "bloomshard/app/run_state.hpp"
+#include "bloomshard/app/version.hpp"
+#include "bloomshard/core/bloom_kernel.hpp"
+#include "bloomshard/io/checkpoint_store.hpp"
+
+namespace bloomshard::app {
+namespace {
+
+// Per input, the fields one rank reports at a cut; summed over ranks, and
+// only the rank reading a file sets them.
+constexpr std::size_t kFieldsPerInput = 5;  // touched, records, offset, done, output_length
+
+}  // namespace
+
+std::string reject_file_name(int rank, std::uint64_t resumed_from) {
+  std::string name = "rank-" + std::to_string(rank);
+  if (resumed_from != 0) name += ".resume-g" + std::to_string(resumed_from);
+  return name + ".jsonl";
+}
+
+Checkpointer::Checkpointer(const comm::Communicator& comm, const DedupConfig& config,
+                           RunManifest base, std::uint64_t resumed_from,
+                           std::uint64_t next_generation)
+    : comm_(comm),
+      config_(config),
+      base_(std::move(base)),
+      resumed_from_(resumed_from),
+      generation_(next_generation) {}
+
+void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::RouterStats& router,
+                         std::uint64_t rounds, bool finished) {
+  const auto start = std::chrono::steady_clock::now();
+  // 1. Outputs durable, cursors known (every rank).
+  const std::vector<FileState> states = feed.commit();
+  std::vector<std::uint64_t> fields(base_.inputs.size() * kFieldsPerInput, 0);
+  for (const FileState& s : states) {
+    std::uint64_t* f = &fields[s.index * kFieldsPerInput];
+    f[0] = 1;
+    f[1] = s.cursor.records;
+    f[2] = s.cursor.decompressed_offset;
+    f[3] = s.done ? 1 : 0;
+    f[4] = s.output_length;
+  }
+  fields = comm_.allreduce_sum(fields);
+  std::vector<std::uint64_t> reject_lengths(comm_.usize(), 0);
+  reject_lengths[comm_.urank()] = feed.reject_length();
+  reject_lengths = comm_.allreduce_sum(reject_lengths);
+
+  // 2. The manifest of this cut (the same on every rank).
+  RunManifest m = base_;
+  for (std::size_t i = 0; i < m.inputs.size(); ++i) {
+    const std::uint64_t* f = &fields[i * kFieldsPerInput];
+    if (f[0] == 0) continue;  // not read in this segment: as the base says
+    m.inputs[i].cursor = {f[1], f[2]};
+    m.inputs[i].done = f[3] != 0;
+    m.inputs[i].output_length = f[4];
+  }
+  for (int r = 0; r < comm_.size(); ++r) {
+    m.rejects.push_back(
+        {reject_file_name(r, resumed_from_), reject_lengths[static_cast<std::size_t>(r)]});
+  }
+  m.counters += reduce_counters(comm_, local_counters(feed, set, router, rounds));
+
+  // 3. Header and layers.
+  io::CheckpointHeader h;
+  h.tool_version = std::string(tool_version());
+  h.hash_scheme = std::string(core::kHashSchemeName);
+  h.hash_seed = config_.hash_seed;
+  h.bloom_layout = std::string(core::kBloomLayoutName);
+  h.normalization = normalization_identity(config_);
+  h.key_field = config_.key_field;
+  h.key_encoding = "bytes";
+  h.params = set.bloom().params();
+  h.generation = generation_;
+  h.run_id = base_.run_id;
+  h.finished = finished;
+  h.manifest_json = manifest_to_json(m);
+  std::vector<io::CheckpointLayerInfo> layers;
+  for (std::size_t i = 0; i < set.bloom().num_layers(); ++i) {
+    const core::BloomLayerStats st = set.bloom().layer_stats(i);
+    layers.push_back({st.geometry, comm_.allreduce_sum(st.inserted)});
+  }
+
+  // 4. Write, commit, re-base.
+  const std::filesystem::path file =
+      io::write_checkpoint(comm_, config_.state_dir, h, layers, set, config_.keep_generations);
+  io::rebase_on_checkpoint(comm_, file, set);
+  ++generation_;
+  ++written_;
+  seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace bloomshard::app

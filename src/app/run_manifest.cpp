@@ -1,0 +1,187 @@
+#include "bloomshard/app/run_manifest.hpp"
+
+#include <simdjson.h>
+
+#include <stdexcept>
+
+#include "bloomshard/io/reject_writer.hpp"
+
+namespace bloomshard::app {
+namespace {
+
+// A JSON string that must round-trip exactly: refuse bytes that are not
+// UTF-8 instead of replacing them (a path that does not round-trip would
+// make the checkpoint describe another file).
+void put_string(std::string& out, std::string_view key, std::string_view value) {
+  out += '"';
+  out += key;
+  out += "\":\"";
+  if (!io::append_json_string_contents(out, value)) {
+    throw std::runtime_error("cannot checkpoint '" + std::string(value) +
+                             "': the name is not valid UTF-8");
+  }
+  out += '"';
+}
+
+void put_u64(std::string& out, std::string_view key, std::uint64_t value) {
+  out += '"';
+  out += key;
+  out += "\":";
+  out += std::to_string(value);
+}
+
+void put_i64(std::string& out, std::string_view key, std::int64_t value) {
+  out += '"';
+  out += key;
+  out += "\":";
+  out += std::to_string(value);
+}
+
+// The counters as (name, member) pairs: one list serves writing and reading.
+template <typename Counters, typename F>
+void for_each_counter(Counters& c, F&& f) {
+  f("records", c.records);
+  f("kept", c.kept);
+  f("dropped", c.dropped);
+  f("rejected", c.rejected);
+  f("decided", c.decided);
+  f("tier1_absent", c.tier1_absent);
+  f("tier1_maybe", c.tier1_maybe);
+  f("tier2_lookups", c.tier2_lookups);
+  f("duplicates", c.duplicates);
+  f("false_positives", c.false_positives);
+  f("output_bytes", c.output_bytes);
+  f("bytes_exchanged", c.bytes_exchanged);
+  f("payload_bytes", c.payload_bytes);
+  f("rounds", c.rounds);
+}
+
+template <typename T, typename Node>
+T field(Node e, std::string_view key) {
+  T v{};
+  if (e[key].get(v) != simdjson::SUCCESS) {
+    throw std::runtime_error("run manifest: field '" + std::string(key) + "' missing or malformed");
+  }
+  return v;
+}
+
+}  // namespace
+
+JobCounters& JobCounters::operator+=(const JobCounters& o) {
+  records += o.records;
+  kept += o.kept;
+  dropped += o.dropped;
+  rejected += o.rejected;
+  decided += o.decided;
+  tier1_absent += o.tier1_absent;
+  tier1_maybe += o.tier1_maybe;
+  tier2_lookups += o.tier2_lookups;
+  duplicates += o.duplicates;
+  false_positives += o.false_positives;
+  output_bytes += o.output_bytes;
+  bytes_exchanged += o.bytes_exchanged;
+  payload_bytes += o.payload_bytes;
+  rounds += o.rounds;
+  for (const auto& [reason, n] : o.rejected_by_reason) rejected_by_reason[reason] += n;
+  return *this;
+}
+
+std::string manifest_to_json(const RunManifest& m) {
+  std::string out = "{";
+  put_string(out, "run_id", m.run_id);
+  out += ",\n";
+  put_string(out, "output_dir", m.output_dir);
+  out += ",\n\"inputs\":[";
+  for (std::size_t i = 0; i < m.inputs.size(); ++i) {
+    const InputProgress& p = m.inputs[i];
+    out += i ? ",\n {" : "\n {";
+    put_string(out, "path", p.file.absolute_path.native());
+    out += ',';
+    put_string(out, "relative_path", p.file.relative_path);
+    out += ',';
+    put_u64(out, "size", p.file.size);
+    out += ',';
+    put_i64(out, "mtime_ns", p.file.mtime_ns);
+    out += ',';
+    put_u64(out, "format", static_cast<std::uint64_t>(p.file.format));
+    out += ',';
+    put_u64(out, "compression", static_cast<std::uint64_t>(p.file.compression));
+    out += ',';
+    put_u64(out, "records", p.cursor.records);
+    out += ',';
+    put_u64(out, "offset", p.cursor.decompressed_offset);
+    out += ',';
+    put_u64(out, "done", p.done ? 1 : 0);
+    out += ',';
+    put_u64(out, "output_length", p.output_length);
+    out += '}';
+  }
+  out += "],\n\"rejects\":[";
+  for (std::size_t i = 0; i < m.rejects.size(); ++i) {
+    out += i ? ",{" : "{";
+    put_string(out, "name", m.rejects[i].name);
+    out += ',';
+    put_u64(out, "length", m.rejects[i].length);
+    out += '}';
+  }
+  out += "],\n\"counters\":{";
+  bool first = true;
+  for_each_counter(m.counters, [&](std::string_view name, std::uint64_t v) {
+    if (!first) out += ',';
+    first = false;
+    put_u64(out, name, v);
+  });
+  out += "},\n\"rejected_by_reason\":{";
+  first = true;
+  for (const auto& [reason, n] : m.counters.rejected_by_reason) {
+    if (!first) out += ',';
+    first = false;
+    out += '"';
+    io::append_json_string_contents(out, reason);
+    out += "\":" + std::to_string(n);
+  }
+  out += "}}\n";
+  return out;
+}
+
+RunManifest manifest_from_json(std::string_view json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(simdjson::padded_string(json)).get(doc) != simdjson::SUCCESS) {
+    throw std::runtime_error("run manifest is not valid JSON");
+  }
+  RunManifest m;
+  m.run_id = std::string(field<std::string_view>(doc, "run_id"));
+  m.output_dir = std::string(field<std::string_view>(doc, "output_dir"));
+  for (simdjson::dom::element e : field<simdjson::dom::array>(doc, "inputs")) {
+    InputProgress p;
+    p.file.absolute_path = std::string(field<std::string_view>(e, "path"));
+    p.file.relative_path = std::string(field<std::string_view>(e, "relative_path"));
+    p.file.size = field<std::uint64_t>(e, "size");
+    p.file.mtime_ns = field<std::int64_t>(e, "mtime_ns");
+    p.file.format = static_cast<io::Format>(field<std::uint64_t>(e, "format"));
+    p.file.compression = static_cast<io::Compression>(field<std::uint64_t>(e, "compression"));
+    p.cursor.records = field<std::uint64_t>(e, "records");
+    p.cursor.decompressed_offset = field<std::uint64_t>(e, "offset");
+    p.done = field<std::uint64_t>(e, "done") != 0;
+    p.output_length = field<std::uint64_t>(e, "output_length");
+    m.inputs.push_back(std::move(p));
+  }
+  for (simdjson::dom::element e : field<simdjson::dom::array>(doc, "rejects")) {
+    m.rejects.push_back(
+        {std::string(field<std::string_view>(e, "name")), field<std::uint64_t>(e, "length")});
+  }
+  const auto counters = field<simdjson::dom::object>(doc, "counters");
+  for_each_counter(m.counters, [&](std::string_view name, std::uint64_t& v) {
+    v = field<std::uint64_t>(counters, name);
+  });
+  for (auto [reason, n] : field<simdjson::dom::object>(doc, "rejected_by_reason")) {
+    std::uint64_t count = 0;
+    if (n.get(count) != simdjson::SUCCESS)
+      throw std::runtime_error("run manifest: bad reject count");
+    m.counters.rejected_by_reason[std::string(reason)] = count;
+  }
+  return m;
+}
+
+}  // namespace bloomshard::app

@@ -1,0 +1,221 @@
+#include "bloomshard/app/run_state.hpp"
+
+#include <xxhash.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/output_guard.hpp"
+#include "bloomshard/app/run_manifest.hpp"
+#include "bloomshard/core/bloom_kernel.hpp"
+#include "bloomshard/core/key_hash.hpp"
+#include "bloomshard/core/normalize.hpp"
+#include "bloomshard/io/checkpoint_store.hpp"
+
+namespace bloomshard::app {
+namespace fs = std::filesystem;
+namespace {
+
+StartDecision refuse(std::string message, int code = kExitUsage) {
+  StartDecision d;
+  d.error = std::move(message);
+  d.exit_code = code;
+  return d;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_identity(const fs::path& state_dir, const std::string& run_id) {
+  const fs::path tmp = state_dir / (std::string(kRunIdentityName) + ".tmp");
+  std::ofstream(tmp, std::ios::trunc) << "{\"run_id\":\"" << run_id << "\"}\n";
+  io::fsync_path(tmp);
+  fs::rename(tmp, state_dir / kRunIdentityName);
+  io::fsync_path(state_dir);
+}
+
+std::string stored_identity(const fs::path& state_dir) {
+  const std::string text = read_text(state_dir / kRunIdentityName);
+  const std::size_t at = text.find("\"run_id\":\"");
+  if (at == std::string::npos) return {};
+  const std::size_t begin = at + 10;
+  return text.substr(begin, text.find('"', begin) - begin);
+}
+
+// First difference between the inputs a checkpoint describes and today's,
+// or empty if they are the same files.
+std::string input_difference(const RunManifest& m, std::span<const io::InputFile> inputs) {
+  if (m.inputs.size() != inputs.size()) {
+    return "the checkpoint lists " + std::to_string(m.inputs.size()) +
+           " input files, now there are " + std::to_string(inputs.size());
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const io::InputFile& then = m.inputs[i].file;
+    const io::InputFile& now = inputs[i];
+    if (then.relative_path != now.relative_path) {
+      return "input #" + std::to_string(i) + " was '" + then.relative_path + "', now '" +
+             now.relative_path + "'";
+    }
+    if (then.size != now.size || then.mtime_ns != now.mtime_ns) {
+      return "input '" + now.relative_path + "' changed since the checkpoint (size " +
+             std::to_string(then.size) + " -> " + std::to_string(now.size) + ", mtime " +
+             std::to_string(then.mtime_ns) + " -> " + std::to_string(now.mtime_ns) + ")";
+    }
+  }
+  return {};
+}
+
+// What in a checkpoint's header makes it unusable for this job, or empty.
+std::string header_difference(const io::CheckpointHeader& h, const DedupConfig& c) {
+  const auto differs = [](const char* what, const std::string& then, const std::string& now) {
+    return std::string(what) + " differs: checkpoint '" + then + "', this job '" + now + "'";
+  };
+  if (h.hash_scheme != core::kHashSchemeName) {
+    return differs("hash scheme", h.hash_scheme, std::string(core::kHashSchemeName));
+  }
+  if (h.hash_seed != c.hash_seed) {
+    return differs("hash seed", std::to_string(h.hash_seed), std::to_string(c.hash_seed));
+  }
+  if (h.bloom_layout != core::kBloomLayoutName) {
+    return differs("Bloom layout", h.bloom_layout, std::string(core::kBloomLayoutName));
+  }
+  if (h.normalization != normalization_identity(c)) {
+    return differs("normalization", h.normalization, normalization_identity(c));
+  }
+  if (h.key_field != c.key_field) return differs("key field", h.key_field, c.key_field);
+  return {};
+}
+
+}  // namespace
+
+std::string normalization_identity(const DedupConfig& config) {
+  return std::string(core::policy_name(config.normalize)) + "/v" +
+         std::to_string(core::kNormalizationVersion) + " unicode " +
+         std::string(core::normalization_unicode_version());
+}
+
+std::string run_identity(const DedupConfig& config, std::span<const io::InputFile> inputs) {
+  std::string canon = fs::absolute(config.output_dir).lexically_normal().string();
+  canon += '\0' + config.key_field + '\0' + normalization_identity(config) + '\0' +
+           std::to_string(config.hash_seed) + '\0';
+  for (const auto& f : inputs) {
+    canon +=
+        f.relative_path + '\0' + std::to_string(f.size) + '\0' + std::to_string(f.mtime_ns) + '\0';
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(XXH3_64bits(canon.data(), canon.size())));
+  return hex;
+}
+
+StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input_args,
+                           std::span<const io::InputFile> inputs) {
+  StartDecision d;
+  d.plan.run_id = run_identity(c, inputs);
+  try {
+    if (c.state_dir.empty()) {
+      const OutputCheck check = prepare_output_dir(c.output_dir, input_args, inputs, c.overwrite);
+      if (!check.error.empty()) return refuse(check.error, check.exit_code);
+      return d;
+    }
+    const fs::path state(c.state_dir);
+    fs::create_directories(state);
+    d.plan.candidates = io::resume_candidates(state);
+
+    // Newest checkpoint whose header reads decides; the collective load
+    // verifies checksums and may still fall back to older generations.
+    std::optional<io::CheckpointSummary> summary;
+    std::string unreadable;
+    for (const std::uint64_t g : d.plan.candidates) {
+      try {
+        summary = io::read_checkpoint_summary(io::generation_path(state, g));
+        break;
+      } catch (const std::exception& e) {
+        unreadable += std::string("\n  ") + e.what();
+      }
+    }
+    if (!d.plan.candidates.empty() && !summary) {
+      return refuse("no checkpoint in '" + state.string() + "' can be read:" + unreadable,
+                    kExitFailure);
+    }
+
+    if (!summary) {
+      // No checkpoint. A RUN.json of this same run means it was killed before
+      // its first checkpoint: its partial outputs are ours to replace.
+      const bool own_restart =
+          fs::exists(state / kRunIdentityName) && stored_identity(state) == d.plan.run_id;
+      if (fs::exists(state / kRunIdentityName) && !own_restart) {
+        return refuse("state dir '" + state.string() + "' belongs to another run (" +
+                      kRunIdentityName + " run_id " + stored_identity(state) + ", this run " +
+                      d.plan.run_id +
+                      ") that wrote no checkpoint; use another --state or remove it");
+      }
+      write_identity(state, d.plan.run_id);
+      const OutputCheck check =
+          prepare_output_dir(c.output_dir, input_args, inputs, c.overwrite || own_restart);
+      if (!check.error.empty()) return refuse(check.error, check.exit_code);
+      return d;
+    }
+
+    const io::CheckpointHeader& h = summary->header;
+    if (std::string diff = header_difference(h, c); !diff.empty()) {
+      return refuse("cannot use the checkpoint in '" + state.string() + "': " + diff);
+    }
+    d.plan.num_slices = h.params.num_slices;
+    const RunManifest manifest = manifest_from_json(h.manifest_json);
+    const std::string input_diff = input_difference(manifest, inputs);
+    if (!h.finished) {
+      if (!input_diff.empty()) {
+        return refuse("the state in '" + state.string() +
+                      "' holds an unfinished run of other inputs: " + input_diff +
+                      "; finish it with its own inputs, or use another --state");
+      }
+      const std::string out_now = fs::absolute(c.output_dir).lexically_normal().string();
+      if (manifest.output_dir != out_now) {
+        return refuse("the unfinished run in '" + state.string() + "' writes to '" +
+                      manifest.output_dir + "', not '" + out_now + "'");
+      }
+      d.plan.kind = StartKind::kResume;
+      d.plan.run_id = h.run_id;
+      return d;
+    }
+    if (input_diff.empty()) {
+      d.plan.kind = StartKind::kFinished;
+      return d;
+    }
+    // A finished filter and new inputs: today's crawl against history.
+    d.plan.kind = StartKind::kIncremental;
+    write_identity(state, d.plan.run_id);
+    const OutputCheck check = prepare_output_dir(c.output_dir, input_args, inputs, c.overwrite);
+    if (!check.error.empty()) return refuse(check.error, check.exit_code);
+    return d;
+  } catch (const std::exception& e) {
+    return refuse(std::string("cannot prepare the run: ") + e.what(), kExitFailure);
+  }
+}
+
+std::string encode_plan(const StartPlan& plan) {
+  std::string out = std::to_string(static_cast<int>(plan.kind)) + '\n' + plan.run_id + '\n' +
+                    std::to_string(plan.num_slices) + '\n';
+  for (const std::uint64_t g : plan.candidates) out += std::to_string(g) + ' ';
+  return out;
+}
+
+StartPlan decode_plan(std::string_view bytes) {
+  std::istringstream in{std::string(bytes)};
+  StartPlan plan;
+  int kind = 0;
+  in >> kind >> plan.run_id >> plan.num_slices;
+  plan.kind = static_cast<StartKind>(kind);
+  std::uint64_t g = 0;
+  while (in >> g) plan.candidates.push_back(g);
+  return plan;
+}
+
+}  // namespace bloomshard::app

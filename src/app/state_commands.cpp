@@ -1,0 +1,202 @@
+#include "bloomshard/app/state_commands.hpp"
+
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/json_writer.hpp"
+#include "bloomshard/app/run_manifest.hpp"
+#include "bloomshard/comm/communicator.hpp"
+#include "bloomshard/comm/environment.hpp"
+#include "bloomshard/core/bloom_math.hpp"
+#include "bloomshard/io/checkpoint_store.hpp"
+
+namespace bloomshard::app {
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+namespace {
+
+struct StateArgs {
+  std::string state;
+  bool json = false;
+  bool all = false;
+};
+
+// Parses --state [--json] [--all]; returns an exit code to stop with, or -1.
+int parse_state_args(const std::vector<std::string>& args, const char* command, bool with_all,
+                     StateArgs& out) {
+  po::options_description desc(std::string("bloomshard ") + command + " options");
+  desc.add_options()("help,h", "show this help")("state", po::value(&out.state)->required(),
+                                                 "the job's --state dir");
+  if (with_all) {
+    desc.add_options()("all", po::bool_switch(&out.all), "check every generation, not just LATEST");
+  } else {
+    desc.add_options()("json", po::bool_switch(&out.json), "print one JSON object");
+  }
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    if (vm.count("help")) {
+      std::cout << desc;
+      return kExitOk;
+    }
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::cerr << "bloomshard " << command << ": " << e.what() << '\n';
+    return kExitUsage;
+  }
+  return -1;
+}
+
+// The generation a resume would start from: LATEST's, else the newest.
+std::optional<std::uint64_t> current_generation(const fs::path& state) {
+  const std::vector<std::uint64_t> candidates = io::resume_candidates(state);
+  if (candidates.empty()) return std::nullopt;
+  return candidates.front();
+}
+
+}  // namespace
+
+int run_info(const std::vector<std::string>& args) {
+  StateArgs a;
+  if (const int rc = parse_state_args(args, "info", false, a); rc >= 0) return rc;
+  const std::optional<std::uint64_t> g = current_generation(a.state);
+  if (!g) {
+    std::cerr << "bloomshard info: no checkpoint in '" << a.state << "'\n";
+    return kExitFailure;
+  }
+  const fs::path file = io::generation_path(a.state, *g);
+  const io::CheckpointSummary s = io::read_checkpoint_summary(file);
+  const RunManifest m = manifest_from_json(s.header.manifest_json);
+
+  JsonWriter j;
+  j.begin_object();
+  j.value("file", file.string());
+  j.value("generation", s.header.generation);
+  j.value("run_id", s.header.run_id);
+  j.value("state", s.header.finished ? "finished" : "unfinished");
+  j.value("format_version", static_cast<std::uint64_t>(s.header.format_version));
+  j.value("tool_version", s.header.tool_version);
+  j.value("hash_scheme", s.header.hash_scheme);
+  j.value("normalization", s.header.normalization);
+  j.value("key_field", s.header.key_field);
+  j.value("slices", static_cast<std::uint64_t>(s.header.params.num_slices));
+  j.value("written_by_ranks", static_cast<std::uint64_t>(s.written_by_ranks));
+  j.value("exact_keys", s.tier2_keys);
+  j.value("exact_key_bytes", s.tier2_bytes);
+  double cardinality = 0;
+  double fpr = 0;
+  j.begin_array("layers");
+  for (const io::CheckpointLayerInfo& l : s.layers) {
+    // Estimated from the insert count: fill 1 - e^(-k n / m), FPR from the
+    // blocked model at the load actually reached.
+    const double bits =
+        static_cast<double>(l.geometry.blocks_per_slice) * 512.0 * s.header.params.num_slices;
+    const double n = static_cast<double>(l.inserted);
+    const double fill = 1.0 - std::exp(-l.geometry.k * n / bits);
+    const double layer_fpr = n > 0 ? core::blocked_fpr(bits / n, l.geometry.k) : 0.0;
+    cardinality += n;
+    fpr += layer_fpr;
+    j.begin_object();
+    j.value("capacity", l.geometry.capacity);
+    j.value("inserted", l.inserted);
+    j.value("k", static_cast<std::uint64_t>(l.geometry.k));
+    j.value("bits", static_cast<std::uint64_t>(bits));
+    j.value("fill_estimate", fill);
+    j.value("fpr_target", l.geometry.fpr_target);
+    j.value("fpr_estimate", layer_fpr);
+    j.end_object();
+  }
+  j.end_array();
+  j.value("cardinality_estimate", cardinality);
+  j.value("fpr_estimate", fpr);
+  j.value("records", m.counters.records);
+  j.value("kept", m.counters.kept);
+  j.value("duplicates", m.counters.duplicates);
+  j.value("rejected", m.counters.rejected);
+  j.begin_array("inputs");
+  for (const InputProgress& p : m.inputs) {
+    j.begin_object();
+    j.value("path", p.file.relative_path);
+    j.value("size", p.file.size);
+    j.value("records_done", p.cursor.records);
+    j.value("bytes_done", p.cursor.decompressed_offset);
+    j.value("done", p.done);
+    j.value("output_length", p.output_length);
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+  if (a.json) {
+    std::cout << j.str();
+    return kExitOk;
+  }
+  std::size_t done = 0;
+  for (const InputProgress& p : m.inputs) done += p.done ? 1 : 0;
+  std::printf("checkpoint  %s\ngeneration  %llu (%s), run %s, written by %u ranks\n", file.c_str(),
+              static_cast<unsigned long long>(s.header.generation),
+              s.header.finished ? "finished" : "unfinished", s.header.run_id.c_str(),
+              s.written_by_ranks);
+  std::printf("scheme      %s, normalization %s, key field '%s', %u slices\n",
+              s.header.hash_scheme.c_str(), s.header.normalization.c_str(),
+              s.header.key_field.c_str(), s.header.params.num_slices);
+  std::printf("keys        %llu exact (%.1f MiB), estimated %.0f; filter FPR estimate %.3g\n",
+              static_cast<unsigned long long>(s.tier2_keys),
+              static_cast<double>(s.tier2_bytes) / 1048576.0, cardinality, fpr);
+  for (std::size_t i = 0; i < s.layers.size(); ++i) {
+    std::printf("layer %-4zu  capacity %llu, inserted %llu, k %u, FPR target %.3g\n", i,
+                static_cast<unsigned long long>(s.layers[i].geometry.capacity),
+                static_cast<unsigned long long>(s.layers[i].inserted), s.layers[i].geometry.k,
+                s.layers[i].geometry.fpr_target);
+  }
+  std::printf("records     %llu read, %llu kept, %llu duplicates, %llu rejected\n",
+              static_cast<unsigned long long>(m.counters.records),
+              static_cast<unsigned long long>(m.counters.kept),
+              static_cast<unsigned long long>(m.counters.duplicates),
+              static_cast<unsigned long long>(m.counters.rejected));
+  std::printf("inputs      %zu of %zu done\n", done, m.inputs.size());
+  for (const InputProgress& p : m.inputs) {
+    if (p.done || p.cursor.records == 0) continue;
+    std::printf("  in progress: %s at record %llu\n", p.file.relative_path.c_str(),
+                static_cast<unsigned long long>(p.cursor.records));
+  }
+  return kExitOk;
+}
+
+int run_verify(const std::vector<std::string>& args) {
+  comm::Environment env;
+  comm::Communicator world;
+  StateArgs a;
+  if (const int rc = parse_state_args(args, "verify", true, a); rc >= 0) return rc;
+  std::vector<std::uint64_t> generations;
+  if (a.all) {
+    generations = io::list_generations(a.state);
+  } else if (const auto g = current_generation(a.state)) {
+    generations.push_back(*g);
+  }
+  if (const auto latest = io::read_latest(a.state);
+      latest && !a.all && !fs::exists(io::generation_path(a.state, *latest))) {
+    if (world.rank() == 0) {
+      std::cout << "LATEST names generation " << *latest << ", whose file is missing\n";
+    }
+    return kExitFailure;
+  }
+  if (generations.empty()) {
+    if (world.rank() == 0) std::cerr << "bloomshard verify: no checkpoint in '" << a.state << "'\n";
+    return kExitFailure;
+  }
+  bool ok = true;
+  for (const std::uint64_t g : generations) {
+    const fs::path file = io::generation_path(a.state, g);
+    const io::VerifyReport report = io::verify_checkpoint(world, file);
+    ok = ok && report.ok;
+    if (world.rank() != 0) continue;
+    std::cout << file.string() << ": " << (report.ok ? "ok" : "FAILED") << '\n';
+    for (const std::string& p : report.problems) std::cout << "  " << p << '\n';
+  }
+  return ok ? kExitOk : kExitFailure;
+}
+
+}  // namespace bloomshard::app
