@@ -15,6 +15,7 @@
 #include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/output_guard.hpp"
 #include "bloomshard/app/progress.hpp"
+#include "bloomshard/app/resource_usage.hpp"
 #include "bloomshard/app/round_batch.hpp"
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/app/run_state.hpp"
@@ -140,6 +141,7 @@ class DedupJob {
     PhaseSeconds phases;
     std::uint64_t rounds = 0;
     std::uint64_t rounds_since_checkpoint = 0;
+    std::uint64_t peak_rss_anon = 0;
     Clock::time_point last_checkpoint = Clock::now();
     std::string input_error;
     bool failed_anywhere = false;
@@ -179,6 +181,9 @@ class DedupJob {
       phases.write += seconds_since(t);
       ++rounds;
       ++rounds_since_checkpoint;
+      // Anonymous memory (heap), sampled at the round's peak: mapped
+      // checkpoint pages are page cache, not counted.
+      peak_rss_anon = std::max(peak_rss_anon, rss_anon_bytes());
 
       // One reduction per round: termination, errors, signals, checkpoint
       // triggers, layer growth, progress. Rank 0's clock decides timed
@@ -238,6 +243,7 @@ class DedupJob {
     summary.input_files = files.size();
     summary.input_bytes = total_bytes;
     summary.checkpoints = checkpointer ? checkpointer->written() : 0;
+    summary.max_rss_anon_bytes = world_.allreduce_max(peak_rss_anon);
     const double reject_fraction = summary.counters.records
                                        ? static_cast<double>(summary.counters.rejected) /
                                              static_cast<double>(summary.counters.records)

@@ -164,6 +164,7 @@ std::string metrics_json(const JobSummary& s) {
   j.end_object();
   j.value("wall_seconds", s.wall_seconds);
   j.value("max_rss_bytes", s.max_rss_bytes);
+  j.value("max_rss_anon_bytes", s.max_rss_anon_bytes);
   j.begin_object("filter");
   j.value("fpr_target", s.fpr_target);
   j.value("layers", static_cast<std::uint64_t>(s.layers.size()));

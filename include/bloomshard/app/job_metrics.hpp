@@ -42,12 +42,13 @@ struct JobSummary {
   int ranks = 0;
   std::uint64_t input_files = 0;
   std::uint64_t input_bytes = 0;
-  JobCounters counters;              // whole run, earlier segments of a resumed run included
-  std::uint64_t segment_rounds = 0;  // rounds of this process's segment
-  PhaseSeconds phase_seconds_max;    // max over ranks, this segment
-  double wall_seconds = 0;           // this segment
-  std::uint64_t max_rss_bytes = 0;   // max over ranks, this segment
-  std::uint64_t checkpoints = 0;     // written in this segment
+  JobCounters counters;                  // whole run, earlier segments of a resumed run included
+  std::uint64_t segment_rounds = 0;      // rounds of this process's segment
+  PhaseSeconds phase_seconds_max;        // max over ranks, this segment
+  double wall_seconds = 0;               // this segment
+  std::uint64_t max_rss_bytes = 0;       // max over ranks, this segment
+  std::uint64_t max_rss_anon_bytes = 0;  // max over ranks of RssAnon sampled per round
+  std::uint64_t checkpoints = 0;         // written in this segment
   std::vector<LayerSummary> layers;
   std::uint64_t filter_bits = 0;
   double fpr_estimate = 0;  // compound: sum over layers

@@ -1,0 +1,173 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "bloomshard/app/checkpointer.hpp"
+#include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/output_guard.hpp"
+#include "bloomshard/app/run_manifest.hpp"
+#include "bloomshard/app/run_state.hpp"
+#include "bloomshard/io/input_file.hpp"
+
+namespace bloomshard::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RunStateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("bloomshard-runstate-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "in");
+    std::ofstream(dir_ / "in/a.jsonl") << "{\"id\":\"a\"}\n";
+    std::ofstream(dir_ / "in/b.txt") << "b\n";
+    config_.inputs = {(dir_ / "in").string()};
+    config_.output_dir = (dir_ / "out").string();
+    config_.state_dir = (dir_ / "state").string();
+    config_.hash_seed = 7;
+    args_ = {dir_ / "in"};
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::vector<io::InputFile> inputs() const { return io::discover_inputs(args_); }
+
+  fs::path dir_;
+  DedupConfig config_;
+  std::vector<fs::path> args_;
+};
+
+TEST(RunManifest, RoundTripsEveryField) {
+  RunManifest m;
+  m.run_id = "0123456789abcdef";
+  m.output_dir = "/out/dir \"quoted\" é";
+  InputProgress p;
+  p.file.absolute_path = "/in/x.jsonl.zst";
+  p.file.relative_path = "sub/x.jsonl.zst";
+  p.file.size = 12345;
+  p.file.mtime_ns = 1700000000123456789;
+  p.file.format = io::Format::kJsonLines;
+  p.file.compression = io::Compression::kZstd;
+  p.cursor = {42, 4096};
+  p.done = false;
+  p.output_length = 777;
+  m.inputs.push_back(p);
+  p.file.relative_path = "y.txt";
+  p.done = true;
+  m.inputs.push_back(p);
+  m.rejects = {{"rank-0.jsonl", 10}, {"rank-1.resume-g3.jsonl", 0}};
+  m.counters.records = 100;
+  m.counters.kept = 70;
+  m.counters.duplicates = 29;
+  m.counters.rejected = 1;
+  m.counters.rounds = 5;
+  m.counters.rejected_by_reason["malformed JSON"] = 1;
+
+  const RunManifest back = manifest_from_json(manifest_to_json(m));
+  EXPECT_EQ(back.run_id, m.run_id);
+  EXPECT_EQ(back.output_dir, m.output_dir);
+  ASSERT_EQ(back.inputs.size(), 2U);
+  EXPECT_EQ(back.inputs[0].file.absolute_path, m.inputs[0].file.absolute_path);
+  EXPECT_EQ(back.inputs[0].file.relative_path, "sub/x.jsonl.zst");
+  EXPECT_EQ(back.inputs[0].file.size, 12345U);
+  EXPECT_EQ(back.inputs[0].file.mtime_ns, 1700000000123456789);
+  EXPECT_EQ(back.inputs[0].file.format, io::Format::kJsonLines);
+  EXPECT_EQ(back.inputs[0].file.compression, io::Compression::kZstd);
+  EXPECT_EQ(back.inputs[0].cursor, (io::InputCursor{42, 4096}));
+  EXPECT_FALSE(back.inputs[0].done);
+  EXPECT_TRUE(back.inputs[1].done);
+  EXPECT_EQ(back.inputs[0].output_length, 777U);
+  ASSERT_EQ(back.rejects.size(), 2U);
+  EXPECT_EQ(back.rejects[1].name, "rank-1.resume-g3.jsonl");
+  EXPECT_EQ(back.rejects[0].length, 10U);
+  EXPECT_EQ(back.counters.records, 100U);
+  EXPECT_EQ(back.counters.kept, 70U);
+  EXPECT_EQ(back.counters.rounds, 5U);
+  EXPECT_EQ(back.counters.rejected_by_reason.at("malformed JSON"), 1U);
+}
+
+TEST(RunManifest, RefusesNamesThatAreNotUtf8AndMissingFields) {
+  RunManifest m;
+  m.run_id = "x";
+  InputProgress p;
+  p.file.relative_path = std::string("bad\xff", 4);
+  m.inputs.push_back(p);
+  EXPECT_THROW((void)manifest_to_json(m), std::runtime_error);
+  EXPECT_THROW((void)manifest_from_json("{\"run_id\":\"x\"}"), std::runtime_error);
+  EXPECT_THROW((void)manifest_from_json("not json"), std::runtime_error);
+}
+
+TEST(RunManifest, RejectFileNamesDifferPerSegment) {
+  EXPECT_EQ(reject_file_name(0, 0), "rank-0.jsonl");
+  EXPECT_EQ(reject_file_name(3, 12), "rank-3.resume-g12.jsonl");
+}
+
+TEST_F(RunStateTest, IdentityFollowsInputsAndPolicy) {
+  const std::string id = run_identity(config_, inputs());
+  EXPECT_EQ(id.size(), 16U);
+  EXPECT_EQ(run_identity(config_, inputs()), id);  // deterministic
+  DedupConfig other = config_;
+  other.key_field = "url";
+  EXPECT_NE(run_identity(other, inputs()), id);
+  other = config_;
+  other.normalize = core::NormalizePolicy::kNfc;
+  EXPECT_NE(run_identity(other, inputs()), id);
+  std::ofstream(dir_ / "in/b.txt", std::ios::app) << "more\n";
+  EXPECT_NE(run_identity(config_, inputs()), id);
+}
+
+TEST_F(RunStateTest, FreshRunRecordsItsIdentityAndRestartsOverItsOwnOutputs) {
+  const StartDecision first = decide_start(config_, args_, inputs());
+  ASSERT_TRUE(first.error.empty()) << first.error;
+  EXPECT_EQ(first.plan.kind, StartKind::kFresh);
+  EXPECT_TRUE(fs::exists(dir_ / "state" / kRunIdentityName));
+  EXPECT_TRUE(fs::exists(dir_ / "out" / kRejectsDirName));
+
+  // Killed before the first checkpoint: partial outputs exist. The same run
+  // starts again from scratch without --overwrite.
+  std::ofstream(dir_ / "out/a.jsonl") << "partial";
+  const StartDecision again = decide_start(config_, args_, inputs());
+  ASSERT_TRUE(again.error.empty()) << again.error;
+  EXPECT_EQ(again.plan.kind, StartKind::kFresh);
+  EXPECT_FALSE(fs::exists(dir_ / "out/a.jsonl"));  // its own partial output was removed
+}
+
+TEST_F(RunStateTest, AnotherRunsStateOrOutputsAreRefused) {
+  ASSERT_TRUE(decide_start(config_, args_, inputs()).error.empty());
+  DedupConfig other = config_;
+  other.key_field = "url";  // another run, same state dir
+  const StartDecision d = decide_start(other, args_, inputs());
+  EXPECT_EQ(d.exit_code, kExitUsage);
+  EXPECT_NE(d.error.find("belongs to another run"), std::string::npos) << d.error;
+
+  // Without --state: a non-empty output dir is another run's.
+  DedupConfig stateless = config_;
+  stateless.state_dir.clear();
+  const StartDecision e = decide_start(stateless, args_, inputs());
+  EXPECT_EQ(e.exit_code, kExitOutputInUse) << e.error;
+}
+
+TEST_F(RunStateTest, OverlappingInputAndOutputIsRefused) {
+  DedupConfig c = config_;
+  c.output_dir = (dir_ / "in" / "out").string();
+  const StartDecision d = decide_start(c, args_, inputs());
+  EXPECT_EQ(d.exit_code, kExitUsage);
+  EXPECT_NE(d.error.find("overlap"), std::string::npos) << d.error;
+}
+
+TEST(StartPlan, EncodesAndDecodes) {
+  StartPlan p;
+  p.kind = StartKind::kResume;
+  p.run_id = "abcdef0123456789";
+  p.num_slices = 4096;
+  p.candidates = {7, 6, 3};
+  const StartPlan back = decode_plan(encode_plan(p));
+  EXPECT_EQ(back.kind, StartKind::kResume);
+  EXPECT_EQ(back.run_id, p.run_id);
+  EXPECT_EQ(back.num_slices, 4096U);
+  EXPECT_EQ(back.candidates, p.candidates);
+}
+
+}  // namespace
+}  // namespace bloomshard::app
