@@ -186,6 +186,8 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
       return d;
     }
     if (input_diff.empty()) {
+      // A job killed between LATEST and pruning left an extra generation.
+      (void)io::prune_generations(state, h.generation, c.keep_generations);
       d.plan.kind = StartKind::kFinished;
       return d;
     }
