@@ -15,9 +15,10 @@ PACKAGES=(
   python3 slurm-wlm munge redis-server hyperfine time procps
 )
 
-# Open MPI refuses root and more ranks than cores without these.
+# Open MPI refuses root and more ranks than cores without these; with more
+# ranks than cores, idle ranks must yield instead of busy-polling.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
 
 deps() {
   local missing=()

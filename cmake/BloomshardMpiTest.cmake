@@ -14,6 +14,6 @@ function(bloomshard_add_mpi_test name)
       TIMEOUT ${T_TIMEOUT}
       LABELS "mpi"
       PROCESSORS ${n}
-      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;OMPI_MCA_mpi_yield_when_idle=1")
   endforeach()
 endfunction()
