@@ -3,38 +3,15 @@
 #include <cmath>
 #include <cstdio>
 
+#include "bloomshard/io/reject_writer.hpp"
+
 namespace bloomshard::app {
 
 void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out.push_back(ch);
-        }
-    }
-  }
+  // One escaper for the whole tool (the reject files use it too); bytes that
+  // are not UTF-8 become U+FFFD so the document always parses.
+  (void)io::append_json_string_contents(out, s);
   out.push_back('"');
 }
 

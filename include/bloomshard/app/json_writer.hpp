@@ -32,8 +32,8 @@ class JsonWriter {
   int depth_ = 0;
 };
 
-/// Appends `s` as a JSON string literal (quoted, escaped; bytes >= 0x80 are
-/// passed through, so the caller gives valid UTF-8).
+/// Appends `s` as a JSON string literal (quoted, escaped; bytes that are not
+/// UTF-8 become U+FFFD).
 void append_json_string(std::string& out, std::string_view s);
 
 }  // namespace bloomshard::app
