@@ -1,8 +1,9 @@
 // Key extraction: turns one line into the key bytes that identify its record.
 // Plain lines: the key is the line itself. JSON lines: the line must be one
-// complete, valid JSON object (checked fully: the whole document is walked
-// with simdjson On Demand, so malformed values anywhere and trailing garbage
-// are rejected, not just near the key); the key is the field named by a
+// complete, valid JSON object (checked fully by simdjson: its DOM parser,
+// whose runtime-dispatched SIMD kernels validate the whole line, with an On
+// Demand walk deciding whatever DOM refuses, so malformed values anywhere
+// and trailing garbage are rejected, not just near the key); the key is the field named by a
 // dotted path. A string field gives its unescaped UTF-8 bytes, an integer its
 // decimal text (int64 or uint64 range); anything else is a reject. With
 // duplicate member names the first occurrence wins. Path components cannot
