@@ -7,10 +7,14 @@
 //     handle packing slice (24 bits), chunk (24 bits) and offset (16 bits);
 //   - an open-addressing index of 32-bit entry numbers, linear probing, load
 //     <= 1/2, doubled when half full (8..16 bytes per key).
-// Measured: 48.5 bytes per 20-byte key at 100k keys (test_exact_shard).
+// Arena chunks and entry pages are 64 KiB blocks of 2 MiB huge-page slabs.
+// Measured: 48.5 bytes per 20-byte key at 100k keys (test_exact_shard,
+// before the slabs; they add at most 2 MiB per shard).
 // Base lookups are a binary search on the fingerprints, then a byte compare
 // among equal fingerprints (64-bit collisions of different keys are legal).
 #include "bloomshard/core/exact_shard.hpp"
+
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <bit>
@@ -60,6 +64,72 @@ bool less_key(std::uint64_t fa, std::string_view a, std::uint64_t fb, std::strin
   return fa != fb ? fa < fb : a < b;
 }
 
+// 64 KiB blocks (arena chunks, entry pages) carved from 2 MiB slabs that ask
+// the kernel for transparent huge pages (madvise; a hint, ignored where THP
+// is off). The merge reads arena records in fingerprint order, i.e. at
+// random: with 4 KiB pages nearly every such read missed the TLB, which was
+// about 3/4 of the merge time at 5M keys (0.38 s); a 2 MiB page covers 32
+// blocks. Costs up to one slab (2 MiB) of slack per shard.
+class Slabs {
+ public:
+  static constexpr std::size_t kSlabBytes = std::size_t{2} << 20;
+
+  Slabs() = default;
+  Slabs(Slabs&& o) noexcept
+      : slabs_(std::exchange(o.slabs_, {})), used_(std::exchange(o.used_, kSlabBytes)) {}
+  Slabs& operator=(Slabs&& o) noexcept {
+    if (this != &o) {
+      release();
+      slabs_ = std::exchange(o.slabs_, {});
+      used_ = std::exchange(o.used_, kSlabBytes);
+    }
+    return *this;
+  }
+  Slabs(const Slabs&) = delete;
+  Slabs& operator=(const Slabs&) = delete;
+  ~Slabs() { release(); }
+
+  // A block of kChunkBytes, not zeroed.
+  char* take() {
+    if (used_ + kChunkBytes > kSlabBytes) {
+      slabs_.push_back(map_slab());
+      used_ = 0;
+    }
+    char* p = slabs_.back() + used_;
+    used_ += kChunkBytes;
+    return p;
+  }
+  [[nodiscard]] std::uint64_t bytes() const noexcept {
+    return slabs_.size() * kSlabBytes + slabs_.capacity() * sizeof(slabs_[0]);
+  }
+
+ private:
+  // 2 MiB aligned, so that the whole slab can be one huge page.
+  static char* map_slab() {
+    void* raw =
+        ::mmap(nullptr, 2 * kSlabBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) throw std::bad_alloc();
+    const auto addr = reinterpret_cast<std::uintptr_t>(raw);
+    const std::uintptr_t aligned = (addr + kSlabBytes - 1) & ~(std::uintptr_t{kSlabBytes} - 1);
+    if (aligned > addr) ::munmap(raw, aligned - addr);
+    const std::uintptr_t tail = aligned + kSlabBytes;
+    if (addr + 2 * kSlabBytes > tail)
+      ::munmap(reinterpret_cast<void*>(tail), addr + 2 * kSlabBytes - tail);
+    auto* slab = reinterpret_cast<char*>(aligned);
+#ifdef MADV_HUGEPAGE
+    (void)::madvise(slab, kSlabBytes, MADV_HUGEPAGE);
+#endif
+    return slab;
+  }
+  void release() noexcept {
+    for (char* p : slabs_) ::munmap(p, kSlabBytes);
+    slabs_.clear();
+  }
+
+  std::vector<char*> slabs_;
+  std::size_t used_ = kSlabBytes;
+};
+
 class ByteArena {
  public:
   // Returns (chunk, offset) of the new record.
@@ -69,17 +139,17 @@ class ByteArena {
     std::uint64_t chunk = 0;
     std::uint64_t offset = 0;
     if (rec > kBigRecord) {
-      chunk = new_chunk(rec);
-      dst = chunks_.back().get();
+      chunk = new_big_chunk(rec);
+      dst = chunks_.back();
     } else {
       if (!has_current_ || used_ + rec > kChunkBytes) {
-        current_ = new_chunk(kChunkBytes);
+        current_ = add_chunk(slabs_.take());
         has_current_ = true;
         used_ = 0;
       }
       chunk = current_;
       offset = used_;
-      dst = chunks_[current_].get() + used_;
+      dst = chunks_[current_] + used_;
       used_ += rec;
     }
     std::uint64_t v = key.size();
@@ -92,8 +162,12 @@ class ByteArena {
     return {chunk, offset};
   }
 
+  [[nodiscard]] const char* record(std::uint64_t chunk, std::uint64_t offset) const noexcept {
+    return chunks_[chunk] + offset;
+  }
+
   [[nodiscard]] std::string_view get(std::uint64_t chunk, std::uint64_t offset) const noexcept {
-    const char* p = chunks_[chunk].get() + offset;
+    const char* p = record(chunk, offset);
     std::uint64_t len = 0;
     unsigned shift = 0;
     for (;;) {
@@ -105,22 +179,33 @@ class ByteArena {
     return {p, static_cast<std::size_t>(len)};
   }
 
+  // Entry pages share the slabs (one pool fills the huge pages better).
+  [[nodiscard]] char* take_block() { return slabs_.take(); }
+
   [[nodiscard]] std::uint64_t bytes() const noexcept {
-    return allocated_ + chunks_.capacity() * sizeof(chunks_[0]);
+    return slabs_.bytes() + big_allocated_ + chunks_.capacity() * sizeof(chunks_[0]) +
+           big_.capacity() * sizeof(big_[0]);
   }
 
  private:
-  std::uint64_t new_chunk(std::size_t size) {
+  std::uint64_t add_chunk(char* p) {
     if (chunks_.size() >= kMaxChunks) {
       throw std::length_error("exact shard delta: more than 2^24 arena chunks; checkpoint sooner");
     }
-    chunks_.push_back(std::make_unique_for_overwrite<char[]>(size));
-    allocated_ += size;
+    chunks_.push_back(p);
     return chunks_.size() - 1;
   }
+  std::uint64_t new_big_chunk(std::size_t size) {
+    if (chunks_.size() >= kMaxChunks) (void)add_chunk(nullptr);  // throws
+    big_.push_back(std::make_unique_for_overwrite<char[]>(size));
+    big_allocated_ += size;
+    return add_chunk(big_.back().get());
+  }
 
-  std::vector<std::unique_ptr<char[]>> chunks_;
-  std::uint64_t allocated_ = 0;
+  Slabs slabs_;
+  std::vector<char*> chunks_;                 // into slabs_ or big_
+  std::vector<std::unique_ptr<char[]>> big_;  // records over kBigRecord, one each
+  std::uint64_t big_allocated_ = 0;
   std::uint64_t current_ = 0;
   std::size_t used_ = 0;
   bool has_current_ = false;
@@ -178,22 +263,35 @@ struct ExactShard::Impl {
     std::shared_ptr<const void> keepalive;
   };
 
-  explicit Impl(std::uint32_t num_owned) : bases(num_owned) {}
+  explicit Impl(std::uint32_t num_owned)
+      : bases(num_owned),
+        slice_count(num_owned, 0),
+        slice_key_bytes(num_owned, 0),
+        overlap(num_owned, 0) {}
 
   std::vector<Base> bases;
   std::uint64_t base_keys = 0;
+  // Per local slice: delta keys and their bytes (so a merged slice's size is
+  // known without merging), and whether its base was attached over a
+  // non-empty delta (only then can a key be in both).
+  std::vector<std::uint32_t> slice_count;
+  std::vector<std::uint64_t> slice_key_bytes;
+  std::vector<char> overlap;
 
   ByteArena arena;
-  std::vector<std::unique_ptr<Entry[]>> pages;
+  std::vector<Entry*> pages;  // kPageEntries each, blocks of the arena's slabs
   std::uint64_t count = 0;
   std::vector<std::uint32_t> slots;  // entry number + 1; 0 = empty
   unsigned slot_shift = 64;          // slot = (mix(fp) >> slot_shift)
 
-  // Delta entry numbers sorted by (slice, fingerprint, bytes), built lazily
-  // by merged_slice(); slice_start[s] indexes the first entry of local slice s.
+  // Copies of the delta entries bucketed by slice (insertion order inside a
+  // slice), built lazily by the first merge; slice_start[s] indexes the
+  // first entry of local slice s. Copies, not entry numbers: a gather
+  // through numbers is a random read per key (a TLB miss each at 10M keys),
+  // the copy is one sequential pass.
   mutable std::mutex order_mutex;
   mutable bool order_valid = false;
-  mutable std::vector<std::uint32_t> order;
+  mutable std::vector<Entry> order;
   mutable std::vector<std::uint32_t> slice_start;
 
   [[nodiscard]] const Entry& entry(std::uint64_t i) const noexcept {
@@ -249,7 +347,7 @@ struct ExactShard::Impl {
   void invalidate_order() {
     std::lock_guard lock(order_mutex);
     order_valid = false;
-    std::vector<std::uint32_t>().swap(order);
+    std::vector<Entry>().swap(order);
     std::vector<std::uint32_t>().swap(slice_start);
   }
 
@@ -258,7 +356,8 @@ struct ExactShard::Impl {
       throw std::length_error("exact shard delta: more than 2^32 - 2 keys; checkpoint sooner");
     }
     if ((count >> kPageShift) == pages.size()) {
-      pages.push_back(std::make_unique_for_overwrite<Entry[]>(kPageEntries));
+      static_assert(kPageEntries * sizeof(Entry) == kChunkBytes);
+      pages.push_back(reinterpret_cast<Entry*>(arena.take_block()));
     }
     const auto [chunk, offset] = arena.append(key);
     Entry& e = pages[count >> kPageShift][count & (kPageEntries - 1)];
@@ -266,44 +365,116 @@ struct ExactShard::Impl {
     e.handle = local | (chunk << 24) | (offset << 48);
     slots[slot] = static_cast<std::uint32_t>(count + 1);
     ++count;
+    ++slice_count[local];
+    slice_key_bytes[local] += key.size();
     if (order_valid || !order.empty()) invalidate_order();
     if (count * 2 > slots.size()) rehash(slots.size() * 2);
   }
 
+  // A counting sort by slice; entries are read in insertion order.
   void build_order() const {
     const std::size_t num_local = bases.size();
     slice_start.assign(num_local + 1, 0);
-    for (std::uint64_t i = 0; i < count; ++i) ++slice_start[handle_slice(entry(i).handle) + 1];
-    for (std::size_t s = 0; s < num_local; ++s) slice_start[s + 1] += slice_start[s];
-    order.assign(count, 0);
+    for (std::size_t s = 0; s < num_local; ++s)
+      slice_start[s + 1] = slice_start[s] + slice_count[s];
+    order.clear();
+    order.resize(count);
     std::vector<std::uint32_t> fill(slice_start.begin(), slice_start.end() - 1);
     for (std::uint64_t i = 0; i < count; ++i) {
-      order[fill[handle_slice(entry(i).handle)]++] = static_cast<std::uint32_t>(i);
-    }
-    // Sort each slice on a contiguous copy of (fingerprint, entry) so the
-    // comparisons stay in cache; key bytes are read only on equal
-    // fingerprints.
-    std::vector<std::pair<std::uint64_t, std::uint32_t>> tmp;
-    for (std::size_t s = 0; s < num_local; ++s) {
-      tmp.clear();
-      for (std::uint32_t j = slice_start[s]; j < slice_start[s + 1]; ++j) {
-        tmp.emplace_back(entry(order[j]).fingerprint, order[j]);
-      }
-      std::sort(tmp.begin(), tmp.end(), [this](const auto& a, const auto& b) {
-        if (a.first != b.first) return a.first < b.first;
-        return bytes_of(entry(a.second)) < bytes_of(entry(b.second));
-      });
-      for (std::size_t j = 0; j < tmp.size(); ++j) order[slice_start[s] + j] = tmp[j].second;
+      const Entry& e = entry(i);
+      order[fill[handle_slice(e.handle)]++] = e;
     }
     order_valid = true;
   }
 
+  [[nodiscard]] bool less_entry(const Entry& a, const Entry& b) const noexcept {
+    return a.fingerprint != b.fingerprint ? a.fingerprint < b.fingerprint
+                                          : bytes_of(a) < bytes_of(b);
+  }
+
+  // The slice's delta entries sorted by (fingerprint, bytes). Fingerprints
+  // are uniform in a job, so one counting pass on their top log2(n) bits
+  // leaves buckets of 1-2 entries; std::sort per bucket keeps structured or
+  // colliding fingerprints (tests, adversarial input) correct.
+  [[nodiscard]] std::vector<Entry> sorted_delta(std::uint32_t local) const {
+    std::size_t d_begin = 0;
+    std::size_t d_end = 0;
+    {
+      std::lock_guard lock(order_mutex);
+      if (!order_valid) build_order();
+      d_begin = slice_start[local];
+      d_end = slice_start[local + 1];
+    }
+    const std::size_t n = d_end - d_begin;
+    const auto first = order.begin() + static_cast<std::ptrdiff_t>(d_begin);
+    const auto last = order.begin() + static_cast<std::ptrdiff_t>(d_end);
+    const auto less = [this](const Entry& a, const Entry& b) { return less_entry(a, b); };
+    if (n < 256) {
+      std::vector<Entry> v(first, last);
+      std::sort(v.begin(), v.end(), less);
+      return v;
+    }
+    const unsigned bits = std::min(16U, static_cast<unsigned>(std::bit_width(n)) - 1U);
+    const unsigned shift = 64U - bits;
+    std::vector<std::uint32_t> start((std::size_t{1} << bits) + 1, 0);
+    for (auto it = first; it != last; ++it) {
+      ++start[static_cast<std::size_t>(it->fingerprint >> shift) + 1];
+    }
+    for (std::size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+    std::vector<Entry> out(n);
+    {
+      std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
+      for (auto it = first; it != last; ++it) {
+        out[fill[static_cast<std::size_t>(it->fingerprint >> shift)]++] = *it;
+      }
+    }
+    for (std::size_t b = 0; b + 1 < start.size(); ++b) {
+      if (start[b + 1] - start[b] > 1) {
+        std::sort(out.begin() + start[b], out.begin() + start[b + 1], less);
+      }
+    }
+    return out;
+  }
+
+  // Calls emit(fingerprint, bytes) for the slice's merged keys in order.
+  template <class Emit>
+  void merge(std::uint32_t local, const std::vector<Entry>& d, Emit&& emit) const {
+    const SliceBaseView& b = bases[local].view;
+    constexpr std::size_t kAhead = 8;  // arena records are read in random order
+    std::size_t i = 0;
+    std::size_t j = 0;
+    const std::size_t nb = b.size();
+    const std::size_t nd = d.size();
+    for (std::size_t p = 0; p < std::min(kAhead, nd); ++p) {
+      __builtin_prefetch(arena.record(handle_chunk(d[p].handle), handle_offset(d[p].handle)));
+    }
+    while (j < nd) {
+      if (j + kAhead < nd) {
+        const Entry& a = d[j + kAhead];
+        __builtin_prefetch(arena.record(handle_chunk(a.handle), handle_offset(a.handle)));
+      }
+      const Entry& e = d[j];
+      const std::string_view dk = bytes_of(e);
+      // Base keys before the delta key; a base key equal to it (a base
+      // attached before clear_delta) is emitted once.
+      bool in_base = false;
+      while (!in_base && i < nb && !less_key(e.fingerprint, dk, b.fingerprints[i], b.key(i))) {
+        in_base = b.fingerprints[i] == e.fingerprint && b.key(i) == dk;
+        emit(b.fingerprints[i], b.key(i));
+        ++i;
+      }
+      if (!in_base) emit(e.fingerprint, dk);
+      ++j;
+    }
+    for (; i < nb; ++i) emit(b.fingerprints[i], b.key(i));
+  }
+
   [[nodiscard]] std::uint64_t delta_bytes() const noexcept {
     std::uint64_t b = arena.bytes();
-    b += pages.size() * kPageEntries * sizeof(Entry) + pages.capacity() * sizeof(pages[0]);
+    b += pages.capacity() * sizeof(pages[0]);  // the pages themselves are arena blocks
     b += slots.capacity() * sizeof(std::uint32_t);
     std::lock_guard lock(order_mutex);
-    b += (order.capacity() + slice_start.capacity()) * sizeof(std::uint32_t);
+    b += order.capacity() * sizeof(Entry) + slice_start.capacity() * sizeof(std::uint32_t);
     return b;
   }
 };
@@ -370,61 +541,68 @@ void ExactShard::attach_base(std::uint32_t slice, SliceBaseView view,
                              std::shared_ptr<const void> keepalive) {
   const std::uint32_t local = local_slice(owned_, slice);
   auto& base = impl_->bases[local];
+  if (impl_->slice_count[local] != 0) impl_->overlap[local] = 1;
   impl_->base_keys -= base.view.size();
   base.view = view;
   base.keepalive = std::move(keepalive);
   impl_->base_keys += view.size();
 }
 
-SliceBaseData ExactShard::merged_slice(std::uint32_t slice) const {
+SliceSize ExactShard::merged_slice_size(std::uint32_t slice) const {
   const std::uint32_t local = local_slice(owned_, slice);
   const Impl& im = *impl_;
-  std::size_t d_begin = 0;
-  std::size_t d_end = 0;
-  {
-    std::lock_guard lock(im.order_mutex);
-    if (!im.order_valid) im.build_order();
-    d_begin = im.slice_start[local];
-    d_end = im.slice_start[local + 1];
-  }
   const SliceBaseView& b = im.bases[local].view;
-
-  SliceBaseData out;
-  const std::size_t max_keys = b.size() + (d_end - d_begin);
-  std::size_t max_bytes = b.bytes.size();
-  for (std::size_t j = d_begin; j < d_end; ++j)
-    max_bytes += im.bytes_of(im.entry(im.order[j])).size();
-  out.fingerprints.reserve(max_keys);
-  out.offsets.reserve(max_keys + 1);
-  out.bytes.reserve(max_bytes);
-  auto emit = [&out](std::uint64_t fp, std::string_view k) {
-    out.fingerprints.push_back(fp);
-    out.bytes.insert(out.bytes.end(), k.begin(), k.end());
-    out.offsets.push_back(out.bytes.size());
-  };
-
-  std::size_t i = 0;
-  std::size_t j = d_begin;
-  while (i < b.size() || j < d_end) {
-    if (j == d_end) {
-      emit(b.fingerprints[i], b.key(i));
-      ++i;
-      continue;
-    }
-    const Entry& e = im.entry(im.order[j]);
-    const std::string_view dk = im.bytes_of(e);
-    if (i == b.size() || less_key(e.fingerprint, dk, b.fingerprints[i], b.key(i))) {
-      emit(e.fingerprint, dk);
-      ++j;
-    } else if (less_key(b.fingerprints[i], b.key(i), e.fingerprint, dk)) {
-      emit(b.fingerprints[i], b.key(i));
-      ++i;
-    } else {  // in both (a base attached before clear_delta): once
-      emit(b.fingerprints[i], b.key(i));
-      ++i;
-      ++j;
-    }
+  if (im.overlap[local] == 0) {
+    return {b.size() + im.slice_count[local], b.bytes.size() + im.slice_key_bytes[local]};
   }
+  SliceSize size;
+  im.merge(local, im.sorted_delta(local), [&size](std::uint64_t, std::string_view k) {
+    ++size.keys;
+    size.bytes += k.size();
+  });
+  return size;
+}
+
+void ExactShard::write_merged_slice(std::uint32_t slice, std::span<std::uint64_t> fingerprints,
+                                    std::span<std::uint64_t> offsets, std::span<char> bytes) const {
+  const std::uint32_t local = local_slice(owned_, slice);
+  const SliceSize size = merged_slice_size(slice);
+  const auto mismatch = [slice](const std::string& what) {
+    return std::length_error("exact shard: merged slice " + std::to_string(slice) + ": " + what);
+  };
+  if (fingerprints.size() != size.keys || offsets.size() != size.keys + 1 ||
+      bytes.size() != size.bytes) {
+    throw mismatch("spans of " + std::to_string(fingerprints.size()) + "/" +
+                   std::to_string(offsets.size()) + "/" + std::to_string(bytes.size()) +
+                   " elements for " + std::to_string(size.keys) + " keys of " +
+                   std::to_string(size.bytes) + " bytes");
+  }
+  std::size_t k = 0;
+  std::size_t pos = 0;
+  bool overflow = false;
+  offsets[0] = 0;
+  impl_->merge(local, impl_->sorted_delta(local), [&](std::uint64_t fp, std::string_view key) {
+    if (k == fingerprints.size() || key.size() > bytes.size() - pos) {
+      overflow = true;  // only if the shard changed meanwhile (a caller bug)
+      return;
+    }
+    fingerprints[k] = fp;
+    if (!key.empty()) std::memcpy(bytes.data() + pos, key.data(), key.size());
+    pos += key.size();
+    offsets[++k] = pos;
+  });
+  if (overflow || k != fingerprints.size() || pos != bytes.size()) {
+    throw mismatch("changed while being merged");
+  }
+}
+
+SliceBaseData ExactShard::merged_slice(std::uint32_t slice) const {
+  const SliceSize size = merged_slice_size(slice);
+  SliceBaseData out;
+  out.fingerprints.resize(size.keys);
+  out.offsets.resize(size.keys + 1);
+  out.bytes.resize(size.bytes);
+  write_merged_slice(slice, out.fingerprints, out.offsets, out.bytes);
   return out;
 }
 
@@ -453,8 +631,11 @@ void ExactShard::fold_delta_into_base() {
 void ExactShard::clear_delta() {
   Impl& im = *impl_;
   im.arena = ByteArena();
-  std::vector<std::unique_ptr<Entry[]>>().swap(im.pages);
+  std::vector<Entry*>().swap(im.pages);
   im.count = 0;
+  std::fill(im.slice_count.begin(), im.slice_count.end(), 0U);
+  std::fill(im.slice_key_bytes.begin(), im.slice_key_bytes.end(), 0U);
+  std::fill(im.overlap.begin(), im.overlap.end(), char{0});
   im.invalidate_order();
   im.rehash(kInitialSlots);
 }

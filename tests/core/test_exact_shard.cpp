@@ -207,6 +207,57 @@ TEST(ExactShard, AttachMergedBaseThenMoreDelta) {
   for (const auto& k : second) ASSERT_TRUE(shard.contains(k.slice, k.fp, k.bytes));
 }
 
+TEST(ExactShard, SizesAndInPlaceMergeMatchMergedSlice) {
+  ExactShard shard({2, 10}, 12);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 40000; ++i) keys.push_back(numbered("w", i * 31));
+  keys.push_back("");
+  keys.push_back(std::string(5000, 'b'));  // an arena record of its own
+  for (const auto& k : keys) {
+    const KeyHash h = hash_key(k);
+    ASSERT_TRUE(shard.insert(2 + static_cast<std::uint32_t>(h.hi % 8), h.lo, k));
+  }
+  // Forced collisions inside one slice: ties ordered by bytes, also through
+  // the radix buckets (this slice has thousands of keys).
+  for (int i = 0; i < 300; ++i)
+    ASSERT_TRUE(shard.insert(5, 0x8000000000000000ULL, numbered("t", i)));
+  for (std::uint32_t s = 2; s < 10; ++s) {
+    const SliceBaseData m = shard.merged_slice(s);
+    ASSERT_NO_THROW(validate_base(m.view()));
+    const SliceSize size = shard.merged_slice_size(s);
+    EXPECT_EQ(size, (SliceSize{m.fingerprints.size(), m.bytes.size()}));
+    std::vector<std::uint64_t> fps(size.keys), offs(size.keys + 1);
+    std::vector<char> bytes(size.bytes);
+    shard.write_merged_slice(s, fps, offs, bytes);
+    EXPECT_EQ(fps, m.fingerprints);
+    EXPECT_EQ(offs, m.offsets);
+    EXPECT_EQ(bytes, m.bytes);
+    // Spans of the wrong size are refused, not overrun.
+    std::vector<char> short_bytes(size.bytes - (size.bytes > 0 ? 1 : 0));
+    if (size.bytes > 0) {
+      EXPECT_THROW(shard.write_merged_slice(s, fps, offs, short_bytes), std::length_error);
+    }
+    std::vector<std::uint64_t> long_fps(size.keys + 1);
+    EXPECT_THROW(shard.write_merged_slice(s, long_fps, offs, bytes), std::length_error);
+  }
+  EXPECT_THROW((void)shard.merged_slice_size(10), std::out_of_range);
+
+  // A base attached over the delta (keys in both): the size counts them once.
+  auto m5 = std::make_shared<SliceBaseData>(shard.merged_slice(5));
+  const SliceSize before = shard.merged_slice_size(5);
+  shard.attach_base(5, m5->view(), m5);
+  EXPECT_EQ(shard.merged_slice_size(5), before);
+  const Key extra{5, 7, "only in the delta"};
+  ASSERT_TRUE(shard.insert(extra.slice, extra.fp, extra.bytes));
+  EXPECT_EQ(shard.merged_slice_size(5), (SliceSize{before.keys + 1, before.bytes + 17}));
+  const SliceBaseData again = shard.merged_slice(5);
+  ASSERT_NO_THROW(validate_base(again.view()));
+  EXPECT_EQ(again.fingerprints.size(), before.keys + 1);
+  shard.clear_delta();
+  EXPECT_EQ(shard.merged_slice_size(5), before);  // the base alone
+  EXPECT_EQ(shard.merged_slice_size(4), (SliceSize{0, 0}));
+}
+
 TEST(ExactShard, HugeKeys) {
   ExactShard shard({0, kP}, kP);
   std::string big(1U << 20, 'x');
@@ -252,9 +303,9 @@ TEST(ExactShard, DeltaMemoryIsKeyBytesPlusSmallOverhead) {
               per_key - kLen);
   EXPECT_GT(per_key, static_cast<double>(kLen));
   EXPECT_LT(per_key - static_cast<double>(kLen), 40.0);
-  // Merging sorts the delta once (4 bytes per key, counted), then frees it on insert.
+  // Merging buckets the delta once (16 bytes per key, counted), then frees it on insert.
   (void)shard.merged_slice(0);
-  EXPECT_GE(shard.delta_bytes(), prev + 4 * kKeys);
+  EXPECT_GE(shard.delta_bytes(), prev + 16 * kKeys);
   const Key extra = make_key("one more");
   ASSERT_TRUE(shard.insert(extra.slice, extra.fp, extra.bytes));
   EXPECT_LE(shard.delta_bytes(), prev + (64U << 10) + (64U << 10));  // at most a new chunk + page

@@ -46,6 +46,13 @@ struct SliceBaseData {
 /// Throws std::runtime_error naming the broken invariant.
 void validate_base(const SliceBaseView& base);
 
+/// Size of one merged slice: keys, and key bytes (offsets hold keys + 1).
+struct SliceSize {
+  std::uint64_t keys = 0;
+  std::uint64_t bytes = 0;
+  friend bool operator==(const SliceSize&, const SliceSize&) = default;
+};
+
 class ExactShard {
  public:
   /// An empty shard for `owned` slices of a filter of num_slices slices.
@@ -87,10 +94,27 @@ class ExactShard {
 
   /// The slice's base merged with its delta, sorted by (fingerprint, bytes
   /// as unsigned), each key once; the shard is unchanged. This is what a
-  /// checkpoint writes. The first call after an insert sorts the whole delta
-  /// once (4 bytes per delta key, counted in delta_bytes()); later calls
-  /// reuse that order. Safe to call from several threads while no insert runs.
+  /// checkpoint writes. Same as write_merged_slice() into owned vectors.
   [[nodiscard]] SliceBaseData merged_slice(std::uint32_t slice) const;
+
+  /// Exact size of merged_slice(slice) without merging: O(1) from per-slice
+  /// counters, unless the slice's base was attached over a non-empty delta
+  /// (keys may then be in both; the slice is merged once to count them).
+  [[nodiscard]] SliceSize merged_slice_size(std::uint32_t slice) const;
+
+  /// Writes merged_slice(slice) straight into caller memory (e.g. a
+  /// checkpoint's write buffer): its fingerprints, its slice-local offsets
+  /// (0, ..., bytes) and its key bytes. The spans must have exactly
+  /// merged_slice_size() keys, keys + 1 and bytes elements, else
+  /// std::length_error. The first call after an insert buckets the delta by
+  /// slice once (16 bytes per delta key, counted in delta_bytes()); each call
+  /// then sorts only that slice's delta keys (16 bytes per key of the slice,
+  /// freed on return), by a radix pass on the fingerprint's top bits, reading
+  /// key bytes only on equal fingerprints: about 0.05-0.1 us per key with
+  /// the copy. Safe to call from several threads while no insert runs.
+  void write_merged_slice(std::uint32_t slice, std::span<std::uint64_t> fingerprints,
+                          std::span<std::uint64_t> offsets, std::span<char> bytes) const;
+
   /// Folds every delta into in-memory bases (for runs without a state dir or
   /// after a checkpoint that will not be re-mapped).
   void fold_delta_into_base();
