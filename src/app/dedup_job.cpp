@@ -211,6 +211,7 @@ class DedupJob {
                            (config_.checkpoint_rounds > 0 &&
                             rounds_since_checkpoint >= config_.checkpoint_rounds))) {
         checkpointer->write(feed, set, router.stats(), rounds, false);
+        peak_rss_anon = std::max(peak_rss_anon, rss_anon_bytes());
         rounds_since_checkpoint = 0;
         last_checkpoint = Clock::now();
       }

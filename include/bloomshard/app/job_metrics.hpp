@@ -47,7 +47,9 @@ struct JobSummary {
   PhaseSeconds phase_seconds_max;        // max over ranks, this segment
   double wall_seconds = 0;               // this segment
   std::uint64_t max_rss_bytes = 0;       // max over ranks, this segment
-  std::uint64_t max_rss_anon_bytes = 0;  // max over ranks of RssAnon sampled per round
+  std::uint64_t max_rss_anon_bytes = 0;  // max over ranks of RssAnon sampled after each round
+                                         // and checkpoint (a transient peak inside a
+                                         // checkpoint write is not seen)
   std::uint64_t checkpoints = 0;         // written in this segment
   std::vector<LayerSummary> layers;
   std::uint64_t filter_bits = 0;
