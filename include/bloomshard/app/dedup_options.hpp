@@ -21,7 +21,8 @@ struct DedupConfig {
   double fpr = 0.001;
   std::uint32_t slices = 4096;
   core::NormalizePolicy normalize = core::NormalizePolicy::kNone;
-  std::uint64_t batch_bytes = 16ULL << 20;  ///< input bytes read per rank per round
+  std::uint64_t batch_bytes = 8ULL << 20;  ///< input bytes read per rank per round
+                                           ///< (8 MiB: as fast as 16 MiB here, 25 MiB less RSS)
   std::uint64_t max_key_bytes = 64ULL << 10;
   std::uint64_t max_line_bytes = 16ULL << 20;
   double max_reject_fraction = 0.01;
