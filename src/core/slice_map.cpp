@@ -10,8 +10,8 @@ namespace {
 
 void check_geometry(std::uint32_t num_ranks, std::uint32_t num_slices) {
   if (num_slices < 1 || num_slices > kMaxSlices) {
-    throw std::invalid_argument("slice count " + std::to_string(num_slices) +
-                                " outside [1, " + std::to_string(kMaxSlices) + "]");
+    throw std::invalid_argument("slice count " + std::to_string(num_slices) + " outside [1, " +
+                                std::to_string(kMaxSlices) + "]");
   }
   if (num_ranks < 1 || num_ranks > num_slices) {
     throw std::invalid_argument("rank count " + std::to_string(num_ranks) +

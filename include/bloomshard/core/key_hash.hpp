@@ -31,7 +31,8 @@ inline constexpr std::uint32_t kHashSchemeVersion = 1;
 inline constexpr std::uint64_t kDefaultHashSeed = 0x626c6f6f6d736864ULL;
 
 /// Hashes the key's bytes (any bytes, NUL included; the empty key is valid).
-[[nodiscard]] KeyHash hash_key(std::string_view key, std::uint64_t seed = kDefaultHashSeed) noexcept;
+[[nodiscard]] KeyHash hash_key(std::string_view key,
+                               std::uint64_t seed = kDefaultHashSeed) noexcept;
 
 /// The 32 probe bits the Bloom kernel uses inside one block.
 [[nodiscard]] constexpr std::uint32_t probe_bits(const KeyHash& h) noexcept {
