@@ -13,17 +13,12 @@
 #include "bloomshard/core/exact_shard.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/slice_map.hpp"
+#include "core_test_util.hpp"
 
 namespace bloomshard::core {
 namespace {
 
-// "prefix" + std::to_string(n) trips GCC 12's bogus -Wrestrict (PR 105329).
-template <class T>
-std::string numbered(std::string_view prefix, T n) {
-  std::string s(prefix);
-  s += std::to_string(n);
-  return s;
-}
+using test::numbered;
 
 using namespace std::string_literals;
 

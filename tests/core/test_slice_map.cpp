@@ -11,17 +11,12 @@
 
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/slice_map.hpp"
+#include "core_test_util.hpp"
 
 namespace bloomshard::core {
 namespace {
 
-// "prefix" + std::to_string(n) trips GCC 12's bogus -Wrestrict (PR 105329).
-template <class T>
-std::string numbered(std::string_view prefix, T n) {
-  std::string s(prefix);
-  s += std::to_string(n);
-  return s;
-}
+using test::numbered;
 
 void check_partition(std::uint32_t num_slices, std::uint32_t num_ranks) {
   SCOPED_TRACE(numbered("P=", num_slices) + numbered(" R=", num_ranks));

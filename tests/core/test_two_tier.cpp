@@ -15,17 +15,12 @@
 #include "bloomshard/core/normalize.hpp"
 #include "bloomshard/core/slice_map.hpp"
 #include "bloomshard/core/two_tier.hpp"
+#include "core_test_util.hpp"
 
 namespace bloomshard::core {
 namespace {
 
-// "prefix" + std::to_string(n) trips GCC 12's bogus -Wrestrict (PR 105329).
-template <class T>
-std::string numbered(std::string_view prefix, T n) {
-  std::string s(prefix);
-  s += std::to_string(n);
-  return s;
-}
+using test::numbered;
 
 using namespace std::string_literals;
 
