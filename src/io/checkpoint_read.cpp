@@ -321,6 +321,31 @@ std::vector<std::uint64_t> read_tier2_checksums(const comm::Communicator& comm, 
   return sums;
 }
 
+// A checkpoint opened collectively with its index read.
+struct IndexedFile {
+  Hid file;
+  Hid dxpl;
+  FileIndex index;
+};
+
+// Collective: opens `path` on every rank and reads its index. Returns the
+// error text ("" on success) instead of throwing, so that the caller can
+// agree on it with the other ranks before the next collective call.
+std::string open_indexed(const comm::Communicator& comm, const std::filesystem::path& path,
+                         IndexedFile& out) {
+  try {
+    with_file_context(path, [&] {
+      out.file = open_parallel_file(comm, path);
+      out.dxpl = collective_dxpl();
+      out.index = IndexReader(out.file.get(), out.dxpl.get(), path.string()).read();
+      return 0;
+    });
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return {};
+}
+
 }  // namespace
 
 CheckpointSummary read_checkpoint_summary(const std::filesystem::path& file) {
@@ -340,20 +365,11 @@ LoadedCheckpoint load_checkpoint(const comm::Communicator& comm, const std::file
                                  core::SliceRange owned, bool verify_tier2) {
   const std::string context = "cannot load checkpoint " + file.string();
   quiet_hdf5_errors();
-  std::string err;
-  Hid f;
-  Hid dxpl;
-  FileIndex idx;
-  try {
-    with_file_context(file, [&] {
-      f = open_parallel_file(comm, file);
-      dxpl = collective_dxpl();
-      idx = IndexReader(f.get(), dxpl.get(), file.string()).read();
-      return 0;
-    });
-  } catch (const std::exception& e) {
-    err = e.what();
-  }
+  IndexedFile opened;
+  std::string err = open_indexed(comm, file, opened);
+  Hid& f = opened.file;
+  Hid& dxpl = opened.dxpl;
+  FileIndex& idx = opened.index;
   agree_or_throw(comm, err, context);
 
   const CheckpointHeader& h = idx.summary.header;
@@ -475,20 +491,11 @@ void rebase_on_checkpoint(const comm::Communicator& comm, const std::filesystem:
 VerifyReport verify_checkpoint(const comm::Communicator& comm, const std::filesystem::path& file) {
   quiet_hdf5_errors();
   VerifyReport report;
-  std::string err;
-  Hid f;
-  Hid dxpl;
-  FileIndex idx;
-  try {
-    with_file_context(file, [&] {
-      f = open_parallel_file(comm, file);
-      dxpl = collective_dxpl();
-      idx = IndexReader(f.get(), dxpl.get(), file.string()).read();
-      return 0;
-    });
-  } catch (const std::exception& e) {
-    err = e.what();
-  }
+  IndexedFile opened;
+  std::string err = open_indexed(comm, file, opened);
+  Hid& f = opened.file;
+  Hid& dxpl = opened.dxpl;
+  FileIndex& idx = opened.index;
   // The index is the same on every rank, so an error here is everyone's.
   if (comm.any(!err.empty())) {
     const std::vector<std::string> all = allgather_strings(
