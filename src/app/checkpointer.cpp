@@ -87,8 +87,9 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   }
 
   // 4. Write, commit, re-base.
-  const std::filesystem::path file =
-      io::write_checkpoint(comm_, config_.state_dir, h, layers, set, config_.keep_generations);
+  const std::filesystem::path file = io::write_checkpoint(
+      comm_, config_.state_dir, h, layers, set,
+      {.keep = config_.keep_generations, .data_path = config_.checkpoint_data_path});
   io::rebase_on_checkpoint(comm_, file, set);
   ++generation_;
   ++written_;

@@ -16,6 +16,7 @@ namespace {
 
 struct RawOptions {
   std::string normalize = "none";
+  std::string checkpoint_io = "auto";
   std::string config_file;
   std::uint64_t capacity = 0;
 };
@@ -65,7 +66,10 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
     ("max-delta-bytes", po::value(&c.max_delta_bytes)->default_value(c.max_delta_bytes),
      "tier-2 key bytes held in memory per rank since the last checkpoint; more forces one")
     ("keep-generations", po::value(&c.keep_generations)->default_value(c.keep_generations),
-     "checkpoint generations kept in --state (>= 1)");
+     "checkpoint generations kept in --state (>= 1)")
+    ("checkpoint-io", po::value(&raw.checkpoint_io)->default_value(raw.checkpoint_io),
+     "how checkpoint data reach the file: direct (O_DIRECT, bypasses the page cache) | "
+     "mpiio (collective MPI-IO) | auto (direct when the file system allows it)");
   po::options_description generic("general");
   generic.add_options()
     ("help,h", "show this help")
@@ -146,6 +150,12 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
     }
     po::notify(vm);
     out.config.normalize = core::parse_policy(raw.normalize);
+    const auto data_path = io::parse_checkpoint_data_path(raw.checkpoint_io);
+    if (!data_path) {
+      throw std::invalid_argument("--checkpoint-io must be auto, direct or mpiio, not '" +
+                                  raw.checkpoint_io + "'");
+    }
+    out.config.checkpoint_data_path = *data_path;
     if (vm.count("capacity")) out.config.capacity = raw.capacity;
     if (out.config.hash_seed == 0) out.config.hash_seed = core::kDefaultHashSeed;
   } catch (const std::exception& e) {

@@ -39,6 +39,18 @@ TEST_F(DedupOptionsTest, CommandLineValuesAreParsed) {
   EXPECT_EQ(p.config.slices, 64U);
   EXPECT_EQ(p.config.normalize, core::NormalizePolicy::kNfcCasefold);
   EXPECT_EQ(p.config.batch_bytes, 65536U);
+  EXPECT_EQ(p.config.checkpoint_data_path, io::CheckpointDataPath::kAuto);  // the default
+}
+
+TEST_F(DedupOptionsTest, CheckpointIoComesFromTheCommandLineOrTheJobFile) {
+  const std::string in = (dir_ / "in").string();
+  ParsedDedup p = parse_dedup_options({"--input", in, "--output", "o", "--checkpoint-io", "mpiio"});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.checkpoint_data_path, io::CheckpointDataPath::kMpiIo);
+  p = parse_dedup_options(
+      {"--config", write_job("input = " + in + "\noutput = o\ncheckpoint-io = direct\n")});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.checkpoint_data_path, io::CheckpointDataPath::kDirect);
 }
 
 TEST_F(DedupOptionsTest, JobFileFillsOptionsAndCommandLineWins) {
@@ -78,6 +90,7 @@ TEST_F(DedupOptionsTest, BadValuesExitWithUsageCodeAndAMessage) {
       {{"--input", in, "--output", "o", "--capacity", "0"}, "--capacity"},
       {{"--input", (dir_ / "missing").string(), "--output", "o"}, "does not exist"},
       {{"--input", in, "--output", "o", "--no-such-option"}, "no-such-option"},
+      {{"--input", in, "--output", "o", "--checkpoint-io", "posix"}, "--checkpoint-io"},
       {{"--config", (dir_ / "nope.ini").string()}, "cannot open job file"},
   };
   for (const auto& [args, needle] : cases) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checkpoint and resume benchmark (issue 4 §5). Not a ctest test. In one run:
 #  A. a filter of --keys keys (ckpt_bench, 2 ranks, P = 4096, p = 0.1%):
-#     checkpoint write vs `dd oflag=direct` of the same size; cold resume
+#     checkpoint write vs `dd oflag=direct` of the same size (--repeat times
+#     each, medians; the disk is noisy); cold resume
 #     (`ckpt_bench load`, process start to loaded + verified) vs a cold
 #     `cat file > /dev/null`; caches dropped before each cold step (root).
 #  B. one synthetic corpus of --records records, killed at ~70% (SIGUSR1 to
@@ -14,7 +15,7 @@
 #     columns: cold-start recovery, peak memory per rank, tier-2 lookups/s,
 #     records lost to false positives, records processed twice. bloomshard's
 #     outputs are checked exactly-once by tests/e2e/oracle.py.
-# usage: tests/bench/resume_benchmark.sh [--keys N] [--records R] [--ranks 2]
+# usage: tests/bench/resume_benchmark.sh [--keys N] [--records R] [--ranks 2] [--repeat 3]
 #          [--build DIR] [--workdir DIR] [--report FILE] [--skip-a] [--skip-b]
 #          [--max-delta-bytes B] [--checkpoint-every S] [--batch-bytes B] [--keep]
 # Needs root for drop_caches (else the "cold" figures are warm: it says so),
@@ -26,6 +27,7 @@ repo=$(cd "$here/../.." && pwd)
 keys=100000000
 records=10000000
 ranks=2
+repeat=3
 build="$repo/build/ckptperf"
 workdir="${TMPDIR:-/tmp}"
 report=""
@@ -41,6 +43,7 @@ while [[ $# -gt 0 ]]; do
     --keys) keys=$2; shift 2 ;;
     --records) records=$2; shift 2 ;;
     --ranks) ranks=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --workdir) workdir=$2; shift 2 ;;
     --report) report=$2; shift 2 ;;
@@ -50,7 +53,7 @@ while [[ $# -gt 0 ]]; do
     --checkpoint-every) ckpt_every=$2; shift 2 ;;
     --batch-bytes) batch_bytes=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h | --help) sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option: $1" ;;
   esac
 done
@@ -71,6 +74,7 @@ trap cleanup EXIT
 
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 can_drop=0
 [[ -w /proc/sys/vm/drop_caches ]] && can_drop=1
 drop_caches() { sync; [[ $can_drop == 1 ]] && echo 3 >/proc/sys/vm/drop_caches; true; }
@@ -89,16 +93,23 @@ if [[ $skip_a == 0 ]]; then
   ((avail > 2 * need)) || die "need ~$((2 * need)) MB free under $work, have $avail MB; lower --keys"
   say ""
   say "### A. $keys keys, $ranks ranks"
-  "${mpi[@]}" "$bench" "$keys" "$work/a" >"$work/a.log" 2>&1 || { cat "$work/a.log"; die "ckpt_bench failed"; }
+  "${mpi[@]}" "$bench" "$keys" "$work/a" "$repeat" >"$work/a.log" 2>&1 || { cat "$work/a.log"; die "ckpt_bench failed"; }
   cat "$work/a.log" >>"$out"
-  file=$(sed -n 's/.*(\(.*ckpt-1\.h5\)).*/\1/p' "$work/a.log")
+  file=$(sed -n 's/.*(\(.*ckpt-[0-9]*\.h5\)).*/\1/p' "$work/a.log")
   size=$(stat -c %s "$file")
-  write_s=$(awk '/^write/ {sub("s", "", $2); print $2}' "$work/a.log")
+  writes=$(awk '/^write/ {sub("s", "", $2); printf "%s ", $2}' "$work/a.log")
+  write_s=$(echo "$writes" | median)
   build_s=$(awk '/^ranks/ {for (i = 1; i <= NF; ++i) if ($i == "build") {sub("s", "", $(i+1)); print $(i+1)}}' "$work/a.log")
   count=$(((size + (16 << 20) - 1) / (16 << 20)))
-  drop_caches
-  t0=$(now); dd if=/dev/zero of="$work/dd.bin" bs=16M count="$count" oflag=direct status=none; t1=$(now)
-  dd_s=$(elapsed "$t0" "$t1"); rm -f "$work/dd.bin"
+  dds=""
+  for ((i = 0; i < repeat; ++i)); do
+    drop_caches
+    t0=$(now); dd if=/dev/zero of="$work/dd.bin" bs=16M count="$count" oflag=direct status=none; t1=$(now)
+    dds+="$(elapsed "$t0" "$t1") "; rm -f "$work/dd.bin"
+  done
+  dd_s=$(echo "$dds" | median)
+  say "checkpoint writes (s): $writes; median $write_s"
+  say "dd oflag=direct (s): $dds; median $dd_s"
   drop_caches
   t0=$(now); "${mpi[@]}" "$bench" load "$file" >"$work/load.log" 2>&1; t1=$(now)
   resume_s=$(elapsed "$t0" "$t1")
@@ -109,8 +120,8 @@ if [[ $skip_a == 0 ]]; then
   say ""
   say "| step | seconds | MB/s | ratio |"
   say "|---|---|---|---|"
-  say "| checkpoint write ($mb MB) | $write_s | $(awk -v s="$size" -v t="$write_s" 'BEGIN {printf "%.0f", s/1e6/t}') | $(awk -v a="$dd_s" -v b="$write_s" 'BEGIN {printf "%.2fx dd (target >= 0.7x)", a/b}') |"
-  say "| dd oflag=direct, same size | $dd_s | $(awk -v s="$size" -v t="$dd_s" 'BEGIN {printf "%.0f", s/1e6/t}') | 1 |"
+  say "| checkpoint write ($mb MB), median of $repeat | $write_s | $(awk -v s="$size" -v t="$write_s" 'BEGIN {printf "%.0f", s/1e6/t}') | $(awk -v a="$dd_s" -v b="$write_s" 'BEGIN {printf "%.2fx dd (target >= 0.7x)", a/b}') |"
+  say "| dd oflag=direct, same size, median of $repeat | $dd_s | $(awk -v s="$size" -v t="$dd_s" 'BEGIN {printf "%.0f", s/1e6/t}') | 1 |"
   say "| cold resume: mpiexec ckpt_bench load (verify) | $resume_s | $(awk -v s="$size" -v t="$resume_s" 'BEGIN {printf "%.0f", s/1e6/t}') | $(awk -v a="$cat_s" -v b="$resume_s" 'BEGIN {printf "%.2fx cat (target <= 1.5x)", b/a}') |"
   say "| cold cat file > /dev/null | $cat_s | $(awk -v s="$size" -v t="$cat_s" 'BEGIN {printf "%.0f", s/1e6/t}') | 1 |"
   say "| re-insert all $keys keys (hash + insert, no file reading: a lower bound of a rescan) | $build_s | | $(awk -v a="$build_s" -v b="$resume_s" 'BEGIN {printf "resume is %.1fx faster", a/b}') |"

@@ -287,14 +287,16 @@ start=$SECONDS
 case_incremental() {
   # Yesterday's corpus with --state, then today's crawl (new records plus a
   # re-crawled file of yesterday's) against the finished state: today's
-  # output holds exactly the keys never seen before.
+  # output holds exactly the keys never seen before. The history's state is
+  # written through collective MPI-IO, today's through the default (direct)
+  # path: either reads the other's files.
   synth hist --records 20000 --dup-rate 0.2 --files 3 --compress zst --seed 11
   local today=$TMP/today
   mkdir -p "$today"
   "$BIN" synth --out "$today/new" --manifest "$META/today.json" --records 10000 --dup-rate 0.2 \
     --files 2 --compress gz --seed 12 >/dev/null
   cp "$IN/hist/part-00000.jsonl.zst" "$today/recrawl.jsonl.zst"
-  dedup_ok "$TMP/out-hist" 1 --key-field id --state "$TMP/state"
+  dedup_ok "$TMP/out-hist" 1 --key-field id --state "$TMP/state" --checkpoint-io mpiio
   local start=$SECONDS
   set +e
   "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" dedup --input "$today" \

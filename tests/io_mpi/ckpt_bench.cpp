@@ -3,8 +3,10 @@
 // without the tier-2 verification) and verify_checkpoint, and prints the
 // file size and throughputs. Compare with `dd ... oflag=direct` and `cat`
 // of the same file size (docs/checkpoint-format.md lists the figures).
-//   mpiexec -n R ckpt_bench <keys> <state_dir>
+//   mpiexec -n R ckpt_bench <keys> <state_dir> [repeat]  (writes generations 1..repeat)
 //   mpiexec -n R ckpt_bench load <file>     (load only, e.g. after dropping caches)
+// BLOOMSHARD_CHECKPOINT_IO=auto|direct|mpiio picks the write's data path.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -30,7 +32,7 @@ int main(int argc, char** argv) {
   comm::Environment env(argc, argv);
   const comm::Communicator world;
   if (argc < 3) {
-    if (world.rank() == 0) std::fprintf(stderr, "usage: ckpt_bench <keys> <state_dir>\n");
+    if (world.rank() == 0) std::fprintf(stderr, "usage: ckpt_bench <keys> <state_dir> [repeat]\n");
     return 2;
   }
   if (std::string(argv[1]) == "load") {
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
   }
   const std::uint64_t n = std::strtoull(argv[1], nullptr, 10);
   const std::filesystem::path dir = argv[2];
+  const int repeat = argc > 3 ? std::max(1, std::atoi(argv[3])) : 1;
   core::ScalableBloomParams params;
   params.initial_capacity = n;
   params.num_slices = 4096;
@@ -74,12 +77,56 @@ int main(int argc, char** argv) {
     const auto s = set.bloom().layer_stats(l);
     layers.push_back({s.geometry, world.allreduce_sum(s.inserted)});
   }
-  io::CheckpointWriteStats stats;
-  world.barrier();
-  t0 = std::chrono::steady_clock::now();
-  const auto path = io::write_checkpoint(world, dir, h, layers, set, 2, &stats);
-  const double write_s = world.allreduce_max(seconds_since(t0));
-  const double size_mb = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
+  io::CheckpointWriteOptions options;
+  if (const char* path = std::getenv("BLOOMSHARD_CHECKPOINT_IO"); path != nullptr) {
+    const auto parsed = io::parse_checkpoint_data_path(path);
+    if (!parsed) {
+      if (world.rank() == 0) std::fprintf(stderr, "BLOOMSHARD_CHECKPOINT_IO: auto|direct|mpiio\n");
+      return 2;
+    }
+    options.data_path = *parsed;
+  }
+  // Generations 1..repeat, one "write" line each (the disk is noisy: the
+  // resume benchmark quotes their median). Each repeat first inserts one more
+  // key on every rank, so each write starts, like a job's checkpoint after a
+  // round, with the delta's slice order to rebuild (an unchanged set would
+  // reuse the previous write's order and time only part of the work).
+  std::filesystem::path path;
+  double size_mb = 0;
+  for (int g = 1; g <= repeat; ++g) {
+    if (g > 1) {
+      for (std::uint64_t i = static_cast<std::uint64_t>(g) << 32;; ++i) {  // new each repeat
+        key = "https://example.org/extra/" + std::to_string(i);
+        const core::KeyHash kh = core::hash_key(key);
+        if (owned.contains(core::slice_of(kh, 4096))) {
+          (void)set.decide({kh, key});
+          break;
+        }
+      }
+      for (std::size_t l = 0; l < set.bloom().num_layers(); ++l) {
+        layers[l].inserted = world.allreduce_sum(set.bloom().layer_stats(l).inserted);
+      }
+    }
+    h.generation = static_cast<std::uint64_t>(g);
+    io::CheckpointWriteStats stats;
+    world.barrier();
+    t0 = std::chrono::steady_clock::now();
+    path = io::write_checkpoint(world, dir, h, layers, set, options, &stats);
+    const double write_s = world.allreduce_max(seconds_since(t0));
+    size_mb = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
+    if (world.rank() == 0) {
+      std::printf(
+          "write  %.3fs  %.0f MB/s  (%s; rank 0 direct %.0f MB; transfers %llu, non-collective "
+          "%llu, mode %d)\n",
+          write_s, size_mb / write_s, stats.direct ? "direct" : "mpiio",
+          static_cast<double>(stats.direct_bytes) / 1e6,
+          static_cast<unsigned long long>(stats.transfers),
+          static_cast<unsigned long long>(stats.non_collective), stats.last_io_mode);
+      std::printf("  rank 0 phases: merge %.3fs  hdf5 %.3fs  commit (fsync, rename) %.3fs\n",
+                  stats.merge_seconds, stats.io_seconds, stats.commit_seconds);
+      std::fflush(stdout);
+    }
+  }
 
   world.barrier();
   t0 = std::chrono::steady_clock::now();
@@ -97,11 +144,6 @@ int main(int argc, char** argv) {
   if (world.rank() == 0) {
     std::printf("ranks %d keys %llu build %.2fs file %.1f MB (%s)\n", world.size(),
                 static_cast<unsigned long long>(n), build_s, size_mb, path.c_str());
-    std::printf("write  %.3fs  %.0f MB/s  (transfers %llu, non-collective %llu, mode %d)\n",
-                write_s, size_mb / write_s, static_cast<unsigned long long>(stats.transfers),
-                static_cast<unsigned long long>(stats.non_collective), stats.last_io_mode);
-    std::printf("  rank 0 phases: merge %.3fs  hdf5 %.3fs  commit (fsync, rename) %.3fs\n",
-                stats.merge_seconds, stats.io_seconds, stats.commit_seconds);
     std::printf("load (verify tier 2)  %.3fs  %.0f MB/s\n", load_s, size_mb / load_s);
     std::printf("load (no tier-2 verify) %.3fs\n", load_nv_s);
     std::printf("verify %.3fs ok=%d\n", verify_s, ok ? 1 : 0);

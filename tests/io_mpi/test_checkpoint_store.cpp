@@ -168,7 +168,7 @@ TEST_F(CheckpointStore, WritesAreReallyCollective) {
   SharedTempDir dir(world_);
   auto set = build_set(owned_by(world_), kBatches, kKeysPerBatch);
   CheckpointWriteStats stats;
-  (void)write_checkpoint(world_, dir.path(), test_header(1), layer_infos(world_, *set), *set, 2,
+  (void)write_checkpoint(world_, dir.path(), test_header(1), layer_infos(world_, *set), *set, {},
                          &stats);
   EXPECT_GT(stats.transfers, 0U);
   EXPECT_EQ(stats.non_collective, 0U);
@@ -339,7 +339,8 @@ TEST_F(CheckpointStore, GenerationsLatestAndPruning) {
   }
   world_.barrier();
   // keep = 1 leaves only the newest.
-  (void)write_checkpoint(world_, dir.path(), test_header(5), layer_infos(world_, *set), *set, 1);
+  (void)write_checkpoint(world_, dir.path(), test_header(5), layer_infos(world_, *set), *set,
+                         {.keep = 1});
   if (world_.rank() == 0) {
     EXPECT_EQ(list_generations(dir.path()), (std::vector<std::uint64_t>{5}));
     EXPECT_EQ(resume_candidates(dir.path()), (std::vector<std::uint64_t>{5}));

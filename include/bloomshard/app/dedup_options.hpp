@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bloomshard/core/normalize.hpp"
+#include "bloomshard/io/checkpoint_store.hpp"
 
 namespace bloomshard::app {
 
@@ -36,6 +37,7 @@ struct DedupConfig {
   std::uint64_t checkpoint_rounds = 0;  ///< rounds between checkpoints; 0: off
   std::uint64_t max_delta_bytes = 512ULL << 20;  ///< tier-2 delta per rank that forces one
   int keep_generations = 2;
+  io::CheckpointDataPath checkpoint_data_path = io::CheckpointDataPath::kAuto;
 };
 
 /// What parsing decided: run, or exit at once with `exit_code` after printing

@@ -10,8 +10,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bloomshard/comm/communicator.hpp"
@@ -57,15 +59,36 @@ struct CheckpointSummary {
   std::uint32_t written_by_ranks = 0;
 };
 
+/// How write_checkpoint moves the bulk data (Bloom words, tier-2 arrays)
+/// into the file. The HDF5 metadata, the manifest and the per-slice datasets
+/// always go through collective MPI-IO.
+enum class CheckpointDataPath {
+  kAuto,    ///< kDirect when every rank can open the file O_DIRECT, else kMpiIo
+  kDirect,  ///< O_DIRECT writes at the datasets' file addresses, merge overlapped
+            ///< on a second thread; the unaligned edges by collective H5Dwrite
+  kMpiIo,   ///< collective H5Dwrite of everything, through the page cache
+};
+
+/// Parses "auto", "direct" or "mpiio"; nullopt for anything else.
+[[nodiscard]] std::optional<CheckpointDataPath> parse_checkpoint_data_path(std::string_view name);
+
+/// Options of one write_checkpoint call.
+struct CheckpointWriteOptions {
+  int keep = 2;  ///< generations kept, >= 1
+  CheckpointDataPath data_path = CheckpointDataPath::kAuto;
+};
+
 /// Optional figures of one write (for metrics, benches and tests).
 struct CheckpointWriteStats {
   std::uint64_t bytes_written = 0;   ///< data bytes this rank wrote (Bloom + tier 2)
+  std::uint64_t direct_bytes = 0;    ///< of those, written with O_DIRECT
+  bool direct = false;               ///< the direct data path was used
   std::uint64_t transfers = 0;       ///< H5Dwrite calls of this rank
   std::uint64_t non_collective = 0;  ///< of those, reported H5D_MPIO_NO_COLLECTIVE
   int last_io_mode = 0;              ///< last H5D_mpio_actual_io_mode_t seen
   double seconds = 0;                ///< wall time of the whole call, this rank
-  double merge_seconds = 0;          ///< phase 1: merging tier 2, checksums
-  double io_seconds = 0;             ///< phase 2: HDF5 create, writes, close
+  double merge_seconds = 0;          ///< sizing, merging tier 2, checksums (CPU)
+  double io_seconds = 0;             ///< HDF5 create, writes, close, minus the merge
   double commit_seconds = 0;         ///< phase 3: fsync, rename, LATEST, prune
 };
 
@@ -75,16 +98,17 @@ struct CheckpointWriteStats {
 /// ranges must tile [0, P) in rank order), per-slice XXH3-64 checksums of
 /// both tiers, the header as attributes. Then rank 0 fsyncs the file,
 /// renames it, fsyncs the directory, replaces LATEST atomically and deletes
-/// all but the newest `keep` (>= 1) generations up to this one. `layers`
-/// must match set's layers (geometry) and carry global insert counts.
-/// Memory: besides the set, at most ~256 MiB of merged slices per rank at a
-/// time. Throws CheckpointError on every rank if any rank failed; a failed
-/// generation is never renamed or pointed to. Returns the final path.
+/// all but the newest `options.keep` (>= 1) generations up to this one.
+/// `layers` must match set's layers (geometry) and carry global insert
+/// counts. Memory: besides the set, about 64 MiB of buffers per rank (more
+/// when one merged slice is larger). Throws CheckpointError on every rank if any rank failed; a
+/// failed generation is never renamed or pointed to. Returns the final path.
 std::filesystem::path write_checkpoint(const comm::Communicator& comm,
                                        const std::filesystem::path& state_dir,
                                        const CheckpointHeader& header,
                                        std::span<const CheckpointLayerInfo> layers,
-                                       const core::TwoTierSet& set, int keep = 2,
+                                       const core::TwoTierSet& set,
+                                       const CheckpointWriteOptions& options = {},
                                        CheckpointWriteStats* stats = nullptr);
 
 /// Not collective: reads the header and layer infos of a checkpoint file.
