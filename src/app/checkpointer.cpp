@@ -1,6 +1,7 @@
 #include "bloomshard/app/checkpointer.hpp"
 
 #include <chrono>
+#include <iostream>
 
 #include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/run_state.hpp"
@@ -14,6 +15,12 @@ namespace {
 // Per input, the fields one rank reports at a cut; summed over ranks, and
 // only the rank reading a file sets them.
 constexpr std::size_t kFieldsPerInput = 5;  // touched, records, offset, done, output_length
+
+// A generation that could not be deleted is left for a later prune: a
+// warning, not a failure of a multi-day job.
+void warn_prune_error(const std::string& error) {
+  if (!error.empty()) std::cerr << "bloomshard dedup: warning: " << error << '\n';
+}
 
 }  // namespace
 
@@ -87,13 +94,19 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   }
 
   // 4. Write, commit, re-base.
+  io::CheckpointWriteStats stats;
   const std::filesystem::path file = io::write_checkpoint(
       comm_, config_.state_dir, h, layers, set,
-      {.keep = config_.keep_generations, .data_path = config_.checkpoint_data_path});
+      {.keep = config_.keep_generations, .data_path = config_.checkpoint_data_path}, &stats);
+  warn_prune_error(stats.prune_error);
   io::rebase_on_checkpoint(comm_, file, set);
   ++generation_;
   ++written_;
   seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void Checkpointer::wait_for_pruning() const {
+  if (comm_.rank() == 0) warn_prune_error(io::wait_for_background_prune());
 }
 
 }  // namespace bloomshard::app

@@ -229,6 +229,7 @@ class DedupJob {
     }
     if (stopped) {
       feed.finish();
+      if (checkpointer) checkpointer->wait_for_pruning();
       if (world_.rank() == 0) {
         std::cerr << "bloomshard dedup: stop signal received; checkpointed generation "
                   << (checkpointer ? "written" : "not written (no --state)") << "; exit "
@@ -236,7 +237,10 @@ class DedupJob {
       }
       return checkpointer ? kExitCheckpointedRequeue : kExitFailure;
     }
-    if (checkpointer) checkpointer->write(feed, set, router.stats(), rounds, true);
+    if (checkpointer) {
+      checkpointer->write(feed, set, router.stats(), rounds, true);
+      checkpointer->wait_for_pruning();
+    }
     feed.finish();
 
     JobSummary summary = reduce_metrics(world_, begun->manifest.counters, feed, set, router.stats(),

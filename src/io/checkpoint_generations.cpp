@@ -10,7 +10,9 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <iterator>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -137,5 +139,51 @@ std::vector<std::uint64_t> prune_generations(const std::filesystem::path& state_
   for (const auto& p : stale) std::filesystem::remove(p, ec);  // best effort
   return deleted;
 }
+
+namespace {
+
+class BackgroundPrune {
+ public:
+  BackgroundPrune() = default;
+  BackgroundPrune(const BackgroundPrune&) = delete;
+  BackgroundPrune& operator=(const BackgroundPrune&) = delete;
+  ~BackgroundPrune() { (void)wait(); }
+
+  void start(const std::filesystem::path& state_dir, std::uint64_t newest, int keep) {
+    std::lock_guard lock(mutex_);
+    if (pending_.valid()) pending_.wait();
+    pending_ = std::async(std::launch::async, [state_dir, newest, keep]() -> std::string {
+      try {
+        (void)prune_generations(state_dir, newest, keep);
+        return {};
+      } catch (const std::exception& e) {
+        return "old checkpoint generations in " + state_dir.string() + " not deleted: " + e.what();
+      }
+    });
+  }
+
+  std::string wait() {
+    std::lock_guard lock(mutex_);
+    return pending_.valid() ? pending_.get() : std::string();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::future<std::string> pending_;
+};
+
+BackgroundPrune& background_prune() {
+  static BackgroundPrune prune;
+  return prune;
+}
+
+}  // namespace
+
+void prune_generations_in_background(const std::filesystem::path& state_dir, std::uint64_t newest,
+                                     int keep) {
+  background_prune().start(state_dir, newest, keep);
+}
+
+std::string wait_for_background_prune() { return background_prune().wait(); }
 
 }  // namespace bloomshard::io

@@ -356,6 +356,8 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   const int keep = options.keep;
   const auto t0 = std::chrono::steady_clock::now();
   quiet_hdf5_errors();
+  // The previous generation's deletions finish before this file takes space.
+  const std::string prune_error = comm.rank() == 0 ? wait_for_background_prune() : std::string();
   const CheckpointHeader h = broadcast_header(comm, header);
   const std::filesystem::path final_path = generation_path(state_dir, h.generation);
   std::filesystem::path tmp = final_path;
@@ -414,7 +416,7 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
       if (ec) throw CheckpointError("rename to " + final_path.string() + ": " + ec.message());
       fsync_path(state_dir);
       write_latest(state_dir, h.generation);
-      (void)prune_generations(state_dir, h.generation, keep);
+      prune_generations_in_background(state_dir, h.generation, keep);
     } catch (const std::exception& e) {
       commit_err = e.what();
     }
@@ -423,6 +425,7 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   if (!commit_err.empty()) throw CheckpointError(context + " (commit on rank 0): " + commit_err);
 
   if (stats != nullptr) {
+    stats->prune_error = prune_error;
     stats->bytes_written = progress.written;
     stats->direct_bytes = progress.direct_bytes;
     stats->direct = used_direct;

@@ -40,6 +40,12 @@ class Checkpointer {
   void write(InputFeed& feed, core::TwoTierSet& set, const comm::RouterStats& router,
              std::uint64_t rounds, bool finished);
 
+  /// Rank 0 (others return at once): waits for the background deletion of
+  /// old generations that write() started, warning on stderr if it failed.
+  /// Called before a run reports its end (finished, or checkpointed on a
+  /// signal), so a run that said so holds at most --keep-generations.
+  void wait_for_pruning() const;
+
   [[nodiscard]] std::uint64_t written() const noexcept { return written_; }
   [[nodiscard]] double seconds() const noexcept { return seconds_; }
 

@@ -89,7 +89,8 @@ struct CheckpointWriteStats {
   double seconds = 0;                ///< wall time of the whole call, this rank
   double merge_seconds = 0;          ///< sizing, merging tier 2, checksums (CPU)
   double io_seconds = 0;             ///< HDF5 create, writes, close, minus the merge
-  double commit_seconds = 0;         ///< phase 3: fsync, rename, LATEST, prune
+  double commit_seconds = 0;         ///< phase 3: fsync, rename, LATEST
+  std::string prune_error;           ///< rank 0: the previous background prune's failure
 };
 
 /// Collective: writes generation header.generation as
@@ -98,11 +99,13 @@ struct CheckpointWriteStats {
 /// ranges must tile [0, P) in rank order), per-slice XXH3-64 checksums of
 /// both tiers, the header as attributes. Then rank 0 fsyncs the file,
 /// renames it, fsyncs the directory, replaces LATEST atomically and deletes
-/// all but the newest `options.keep` (>= 1) generations up to this one.
-/// `layers` must match set's layers (geometry) and carry global insert
-/// counts. Memory: besides the set, about 64 MiB of buffers per rank (more
-/// when one merged slice is larger). Throws CheckpointError on every rank if any rank failed; a
-/// failed generation is never renamed or pointed to. Returns the final path.
+/// all but the newest `options.keep` (>= 1) generations up to this one on a
+/// background thread (prune_generations_in_background; the next call waits
+/// for it first). `layers` must match set's layers (geometry) and carry
+/// global insert counts. Memory: besides the set, about 64 MiB of buffers
+/// per rank (more when one merged slice is larger). Throws CheckpointError
+/// on every rank if any rank failed; a failed generation is never renamed or
+/// pointed to. Returns the final path.
 std::filesystem::path write_checkpoint(const comm::Communicator& comm,
                                        const std::filesystem::path& state_dir,
                                        const CheckpointHeader& header,

@@ -1,0 +1,45 @@
+// prune_generations_in_background: deletes the same generations as the
+// synchronous prune, one at a time, and hands a failure to the next wait
+// instead of throwing on its thread.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <vector>
+
+#include "bloomshard/io/checkpoint_generations.hpp"
+#include "io_test_util.hpp"
+
+namespace bloomshard::io {
+namespace {
+
+using test::TempDir;
+
+void touch_generation(const TempDir& dir, std::uint64_t g) {
+  std::ofstream(generation_path(dir.path(), g)) << "generation " << g;
+}
+
+TEST(BackgroundPrune, KeepsTheNewestAndReportsNoError) {
+  TempDir dir;
+  for (std::uint64_t g = 1; g <= 5; ++g) touch_generation(dir, g);
+  prune_generations_in_background(dir.path(), 4, 2);  // never touches 5 (newer)
+  prune_generations_in_background(dir.path(), 5, 2);  // waits for the first
+  EXPECT_EQ(wait_for_background_prune(), "");
+  EXPECT_EQ(list_generations(dir.path()), (std::vector<std::uint64_t>{5, 4}));
+  EXPECT_EQ(wait_for_background_prune(), "");  // nothing pending
+}
+
+TEST(BackgroundPrune, FailureIsReturnedByTheNextWait) {
+  TempDir dir;
+  for (std::uint64_t g = 1; g <= 3; ++g) touch_generation(dir, g);
+  prune_generations_in_background(dir.path(), 3, 0);  // keep = 0: prune_generations refuses
+  const std::string error = wait_for_background_prune();
+  EXPECT_NE(error.find("not deleted"), std::string::npos) << error;
+  EXPECT_NE(error.find(dir.path().string()), std::string::npos) << error;
+  EXPECT_NE(error.find("keep must be >= 1"), std::string::npos) << error;
+  EXPECT_EQ(wait_for_background_prune(), "");  // reported once
+  EXPECT_EQ(list_generations(dir.path()).size(), 3U);
+}
+
+}  // namespace
+}  // namespace bloomshard::io
