@@ -16,6 +16,10 @@
 
 #include <sys/mman.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -42,6 +46,30 @@ struct Entry {
   std::uint64_t fingerprint;
   std::uint64_t handle;  // slice_local | chunk << 24 | offset << 48
 };
+
+// One cache line of entries, the unit build_order writes.
+constexpr std::size_t kLineBytes = 64;
+constexpr std::size_t kLineEntries = kLineBytes / sizeof(Entry);
+static_assert(sizeof(Entry) == 16 && kLineEntries == 4);
+
+// Copies one line of entries to line-aligned `dst` past the caches where
+// the CPU can (SSE2 streaming stores; a plain copy elsewhere).
+inline void stream_line(Entry* dst, const Entry* src) noexcept {
+#if defined(__SSE2__)
+  auto* d = reinterpret_cast<__m128i*>(dst);
+  const auto* v = reinterpret_cast<const __m128i*>(src);
+  for (std::size_t k = 0; k < kLineEntries; ++k) _mm_stream_si128(d + k, _mm_loadu_si128(v + k));
+#else
+  std::copy_n(src, kLineEntries, dst);
+#endif
+}
+
+// Orders the streaming stores before later reads of the array.
+inline void stream_fence() noexcept {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
 
 constexpr std::uint32_t handle_slice(std::uint64_t h) noexcept {
   return static_cast<std::uint32_t>(h & 0xFFFFFFU);
@@ -285,14 +313,15 @@ struct ExactShard::Impl {
   unsigned slot_shift = 64;          // slot = (mix(fp) >> slot_shift)
 
   // Copies of the delta entries bucketed by slice (insertion order inside a
-  // slice), built lazily by the first merge; slice_start[s] indexes the
-  // first entry of local slice s. Copies, not entry numbers: a gather
-  // through numbers is a random read per key (a TLB miss each at 10M keys),
-  // the copy is one sequential pass.
+  // slice), built lazily by the first merge; local slice s holds
+  // order[slice_start[s], slice_start[s] + slice_count[s]), each run
+  // starting on a 64-byte line (see build_order). Copies, not entry
+  // numbers: a gather through numbers is a random read per key (a TLB miss
+  // each at 10M keys), the copy is one sequential pass.
   mutable std::mutex order_mutex;
   mutable bool order_valid = false;
   mutable std::vector<Entry> order;
-  mutable std::vector<std::uint32_t> slice_start;
+  mutable std::vector<std::uint64_t> slice_start;
 
   [[nodiscard]] const Entry& entry(std::uint64_t i) const noexcept {
     return pages[i >> kPageShift][i & (kPageEntries - 1)];
@@ -348,7 +377,7 @@ struct ExactShard::Impl {
     std::lock_guard lock(order_mutex);
     order_valid = false;
     std::vector<Entry>().swap(order);
-    std::vector<std::uint32_t>().swap(slice_start);
+    std::vector<std::uint64_t>().swap(slice_start);
   }
 
   void add(std::uint32_t local, std::uint64_t fp, std::string_view key, std::size_t slot) {
@@ -371,18 +400,41 @@ struct ExactShard::Impl {
     if (count * 2 > slots.size()) rehash(slots.size() * 2);
   }
 
-  // A counting sort by slice; entries are read in insertion order.
+  // A counting sort by slice; entries are read in insertion order. The
+  // scatter is write-combined in software: each slice gathers one 64-byte
+  // line (4 entries) in a small cache-resident buffer, and full lines go to
+  // line-aligned places with non-temporal stores (each slice's run starts
+  // on a line). A plain scatter of 50M entries to 2048 slices took twice as
+  // long (a read-for-ownership and often a TLB miss per 16-byte store), and
+  // this pass was a third of a checkpoint's merge.
   void build_order() const {
     const std::size_t num_local = bases.size();
-    slice_start.assign(num_local + 1, 0);
-    for (std::size_t s = 0; s < num_local; ++s)
-      slice_start[s + 1] = slice_start[s] + slice_count[s];
     order.clear();
-    order.resize(count);
-    std::vector<std::uint32_t> fill(slice_start.begin(), slice_start.end() - 1);
+    order.resize(count + kLineEntries * (num_local + 1));  // line padding and alignment
+    const auto address = reinterpret_cast<std::uintptr_t>(order.data());
+    slice_start.assign(num_local + 1, 0);
+    slice_start[0] = (kLineBytes - address % kLineBytes) % kLineBytes / sizeof(Entry);
+    for (std::size_t s = 0; s < num_local; ++s) {
+      const std::uint64_t lines = (slice_count[s] + kLineEntries - 1) / kLineEntries;
+      slice_start[s + 1] = slice_start[s] + lines * kLineEntries;
+    }
+    std::vector<std::uint64_t> fill(slice_start.begin(), slice_start.end() - 1);
+    std::vector<Entry> lines(num_local * kLineEntries);
+    std::vector<std::uint8_t> held(num_local, 0);
     for (std::uint64_t i = 0; i < count; ++i) {
       const Entry& e = entry(i);
-      order[fill[handle_slice(e.handle)]++] = e;
+      const std::uint32_t s = handle_slice(e.handle);
+      Entry* line = lines.data() + std::size_t{s} * kLineEntries;
+      line[held[s]] = e;
+      if (++held[s] == kLineEntries) {
+        stream_line(order.data() + fill[s], line);
+        fill[s] += kLineEntries;
+        held[s] = 0;
+      }
+    }
+    stream_fence();
+    for (std::size_t s = 0; s < num_local; ++s) {
+      std::copy_n(lines.data() + s * kLineEntries, held[s], order.data() + fill[s]);
     }
     order_valid = true;
   }
@@ -403,7 +455,7 @@ struct ExactShard::Impl {
       std::lock_guard lock(order_mutex);
       if (!order_valid) build_order();
       d_begin = slice_start[local];
-      d_end = slice_start[local + 1];
+      d_end = d_begin + slice_count[local];
     }
     const std::size_t n = d_end - d_begin;
     const auto first = order.begin() + static_cast<std::ptrdiff_t>(d_begin);
@@ -474,7 +526,7 @@ struct ExactShard::Impl {
     b += pages.capacity() * sizeof(pages[0]);  // the pages themselves are arena blocks
     b += slots.capacity() * sizeof(std::uint32_t);
     std::lock_guard lock(order_mutex);
-    b += order.capacity() * sizeof(Entry) + slice_start.capacity() * sizeof(std::uint32_t);
+    b += order.capacity() * sizeof(Entry) + slice_start.capacity() * sizeof(std::uint64_t);
     return b;
   }
 };

@@ -6,7 +6,8 @@
 //      dataset created (contiguous, allocated now), then the bulk data by
 //      one of the two paths of checkpoint_data.hpp (O_DIRECT at the
 //      datasets' addresses, or collective MPI-IO), the tier-2 checksums last;
-//   3. rank 0 commits: fsync, rename, fsync dir, LATEST, prune.
+//   3. rank 0 commits: fsync, rename, fsync dir, LATEST, then prunes old
+//      generations on a background thread (the next write waits for it).
 #include <mpi.h>
 
 #include <algorithm>

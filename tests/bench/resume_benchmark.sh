@@ -4,7 +4,8 @@
 #     checkpoint write vs `dd oflag=direct` of the same size (--repeat times
 #     each, medians; the disk is noisy); cold resume
 #     (`ckpt_bench load`, process start to loaded + verified) vs a cold
-#     `cat file > /dev/null`; caches dropped before each cold step (root).
+#     `cat file > /dev/null`, alternating, --repeat times each, medians;
+#     caches dropped before each cold step (root).
 #  B. one synthetic corpus of --records records, killed at ~70% (SIGUSR1 to
 #     the ranks once the outputs hold 70% of an uninterrupted run's bytes)
 #     and restarted with the same arguments:
@@ -53,7 +54,7 @@ while [[ $# -gt 0 ]]; do
     --checkpoint-every) ckpt_every=$2; shift 2 ;;
     --batch-bytes) batch_bytes=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h | --help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option: $1" ;;
   esac
 done
