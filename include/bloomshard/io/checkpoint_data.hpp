@@ -71,7 +71,7 @@ std::string write_data_mpiio(const comm::Communicator& comm, const core::TwoTier
 
 /// Collective: writes the bulk data through `direct` (a second descriptor
 /// of the file HDF5 has open), then fdatasyncs it and writes every range's
-/// edges with collective H5Dwrite; fills t.checksums. Memory: about 64 MiB
+/// edges with collective H5Dwrite; fills t.checksums. Memory: about 32 MiB
 /// of buffers per rank (more if one slice is larger). A write or merge
 /// failure on any rank skips the edges on all ranks and returns this rank's
 /// error (empty on ranks that did not fail) to agree on.

@@ -102,8 +102,9 @@ struct CheckpointWriteStats {
 /// all but the newest `options.keep` (>= 1) generations up to this one on a
 /// background thread (prune_generations_in_background; the next call waits
 /// for it first). `layers` must match set's layers (geometry) and carry
-/// global insert counts. Memory: besides the set, about 64 MiB of buffers
-/// per rank (more when one merged slice is larger). Throws CheckpointError
+/// global insert counts. Memory: besides the set, about 32 MiB (direct) or
+/// 64 MiB (MPI-IO) of buffers per rank (more when one merged slice is
+/// larger). Throws CheckpointError
 /// on every rank if any rank failed; a failed generation is never renamed or
 /// pointed to. Returns the final path.
 std::filesystem::path write_checkpoint(const comm::Communicator& comm,
