@@ -56,6 +56,9 @@ static_assert(sizeof(Entry) == 16 && kLineEntries == 4);
 // the CPU can (SSE2 streaming stores; a plain copy elsewhere).
 inline void stream_line(Entry* dst, const Entry* src) noexcept {
 #if defined(__SSE2__)
+  // build_order aligns runs to lines from a vector's data; _mm_stream_si128
+  // needs that data 16-byte aligned, as operator new gives it here.
+  static_assert(__STDCPP_DEFAULT_NEW_ALIGNMENT__ >= 16);
   auto* d = reinterpret_cast<__m128i*>(dst);
   const auto* v = reinterpret_cast<const __m128i*>(src);
   for (std::size_t k = 0; k < kLineEntries; ++k) _mm_stream_si128(d + k, _mm_loadu_si128(v + k));
