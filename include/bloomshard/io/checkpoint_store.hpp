@@ -104,9 +104,8 @@ struct CheckpointWriteStats {
 /// for it first). `layers` must match set's layers (geometry) and carry
 /// global insert counts. Memory: besides the set, about 32 MiB (direct) or
 /// 64 MiB (MPI-IO) of buffers per rank (more when one merged slice is
-/// larger). Throws CheckpointError
-/// on every rank if any rank failed; a failed generation is never renamed or
-/// pointed to. Returns the final path.
+/// larger). Throws CheckpointError on every rank if any rank failed; a
+/// failed generation is never renamed or pointed to. Returns the final path.
 std::filesystem::path write_checkpoint(const comm::Communicator& comm,
                                        const std::filesystem::path& state_dir,
                                        const CheckpointHeader& header,
