@@ -203,17 +203,22 @@ wait_job_state() {
 # kick_requeued JOBID TIMEOUT: a requeued job waits cred_expire+1 s before it
 # may start; once it left COMPLETING and the old run's step daemons are gone
 # (their sockets in the spool dir: a step started earlier collides with
-# them, e.g. the PMIx socket, and its srun fails), let it start now.
+# them, e.g. the PMIx socket, and its srun fails), let it start now. Not in
+# the same second as the old run's end, though: slurmd refuses a credential
+# created in the second its predecessor was revoked ("Job credential
+# revoked", the job FAILED), seen once a checkpoint took under a second.
 kick_requeued() {
-  local id=$1 timeout=$2 state end=$((SECONDS + $2))
+  local id=$1 timeout=$2 state end=$((SECONDS + $2)) pending_since=""
   while ((SECONDS < end)); do
     state=$(job_field "$id" JobState)
     case $state in
       PENDING)
+        [[ -n $pending_since ]] || pending_since=$(date +%s.%N)
         if compgen -G "$SLURM_TMP/spool/${SLURM_NODE}_${id}.*" >/dev/null ||
           compgen -G "$SLURM_TMP/spool/stepd.slurm.pmix.${id}.*" >/dev/null ||
           compgen -G "$SLURM_TMP/spool/pmix.${id}.*" >/dev/null ||
-          [[ -e $SLURM_TMP/spool/job${id} ]]; then
+          [[ -e $SLURM_TMP/spool/job${id} ]] ||
+          awk -v t="$pending_since" -v now="$(date +%s.%N)" 'BEGIN { exit !(now - t < 1.1) }'; then
           sleep 0.2
           continue
         fi
