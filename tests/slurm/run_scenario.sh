@@ -179,20 +179,31 @@ scenario_complete() {
   [[ -s $WORK/srun-metrics.json ]] || fail "no metrics JSON"
 }
 
-scenario_signal() {
+# The smoke job on 3 ranks, submitted once the reference run is done;
+# returns (in SMOKE_JOB) its id once its first checkpoint is written.
+start_smoke_job() {
   need_checkpointing
   make_corpus "$WORK/smoke/corpus"
   reference_run
-  local id
-  id=$(submit run -n 3 --overcommit -- "$REPO/jobs/smoke.ini" "${SMOKE_ARGS[@]}")
-  log "submitted $id; waiting for its first checkpoint"
-  wait_marker "$id" 60
+  SMOKE_JOB=$(submit run -n 3 --overcommit -- "$REPO/jobs/smoke.ini" "${SMOKE_ARGS[@]}")
+  log "submitted $SMOKE_JOB; waiting for its first checkpoint"
+  wait_marker "$SMOKE_JOB" 60
+}
+
+# A requeued job JOBID must come back and complete.
+expect_requeued_and_completed() {
+  wait_requeued "$1" 60
+  wait_job_state "$1" 120 COMPLETED FAILED CANCELLED
+  [[ $(job_field "$1" JobState) == COMPLETED ]] ||
+    fail "job $1: $(job_field "$1" JobState) exit $(job_field "$1" ExitCode)"
+}
+
+scenario_signal() {
+  start_smoke_job
+  local id=$SMOKE_JOB
   scancel --signal=USR1 --batch "$id"
   log "sent USR1 to the batch shell of $id"
-  wait_requeued "$id" 60
-  wait_job_state "$id" 120 COMPLETED FAILED CANCELLED
-  [[ $(job_field "$id" JobState) == COMPLETED ]] ||
-    fail "job $id: $(job_field "$id" JobState) exit $(job_field "$id" ExitCode)"
+  expect_requeued_and_completed "$id"
   expect_log "$WORK/run.out" 'got SIGUSR1' "the trapped signal"
   expect_log "$WORK/run.out" 'program exited 75' "the checkpoint exit"
   expect_log "$WORK/run.out" 'requeueing job' "the requeue"
@@ -203,13 +214,8 @@ scenario_signal() {
 }
 
 scenario_hard() {
-  need_checkpointing
-  make_corpus "$WORK/smoke/corpus"
-  reference_run
-  local id
-  id=$(submit run -n 3 --overcommit -- "$REPO/jobs/smoke.ini" "${SMOKE_ARGS[@]}")
-  log "submitted $id; waiting for its first checkpoint"
-  wait_marker "$id" 60
+  start_smoke_job
+  local id=$SMOKE_JOB
   sleep 0.5 # a few rounds past the checkpoint: work that must be redone
   # Node failure / preemption without warning: the ranks die at once
   # (SIGKILL, no chance to checkpoint), then Slurm requeues the job.
@@ -222,10 +228,7 @@ scenario_hard() {
   kill -KILL "${pids[@]}"
   scontrol requeue "$id"
   log "killed ranks ${pids[*]} and requeued $id"
-  wait_requeued "$id" 60
-  wait_job_state "$id" 120 COMPLETED FAILED CANCELLED
-  [[ $(job_field "$id" JobState) == COMPLETED ]] ||
-    fail "job $id: $(job_field "$id" JobState) exit $(job_field "$id" ExitCode)"
+  expect_requeued_and_completed "$id"
   expect_log "$WORK/run.out" 'SLURM_RESTART_COUNT=1 ' "the restarted run"
   expect_log "$WORK/run.out" 'program exited 0' "the completed run"
   if grep -q 'program exited 75' "$WORK/run.out"; then
