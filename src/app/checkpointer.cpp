@@ -6,6 +6,7 @@
 #include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/run_state.hpp"
 #include "bloomshard/app/version.hpp"
+#include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/core/bloom_kernel.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
 
@@ -94,10 +95,14 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   }
 
   // 4. Write, commit, re-base.
+  comm::heartbeat();
   io::CheckpointWriteStats stats;
-  const std::filesystem::path file = io::write_checkpoint(
-      comm_, config_.state_dir, h, layers, set,
-      {.keep = config_.keep_generations, .data_path = config_.checkpoint_data_path}, &stats);
+  const std::filesystem::path file =
+      io::write_checkpoint(comm_, config_.state_dir, h, layers, set,
+                           {.keep = config_.keep_generations,
+                            .data_path = config_.checkpoint_data_path,
+                            .before_commit = fence_},
+                           &stats);
   warn_prune_error(stats.prune_error);
   io::rebase_on_checkpoint(comm_, file, set);
   ++generation_;

@@ -411,6 +411,7 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   std::string commit_err;
   if (comm.rank() == 0) {
     try {
+      if (options.before_commit) options.before_commit();
       fsync_path(tmp);
       std::error_code ec;
       std::filesystem::rename(tmp, final_path, ec);

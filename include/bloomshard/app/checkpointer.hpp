@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "bloomshard/app/dedup_options.hpp"
@@ -46,6 +47,11 @@ class Checkpointer {
   /// signal), so a run that said so holds at most --keep-generations.
   void wait_for_pruning() const;
 
+  /// Sets the run's fence (io::CheckpointWriteOptions::before_commit): rank 0
+  /// calls it right before each generation is committed; it throws when a
+  /// newer attempt of the run has taken over, and nothing is committed.
+  void set_commit_fence(std::function<void()> fence) { fence_ = std::move(fence); }
+
   [[nodiscard]] std::uint64_t written() const noexcept { return written_; }
   [[nodiscard]] double seconds() const noexcept { return seconds_; }
 
@@ -55,6 +61,7 @@ class Checkpointer {
   RunManifest base_;
   std::uint64_t resumed_from_;
   std::uint64_t generation_;
+  std::function<void()> fence_;
   std::uint64_t written_ = 0;
   double seconds_ = 0;
 };

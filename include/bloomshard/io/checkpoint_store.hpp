@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -76,6 +77,12 @@ enum class CheckpointDataPath {
 struct CheckpointWriteOptions {
   int keep = 2;  ///< generations kept, >= 1
   CheckpointDataPath data_path = CheckpointDataPath::kAuto;
+  /// The fence of the run (optional): called on rank 0 only, after every
+  /// rank's data is written and agreed on and before the generation is
+  /// renamed into place and LATEST is replaced. It throws when this process
+  /// may no longer commit (a newer attempt of the run holds the lease); the
+  /// generation is then discarded and every rank throws CheckpointError.
+  std::function<void()> before_commit = nullptr;
 };
 
 /// Optional figures of one write (for metrics, benches and tests).
