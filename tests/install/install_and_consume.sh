@@ -10,7 +10,7 @@ tmp=$(mktemp -d /tmp/bloomshard-install.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
 cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log"
-for f in bin/bloomshard include/bloomshard/core/scalable_bloom.hpp; do
+for f in bin/bloomshard include/bloomshard/core/scalable_bloom.hpp share/man/man1/bloomshard.1; do
   [[ -e $tmp/prefix/$f ]] || { echo "not installed: $f" >&2; exit 1; }
 done
 config=$(find "$tmp/prefix" -name bloomshardConfig.cmake | head -n1)
