@@ -12,7 +12,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
   libboost-program-options-dev googletest libgtest-dev libbenchmark-dev
   libxxhash-dev libzstd-dev zstd zlib1g-dev libsimdjson-dev libutf8proc-dev
-  python3 slurm-wlm munge redis-server hyperfine time procps
+  python3 slurm-wlm munge redis-server hyperfine time procps groff-base tmux
 )
 
 # Open MPI refuses root and more ranks than cores without these; with more

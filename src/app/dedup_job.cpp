@@ -132,7 +132,8 @@ class DedupJob {
                            begun->resumed_from + 1);
     }
     comm::KeyRouter router(world_, slices);
-    ProgressReporter progress(world_.rank() == 0 ? config_.progress_seconds : 0, std::cerr);
+    ProgressReporter progress(world_.rank() == 0, config_.progress_seconds, config_.progress_style,
+                              std::cerr);
 
     RoundBatch batch;
     comm::RoutedBatch routed;
@@ -218,6 +219,7 @@ class DedupJob {
       if (stopped) break;
     }
 
+    progress.finish();  // a bar's line ends before any message
     if (failed_anywhere) {
       feed.finish();
       if (!input_error.empty()) {

@@ -17,6 +17,7 @@ namespace {
 struct RawOptions {
   std::string normalize = "none";
   std::string checkpoint_io = "auto";
+  std::string progress_style = "auto";
   std::string config_file;
   std::uint64_t capacity = 0;
 };
@@ -52,6 +53,9 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
     ("metrics", po::value(&c.metrics_path), "write the run's metrics as JSON here (rank 0)")
     ("progress", po::value(&c.progress_seconds)->default_value(c.progress_seconds),
      "seconds between progress lines on stderr (0: none)")
+    ("progress-style", po::value(&raw.progress_style)->default_value(raw.progress_style),
+     "auto | bar | lines: auto draws a live bar when stderr reaches a terminal (also through "
+     "mpirun), else prints lines every --progress seconds")
     ("overwrite", po::bool_switch(&c.overwrite),
      "replace the outputs of an earlier run in --output")
     ("hash-seed", po::value(&c.hash_seed)->default_value(c.hash_seed),
@@ -156,6 +160,12 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
                                   raw.checkpoint_io + "'");
     }
     out.config.checkpoint_data_path = *data_path;
+    const auto style = parse_progress_style(raw.progress_style);
+    if (!style) {
+      throw std::invalid_argument("--progress-style must be auto, bar or lines, not '" +
+                                  raw.progress_style + "'");
+    }
+    out.config.progress_style = *style;
     if (vm.count("capacity")) out.config.capacity = raw.capacity;
     if (out.config.hash_seed == 0) out.config.hash_seed = core::kDefaultHashSeed;
   } catch (const std::exception& e) {

@@ -2,9 +2,12 @@
 
 #include <string>
 
+#include "bloomshard/comm/mpi_library.hpp"
 #include "bloomshard/core/bloom_kernel.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/normalize.hpp"
+#include "bloomshard/io/checkpoint_layout.hpp"
+#include "bloomshard/io/hdf5_library.hpp"
 
 namespace bloomshard::app {
 
@@ -12,10 +15,21 @@ std::string_view tool_version() noexcept { return BLOOMSHARD_VERSION; }
 
 std::string version_text() {
   std::string text = "bloomshard " + std::string(tool_version()) + "\n";
+  text += "checkpoint format: writes " + std::to_string(io::kCheckpointFormatVersion) +
+          ", reads 1.." + std::to_string(io::kCheckpointFormatVersion) + "\n";
   text += "hash scheme: " + std::string(core::kHashSchemeName) + "\n";
   text += "bloom layout: " + std::string(core::kBloomLayoutName) + "\n";
   text += "normalization: v" + std::to_string(core::kNormalizationVersion) + " (unicode " +
-          std::string(core::normalization_unicode_version()) + ")\n";
+          std::string(core::normalization_unicode_version()) + "), policies";
+  for (const core::NormalizePolicy p : {core::NormalizePolicy::kNone, core::NormalizePolicy::kNfc,
+                                        core::NormalizePolicy::kNfcCasefold}) {
+    text += " " + std::string(core::policy_name(p));
+  }
+  text += "\n";
+  text += "mpi: built with " + comm::mpi_build_version() + "; running " +
+          comm::mpi_library_version() + "\n";
+  text += "hdf5: built with " + io::hdf5_build_version() + "; running " +
+          io::hdf5_library_version() + "\n";
   return text;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bloomshard/app/progress.hpp"
 #include "bloomshard/core/normalize.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
 
@@ -29,6 +30,7 @@ struct DedupConfig {
   double max_reject_fraction = 0.01;
   std::string metrics_path;
   double progress_seconds = 0;  ///< 0: no progress lines
+  ProgressStyle progress_style = ProgressStyle::kAuto;
   bool overwrite = false;
   std::uint64_t hash_seed = 0;  ///< 0: core::kDefaultHashSeed
   // Checkpointing (all need --state).

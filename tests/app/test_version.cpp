@@ -1,0 +1,44 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "bloomshard/app/version.hpp"
+#include "bloomshard/comm/mpi_library.hpp"
+#include "bloomshard/core/key_hash.hpp"
+#include "bloomshard/io/checkpoint_layout.hpp"
+#include "bloomshard/io/hdf5_library.hpp"
+
+namespace bloomshard::app {
+namespace {
+
+bool has_line(const std::string& text, const std::string& line) {
+  return text.find("\n" + line + "\n") != std::string::npos;
+}
+
+TEST(VersionText, NamesEverySavedFormatAndTheLibraries) {
+  const std::string text = version_text();
+  EXPECT_EQ(text.rfind("bloomshard " + std::string(tool_version()) + "\n", 0), 0U) << text;
+  const std::string v = std::to_string(io::kCheckpointFormatVersion);
+  EXPECT_TRUE(has_line(text, "checkpoint format: writes " + v + ", reads 1.." + v)) << text;
+  EXPECT_TRUE(has_line(text, "hash scheme: " + std::string(core::kHashSchemeName))) << text;
+  EXPECT_NE(text.find("policies none nfc nfc-casefold\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("mpi: built with " + comm::mpi_build_version() + "; running "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("hdf5: built with " + io::hdf5_build_version() + "; running " +
+                      io::hdf5_library_version() + "\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(VersionText, LibraryVersionsAreTheLoadedOnes) {
+  // The Debian build this runs on: parallel HDF5 and Open MPI, and the
+  // loaded libraries are the ones compiled against.
+  EXPECT_NE(io::hdf5_build_version().find(" (parallel)"), std::string::npos);
+  EXPECT_EQ(io::hdf5_build_version().rfind(io::hdf5_library_version(), 0), 0U);
+  EXPECT_NE(comm::mpi_library_version().find("Open MPI"), std::string::npos);
+  EXPECT_EQ(comm::mpi_build_version().rfind("MPI 3.", 0), 0U);
+}
+
+}  // namespace
+}  // namespace bloomshard::app
