@@ -135,8 +135,6 @@ class DedupJob {
     ProgressReporter progress(world_.rank() == 0 ? config_.progress_seconds : 0, std::cerr);
 
     RoundBatch batch;
-    comm::RoutedBatch routed;
-    std::vector<core::Verdict> owner_verdicts;
     std::vector<core::Verdict> my_verdicts;
     PhaseSeconds phases;
     std::uint64_t rounds = 0;
@@ -162,19 +160,21 @@ class DedupJob {
       const std::span<const core::KeyRef> keys = batch.keys();
       phases.read += seconds_since(t);
 
+      // Route (combined, in sub-rounds under --max-exchange-bytes), decide
+      // at the owners, verdicts back; the decisions are timed apart.
       t = Clock::now();
-      router.exchange(keys, routed);
-      phases.route += seconds_since(t);
-
-      t = Clock::now();
-      owner_verdicts.resize(routed.size());
-      set.decide_batch(routed.keys(), owner_verdicts);
-      phases.decide += seconds_since(t);
-
-      t = Clock::now();
+      double decide_seconds = 0;
       my_verdicts.resize(keys.size());
-      router.return_verdicts(routed, owner_verdicts, my_verdicts);
-      phases.route += seconds_since(t);
+      router.route(
+          keys,
+          [&](std::span<const core::KeyRef> owned_keys, std::span<core::Verdict> verdicts) {
+            const Clock::time_point d = Clock::now();
+            set.decide_batch(owned_keys, verdicts);
+            decide_seconds += seconds_since(d);
+          },
+          my_verdicts, config_.max_exchange_bytes);
+      phases.decide += decide_seconds;
+      phases.route += seconds_since(t) - decide_seconds;
 
       t = Clock::now();
       feed.write_kept(batch, my_verdicts);

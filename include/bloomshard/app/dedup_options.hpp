@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bloomshard/comm/router.hpp"
 #include "bloomshard/core/normalize.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
 
@@ -25,6 +26,9 @@ struct DedupConfig {
   std::uint64_t batch_bytes = 8ULL << 20;  ///< input bytes read per rank per round
                                            ///< (8 MiB: as fast as 16 MiB here, 25 MiB less RSS)
   std::uint64_t max_key_bytes = 64ULL << 10;
+  /// Payload bytes one rank may send or receive in one exchange; a round
+  /// over it is split into sub-rounds (comm::KeyRouter::route).
+  std::uint64_t max_exchange_bytes = comm::kDefaultSubroundBudget;
   std::uint64_t max_line_bytes = 16ULL << 20;
   double max_reject_fraction = 0.01;
   std::string metrics_path;
