@@ -41,8 +41,7 @@ std::vector<core::Verdict> route_once(KeyRouter& router, FirstCopyOwner& owner, 
                                       std::uint64_t budget) {
   const std::vector<OutgoingKey> refs = refs_of(keys);
   std::vector<core::Verdict> out(refs.size());
-  router.route(
-      refs, [&](auto in, auto v) { owner(in, v); }, out, budget);
+  router.route(refs, [&](auto in, auto v) { owner(in, v); }, out, {.budget = budget});
   return out;
 }
 
@@ -170,6 +169,43 @@ TEST(KeyRouterRoute, SubRoundsRespectTheBudgetUpToOneKeyPerSender) {
   EXPECT_GT(router.stats().subrounds, 1U);
 }
 
+TEST(KeyRouterRoute, KeyLimitCutsSubRoundsAndAnnouncesEachOne) {
+  Communicator comm;
+  KeyRouter router(comm, 16);
+  FirstCopyOwner owner;
+  Keys mine;
+  for (int i = 0; i < 500; ++i)
+    mine.push_back("k" + std::to_string(comm.rank()) + "-" + std::to_string(i));
+  const std::vector<OutgoingKey> refs = refs_of(mine);
+  std::vector<core::Verdict> out(refs.size());
+  std::vector<std::uint64_t> announced;
+  std::uint64_t decided_before = 0;
+  std::uint64_t largest_decided = 0;  // this rank's share of one sub-round
+  constexpr std::uint64_t kMaxKeys = 300;
+  router.route(refs,
+               [&](auto in, auto v) {
+                 owner(in, v);
+                 largest_decided = std::max<std::uint64_t>(largest_decided, in.size());
+               },
+               out, {.max_keys = kMaxKeys, .before_subround = [&](std::uint64_t n) {
+                       // Everything announced so far has been decided, nothing more.
+                       EXPECT_EQ(comm.allreduce_sum(owner.decided), decided_before);
+                       announced.push_back(n);
+                       decided_before += n;
+                     }});
+  const std::uint64_t all_keys = 500 * comm.usize();
+  EXPECT_EQ(announced.size(), router.stats().subrounds);
+  EXPECT_EQ(announced.size(), std::max<std::uint64_t>(1, (all_keys + kMaxKeys - 1) / kMaxKeys));
+  std::uint64_t sum = 0;
+  for (const std::uint64_t n : announced) {
+    sum += n;
+    EXPECT_LE(n, kMaxKeys + comm.usize() * comm.usize());  // rounding: one key per pair
+  }
+  EXPECT_EQ(sum, all_keys);
+  EXPECT_EQ(comm.allreduce_sum(owner.decided), all_keys);
+  for (const core::Verdict v : out) EXPECT_EQ(v, core::Verdict::kNew);
+}
+
 TEST(KeyRouterRoute, EmptyBatchesAndBadArguments) {
   Communicator comm;
   KeyRouter router(comm, 8);
@@ -182,9 +218,7 @@ TEST(KeyRouterRoute, EmptyBatchesAndBadArguments) {
                    none, [](auto, auto) {}, wrong_size),
                std::invalid_argument);
   std::vector<core::Verdict> out;
-  EXPECT_THROW(router.route(
-                   none, [](auto, auto) {}, out, 0),
-               std::invalid_argument);
+  EXPECT_THROW(router.route(none, [](auto, auto) {}, out, {.budget = 0}), std::invalid_argument);
 }
 
 }  // namespace

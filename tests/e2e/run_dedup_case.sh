@@ -377,8 +377,29 @@ print(f"hot key: {m['rounds']} rounds in {m['subrounds']} sub-rounds, "
 EOF
 }
 
+case_layers() {
+  # A tiny --capacity and rounds far larger than a layer: every layer must
+  # open before the sub-round that would overfill it (no layer ends above
+  # its capacity, so the compound FPR bound holds), exactly once throughout.
+  mixed_corpus
+  local unique
+  unique=$(manifest_sum unique_keys)
+  dedup_ok "$TMP/out" "$RANKS" --key-field id --capacity 500 --batch-bytes 4194304 --fpr 0.01
+  oracle --output "$TMP/out" --expect-unique "$unique" --rejects-expected 0
+  check_metrics "$TMP/out/metrics.json" "kept=$unique"
+  "$PY" - "$TMP/out/metrics.json" <<'EOF' || fail "a Bloom layer holds more keys than its capacity"
+import json, sys
+m = json.load(open(sys.argv[1]))
+layers = m["filter"]["layer"]
+assert len(layers) >= 3, f"only {len(layers)} layers for a tiny capacity"
+for i, l in enumerate(layers):
+    assert l["inserted"] <= l["capacity"], f"layer {i}: {l['inserted']} keys > capacity {l['capacity']}"
+print("layers: " + ", ".join(f"{l['inserted']}/{l['capacity']}" for l in layers))
+EOF
+}
+
 case "$CASE" in
-  mixed | keyset | special | rejects | lines | synth | incremental | hotkey) "case_$CASE" ;;
+  mixed | keyset | special | rejects | lines | synth | incremental | hotkey | layers) "case_$CASE" ;;
   *) echo "run_dedup_case.sh: unknown case '$CASE'" >&2; exit 2 ;;
 esac
 log "PASS in $((SECONDS - start)) s"

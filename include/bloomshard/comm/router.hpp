@@ -61,6 +61,22 @@ inline constexpr std::uint64_t kDefaultSubroundBudget = 256ULL << 20;
 using DecideFn =
     std::function<void(std::span<const core::KeyRef> keys, std::span<core::Verdict> verdicts)>;
 
+/// Optional limits and hooks of route() beyond the byte budget.
+struct RouteOptions {
+  /// Payload bytes any rank should send or receive in one sub-round.
+  std::uint64_t budget = kDefaultSubroundBudget;
+  /// Keys (first copies, all ranks together) one sub-round may carry;
+  /// 0: no limit. The dedup job passes the newest Bloom layer's capacity so
+  /// that no sub-round can overfill a layer that opens just before it.
+  std::uint64_t max_keys = 0;
+  /// Called on every rank before each sub-round's decisions, with the same
+  /// value everywhere: how many keys (all ranks) the sub-round will decide,
+  /// an upper bound of the inserts it can make. A collective point: the
+  /// dedup job opens the next Bloom layer here when the newest would
+  /// overflow (ScalableBloom::add_layer must run on every rank together).
+  std::function<void(std::uint64_t keys_in_subround)> before_subround = nullptr;
+};
+
 /// A round too large for one MPI_Alltoallv (see the limit above). Thrown on
 /// every rank of the round together.
 class RouterLimitError : public std::runtime_error {
@@ -153,18 +169,20 @@ class KeyRouter {
   /// a key in `keys` gets kDuplicate (combining: a hot key costs one copy
   /// per sending rank, not one per record). When any rank would send or
   /// receive more than `budget` payload bytes, the round is cut into S
-  /// sub-rounds, the same S on every rank (S = ceil(largest load / budget));
-  /// each destination's keys are cut into S contiguous byte ranges, so a
-  /// sub-round moves about budget bytes per rank, plus at most one key per
-  /// sender. Decision order at an owner: sub-round, then source rank, then
+  /// sub-rounds, the same S on every rank (S = ceil(largest load / budget),
+  /// or ceil(keys of all ranks / max_keys) when that is larger); each
+  /// destination's keys are cut into S contiguous byte ranges (key ranges
+  /// when the key limit binds), so a sub-round moves about budget bytes per
+  /// rank plus at most one key per sender (or about max_keys keys plus one
+  /// per sender and destination). Decision order at an owner: sub-round, then source rank, then
   /// the sender's order; deterministic for a given rank count, batch and
   /// budget. Writes verdicts for `keys` into `out` (out.size() ==
-  /// keys.size()). Cost: one MPI_Allreduce of R x u64 (the loads), then per
-  /// sub-round what exchange() and return_verdicts() cost. No round size
-  /// ever throws, except a sub-round over MPI's int limit (only with keys
-  /// near 2^31 bytes); budget must be >= 1.
+  /// keys.size()). Cost: one MPI_Allreduce of 2R + 1 u64 (the loads; one
+  /// more of S u64 when split), then per sub-round what exchange() and
+  /// return_verdicts() cost. No round size ever throws, except a sub-round
+  /// over MPI's int limit (only with keys near 2^31 bytes); budget >= 1.
   void route(std::span<const OutgoingKey> keys, const DecideFn& decide,
-             std::span<core::Verdict> out, std::uint64_t budget = kDefaultSubroundBudget);
+             std::span<core::Verdict> out, const RouteOptions& options = {});
 
   /// Collective: true once every rank passes local_done == true (one 4-byte
   /// MPI_Allreduce). A rank out of input keeps calling exchange() with no
