@@ -103,7 +103,12 @@ class DedupJob {
       }
       return kExitOk;
     }
-    const std::uint32_t slices = plan.num_slices != 0 ? plan.num_slices : config_.slices;
+    // A state keeps its slice count; a new filter takes --slices or the
+    // default for this rank count and capacity.
+    const std::uint32_t slices =
+        plan.num_slices != 0  ? plan.num_slices
+        : config_.slices != 0 ? config_.slices
+                              : core::default_num_slices(world_.usize(), initial_capacity(files));
     if (slices < world_.usize()) {
       if (world_.rank() == 0) {
         std::cerr << "bloomshard dedup: " << slices << " slices for " << world_.size()
@@ -279,6 +284,10 @@ class DedupJob {
   }
 
  private:
+  std::uint64_t initial_capacity(std::span<const io::InputFile> files) const {
+    return config_.capacity.value_or(estimate_capacity(files));
+  }
+
   // Keys one sub-round may decide (all ranks): the newest layer's capacity,
   // less the rounding slack of route()'s cut (one key per rank pair), so
   // that a sub-round fits into a layer opened just before it.
@@ -317,7 +326,7 @@ class DedupJob {
     for (const auto& f : files) s.manifest.inputs.push_back({f, {}, false, 0});
     if (plan.kind == StartKind::kFresh) {
       core::ScalableBloomParams params;
-      params.initial_capacity = config_.capacity.value_or(estimate_capacity(files));
+      params.initial_capacity = initial_capacity(files);
       params.fpr_target = config_.fpr;
       params.num_slices = slices;
       s.set = std::make_unique<core::TwoTierSet>(params, owned);

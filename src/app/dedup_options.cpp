@@ -37,7 +37,8 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
      "Default: estimated from the input bytes")
     ("fpr", po::value(&c.fpr)->default_value(c.fpr), "compound Bloom false-positive target")
     ("slices", po::value(&c.slices)->default_value(c.slices),
-     "virtual slices P (fixed for the filter's life; >= ranks)")
+     "virtual slices P, fixed for the filter's life, >= ranks (0: a power of two >= 4096, "
+     "128 x ranks and capacity/65536)")
     ("normalize", po::value(&raw.normalize)->default_value(raw.normalize),
      "key normalization: none | nfc | nfc-casefold")
     ("batch-bytes", po::value(&c.batch_bytes)->default_value(c.batch_bytes),
@@ -89,8 +90,8 @@ std::string validate(const DedupConfig& c) {
   if (c.inputs.empty()) return "no --input given";
   if (c.output_dir.empty()) return "no --output given";
   if (!(c.fpr > 0.0 && c.fpr <= 0.5)) return "--fpr must be in (0, 0.5]";
-  if (c.slices < 1 || c.slices > core::kMaxSlices) {
-    return "--slices must be in [1, " + std::to_string(core::kMaxSlices) + "]";
+  if (c.slices > core::kMaxSlices) {
+    return "--slices must be 0 (automatic) or in [1, " + std::to_string(core::kMaxSlices) + "]";
   }
   if (c.capacity && *c.capacity == 0) return "--capacity must be >= 1";
   if (c.batch_bytes < 4096) return "--batch-bytes must be >= 4096";

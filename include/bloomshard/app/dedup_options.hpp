@@ -21,7 +21,7 @@ struct DedupConfig {
   std::string key_field = "id";
   std::optional<std::uint64_t> capacity;  ///< unset: estimated from input bytes
   double fpr = 0.001;
-  std::uint32_t slices = 4096;
+  std::uint32_t slices = 0;  ///< 0: core::default_num_slices(ranks, capacity)
   core::NormalizePolicy normalize = core::NormalizePolicy::kNone;
   std::uint64_t batch_bytes = 8ULL << 20;  ///< input bytes read per rank per round
                                            ///< (8 MiB: as fast as 16 MiB here, 25 MiB less RSS)
