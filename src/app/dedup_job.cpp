@@ -103,7 +103,12 @@ class DedupJob {
       }
       return kExitOk;
     }
-    const std::uint32_t slices = plan.num_slices != 0 ? plan.num_slices : config_.slices;
+    // A state keeps its slice count; a new filter takes --slices or the
+    // default for this rank count and capacity.
+    const std::uint32_t slices =
+        plan.num_slices != 0  ? plan.num_slices
+        : config_.slices != 0 ? config_.slices
+                              : core::default_num_slices(world_.usize(), initial_capacity(files));
     if (slices < world_.usize()) {
       if (world_.rank() == 0) {
         std::cerr << "bloomshard dedup: " << slices << " slices for " << world_.size()
@@ -136,14 +141,13 @@ class DedupJob {
                               std::cerr);
 
     RoundBatch batch;
-    comm::RoutedBatch routed;
-    std::vector<core::Verdict> owner_verdicts;
     std::vector<core::Verdict> my_verdicts;
     PhaseSeconds phases;
     std::uint64_t rounds = 0;
     std::uint64_t rounds_since_checkpoint = 0;
     std::uint64_t peak_rss_anon = 0;
     Clock::time_point last_checkpoint = Clock::now();
+    newest_inserted_ = world_.allreduce_sum(set.bloom().newest_layer_inserted());
     std::string input_error;
     bool failed_anywhere = false;
     bool stopped = false;
@@ -163,19 +167,26 @@ class DedupJob {
       const std::span<const core::KeyRef> keys = batch.keys();
       phases.read += seconds_since(t);
 
+      // Route (combined, in sub-rounds under --max-exchange-bytes), decide
+      // at the owners, verdicts back; the decisions are timed apart.
       t = Clock::now();
-      router.exchange(keys, routed);
-      phases.route += seconds_since(t);
-
-      t = Clock::now();
-      owner_verdicts.resize(routed.size());
-      set.decide_batch(routed.keys(), owner_verdicts);
-      phases.decide += seconds_since(t);
-
-      t = Clock::now();
+      double decide_seconds = 0;
       my_verdicts.resize(keys.size());
-      router.return_verdicts(routed, owner_verdicts, my_verdicts);
-      phases.route += seconds_since(t);
+      router.route(
+          keys,
+          [&](std::span<const core::KeyRef> owned_keys, std::span<core::Verdict> verdicts) {
+            const Clock::time_point d = Clock::now();
+            set.decide_batch(owned_keys, verdicts);
+            decide_seconds += seconds_since(d);
+          },
+          my_verdicts,
+          {.budget = config_.max_exchange_bytes,
+           .max_keys = newest_layer_capacity(set),
+           .before_subround = [&](std::uint64_t upcoming) {
+             open_layer_if_needed(set, upcoming);
+           }});
+      phases.decide += decide_seconds;
+      phases.route += seconds_since(t) - decide_seconds;
 
       t = Clock::now();
       feed.write_kept(batch, my_verdicts);
@@ -199,7 +210,11 @@ class DedupJob {
           stop_requested() ? 1U : 0U, set.exact().delta_bytes() > config_.max_delta_bytes ? 1U : 0U,
           time_due ? 1U : 0U});
       phases.route += seconds_since(t);
-      if (set.bloom().layer_full(g[2])) set.bloom().add_layer();
+      newest_inserted_ = g[2];  // exact again
+      if (set.bloom().layer_full(g[2])) {
+        set.bloom().add_layer();
+        newest_inserted_ = 0;
+      }
       progress.maybe_report({g[3], g[4], g[5], g[6], total_bytes});
       if (g[1] != 0) {
         failed_anywhere = true;
@@ -271,6 +286,38 @@ class DedupJob {
   }
 
  private:
+  std::uint64_t initial_capacity(std::span<const io::InputFile> files) const {
+    return config_.capacity.value_or(estimate_capacity(files));
+  }
+
+  // Keys one sub-round may decide (all ranks): the newest layer's capacity,
+  // less the rounding slack of route()'s cut (one key per rank pair), so
+  // that a sub-round fits into a layer opened just before it.
+  std::uint64_t newest_layer_capacity(const core::TwoTierSet& set) const {
+    const core::ScalableBloom& bloom = set.bloom();
+    const std::uint64_t capacity =
+        core::layer_geometry(bloom.params(), static_cast<std::uint32_t>(bloom.num_layers() - 1))
+            .capacity;
+    const std::uint64_t slack = world_.usize() * world_.usize();
+    return capacity > 2 * slack ? capacity - slack : std::max<std::uint64_t>(1, capacity / 2);
+  }
+
+  // Called by route() on every rank before each sub-round, with the same
+  // `upcoming` (keys it will decide, an upper bound of its inserts): opens
+  // the next layer when the newest could overflow, so the compound FPR
+  // bound holds; a layer may open up to one sub-round early.
+  void open_layer_if_needed(core::TwoTierSet& set, std::uint64_t upcoming) {
+    core::ScalableBloom& bloom = set.bloom();
+    const std::uint64_t capacity =
+        core::layer_geometry(bloom.params(), static_cast<std::uint32_t>(bloom.num_layers() - 1))
+            .capacity;
+    if (newest_inserted_ + upcoming > capacity) {
+      bloom.add_layer();
+      newest_inserted_ = 0;
+    }
+    newest_inserted_ += upcoming;
+  }
+
   // Builds the filter: new, or loaded (collectively) from the newest
   // checkpoint generation that verifies, falling back to older ones.
   std::optional<Start> begin(const StartPlan& plan, const std::vector<io::InputFile>& files,
@@ -281,7 +328,7 @@ class DedupJob {
     for (const auto& f : files) s.manifest.inputs.push_back({f, {}, false, 0});
     if (plan.kind == StartKind::kFresh) {
       core::ScalableBloomParams params;
-      params.initial_capacity = config_.capacity.value_or(estimate_capacity(files));
+      params.initial_capacity = initial_capacity(files);
       params.fpr_target = config_.fpr;
       params.num_slices = slices;
       s.set = std::make_unique<core::TwoTierSet>(params, owned);
@@ -369,6 +416,9 @@ class DedupJob {
 
   comm::Communicator world_;
   DedupConfig config_;
+  // Keys in the newest Bloom layer, all ranks: exact after each round's
+  // reduction, an upper bound in between (open_layer_if_needed).
+  std::uint64_t newest_inserted_ = 0;
 };
 
 }  // namespace

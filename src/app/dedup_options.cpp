@@ -38,7 +38,8 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
      "Default: estimated from the input bytes")
     ("fpr", po::value(&c.fpr)->default_value(c.fpr), "compound Bloom false-positive target")
     ("slices", po::value(&c.slices)->default_value(c.slices),
-     "virtual slices P (fixed for the filter's life; >= ranks)")
+     "virtual slices P, fixed for the filter's life, >= ranks (0: a power of two >= 4096, "
+     "128 x ranks and capacity/65536)")
     ("normalize", po::value(&raw.normalize)->default_value(raw.normalize),
      "key normalization: none | nfc | nfc-casefold")
     ("batch-bytes", po::value(&c.batch_bytes)->default_value(c.batch_bytes),
@@ -47,6 +48,10 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
      "longer keys are rejected")
     ("max-line-bytes", po::value(&c.max_line_bytes)->default_value(c.max_line_bytes),
      "longer lines are rejected")
+    ("max-exchange-bytes",
+     po::value(&c.max_exchange_bytes)->default_value(c.max_exchange_bytes),
+     "payload bytes a rank sends or receives in one exchange; a larger round (hot keys, many "
+     "ranks) is split into sub-rounds (>= 4096, < 2 GiB)")
     ("max-reject-fraction",
      po::value(&c.max_reject_fraction)->default_value(c.max_reject_fraction),
      "fail the job (exit 3) when rejected/records exceeds this")
@@ -89,8 +94,8 @@ std::string validate(const DedupConfig& c) {
   if (c.inputs.empty()) return "no --input given";
   if (c.output_dir.empty()) return "no --output given";
   if (!(c.fpr > 0.0 && c.fpr <= 0.5)) return "--fpr must be in (0, 0.5]";
-  if (c.slices < 1 || c.slices > core::kMaxSlices) {
-    return "--slices must be in [1, " + std::to_string(core::kMaxSlices) + "]";
+  if (c.slices > core::kMaxSlices) {
+    return "--slices must be 0 (automatic) or in [1, " + std::to_string(core::kMaxSlices) + "]";
   }
   if (c.capacity && *c.capacity == 0) return "--capacity must be >= 1";
   if (c.batch_bytes < 4096) return "--batch-bytes must be >= 4096";
@@ -99,6 +104,11 @@ std::string validate(const DedupConfig& c) {
     return "--max-key-bytes must be in [1, 16 MiB]";
   }
   if (c.max_line_bytes < c.max_key_bytes) return "--max-line-bytes must be >= --max-key-bytes";
+  // A sub-round may overshoot the budget by one key per sender; 1 GiB
+  // leaves room for that below MPI's 2 GiB int counts.
+  if (c.max_exchange_bytes < 4096 || c.max_exchange_bytes > (1ULL << 30)) {
+    return "--max-exchange-bytes must be in [4096, 1073741824]";
+  }
   if (!(c.max_reject_fraction >= 0.0 && c.max_reject_fraction <= 1.0)) {
     return "--max-reject-fraction must be in [0, 1]";
   }

@@ -43,7 +43,11 @@ JobCounters local_counters(const InputFeed& feed, const core::TwoTierSet& set,
   c.tier1_absent = d.tier1_absent;
   c.tier1_maybe = d.tier1_maybe;
   c.tier2_lookups = d.tier2_lookups;
-  c.duplicates = d.duplicates;
+  // Owners confirmed d.duplicates in tier 2; the router dropped the later
+  // copies inside each batch before they travelled.
+  c.duplicates = d.duplicates + router.keys_combined;
+  c.batch_duplicates = router.keys_combined;
+  c.subrounds = router.subrounds;
   c.false_positives = d.false_positives;
   c.output_bytes = f.output_bytes;
   c.bytes_exchanged = router.payload_bytes_sent_remote;
@@ -57,7 +61,7 @@ JobCounters reduce_counters(const comm::Communicator& comm, const JobCounters& l
   const std::vector<std::uint64_t> sums = comm.allreduce_sum(std::vector<std::uint64_t>{
       local.records, local.kept, local.dropped, local.rejected, local.decided, local.tier1_absent,
       local.tier1_maybe, local.tier2_lookups, local.duplicates, local.false_positives,
-      local.output_bytes, local.bytes_exchanged, local.payload_bytes});
+      local.output_bytes, local.bytes_exchanged, local.payload_bytes, local.batch_duplicates});
   JobCounters g;
   g.records = sums[0];
   g.kept = sums[1];
@@ -72,7 +76,9 @@ JobCounters reduce_counters(const comm::Communicator& comm, const JobCounters& l
   g.output_bytes = sums[10];
   g.bytes_exchanged = sums[11];
   g.payload_bytes = sums[12];
+  g.batch_duplicates = sums[13];
   g.rounds = comm.allreduce_max(local.rounds);
+  g.subrounds = comm.allreduce_max(local.subrounds);  // the same on every rank
   io::RejectCounts local_reasons;
   for (const auto& [reason, n] : local.rejected_by_reason) local_reasons[reason] = n;
   const std::vector<std::uint64_t> reasons = comm.allreduce_sum(reason_vector(local_reasons));
@@ -136,6 +142,7 @@ std::string metrics_json(const JobSummary& s) {
   j.value("records", s.counters.records);
   j.value("kept", s.counters.kept);
   j.value("duplicates", s.counters.duplicates);
+  j.value("batch_duplicates", s.counters.batch_duplicates);
   j.value("dropped", s.counters.dropped);
   j.value("rejected", s.counters.rejected);
   j.begin_object("rejected_by_reason");
@@ -154,6 +161,7 @@ std::string metrics_json(const JobSummary& s) {
   j.value("bytes_exchanged", s.counters.bytes_exchanged);
   j.value("payload_bytes", s.counters.payload_bytes);
   j.value("rounds", s.counters.rounds);
+  j.value("subrounds", s.counters.subrounds);
   j.value("segment_rounds", s.segment_rounds);
   j.value("checkpoints", s.checkpoints);
   j.begin_object("phase_seconds");

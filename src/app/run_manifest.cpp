@@ -54,6 +54,13 @@ void for_each_counter(Counters& c, F&& f) {
   f("bytes_exchanged", c.bytes_exchanged);
   f("payload_bytes", c.payload_bytes);
   f("rounds", c.rounds);
+  f("batch_duplicates", c.batch_duplicates);
+  f("subrounds", c.subrounds);
+}
+
+// Counters a manifest written by an older build may lack (0 then).
+bool is_optional_counter(std::string_view name) {
+  return name == "batch_duplicates" || name == "subrounds";
 }
 
 template <typename T, typename Node>
@@ -82,6 +89,8 @@ JobCounters& JobCounters::operator+=(const JobCounters& o) {
   bytes_exchanged += o.bytes_exchanged;
   payload_bytes += o.payload_bytes;
   rounds += o.rounds;
+  batch_duplicates += o.batch_duplicates;
+  subrounds += o.subrounds;
   for (const auto& [reason, n] : o.rejected_by_reason) rejected_by_reason[reason] += n;
   return *this;
 }
@@ -173,6 +182,10 @@ RunManifest manifest_from_json(std::string_view json) {
   }
   const auto counters = field<simdjson::dom::object>(doc, "counters");
   for_each_counter(m.counters, [&](std::string_view name, std::uint64_t& v) {
+    if (is_optional_counter(name) && counters[name].error() == simdjson::NO_SUCH_FIELD) {
+      v = 0;
+      return;
+    }
     v = field<std::uint64_t>(counters, name);
   });
   for (auto [reason, n] : field<simdjson::dom::object>(doc, "rejected_by_reason")) {

@@ -58,6 +58,11 @@ RoutedBatch KeyRouter::exchange(std::span<const OutgoingKey> keys) {
 }
 
 void KeyRouter::exchange(std::span<const OutgoingKey> keys, RoutedBatch& out) {
+  exchange_within(keys, out, limits_.max_exchange_bytes);
+}
+
+void KeyRouter::exchange_within(std::span<const OutgoingKey> keys, RoutedBatch& out,
+                                std::uint64_t limit) {
   const std::size_t ranks = comm_.usize();
 
   // Pass 1: owner of every key and the bytes/keys per destination.
@@ -78,16 +83,14 @@ void KeyRouter::exchange(std::span<const OutgoingKey> keys, RoutedBatch& out) {
             "MPI_Alltoall");
   const std::uint64_t send_total = sum_field(counts_out_, 0);
   const std::uint64_t recv_total = sum_field(counts_in_, 0);
-  const bool local_ok = !key_too_long && send_total <= limits_.max_exchange_bytes &&
-                        recv_total <= limits_.max_exchange_bytes;
+  const bool local_ok = !key_too_long && send_total <= limit && recv_total <= limit;
   if (!comm_.all(local_ok)) {
-    throw RouterLimitError("key router: a round exceeds the per-rank exchange limit of " +
-                           std::to_string(limits_.max_exchange_bytes) +
-                           " bytes (MPI int counts) on at least one rank; this rank would send " +
-                           std::to_string(send_total) + " and receive " +
-                           std::to_string(recv_total) + " bytes" +
-                           (key_too_long ? " and has a key longer than 2^32-1 bytes" : "") +
-                           ". Lower --batch-bytes (the worst case receives ranks x batch bytes).");
+    throw RouterLimitError(
+        "key router: a round exceeds the per-rank exchange limit of " + std::to_string(limit) +
+        " bytes (MPI int counts) on at least one rank; this rank would send " +
+        std::to_string(send_total) + " and receive " + std::to_string(recv_total) + " bytes" +
+        (key_too_long ? " and has a key longer than 2^32-1 bytes" : "") +
+        ". Lower --batch-bytes (the worst case receives ranks x batch bytes).");
   }
 
   to_int_counts(counts_out_, 0, send_counts_, send_displs_);

@@ -1,5 +1,7 @@
 #include "bloomshard/core/slice_map.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <stdexcept>
 #include <string>
 
@@ -26,6 +28,16 @@ std::uint32_t first_slice(std::uint32_t rank, std::uint32_t num_ranks, std::uint
 }
 
 }  // namespace
+
+std::uint32_t default_num_slices(std::uint32_t num_ranks, std::uint64_t capacity) {
+  constexpr std::uint64_t kSmallJobSlices = 4096;
+  constexpr std::uint64_t kSlicesPerRank = 128;   // skew <= 1/128 < 1%
+  constexpr std::uint64_t kKeysPerSlice = 65536;  // room to resume on more ranks
+  const std::uint64_t wanted =
+      std::max({kSmallJobSlices, kSlicesPerRank * num_ranks, capacity / kKeysPerSlice});
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(
+      std::bit_ceil(std::min<std::uint64_t>(wanted, kMaxSlices)), kMaxSlices));
+}
 
 std::uint32_t slice_of(const KeyHash& h, std::uint32_t num_slices) noexcept {
   return static_cast<std::uint32_t>(fastrange64(h.hi, num_slices));

@@ -99,5 +99,28 @@ TEST(SliceMap, KeysSpreadUniformlyOverSlices) {
   for (const std::uint32_t p : {7U, 64U, 4096U}) check_uniform(p);
 }
 
+TEST(DefaultNumSlices, SmallJobsKeep4096AndLargeOnesScale) {
+  EXPECT_EQ(default_num_slices(1, 100'000), 4096U);
+  EXPECT_EQ(default_num_slices(32, 1'000'000'000), 16384U);  // capacity / 65536 = 15259
+  EXPECT_EQ(default_num_slices(16384, 1'000'000), 1U << 21);
+  EXPECT_EQ(default_num_slices(4, 10'000'000'000ULL), 1U << 18);
+  EXPECT_EQ(default_num_slices(1U << 20, 1), kMaxSlices);  // capped
+  EXPECT_EQ(default_num_slices(1, ~0ULL), kMaxSlices);
+}
+
+TEST(DefaultNumSlices, SkewBetweenRanksStaysUnderOnePercent) {
+  for (const std::uint32_t ranks : {3U, 7U, 100U, 1000U, 5000U, 16384U, 20000U}) {
+    const std::uint32_t p = default_num_slices(ranks, 1'000'000);
+    std::uint32_t fewest = p;
+    std::uint32_t most = 0;
+    for (std::uint32_t r = 0; r < ranks; ++r) {
+      const std::uint32_t n = slices_of_rank(r, ranks, p).size();
+      fewest = std::min(fewest, n);
+      most = std::max(most, n);
+    }
+    EXPECT_LE(static_cast<double>(most - fewest) / fewest, 0.01) << ranks << " ranks, P = " << p;
+  }
+}
+
 }  // namespace
 }  // namespace bloomshard::core

@@ -88,7 +88,8 @@ oracle() { # oracle.py options... (must pass)
 
 # check_metrics FILE key=value|key>value...: the named counters, plus the invariants
 # kept + duplicates + rejected == records and
-# tier2_lookups == duplicates + false_positives.
+# tier2_lookups == duplicates - batch_duplicates + false_positives (the later
+# copies of a key inside one rank's batch never reach tier 2).
 check_metrics() {
   "$PY" - "$@" <<'EOF' || fail "metrics check failed"
 import json, sys
@@ -103,8 +104,8 @@ def walk(d):  # a counter nested in a section counts too; top level wins
         else:
             flat.setdefault(k, v)
 walk(top)
-need = ["records", "kept", "duplicates", "rejected", "tier1_maybe", "tier2_lookups",
-        "false_positives", "wall_seconds", "max_rss_bytes"]
+need = ["records", "kept", "duplicates", "batch_duplicates", "rejected", "tier1_maybe",
+        "tier2_lookups", "false_positives", "subrounds", "rounds", "wall_seconds", "max_rss_bytes"]
 problems = [f"field {k} missing" for k in need if k not in flat]
 for pair in pairs:
     if ">" in pair:
@@ -118,9 +119,13 @@ for pair in pairs:
 if not problems:
     if flat["kept"] + flat["duplicates"] + flat["rejected"] != flat["records"]:
         problems.append("kept + duplicates + rejected != records")
-    if flat["tier2_lookups"] != flat["duplicates"] + flat["false_positives"]:
+    routed_dups = flat["duplicates"] - flat["batch_duplicates"]
+    if flat["tier2_lookups"] != routed_dups + flat["false_positives"]:
         problems.append(f"tier2_lookups {flat['tier2_lookups']} != duplicates "
-                        f"{flat['duplicates']} + false_positives {flat['false_positives']}")
+                        f"{flat['duplicates']} - batch_duplicates {flat['batch_duplicates']} "
+                        f"+ false_positives {flat['false_positives']}")
+    if flat["subrounds"] < flat["rounds"]:
+        problems.append(f"subrounds {flat['subrounds']} < rounds {flat['rounds']}")
 if problems:
     print(f"metrics {path}: " + "; ".join(problems), file=sys.stderr)
     sys.exit(1)
@@ -339,8 +344,62 @@ PYEOF
   log "incremental: $new_unique new keys kept, yesterday's re-crawl dropped"
 }
 
+case_hotkey() {
+  # One key ("id": "") is 55% of all records, spread over every file and so
+  # over every rank; the rest repeat a little. A small --max-exchange-bytes
+  # forces sub-rounds: the job must complete, exactly once, with the same
+  # kept keys as a 1-rank run, the sub-rounds and combined copies counted.
+  "$PY" - "$IN" <<'EOF'
+import gzip, json, os, random, subprocess, sys
+root = sys.argv[1]
+rng = random.Random(12)
+parts = [[] for _ in range(3)]
+for i in range(60000):
+    key = "" if rng.random() < 0.55 else f"doc-{rng.randrange(20000)}"
+    parts[i % 3].append((json.dumps({"id": key, "n": i}) + "\n").encode())
+open(os.path.join(root, "hot-0.jsonl"), "wb").write(b"".join(parts[0]))
+with gzip.open(os.path.join(root, "hot-1.jsonl.gz"), "wb") as f:
+    f.write(b"".join(parts[1]))
+open(os.path.join(root, "hot-2.jsonl"), "wb").write(b"".join(parts[2]))
+subprocess.run(["zstd", "-q", "--rm", os.path.join(root, "hot-2.jsonl")], check=True)
+EOF
+  dedup_ok "$TMP/out1" 1 --key-field id
+  dedup_ok "$TMP/outN" "$RANKS" --key-field id --batch-bytes 65536 --max-exchange-bytes 4096
+  oracle --output "$TMP/out1" --rejects-expected 0
+  oracle --output "$TMP/outN" --rejects-expected 0 --compare-keys "$TMP/out1"
+  check_metrics "$TMP/outN/metrics.json" "records=60000" "rejected=0" "batch_duplicates>30000"
+  "$PY" - "$TMP/outN/metrics.json" <<'EOF' || fail "no sub-rounds counted"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["subrounds"] > 2 * m["rounds"], (m["subrounds"], m["rounds"])
+print(f"hot key: {m['rounds']} rounds in {m['subrounds']} sub-rounds, "
+      f"{m['batch_duplicates']} copies combined before routing")
+EOF
+}
+
+case_layers() {
+  # A tiny --capacity and rounds far larger than a layer: every layer must
+  # open before the sub-round that would overfill it (no layer ends above
+  # its capacity, so the compound FPR bound holds), exactly once throughout.
+  mixed_corpus
+  local unique
+  unique=$(manifest_sum unique_keys)
+  dedup_ok "$TMP/out" "$RANKS" --key-field id --capacity 500 --batch-bytes 4194304 --fpr 0.01
+  oracle --output "$TMP/out" --expect-unique "$unique" --rejects-expected 0
+  check_metrics "$TMP/out/metrics.json" "kept=$unique"
+  "$PY" - "$TMP/out/metrics.json" <<'EOF' || fail "a Bloom layer holds more keys than its capacity"
+import json, sys
+m = json.load(open(sys.argv[1]))
+layers = m["filter"]["layer"]
+assert len(layers) >= 3, f"only {len(layers)} layers for a tiny capacity"
+for i, l in enumerate(layers):
+    assert l["inserted"] <= l["capacity"], f"layer {i}: {l['inserted']} keys > capacity {l['capacity']}"
+print("layers: " + ", ".join(f"{l['inserted']}/{l['capacity']}" for l in layers))
+EOF
+}
+
 case "$CASE" in
-  mixed | keyset | special | rejects | lines | synth | incremental) "case_$CASE" ;;
+  mixed | keyset | special | rejects | lines | synth | incremental | hotkey | layers) "case_$CASE" ;;
   *) echo "run_dedup_case.sh: unknown case '$CASE'" >&2; exit 2 ;;
 esac
 log "PASS in $((SECONDS - start)) s"

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bloomshard/app/progress.hpp"
+#include "bloomshard/comm/router.hpp"
 #include "bloomshard/core/normalize.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
 
@@ -21,11 +22,14 @@ struct DedupConfig {
   std::string key_field = "id";
   std::optional<std::uint64_t> capacity;  ///< unset: estimated from input bytes
   double fpr = 0.001;
-  std::uint32_t slices = 4096;
+  std::uint32_t slices = 0;  ///< 0: core::default_num_slices(ranks, capacity)
   core::NormalizePolicy normalize = core::NormalizePolicy::kNone;
   std::uint64_t batch_bytes = 8ULL << 20;  ///< input bytes read per rank per round
                                            ///< (8 MiB: as fast as 16 MiB here, 25 MiB less RSS)
   std::uint64_t max_key_bytes = 64ULL << 10;
+  /// Payload bytes one rank may send or receive in one exchange; a round
+  /// over it is split into sub-rounds (comm::KeyRouter::route).
+  std::uint64_t max_exchange_bytes = comm::kDefaultSubroundBudget;
   std::uint64_t max_line_bytes = 16ULL << 20;
   double max_reject_fraction = 0.01;
   std::string metrics_path;

@@ -47,6 +47,9 @@ struct JobCounters {
   std::uint64_t bytes_exchanged = 0;
   std::uint64_t payload_bytes = 0;
   std::uint64_t rounds = 0;
+  // Added after format 1 shipped: absent in older manifests, read as 0.
+  std::uint64_t batch_duplicates = 0;  ///< later copies in one rank's batch (never routed)
+  std::uint64_t subrounds = 0;         ///< exchanges of all rounds (> rounds: split rounds)
   std::map<std::string, std::uint64_t> rejected_by_reason;
   JobCounters& operator+=(const JobCounters& o);
 };

@@ -25,12 +25,14 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bloomshard/comm/communicator.hpp"
+#include "bloomshard/core/first_occurrence.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/two_tier.hpp"
 
@@ -45,8 +47,34 @@ inline constexpr std::size_t kKeyHeaderBytes = 20;
 
 /// Per-round limits; the default is what MPI's int counts allow.
 struct RouterLimits {
-  /// Max payload bytes one rank sends, and receives, in one exchange.
+  /// Max payload bytes one rank sends, and receives, in one exchange().
   std::uint64_t max_exchange_bytes = static_cast<std::uint64_t>(INT_MAX);
+};
+
+/// Default budget of route(): payload bytes any one rank should send or
+/// receive in one sub-round. Well below MPI's 2 GiB int limit, because a
+/// sub-round may overshoot it by one key per sending rank (route()).
+inline constexpr std::uint64_t kDefaultSubroundBudget = 256ULL << 20;
+
+/// The owner's side of route(): judges `keys` (this rank's share of one
+/// sub-round, in decision order) into `verdicts` (same size).
+using DecideFn =
+    std::function<void(std::span<const core::KeyRef> keys, std::span<core::Verdict> verdicts)>;
+
+/// Optional limits and hooks of route() beyond the byte budget.
+struct RouteOptions {
+  /// Payload bytes any rank should send or receive in one sub-round.
+  std::uint64_t budget = kDefaultSubroundBudget;
+  /// Keys (first copies, all ranks together) one sub-round may carry;
+  /// 0: no limit. The dedup job passes the newest Bloom layer's capacity so
+  /// that no sub-round can overfill a layer that opens just before it.
+  std::uint64_t max_keys = 0;
+  /// Called on every rank before each sub-round's decisions, with the same
+  /// value everywhere: how many keys (all ranks) the sub-round will decide,
+  /// an upper bound of the inserts it can make. A collective point: the
+  /// dedup job opens the next Bloom layer here when the newest would
+  /// overflow (ScalableBloom::add_layer must run on every rank together).
+  std::function<void(std::uint64_t keys_in_subround)> before_subround = nullptr;
 };
 
 /// A round too large for one MPI_Alltoallv (see the limit above). Thrown on
@@ -68,6 +96,10 @@ struct RouterStats {
   std::uint64_t max_payload_bytes_received = 0;  ///< largest single round
   std::uint64_t verdict_bytes_sent = 0;          ///< one per key decided here
   std::uint64_t verdict_bytes_received = 0;      ///< one per key sent
+  std::uint64_t rounds = 0;                      ///< route() calls
+  std::uint64_t subrounds = 0;                   ///< exchanges route() made (>= rounds)
+  std::uint64_t split_rounds = 0;                ///< route() calls that needed > 1 sub-round
+  std::uint64_t keys_combined = 0;               ///< later copies of a key in one batch, never sent
 };
 
 /// The keys one rank received in one round, owned together with the buffer
@@ -131,6 +163,27 @@ class KeyRouter {
   void return_verdicts(const RoutedBatch& batch, std::span<const core::Verdict> verdicts,
                        std::span<core::Verdict> out);
 
+  /// Collective: one whole round. Every key's first copy in `keys` (same
+  /// hash and bytes) travels to its owner; the owner judges what it
+  /// receives with `decide`; the verdicts come back, and each later copy of
+  /// a key in `keys` gets kDuplicate (combining: a hot key costs one copy
+  /// per sending rank, not one per record). When any rank would send or
+  /// receive more than `budget` payload bytes, the round is cut into S
+  /// sub-rounds, the same S on every rank (S = ceil(largest load / budget),
+  /// or ceil(keys of all ranks / max_keys) when that is larger); each
+  /// destination's keys are cut into S contiguous byte ranges (key ranges
+  /// when the key limit binds), so a sub-round moves about budget bytes per
+  /// rank plus at most one key per sender (or about max_keys keys plus one
+  /// per sender and destination). Decision order at an owner: sub-round, then source rank, then
+  /// the sender's order; deterministic for a given rank count, batch and
+  /// budget. Writes verdicts for `keys` into `out` (out.size() ==
+  /// keys.size()). Cost: one MPI_Allreduce of 2R + 1 u64 (the loads; one
+  /// more of S u64 when split), then per sub-round what exchange() and
+  /// return_verdicts() cost. No round size ever throws, except a sub-round
+  /// over MPI's int limit (only with keys near 2^31 bytes); budget >= 1.
+  void route(std::span<const OutgoingKey> keys, const DecideFn& decide,
+             std::span<core::Verdict> out, const RouteOptions& options = {});
+
   /// Collective: true once every rank passes local_done == true (one 4-byte
   /// MPI_Allreduce). A rank out of input keeps calling exchange() with no
   /// keys, serving as owner, until this returns true.
@@ -144,6 +197,9 @@ class KeyRouter {
   [[nodiscard]] const Communicator& comm() const noexcept { return comm_; }
 
  private:
+  // exchange() against an explicit payload limit (route() uses MPI's).
+  void exchange_within(std::span<const OutgoingKey> keys, RoutedBatch& out, std::uint64_t limit);
+
   Communicator comm_;
   std::uint32_t num_slices_;
   RouterLimits limits_;
@@ -155,6 +211,14 @@ class KeyRouter {
   std::vector<std::size_t> cursor_;
   std::vector<char> send_buffer_;
   std::vector<core::Verdict> verdict_buffer_;
+  // route()'s scratch.
+  core::FirstOccurrenceFinder finder_;
+  std::vector<std::uint32_t> first_of_;
+  std::vector<std::uint32_t> piece_of_;     // sub-round of each first copy
+  std::vector<std::uint32_t> piece_index_;  // original index of each key sent this sub-round
+  std::vector<OutgoingKey> piece_keys_;
+  std::vector<core::Verdict> piece_owner_verdicts_, piece_verdicts_;
+  RoutedBatch piece_batch_;
 };
 
 }  // namespace bloomshard::comm

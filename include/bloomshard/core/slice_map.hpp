@@ -15,6 +15,17 @@ namespace bloomshard::core {
 /// R in [1, P].
 inline constexpr std::uint32_t kMaxSlices = 1U << 24;
 
+/// The slice count a new filter gets unless the job names one: the power of
+/// two >= max(4096, 128 x ranks, capacity / 65536), at most kMaxSlices.
+/// 128 slices per rank keep the slice skew between ranks under 1% (rank r
+/// owns floor or ceil of P/R slices) at the creating rank count, e.g. 2^21
+/// slices for 16384 ranks; a slice per 65536 keys of capacity lets a large
+/// filter later resume on many more ranks than it was made on (10^10 keys:
+/// 2^18 slices). Small jobs keep 4096, whose per-slice rounding (at most
+/// one 64-byte block per slice and layer: 256 KiB) keeps in-cache filters
+/// in cache. Pure.
+[[nodiscard]] std::uint32_t default_num_slices(std::uint32_t num_ranks, std::uint64_t capacity);
+
 /// Half-open range of slice indices [first, last).
 struct SliceRange {
   std::uint32_t first = 0;
