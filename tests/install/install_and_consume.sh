@@ -22,7 +22,8 @@ cmake -S "$consumer" -B "$tmp/cmake-build" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
   -DCMAKE_BUILD_TYPE=Release >"$tmp/configure.log" || { cat "$tmp/configure.log" >&2; exit 1; }
 cmake --build "$tmp/cmake-build" -j2 >"$tmp/build.log" || { cat "$tmp/build.log" >&2; exit 1; }
 "$tmp/cmake-build/core_consumer"
-"$tmp/cmake-build/app_consumer" | grep -q "^hash scheme: " || { echo "app_consumer printed no hash scheme" >&2; exit 1; }
+versions=$("$tmp/cmake-build/app_consumer")
+[[ $versions == *$'\nhash scheme: '* ]] || { echo "app_consumer printed no hash scheme" >&2; exit 1; }
 
 # 2. pkg-config (relocatable: the prefix is not the one configured).
 pc_dir=$(dirname "$(find "$tmp/prefix" -name bloomshard.pc | head -n1)")
