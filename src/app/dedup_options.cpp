@@ -51,7 +51,7 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
     ("max-exchange-bytes",
      po::value(&c.max_exchange_bytes)->default_value(c.max_exchange_bytes),
      "payload bytes a rank sends or receives in one exchange; a larger round (hot keys, many "
-     "ranks) is split into sub-rounds (>= 4096, < 2 GiB)")
+     "ranks) is split into sub-rounds (4096 .. 512 MiB)")
     ("max-reject-fraction",
      po::value(&c.max_reject_fraction)->default_value(c.max_reject_fraction),
      "fail the job (exit 3) when rejected/records exceeds this")
@@ -104,10 +104,11 @@ std::string validate(const DedupConfig& c) {
     return "--max-key-bytes must be in [1, 16 MiB]";
   }
   if (c.max_line_bytes < c.max_key_bytes) return "--max-line-bytes must be >= --max-key-bytes";
-  // A sub-round may overshoot the budget by one key per sender; 1 GiB
-  // leaves room for that below MPI's 2 GiB int counts.
-  if (c.max_exchange_bytes < 4096 || c.max_exchange_bytes > (1ULL << 30)) {
-    return "--max-exchange-bytes must be in [4096, 1073741824]";
+  // A sub-round may overshoot the budget by one key per sender (up to
+  // R x (20 B + max key bytes): 1.07 GB at 16384 ranks and 64 KiB keys);
+  // 512 MiB leaves room for that below MPI's 2 GiB int counts.
+  if (c.max_exchange_bytes < 4096 || c.max_exchange_bytes > (512ULL << 20)) {
+    return "--max-exchange-bytes must be in [4096, 536870912]";
   }
   if (!(c.max_reject_fraction >= 0.0 && c.max_reject_fraction <= 1.0)) {
     return "--max-reject-fraction must be in [0, 1]";
