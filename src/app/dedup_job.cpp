@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -42,6 +43,14 @@ double seconds_since(Clock::time_point t) {
 // assuming 64 bytes per record on disk (x4 for compressed files): generous
 // for documents, about right for URL lists. Scalable layers absorb an
 // underestimate at the cost of one more probe per layer.
+// BLOOMSHARD_RANKS_PER_NODE=k makes the node-aware exchange treat groups of
+// k consecutive ranks as nodes: several "nodes" on one machine, for tests
+// and benchmarks. Unset (the normal case): the real MPI_COMM_TYPE_SHARED split.
+int ranks_per_node_override() {
+  const char* value = std::getenv("BLOOMSHARD_RANKS_PER_NODE");
+  return value != nullptr ? std::max(0, std::atoi(value)) : 0;
+}
+
 std::uint64_t estimate_capacity(std::span<const io::InputFile> files) {
   std::uint64_t records = 0;
   for (const auto& f : files) {
@@ -136,7 +145,11 @@ class DedupJob {
       checkpointer.emplace(world_, config_, begun->manifest, begun->resumed_from,
                            begun->resumed_from + 1);
     }
-    comm::KeyRouter router(world_, slices);
+    comm::KeyRouter router(world_, slices, {}, config_.exchange, ranks_per_node_override());
+    if (world_.rank() == 0 && router.node_aware()) {
+      std::cerr << "bloomshard dedup: node-aware exchange: " << router.topology()->num_nodes()
+                << " nodes x " << router.topology()->ranks_per_node() << " ranks\n";
+    }
     ProgressReporter progress(world_.rank() == 0, config_.progress_seconds, config_.progress_style,
                               std::cerr);
 

@@ -18,6 +18,7 @@ struct RawOptions {
   std::string normalize = "none";
   std::string checkpoint_io = "auto";
   std::string progress_style = "auto";
+  std::string exchange = "auto";
   std::string config_file;
   std::uint64_t capacity = 0;
 };
@@ -52,6 +53,9 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
      po::value(&c.max_exchange_bytes)->default_value(c.max_exchange_bytes),
      "payload bytes a rank sends or receives in one exchange; a larger round (hot keys, many "
      "ranks) is split into sub-rounds (4096 .. 512 MiB)")
+    ("exchange", po::value(&raw.exchange)->default_value(raw.exchange),
+     "all-to-all over all ranks (flat), or in two steps, inside each node then across nodes "
+     "(node: L-1 + N-1 messages per rank instead of R-1); auto: node from 1024 ranks on")
     ("max-reject-fraction",
      po::value(&c.max_reject_fraction)->default_value(c.max_reject_fraction),
      "fail the job (exit 3) when rejected/records exceeds this")
@@ -177,6 +181,12 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
                                   raw.progress_style + "'");
     }
     out.config.progress_style = *style;
+    const auto exchange = comm::parse_exchange_mode(raw.exchange);
+    if (!exchange) {
+      throw std::invalid_argument("--exchange must be flat, node or auto, not '" + raw.exchange +
+                                  "'");
+    }
+    out.config.exchange = *exchange;
     if (vm.count("capacity")) out.config.capacity = raw.capacity;
     if (out.config.hash_seed == 0) out.config.hash_seed = core::kDefaultHashSeed;
   } catch (const std::exception& e) {

@@ -38,6 +38,42 @@ T load(const char* p) {
 
 }  // namespace
 
+std::optional<ExchangeMode> parse_exchange_mode(std::string_view name) {
+  if (name == "flat") return ExchangeMode::kFlat;
+  if (name == "node") return ExchangeMode::kNode;
+  if (name == "auto") return ExchangeMode::kAuto;
+  return std::nullopt;
+}
+
+KeyRouter::KeyRouter(const Communicator& comm, std::uint32_t num_slices, RouterLimits limits,
+                     ExchangeMode mode, int ranks_per_node)
+    : KeyRouter(comm, num_slices, limits) {
+  // The model of docs/scaling.md: below ~1000 ranks the extra copies cost
+  // more than the messages they save.
+  constexpr std::uint32_t kAutoNodeRanks = 1024;
+  if (mode == ExchangeMode::kFlat) return;
+  if (mode == ExchangeMode::kAuto && comm_.usize() < kAutoNodeRanks) return;
+  auto topology = std::make_unique<NodeTopology>(NodeTopology::discover(comm_, ranks_per_node));
+  const bool worth_it = topology->uniform() && topology->num_nodes() > 1;
+  if (worth_it || (mode == ExchangeMode::kNode && topology->uniform())) {
+    topology_ = std::move(topology);
+  }
+}
+
+void KeyRouter::alltoallv_bytes(const void* send, const std::vector<int>& send_counts,
+                                const std::vector<int>& send_displs, void* recv,
+                                const std::vector<int>& recv_counts,
+                                const std::vector<int>& recv_displs) {
+  if (topology_) {
+    node_alltoallv(*topology_, static_cast<const char*>(send), send_counts, send_displs,
+                   static_cast<char*>(recv), recv_counts, recv_displs, node_scratch_);
+    return;
+  }
+  check_mpi(MPI_Alltoallv(send, send_counts.data(), send_displs.data(), MPI_BYTE, recv,
+                          recv_counts.data(), recv_displs.data(), MPI_BYTE, comm_.mpi_comm()),
+            "MPI_Alltoallv");
+}
+
 KeyRouter::KeyRouter(const Communicator& comm, std::uint32_t num_slices, RouterLimits limits)
     : comm_(comm), num_slices_(num_slices), limits_(limits) {
   // Validates 1 <= R <= P <= kMaxSlices once, with core's own message.
@@ -78,9 +114,17 @@ void KeyRouter::exchange_within(std::span<const OutgoingKey> keys, RoutedBatch& 
   }
 
   counts_in_.assign(2 * ranks, 0);
-  check_mpi(MPI_Alltoall(counts_out_.data(), 2, MPI_UINT64_T, counts_in_.data(), 2, MPI_UINT64_T,
-                         comm_.mpi_comm()),
-            "MPI_Alltoall");
+  if (topology_) {  // the counts travel node-aware too: 16 bytes per rank pair
+    fixed_counts_.assign(ranks, 2 * sizeof(std::uint64_t));
+    fixed_displs_.resize(ranks);
+    std::exclusive_scan(fixed_counts_.begin(), fixed_counts_.end(), fixed_displs_.begin(), 0);
+    alltoallv_bytes(counts_out_.data(), fixed_counts_, fixed_displs_, counts_in_.data(),
+                    fixed_counts_, fixed_displs_);
+  } else {
+    check_mpi(MPI_Alltoall(counts_out_.data(), 2, MPI_UINT64_T, counts_in_.data(), 2, MPI_UINT64_T,
+                           comm_.mpi_comm()),
+              "MPI_Alltoall");
+  }
   const std::uint64_t send_total = sum_field(counts_out_, 0);
   const std::uint64_t recv_total = sum_field(counts_in_, 0);
   const bool local_ok = !key_too_long && send_total <= limit && recv_total <= limit;
@@ -110,10 +154,8 @@ void KeyRouter::exchange_within(std::span<const OutgoingKey> keys, RoutedBatch& 
   }
 
   if (out.buffer_.size() < recv_total) out.buffer_.resize(recv_total);
-  check_mpi(MPI_Alltoallv(send_buffer_.data(), send_counts_.data(), send_displs_.data(), MPI_BYTE,
-                          out.buffer_.data(), recv_counts_.data(), recv_displs_.data(), MPI_BYTE,
-                          comm_.mpi_comm()),
-            "MPI_Alltoallv");
+  alltoallv_bytes(send_buffer_.data(), send_counts_, send_displs_, out.buffer_.data(), recv_counts_,
+                  recv_displs_);
 
   // Parse in place: the order of the buffer is the decision order.
   out.keys_.clear();
@@ -182,10 +224,8 @@ void KeyRouter::return_verdicts(const RoutedBatch& batch, std::span<const core::
   std::exclusive_scan(recv_counts_.begin(), recv_counts_.end(), recv_displs_.begin(), 0);
 
   verdict_buffer_.resize(out.size());
-  check_mpi(MPI_Alltoallv(verdicts.data(), send_counts_.data(), send_displs_.data(), MPI_BYTE,
-                          verdict_buffer_.data(), recv_counts_.data(), recv_displs_.data(),
-                          MPI_BYTE, comm_.mpi_comm()),
-            "MPI_Alltoallv");
+  alltoallv_bytes(verdicts.data(), send_counts_, send_displs_, verdict_buffer_.data(), recv_counts_,
+                  recv_displs_);
 
   // Each owner answered our keys in the order we sent them, which is our
   // original order restricted to that owner.

@@ -88,6 +88,7 @@ TEST_F(DedupOptionsTest, BadValuesExitWithUsageCodeAndAMessage) {
       {{"--input", in, "--output", "o", "--normalize", "nfd"}, "nfd"},
       {{"--input", in, "--output", "o", "--slices", "16777217"}, "--slices"},
       {{"--input", in, "--output", "o", "--max-exchange-bytes", "100"}, "--max-exchange-bytes"},
+      {{"--input", in, "--output", "o", "--exchange", "tree"}, "--exchange"},
       {{"--input", in, "--output", "o", "--capacity", "0"}, "--capacity"},
       {{"--input", (dir_ / "missing").string(), "--output", "o"}, "does not exist"},
       {{"--input", in, "--output", "o", "--no-such-option"}, "no-such-option"},

@@ -30,6 +30,8 @@ struct DedupConfig {
   /// Payload bytes one rank may send or receive in one exchange; a round
   /// over it is split into sub-rounds (comm::KeyRouter::route).
   std::uint64_t max_exchange_bytes = comm::kDefaultSubroundBudget;
+  /// flat, node or auto (comm::ExchangeMode); node-aware from 1024 ranks.
+  comm::ExchangeMode exchange = comm::ExchangeMode::kAuto;
   std::uint64_t max_line_bytes = 16ULL << 20;
   double max_reject_fraction = 0.01;
   std::string metrics_path;

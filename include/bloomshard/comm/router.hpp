@@ -26,12 +26,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bloomshard/comm/communicator.hpp"
+#include "bloomshard/comm/node_exchange.hpp"
 #include "bloomshard/core/first_occurrence.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/two_tier.hpp"
@@ -44,6 +48,16 @@ using OutgoingKey = core::KeyRef;
 
 /// Bytes on the wire per key besides the key itself: hash (16) + length (4).
 inline constexpr std::size_t kKeyHeaderBytes = 20;
+
+/// How the router's all-to-all exchanges move bytes.
+enum class ExchangeMode : std::uint8_t {
+  kFlat,  ///< MPI_Alltoall(v) over all ranks: R - 1 messages per rank
+  kNode,  ///< node_alltoallv: L - 1 + N - 1 messages (flat where nodes are uneven)
+  kAuto,  ///< kNode from 1024 ranks on when there are >= 2 nodes, else kFlat
+};
+
+/// Parses "flat", "node" or "auto"; nullopt for anything else.
+[[nodiscard]] std::optional<ExchangeMode> parse_exchange_mode(std::string_view name);
 
 /// Per-round limits; the default is what MPI's int counts allow.
 struct RouterLimits {
@@ -141,6 +155,17 @@ class KeyRouter {
   /// Throws std::invalid_argument unless 1 <= comm.size() <= num_slices
   /// <= core::kMaxSlices (every rank owns at least one slice).
   KeyRouter(const Communicator& comm, std::uint32_t num_slices, RouterLimits limits = {});
+  /// As above, with an exchange mode. Collective for kNode and kAuto (it
+  /// discovers the nodes: NodeTopology::discover, with ranks_per_node > 0
+  /// standing in for nodes of that many consecutive ranks).
+  KeyRouter(const Communicator& comm, std::uint32_t num_slices, RouterLimits limits,
+            ExchangeMode mode, int ranks_per_node = 0);
+
+  /// True when the exchanges go node-aware (kNode or kAuto chose it, and
+  /// every node has the same rank count).
+  [[nodiscard]] bool node_aware() const noexcept { return topology_ != nullptr; }
+  /// The nodes of a node-aware router (nullptr when flat).
+  [[nodiscard]] const NodeTopology* topology() const noexcept { return topology_.get(); }
 
   /// Collective: sends keys[i] to owner_of(keys[i].hash) and returns what
   /// this rank received (see RoutedBatch). An empty span is fine. Throws
@@ -199,6 +224,10 @@ class KeyRouter {
  private:
   // exchange() against an explicit payload limit (route() uses MPI's).
   void exchange_within(std::span<const OutgoingKey> keys, RoutedBatch& out, std::uint64_t limit);
+  // MPI_Alltoallv of bytes, flat or node-aware.
+  void alltoallv_bytes(const void* send, const std::vector<int>& send_counts,
+                       const std::vector<int>& send_displs, void* recv,
+                       const std::vector<int>& recv_counts, const std::vector<int>& recv_displs);
 
   Communicator comm_;
   std::uint32_t num_slices_;
@@ -219,6 +248,10 @@ class KeyRouter {
   std::vector<OutgoingKey> piece_keys_;
   std::vector<core::Verdict> piece_owner_verdicts_, piece_verdicts_;
   RoutedBatch piece_batch_;
+  // Node-aware exchanges (null: flat).
+  std::unique_ptr<NodeTopology> topology_;
+  std::vector<char> node_scratch_;
+  std::vector<int> fixed_counts_, fixed_displs_;
 };
 
 }  // namespace bloomshard::comm
