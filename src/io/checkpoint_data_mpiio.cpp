@@ -61,6 +61,8 @@ std::string write_data_mpiio(const comm::Communicator& comm, const core::TwoTier
     progress.written += n * per_slice * 8;
   }
 
+  if (!targets.tier2) return {};
+
   struct Batch {
     std::size_t first, last;
     std::uint64_t keys, bytes;
@@ -99,7 +101,8 @@ std::string write_data_mpiio(const comm::Communicator& comm, const core::TwoTier
         const std::span<std::uint64_t> o(off_buf.get() + no, t.keys[i] + 1);
         const std::span<char> b(byte_buf.get() + nb, t.bytes[i]);
         t.checksums[i] =
-            merge_slice_checked(set, static_cast<std::uint32_t>(owned.first + i), f, o, b, err);
+            merge_slice_checked(set, static_cast<std::uint32_t>(owned.first + i), t.depth, f, o,
+                                b, err);
         nk += f.size();
         no += o.size();
         nb += b.size();
