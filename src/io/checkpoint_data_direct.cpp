@@ -81,9 +81,8 @@ void write_tier2(const core::TwoTierSet& set, const DirectFile& file, LocalTier2
     const std::span<std::uint64_t> o = offs->reserve<std::uint64_t>(t.keys[i] + 1);
     const std::span<char> b = bytes->reserve<char>(t.bytes[i]);
     const auto m0 = std::chrono::steady_clock::now();
-    t.checksums[i] =
-        merge_slice_checked(set, static_cast<std::uint32_t>(owned.first + i), t.depth, f, o, b,
-                            err);
+    t.checksums[i] = merge_slice_checked(set, static_cast<std::uint32_t>(owned.first + i), t.depth,
+                                         f, o, b, err);
     progress.merge_seconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - m0).count();
   }
@@ -115,8 +114,7 @@ std::string write_data_direct(const comm::Communicator& comm, const core::TwoTie
   const std::size_t num_layers = ranges.size();
   if (targets.tier2) {
     ranges.push_back({targets.fingerprints, H5T_NATIVE_UINT64, 8, starts.keys, t.total_keys, {}});
-    ranges.push_back(
-        {targets.offsets, H5T_NATIVE_UINT64, 8, starts.offsets, t.total_keys + n, {}});
+    ranges.push_back({targets.offsets, H5T_NATIVE_UINT64, 8, starts.offsets, t.total_keys + n, {}});
     ranges.push_back({targets.bytes, H5T_NATIVE_UINT8, 1, starts.bytes, t.total_bytes, {}});
   }
 

@@ -100,9 +100,8 @@ std::string write_data_mpiio(const comm::Communicator& comm, const core::TwoTier
         const std::span<std::uint64_t> f(fp_buf.get() + nk, t.keys[i]);
         const std::span<std::uint64_t> o(off_buf.get() + no, t.keys[i] + 1);
         const std::span<char> b(byte_buf.get() + nb, t.bytes[i]);
-        t.checksums[i] =
-            merge_slice_checked(set, static_cast<std::uint32_t>(owned.first + i), t.depth, f, o,
-                                b, err);
+        t.checksums[i] = merge_slice_checked(set, static_cast<std::uint32_t>(owned.first + i),
+                                             t.depth, f, o, b, err);
         nk += f.size();
         no += o.size();
         nb += b.size();

@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <future>
@@ -188,20 +188,23 @@ class BackgroundPrune {
              std::vector<std::filesystem::path> also_delete) {
     std::lock_guard lock(mutex_);
     if (pending_.valid()) pending_.wait();
-    pending_ = std::async(std::launch::async, [state_dir, newest, keep,
-                                               also = std::move(also_delete)]() -> std::string {
-      try {
-        (void)prune_generations(state_dir, newest, keep);
-        for (const auto& p : also) {
-          std::error_code ec;
-          std::filesystem::remove(p, ec);
-          if (ec) throw CheckpointError("cannot delete run file " + p.string() + ": " + ec.message());
-        }
-        return {};
-      } catch (const std::exception& e) {
-        return "old checkpoint generations in " + state_dir.string() + " not deleted: " + e.what();
-      }
-    });
+    pending_ = std::async(
+        std::launch::async,
+        [state_dir, newest, keep, also = std::move(also_delete)]() -> std::string {
+          try {
+            (void)prune_generations(state_dir, newest, keep);
+            for (const auto& p : also) {
+              std::error_code ec;
+              std::filesystem::remove(p, ec);
+              if (ec)
+                throw CheckpointError("cannot delete run file " + p.string() + ": " + ec.message());
+            }
+            return {};
+          } catch (const std::exception& e) {
+            return "old checkpoint generations in " + state_dir.string() +
+                   " not deleted: " + e.what();
+          }
+        });
   }
 
   std::string wait() {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/core/bloom_kernel.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/io/checkpoint_checksum.hpp"
@@ -19,7 +20,6 @@
 #include "bloomshard/io/checkpoint_mapping.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
 #include "bloomshard/io/checkpoint_validate.hpp"
-#include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/io/hdf5_parallel.hpp"
 
 namespace bloomshard::io {
@@ -105,8 +105,7 @@ class IndexReader {
       const std::uint64_t stored = u64(ckpt::kChecksum, d.get(), where);
       if (stored != manifest_checksum(buf)) {
         fail(std::string(ckpt::kManifestJson) + ": XXH3 checksum mismatch (stored " +
-             std::to_string(stored) + ", computed " + std::to_string(manifest_checksum(buf)) +
-             ")");
+             std::to_string(stored) + ", computed " + std::to_string(manifest_checksum(buf)) + ")");
       }
     }
     return buf;
@@ -332,8 +331,8 @@ class Tier2Map {
 // "". Without `full` only the offsets are checked (monotonic, spanning the
 // bytes: what lookups need to stay inside the mapping), with it also the
 // checksum and the order of the keys.
-std::string check_tier2_slice(const Tier2Map& map, std::uint32_t s, std::uint64_t stored,
-                              bool full, const std::string& where) {
+std::string check_tier2_slice(const Tier2Map& map, std::uint32_t s, std::uint64_t stored, bool full,
+                              const std::string& where) {
   const std::string name = where + " tier-2 slice " + std::to_string(s);
   core::SliceBaseView v;
   try {

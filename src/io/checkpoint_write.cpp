@@ -21,14 +21,14 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <random>
 #include <array>
 #include <bit>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -536,7 +536,9 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   const std::string tiling = check_tiling(comm, set.owned(), h.params.num_slices);  // collective
   if (err.empty()) err = tiling;
   // Same layer count and runs on every rank (min via the max of the complements).
-  const auto differs = [&](std::uint64_t v) { return comm.allreduce_max(v) != ~comm.allreduce_max(~v); };
+  const auto differs = [&](std::uint64_t v) {
+    return comm.allreduce_max(v) != ~comm.allreduce_max(~v);
+  };
   if (differs(layers.size()) && err.empty()) err = "ranks disagree on the number of Bloom layers";
   const std::vector<core::RunInfo>& runs = set.exact().runs();
   if (differs(runs_digest(runs)) && err.empty()) err = "ranks hold different tier-2 runs";
@@ -600,8 +602,8 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   const std::uint64_t run_written = progress.written;
   comm::heartbeat();
   try {
-    err = write_generation_file(comm, tmp, h, layers, refs, set, local, options.data_path,
-                                progress, used_direct);
+    err = write_generation_file(comm, tmp, h, layers, refs, set, local, options.data_path, progress,
+                                used_direct);
   } catch (const std::exception& e) {
     err = e.what();
   }
@@ -647,8 +649,9 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
     stats->transfers = progress.tracker.calls;
     stats->non_collective = progress.tracker.non_collective;
     stats->last_io_mode = progress.tracker.last_mode;
-    stats->compaction_bytes =
-        plan.merge_runs > 0 && run_written > delta_write_bytes ? run_written - delta_write_bytes : 0;
+    stats->compaction_bytes = plan.merge_runs > 0 && run_written > delta_write_bytes
+                                  ? run_written - delta_write_bytes
+                                  : 0;
     stats->run_keys = refs.back().keys;
     stats->merged_runs = plan.merge_runs;
     stats->runs = refs.size();

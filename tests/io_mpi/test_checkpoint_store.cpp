@@ -232,7 +232,8 @@ std::vector<std::uint64_t> read_u64_dataset(const std::filesystem::path& file,
 }
 
 // Copies generation `gen` and the run files of its dir into `dst` (created).
-std::filesystem::path copy_state(const std::filesystem::path& gen, const std::filesystem::path& dst) {
+std::filesystem::path copy_state(const std::filesystem::path& gen,
+                                 const std::filesystem::path& dst) {
   std::filesystem::create_directories(dst);
   std::filesystem::copy_file(gen, dst / gen.filename());
   for (const auto& run : list_run_files(gen.parent_path())) {

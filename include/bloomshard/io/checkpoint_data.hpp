@@ -57,9 +57,9 @@ struct CheckpointDataProgress {
 };
 
 /// Merges owned slice `slice` of `set` (its delta and newest `depth` runs)
-/// into the spans (sized by merged_slice_size) and returns its checksum. A slice that fails to merge
-/// (the shard changed underneath: a caller bug) is zero-filled and the
-/// first such error kept in `err`, so no rank leaves the others waiting.
+/// into the spans (sized by merged_slice_size) and returns its checksum. A slice that fails to
+/// merge (the shard changed underneath: a caller bug) is zero-filled and the first such error kept
+/// in `err`, so no rank leaves the others waiting.
 std::uint64_t merge_slice_checked(const core::TwoTierSet& set, std::uint32_t slice,
                                   std::size_t depth, std::span<std::uint64_t> fingerprints,
                                   std::span<std::uint64_t> offsets, std::span<char> bytes,

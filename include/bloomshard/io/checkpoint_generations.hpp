@@ -58,8 +58,7 @@ std::vector<std::uint64_t> prune_generations(const std::filesystem::path& state_
 /// generation left behind is deleted by a later prune. `also_delete` (run
 /// files no kept generation references) are deleted after the generations.
 void prune_generations_in_background(const std::filesystem::path& state_dir, std::uint64_t newest,
-                                     int keep,
-                                     std::vector<std::filesystem::path> also_delete = {});
+                                     int keep, std::vector<std::filesystem::path> also_delete = {});
 
 /// Not collective: waits for this process's background prune, if any, and
 /// returns its error message (empty when it succeeded or none ran). Process
