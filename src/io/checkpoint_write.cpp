@@ -649,6 +649,7 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
     stats->transfers = progress.tracker.calls;
     stats->non_collective = progress.tracker.non_collective;
     stats->last_io_mode = progress.tracker.last_mode;
+    stats->no_collective_cause = progress.tracker.no_collective_cause;
     stats->compaction_bytes = plan.merge_runs > 0 && run_written > delta_write_bytes
                                   ? run_written - delta_write_bytes
                                   : 0;

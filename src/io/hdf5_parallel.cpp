@@ -87,6 +87,11 @@ void track(hid_t dxpl, IoModeTracker* tracker) {
   check_h5(H5Pget_mpio_actual_io_mode(dxpl, &mode), "H5Pget_mpio_actual_io_mode");
   ++tracker->calls;
   if (mode == H5D_MPIO_NO_COLLECTIVE) ++tracker->non_collective;
+  std::uint32_t local_cause = 0;
+  std::uint32_t global_cause = 0;
+  check_h5(H5Pget_mpio_no_collective_cause(dxpl, &local_cause, &global_cause),
+           "H5Pget_mpio_no_collective_cause");
+  tracker->no_collective_cause |= global_cause;
   tracker->last_mode = static_cast<int>(mode);
 }
 

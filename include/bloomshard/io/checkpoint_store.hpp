@@ -107,22 +107,23 @@ struct CheckpointWriteOptions {
 
 /// Optional figures of one write (for metrics, benches and tests).
 struct CheckpointWriteStats {
-  std::uint64_t bytes_written = 0;     ///< data bytes this rank wrote (Bloom + tier 2)
-  std::uint64_t direct_bytes = 0;      ///< of those, written with O_DIRECT
-  bool direct = false;                 ///< the direct data path was used
-  std::uint64_t transfers = 0;         ///< H5Dwrite calls of this rank
-  std::uint64_t non_collective = 0;    ///< of those, reported H5D_MPIO_NO_COLLECTIVE
-  int last_io_mode = 0;                ///< last H5D_mpio_actual_io_mode_t seen
-  double seconds = 0;                  ///< wall time of the whole call, this rank
-  double merge_seconds = 0;            ///< sizing, merging tier 2, checksums (CPU)
-  double io_seconds = 0;               ///< HDF5 create, writes, close, minus the merge
-  double commit_seconds = 0;           ///< phase 3: fsync, rename, LATEST
-  std::string prune_error;             ///< rank 0: the previous background prune's failure
-  std::uint64_t compaction_bytes = 0;  ///< of bytes_written, keys of absorbed runs (this rank)
-  std::uint64_t run_keys = 0;          ///< keys of the new run, all ranks
-  std::size_t merged_runs = 0;         ///< older runs the new run absorbed
-  std::size_t runs = 0;                ///< runs of the committed generation
-  std::uint64_t tier2_keys = 0;        ///< keys over all its runs, all ranks
+  std::uint64_t bytes_written = 0;        ///< data bytes this rank wrote (Bloom + tier 2)
+  std::uint64_t direct_bytes = 0;         ///< of those, written with O_DIRECT
+  bool direct = false;                    ///< the direct data path was used
+  std::uint64_t transfers = 0;            ///< H5Dwrite calls of this rank
+  std::uint64_t non_collective = 0;       ///< of those, reported H5D_MPIO_NO_COLLECTIVE
+  int last_io_mode = 0;                   ///< last H5D_mpio_actual_io_mode_t seen
+  std::uint32_t no_collective_cause = 0;  ///< OR of H5Pget_mpio_no_collective_cause (global)
+  double seconds = 0;                     ///< wall time of the whole call, this rank
+  double merge_seconds = 0;               ///< sizing, merging tier 2, checksums (CPU)
+  double io_seconds = 0;                  ///< HDF5 create, writes, close, minus the merge
+  double commit_seconds = 0;              ///< phase 3: fsync, rename, LATEST
+  std::string prune_error;                ///< rank 0: the previous background prune's failure
+  std::uint64_t compaction_bytes = 0;     ///< of bytes_written, keys of absorbed runs (this rank)
+  std::uint64_t run_keys = 0;             ///< keys of the new run, all ranks
+  std::size_t merged_runs = 0;            ///< older runs the new run absorbed
+  std::size_t runs = 0;                   ///< runs of the committed generation
+  std::uint64_t tier2_keys = 0;           ///< keys over all its runs, all ranks
 };
 
 /// Collective: writes generation header.generation: first the new run file

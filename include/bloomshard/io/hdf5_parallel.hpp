@@ -83,6 +83,10 @@ struct IoModeTracker {
   std::uint64_t calls = 0;           ///< transfers made by this rank
   std::uint64_t non_collective = 0;  ///< of those, reported H5D_MPIO_NO_COLLECTIVE
   int last_mode = 0;                 ///< last H5D_mpio_actual_io_mode_t value seen
+  /// OR over transfers of H5Pget_mpio_no_collective_cause's global cause
+  /// (0 = H5D_MPIO_COLLECTIVE: HDF5 did not break collective I/O; whether
+  /// MPI-IO then used two-phase buffering is its choice, see the dxpl).
+  std::uint32_t no_collective_cause = 0;
 };
 
 /// Collective over comm (every rank calls, any count incl. 0): writes `count`
