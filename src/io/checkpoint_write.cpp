@@ -412,6 +412,31 @@ std::string sync_own_bytes(const std::filesystem::path& file) {
   return {};
 }
 
+// Rank 0: checks that the state dir's file system has room for this
+// checkpoint's two files by reserving it (posix_fallocate of a scratch file,
+// deleted again at once). Why: an ENOSPC inside HDF5's collective metadata
+// flush at H5Fclose leaves the ranks in different collectives (rank 0 in
+// MPI_File_close, the others in the metadata sync point: a hang, reproduced
+// on a full 12 MiB ext4), so the store refuses before HDF5 starts. Limit: a
+// file system that another process fills between the reservation and the
+// write can still fail inside HDF5; the stall watchdog covers that. Returns
+// the error text.
+std::string reserve_space(const std::filesystem::path& dir, std::uint64_t bytes) {
+  const std::filesystem::path scratch = dir / ".reserve.tmp";
+  const int fd = ::open(scratch.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return "cannot create " + scratch.string() + ": " + std::strerror(errno);
+  const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  ::close(fd);
+  std::error_code ec;
+  std::filesystem::remove(scratch, ec);
+  if (rc == EOPNOTSUPP || rc == EINVAL) return {};  // no fallocate here: write and see
+  if (rc != 0) {
+    return std::string(std::strerror(rc)) + ": the checkpoint needs about " +
+           std::to_string(bytes >> 20) + " MiB in " + dir.string();
+  }
+  return {};
+}
+
 // Per run of the set (oldest first): keys and key bytes over all ranks.
 std::vector<CheckpointRunRef> gather_run_refs(const comm::Communicator& comm,
                                               const core::ExactShard& shard) {
@@ -578,6 +603,17 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   refs.resize(refs.size() - plan.merge_runs);
   refs.push_back({new_run.id, new_run.level, comm.allreduce_sum(local.total_keys),
                   comm.allreduce_sum(local.total_bytes)});
+  if (comm.rank() == 0) {
+    // Both files: per-key data, per-slice datasets, Bloom words, 1 MiB of
+    // HDF5 metadata and alignment slack.
+    const std::uint64_t p = h.params.num_slices;
+    std::uint64_t need = refs.back().keys * 16 + refs.back().bytes + p * 8 * 4 + (1U << 20);
+    for (const CheckpointLayerInfo& l : layers) {
+      need += p * l.geometry.blocks_per_slice * core::kBlockWords * 8 + p * 8;
+    }
+    err = reserve_space(state_dir, need);
+  }
+  agree_or_throw(comm, err, context);
 
   const auto t2 = std::chrono::steady_clock::now();
   CheckpointDataProgress progress;
