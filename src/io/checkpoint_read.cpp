@@ -306,6 +306,7 @@ class Tier2Map {
   }
   [[nodiscard]] std::shared_ptr<const void> keepalive() const { return mapping_; }
   void advise_random() const noexcept { mapping_->advise_random(); }
+  void advise_willneed() const noexcept { mapping_->advise_willneed(); }
 
  private:
   static std::uint64_t locate(hid_t file, const char* name, std::uint64_t length) {
@@ -522,6 +523,9 @@ std::vector<std::string> map_tier2(const comm::Communicator& comm, const Tier2Fi
         }
         views[s - range.first] = map.view(s);
       }
+      // Unverified (a rebase on a run just written, O_DIRECT: not cached):
+      // read it in now, before lookups fault it in page by page.
+      if (!full) map.advise_willneed();
       map.advise_random();
       keep = map.keepalive();
       return 0;

@@ -11,8 +11,11 @@
 #
 # usage: tests/bench/checkpoint_overhead.sh --bin BLOOMSHARD [--old-bin OLD]
 #          [--records 10000000] [--ranks 2] [--reps 3] [--work DIR] [--every 1]
+#          [--old-reps 1]   (O runs only in the first N repetitions: it is slow)
+# The metrics of the last B and O runs stay in WORK/m-B.json, WORK/m-O.json
+# (their checkpoint_history feeds tests/bench/plot_checkpoint_cost.py).
 set -euo pipefail
-BIN="" OLD="" RECORDS=10000000 RANKS=2 REPS=3 WORK="" EVERY=1
+BIN="" OLD="" RECORDS=10000000 RANKS=2 REPS=3 WORK="" EVERY=1 OLD_REPS=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --bin) BIN=$2; shift 2 ;;
@@ -22,6 +25,7 @@ while [[ $# -gt 0 ]]; do
     --reps) REPS=$2; shift 2 ;;
     --work) WORK=$2; shift 2 ;;
     --every) EVERY=$2; shift 2 ;;
+    --old-reps) OLD_REPS=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -52,8 +56,10 @@ echo "load before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"
 for ((i = 0; i < REPS; i++)); do
   A+=("$(run A "$BIN")")
   B+=("$(run B "$BIN" --state "$WORK/state-B" --checkpoint-every "$EVERY")")
-  [[ -n $OLD ]] && O+=("$(run O "$OLD" --state "$WORK/state-O" --checkpoint-every "$EVERY")")
-  echo "rep $i: A ${A[i]} s, B ${B[i]} s${OLD:+, O ${O[i]} s}; load $(cut -d' ' -f1 /proc/loadavg)"
+  if [[ -n $OLD ]] && ((i < OLD_REPS)); then
+    O+=("$(run O "$OLD" --state "$WORK/state-O" --checkpoint-every "$EVERY")")
+  fi
+  echo "rep $i: A ${A[i]} s, B ${B[i]} s${O[i]:+, O ${O[i]} s}; load $(cut -d' ' -f1 /proc/loadavg)"
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 mA=$(median "${A[@]}") mB=$(median "${B[@]}")
