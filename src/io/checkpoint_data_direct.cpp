@@ -8,6 +8,7 @@
 #include <exception>
 #include <memory>
 
+#include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/io/checkpoint_data.hpp"
 #include "bloomshard/io/checkpoint_error.hpp"
 
@@ -77,6 +78,7 @@ void write_tier2(const core::TwoTierSet& set, const DirectFile& file, LocalTier2
   const auto bytes = open_range(file, ranges[2], share(t.total_bytes, all));
   const core::SliceRange owned = set.owned();
   for (std::size_t i = 0; i < owned.size(); ++i) {
+    if (i % 64 == 0) comm::heartbeat();  // merge/compaction progress, for the stall watchdog
     const std::span<std::uint64_t> f = fps->reserve<std::uint64_t>(t.keys[i]);
     const std::span<std::uint64_t> o = offs->reserve<std::uint64_t>(t.keys[i] + 1);
     const std::span<char> b = bytes->reserve<char>(t.bytes[i]);

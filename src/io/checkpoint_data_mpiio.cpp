@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 
+#include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/io/checkpoint_data.hpp"
 
 namespace bloomshard::io {
@@ -93,6 +94,7 @@ std::string write_data_mpiio(const comm::Communicator& comm, const core::TwoTier
   const std::uint64_t rounds = comm.allreduce_max(std::uint64_t{batches.size()});
   Tier2Starts at = starts;
   for (std::uint64_t r = 0; r < rounds; ++r) {
+    comm::heartbeat();  // a batch is progress, for the stall watchdog
     std::uint64_t nk = 0, no = 0, nb = 0;
     const auto m0 = std::chrono::steady_clock::now();
     if (r < batches.size()) {
