@@ -4,7 +4,8 @@
 # reads, for every ckpt-<g>.h5, the file's birth and last-modification times
 # (statx; the file is created as .tmp and renamed, so mtime - birth is the
 # write) and its tier-2 key count (/tier2/fingerprints' length via h5ls).
-# Prints "keys,seconds" lines (tests/bench/plot_checkpoint_cost.py --before-csv).
+# Prints "keys,seconds,bytes" lines (bytes: the file, all of which a
+# format-1 checkpoint writes) (tests/bench/plot_checkpoint_cost.py --before-csv).
 # usage: old_checkpoint_history.sh OLD_BIN CORPUS WORK [ranks] [dedup options...]
 set -euo pipefail
 BIN=$1 CORPUS=$2 WORK=$3 RANKS=${4:-2}
@@ -17,5 +18,5 @@ mpiexec -n "$RANKS" "$BIN" dedup --input "$CORPUS" --key-field id --output "$WOR
 for f in $(ls "$WORK"/old-state/ckpt-*.h5 | sort -V); do
   read -r born mod < <(stat --format='%.9W %.9Y' "$f")
   keys=$(h5ls "$f/tier2/fingerprints" | sed -n 's/.*Dataset {\([0-9]*\).*/\1/p')
-  echo "$keys,$(echo "$mod - $born" | bc)"
+  echo "$keys,$(echo "$mod - $born" | bc),$(stat --format=%s "$f")"
 done
