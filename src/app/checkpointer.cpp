@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <stdexcept>
 
 #include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/run_state.hpp"
@@ -90,7 +91,20 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   h.generation = generation_;
   h.run_id = base_.run_id;
   h.finished = finished;
-  h.manifest_json = manifest_to_json(m);
+  // The manifest text is rank 0's alone (the store writes rank 0's copy):
+  // the other ranks only sent their cursors (the allreduce above).
+  // A manifest that cannot be written (e.g. a path that is not UTF-8)
+  // fails on every rank, agreed, before any collective write starts.
+  std::string manifest_error;
+  if (comm_.rank() == 0) {
+    try {
+      h.manifest_json = manifest_to_json(m);
+    } catch (const std::exception& e) {
+      manifest_error = e.what();
+    }
+  }
+  manifest_error = comm_.broadcast(manifest_error);
+  if (!manifest_error.empty()) throw std::runtime_error(manifest_error);
   std::vector<io::CheckpointLayerInfo> layers;
   for (std::size_t i = 0; i < set.bloom().num_layers(); ++i) {
     const core::BloomLayerStats st = set.bloom().layer_stats(i);

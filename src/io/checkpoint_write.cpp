@@ -82,7 +82,14 @@ class Unpacker {
   std::size_t pos_ = 0;
 };
 
-CheckpointHeader broadcast_header(const comm::Communicator& comm, const CheckpointHeader& h) {
+// Length and checksum of rank 0's manifest, known on every rank.
+struct ManifestInfo {
+  std::uint64_t size = 0;
+  std::uint64_t checksum = 0;
+};
+
+CheckpointHeader broadcast_header(const comm::Communicator& comm, const CheckpointHeader& h,
+                                  ManifestInfo& manifest) {
   Packer p;
   p.u64(h.format_version);
   p.str(h.tool_version);
@@ -100,7 +107,10 @@ CheckpointHeader broadcast_header(const comm::Communicator& comm, const Checkpoi
   p.u64(h.generation);
   p.str(h.run_id);
   p.u64(h.finished ? 1 : 0);
-  p.str(h.manifest_json);
+  // The manifest stays on rank 0: only its length and checksum travel
+  // (the collective dataset and attribute creation need them everywhere).
+  p.u64(h.manifest_json.size());
+  p.u64(manifest_checksum(h.manifest_json));
   Unpacker u(comm.broadcast(comm.rank() == 0 ? p.text() : std::string()));
   CheckpointHeader out;
   out.format_version = static_cast<std::uint32_t>(u.u64());
@@ -119,7 +129,9 @@ CheckpointHeader broadcast_header(const comm::Communicator& comm, const Checkpoi
   out.generation = u.u64();
   out.run_id = u.str();
   out.finished = u.u64() != 0;
-  out.manifest_json = u.str();
+  manifest.size = u.u64();
+  manifest.checksum = u.u64();
+  if (comm.rank() == 0) out.manifest_json = h.manifest_json;
   return out;
 }
 
@@ -198,9 +210,11 @@ void write_header_attributes(hid_t root, const CheckpointHeader& h, std::uint32_
   write_attr_u32(root, ckpt::kNumLayers, num_layers);
 }
 
+// Collective; `manifest` is rank 0's text (others pass any), `info` its
+// length and checksum on every rank.
 void write_manifest(const comm::Communicator& comm, hid_t file, hid_t dxpl,
-                    const std::string& manifest) {
-  Hid type = string_type(manifest.size());
+                    const std::string& manifest, const ManifestInfo& info) {
+  Hid type = string_type(static_cast<std::size_t>(info.size));
   Hid space = dataspace_hid(H5Screate(H5S_SCALAR), "H5Screate");
   Hid dcpl = plist_hid(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate(DATASET_CREATE)");
   check_h5(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
@@ -209,16 +223,16 @@ void write_manifest(const comm::Communicator& comm, hid_t file, hid_t dxpl,
   Hid dset = dataset_hid(H5Dcreate2(file, ckpt::kManifestJson, type.get(), space.get(), H5P_DEFAULT,
                                     dcpl.get(), H5P_DEFAULT),
                          "H5Dcreate2");
-  write_attr_u64(dset.get(), ckpt::kChecksum, manifest_checksum(manifest));
+  write_attr_u64(dset.get(), ckpt::kChecksum, info.checksum);
   Hid file_space = dataspace_hid(H5Dget_space(dset.get()), "H5Dget_space");
   Hid mem_space = dataspace_hid(H5Screate(H5S_SCALAR), "H5Screate");
   if (comm.rank() != 0) {
     check_h5(H5Sselect_none(file_space.get()), "H5Sselect_none");
     check_h5(H5Sselect_none(mem_space.get()), "H5Sselect_none");
   }
-  check_h5(
-      H5Dwrite(dset.get(), type.get(), mem_space.get(), file_space.get(), dxpl, manifest.c_str()),
-      "H5Dwrite(/manifest_json)");
+  check_h5(H5Dwrite(dset.get(), type.get(), mem_space.get(), file_space.get(), dxpl,
+                    comm.rank() == 0 ? manifest.c_str() : ""),
+           "H5Dwrite(/manifest_json)");
 }
 
 Tier2Starts exclusive_starts(const comm::Communicator& comm, const LocalTier2& t,
@@ -353,7 +367,7 @@ void write_run_list(const comm::Communicator& comm, hid_t file, hid_t dxpl,
 
 // Collective: the generation file (header, manifest, Bloom, run list).
 std::string write_generation_file(const comm::Communicator& comm, const std::filesystem::path& tmp,
-                                  const CheckpointHeader& h,
+                                  const CheckpointHeader& h, const ManifestInfo& manifest,
                                   std::span<const CheckpointLayerInfo> layers,
                                   std::span<const CheckpointRunRef> runs,
                                   const core::TwoTierSet& set, LocalTier2& t,
@@ -369,7 +383,7 @@ std::string write_generation_file(const comm::Communicator& comm, const std::fil
     check_h5(H5Pset_dxpl_mpio_collective_opt(dxpl.get(), H5FD_MPIO_INDIVIDUAL_IO),
              "H5Pset_dxpl_mpio_collective_opt");
     write_header_attributes(file.get(), h, comm.usize(), num_layers);
-    write_manifest(comm, file.get(), dxpl.get(), h.manifest_json);
+    write_manifest(comm, file.get(), dxpl.get(), h.manifest_json, manifest);
     write_run_list(comm, file.get(), dxpl.get(), runs, progress.tracker);
 
     CheckpointDataTargets targets;
@@ -479,7 +493,8 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   quiet_hdf5_errors();
   // The previous generation's deletions finish before this file takes space.
   const std::string prune_error = comm.rank() == 0 ? wait_for_background_prune() : std::string();
-  const CheckpointHeader h = broadcast_header(comm, header);
+  ManifestInfo manifest;
+  const CheckpointHeader h = broadcast_header(comm, header, manifest);
   const std::filesystem::path final_path = generation_path(state_dir, h.generation);
   std::filesystem::path tmp = final_path;
   tmp += ".tmp";
@@ -566,8 +581,8 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   const std::uint64_t run_written = progress.written;
   comm::heartbeat();
   try {
-    err = write_generation_file(comm, tmp, h, layers, refs, set, local, options.data_path, progress,
-                                used_direct);
+    err = write_generation_file(comm, tmp, h, manifest, layers, refs, set, local, options.data_path,
+                                progress, used_direct);
   } catch (const std::exception& e) {
     err = e.what();
   }

@@ -49,7 +49,8 @@ struct CheckpointHeader {
   std::uint64_t generation = 0;
   std::string run_id;
   bool finished = false;      ///< run state
-  std::string manifest_json;  ///< opaque to the store (inputs, cursors, outputs, counters)
+  std::string manifest_json;  ///< opaque to the store (inputs, cursors, outputs, counters);
+                              ///< writing: only rank 0's is used and it is never broadcast
 };
 
 /// One Bloom layer: its geometry and the GLOBAL count of keys inserted.
