@@ -52,7 +52,9 @@ fail() {
 }
 
 HAS_STATE=0
-"$BIN" dedup --help 2>/dev/null | grep -q -- --state && HAS_STATE=1
+# Not `--help | grep -q`: under pipefail, grep's early exit can SIGPIPE a
+# long help text and read as "no --state".
+grep -q -- --state <<<"$("$BIN" dedup --help 2>/dev/null)" && HAS_STATE=1
 need_checkpointing() {
   ((HAS_STATE)) || slurm_loud_skip "checkpointing not built yet: '$BIN dedup --help' has no --state" \
     "(scenario '$SCENARIO' needs --state/--checkpoint-every/exit 75)"
