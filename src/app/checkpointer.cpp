@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <stdexcept>
 
 #include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/run_state.hpp"
@@ -9,6 +10,7 @@
 #include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/core/bloom_kernel.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
+#include "bloomshard/io/hdf5_parallel.hpp"
 
 namespace bloomshard::app {
 namespace {
@@ -38,7 +40,9 @@ Checkpointer::Checkpointer(const comm::Communicator& comm, const DedupConfig& co
       config_(config),
       base_(std::move(base)),
       resumed_from_(resumed_from),
-      generation_(next_generation) {}
+      generation_(next_generation) {
+  if (!config_.mpiio_hints.empty()) io::set_mpiio_hints(io::parse_mpiio_hints(config_.mpiio_hints));
+}
 
 void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::RouterStats& router,
                          std::uint64_t rounds, bool finished) {
@@ -87,7 +91,20 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   h.generation = generation_;
   h.run_id = base_.run_id;
   h.finished = finished;
-  h.manifest_json = manifest_to_json(m);
+  // The manifest text is rank 0's alone (the store writes rank 0's copy):
+  // the other ranks only sent their cursors (the allreduce above).
+  // A manifest that cannot be written (e.g. a path that is not UTF-8)
+  // fails on every rank, agreed, before any collective write starts.
+  std::string manifest_error;
+  if (comm_.rank() == 0) {
+    try {
+      h.manifest_json = manifest_to_json(m);
+    } catch (const std::exception& e) {
+      manifest_error = e.what();
+    }
+  }
+  manifest_error = comm_.broadcast(manifest_error);
+  if (!manifest_error.empty()) throw std::runtime_error(manifest_error);
   std::vector<io::CheckpointLayerInfo> layers;
   for (std::size_t i = 0; i < set.bloom().num_layers(); ++i) {
     const core::BloomLayerStats st = set.bloom().layer_stats(i);
@@ -101,13 +118,24 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
       io::write_checkpoint(comm_, config_.state_dir, h, layers, set,
                            {.keep = config_.keep_generations,
                             .data_path = config_.checkpoint_data_path,
-                            .before_commit = fence_},
+                            .before_commit = fence_,
+                            .compaction = {config_.compaction_fanout, config_.max_runs}},
                            &stats);
   warn_prune_error(stats.prune_error);
+  comm::heartbeat();
   io::rebase_on_checkpoint(comm_, file, set);
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::vector<std::uint64_t> bytes =
+      comm_.allreduce_sum(std::vector<std::uint64_t>{stats.bytes_written, stats.compaction_bytes});
+  metrics_.history.push_back({generation_, comm_.allreduce_max(secs), bytes[0], bytes[1],
+                              stats.tier2_keys, stats.run_keys, stats.runs, stats.merged_runs});
+  metrics_.seconds_total += metrics_.history.back().seconds;
+  metrics_.bytes_written += bytes[0];
+  metrics_.compaction_bytes += bytes[1];
   ++generation_;
   ++written_;
-  seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  seconds_ += secs;
 }
 
 void Checkpointer::wait_for_pruning() const {

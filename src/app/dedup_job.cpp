@@ -278,6 +278,7 @@ class DedupJob {
     summary.input_files = files.size();
     summary.input_bytes = total_bytes;
     summary.checkpoints = checkpointer ? checkpointer->written() : 0;
+    if (checkpointer) summary.checkpoint = checkpointer->metrics();
     summary.max_rss_anon_bytes = world_.allreduce_max(peak_rss_anon);
     const double reject_fraction = summary.counters.records
                                        ? static_cast<double>(summary.counters.rejected) /

@@ -9,6 +9,7 @@
 #include "bloomshard/app/version.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/slice_map.hpp"
+#include "bloomshard/io/hdf5_parallel.hpp"
 
 namespace bloomshard::app {
 namespace po = boost::program_options;
@@ -82,7 +83,17 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
      "checkpoint generations kept in --state (>= 1)")
     ("checkpoint-io", po::value(&raw.checkpoint_io)->default_value(raw.checkpoint_io),
      "how checkpoint data reach the file: direct (O_DIRECT, bypasses the page cache) | "
-     "mpiio (collective MPI-IO) | auto (direct when the file system allows it)");
+     "mpiio (collective MPI-IO) | auto (direct when the file system allows it)")
+    // Checkpoint store (issue 10).
+    ("compaction-fanout", po::value(&c.compaction_fanout)->default_value(c.compaction_fanout),
+     "tier-2 runs of one level a checkpoint merges into one run of the next (>= 2); "
+     "more: fewer rewrites, more runs per lookup")
+    ("max-runs", po::value(&c.max_runs)->default_value(c.max_runs),
+     "tier-2 runs a checkpoint generation may reference (>= 2); a Bloom positive "
+     "searches each")
+    ("mpiio-hints", po::value(&c.mpiio_hints),
+     "MPI-IO hints for checkpoint files, key=value[,key=value...] (e.g. Lustre "
+     "striping_factor=8,striping_unit=4194304, cb_nodes=4); default: $BLOOMSHARD_MPIIO_HINTS");
   po::options_description generic("general");
   generic.add_options()
     ("help,h", "show this help")
@@ -120,6 +131,13 @@ std::string validate(const DedupConfig& c) {
   if (c.progress_seconds < 0) return "--progress must be >= 0";
   if (c.checkpoint_every < 0) return "--checkpoint-every must be >= 0";
   if (c.keep_generations < 1) return "--keep-generations must be >= 1";
+  if (c.compaction_fanout < 2) return "--compaction-fanout must be >= 2";
+  if (c.max_runs < 2) return "--max-runs must be >= 2";
+  try {
+    (void)io::parse_mpiio_hints(c.mpiio_hints);
+  } catch (const std::exception& e) {
+    return std::string("--mpiio-hints: ") + e.what();
+  }
   if (c.max_delta_bytes < (1ULL << 20)) return "--max-delta-bytes must be >= 1 MiB";
   if (c.state_dir.empty() && (c.checkpoint_every > 0 || c.checkpoint_rounds > 0)) {
     return "--checkpoint-every/--checkpoint-rounds need --state";

@@ -164,6 +164,23 @@ std::string metrics_json(const JobSummary& s) {
   j.value("subrounds", s.counters.subrounds);
   j.value("segment_rounds", s.segment_rounds);
   j.value("checkpoints", s.checkpoints);
+  j.value("checkpoint_seconds_total", s.checkpoint.seconds_total);
+  j.value("checkpoint_bytes_written", s.checkpoint.bytes_written);
+  j.value("compaction_bytes_written", s.checkpoint.compaction_bytes);
+  j.begin_array("checkpoint_history");
+  for (const CheckpointRecord& c : s.checkpoint.history) {
+    j.begin_object();
+    j.value("generation", c.generation);
+    j.value("seconds", c.seconds);
+    j.value("bytes_written", c.bytes_written);
+    j.value("compaction_bytes_written", c.compaction_bytes);
+    j.value("tier2_keys", c.tier2_keys);
+    j.value("run_keys", c.run_keys);
+    j.value("runs", c.runs);
+    j.value("merged_runs", c.merged_runs);
+    j.end_object();
+  }
+  j.end_array();
   j.begin_object("phase_seconds");
   j.value("read", s.phase_seconds_max.read);
   j.value("route", s.phase_seconds_max.route);

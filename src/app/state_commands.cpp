@@ -86,6 +86,31 @@ int run_info(const std::vector<std::string>& args) {
   j.value("written_by_ranks", static_cast<std::uint64_t>(s.written_by_ranks));
   j.value("exact_keys", s.tier2_keys);
   j.value("exact_key_bytes", s.tier2_bytes);
+  // Tier-2 runs (format 2: run files; format 1: the generation's own tier 2).
+  std::uint64_t run_file_bytes = 0;
+  std::vector<std::uint64_t> file_bytes;
+  for (const io::CheckpointRunRef& r : s.runs) {
+    std::error_code ec;
+    const fs::path p = s.header.format_version >= 2 ? io::run_path(a.state, r.id) : file;
+    const std::uintmax_t size = fs::file_size(p, ec);
+    file_bytes.push_back(ec ? 0 : static_cast<std::uint64_t>(size));
+    run_file_bytes += file_bytes.back();
+  }
+  j.value("run_count", static_cast<std::uint64_t>(s.runs.size()));
+  j.value("run_file_bytes", run_file_bytes);
+  j.begin_array("runs");
+  for (std::size_t i = 0; i < s.runs.size(); ++i) {
+    const io::CheckpointRunRef& r = s.runs[i];
+    j.begin_object();
+    j.value("file", s.header.format_version >= 2 ? io::run_path(a.state, r.id).filename().string()
+                                                 : file.filename().string());
+    j.value("level", static_cast<std::uint64_t>(r.level));
+    j.value("keys", r.keys);
+    j.value("key_bytes", r.bytes);
+    j.value("file_bytes", file_bytes[i]);
+    j.end_object();
+  }
+  j.end_array();
   double cardinality = 0;
   double fpr = 0;
   j.begin_array("layers");
@@ -139,12 +164,25 @@ int run_info(const std::vector<std::string>& args) {
               static_cast<unsigned long long>(s.header.generation),
               s.header.finished ? "finished" : "unfinished", s.header.run_id.c_str(),
               s.written_by_ranks);
+  std::printf("format      %u\n", s.header.format_version);
   std::printf("scheme      %s, normalization %s, key field '%s', %u slices\n",
               s.header.hash_scheme.c_str(), s.header.normalization.c_str(),
               s.header.key_field.c_str(), s.header.params.num_slices);
   std::printf("keys        %llu exact (%.1f MiB), estimated %.0f; filter FPR estimate %.3g\n",
               static_cast<unsigned long long>(s.tier2_keys),
               static_cast<double>(s.tier2_bytes) / 1048576.0, cardinality, fpr);
+  std::printf("runs        %zu tier-2 runs, %llu keys, %.1f MiB of run files\n", s.runs.size(),
+              static_cast<unsigned long long>(s.tier2_keys),
+              static_cast<double>(run_file_bytes) / 1048576.0);
+  for (std::size_t i = 0; i < s.runs.size(); ++i) {
+    const io::CheckpointRunRef& r = s.runs[i];
+    std::printf("  run %-4zu  level %s, %llu keys, %.1f MiB (%s)\n", i,
+                r.level == core::kLegacyRunLevel ? "format-1" : std::to_string(r.level).c_str(),
+                static_cast<unsigned long long>(r.keys),
+                static_cast<double>(file_bytes[i]) / 1048576.0,
+                s.header.format_version >= 2 ? io::run_path(a.state, r.id).filename().c_str()
+                                             : file.filename().c_str());
+  }
   for (std::size_t i = 0; i < s.layers.size(); ++i) {
     std::printf("layer %-4zu  capacity %llu, inserted %llu, k %u, FPR target %.3g\n", i,
                 static_cast<unsigned long long>(s.layers[i].geometry.capacity),

@@ -16,6 +16,8 @@
 
 #include <sys/mman.h>
 
+#include "tier2_arena.hpp"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -34,9 +36,8 @@
 namespace bloomshard::core {
 namespace {
 
-constexpr std::size_t kChunkBytes = std::size_t{1} << 16;
-constexpr std::size_t kBigRecord = kChunkBytes / 16;
-constexpr std::uint64_t kMaxChunks = std::uint64_t{1} << 24;
+using detail::ByteArena;
+using detail::kChunkBytes;
 constexpr std::size_t kPageShift = 12;
 constexpr std::size_t kPageEntries = std::size_t{1} << kPageShift;
 constexpr std::size_t kInitialSlots = 1024;
@@ -80,227 +81,25 @@ constexpr std::uint32_t handle_slice(std::uint64_t h) noexcept {
 constexpr std::uint64_t handle_chunk(std::uint64_t h) noexcept { return (h >> 24) & 0xFFFFFFU; }
 constexpr std::uint64_t handle_offset(std::uint64_t h) noexcept { return h >> 48; }
 
-std::size_t varint_size(std::uint64_t v) noexcept {
-  std::size_t n = 1;
-  while (v >= 0x80U) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
-
-// Strict weak order of base and delta: fingerprint, then bytes compared as
-// unsigned (std::string_view's char_traits<char> compares like memcmp).
-bool less_key(std::uint64_t fa, std::string_view a, std::uint64_t fb, std::string_view b) noexcept {
-  return fa != fb ? fa < fb : a < b;
-}
-
-// 64 KiB blocks (arena chunks, entry pages) carved from 2 MiB slabs that ask
-// the kernel for transparent huge pages (madvise; a hint, ignored where THP
-// is off). The merge reads arena records in fingerprint order, i.e. at
-// random: with 4 KiB pages nearly every such read missed the TLB, which was
-// about 3/4 of the merge time at 5M keys (0.38 s); a 2 MiB page covers 32
-// blocks. Costs up to one slab (2 MiB) of slack per shard.
-class Slabs {
- public:
-  static constexpr std::size_t kSlabBytes = std::size_t{2} << 20;
-
-  Slabs() = default;
-  Slabs(Slabs&& o) noexcept
-      : slabs_(std::exchange(o.slabs_, {})), used_(std::exchange(o.used_, kSlabBytes)) {}
-  Slabs& operator=(Slabs&& o) noexcept {
-    if (this != &o) {
-      release();
-      slabs_ = std::exchange(o.slabs_, {});
-      used_ = std::exchange(o.used_, kSlabBytes);
-    }
-    return *this;
-  }
-  Slabs(const Slabs&) = delete;
-  Slabs& operator=(const Slabs&) = delete;
-  ~Slabs() { release(); }
-
-  // A block of kChunkBytes, not zeroed.
-  char* take() {
-    if (used_ + kChunkBytes > kSlabBytes) {
-      slabs_.push_back(map_slab());
-      used_ = 0;
-    }
-    char* p = slabs_.back() + used_;
-    used_ += kChunkBytes;
-    return p;
-  }
-  [[nodiscard]] std::uint64_t bytes() const noexcept {
-    return slabs_.size() * kSlabBytes + slabs_.capacity() * sizeof(slabs_[0]);
-  }
-
- private:
-  // 2 MiB aligned, so that the whole slab can be one huge page.
-  static char* map_slab() {
-    void* raw =
-        ::mmap(nullptr, 2 * kSlabBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (raw == MAP_FAILED) throw std::bad_alloc();
-    const auto addr = reinterpret_cast<std::uintptr_t>(raw);
-    const std::uintptr_t aligned = (addr + kSlabBytes - 1) & ~(std::uintptr_t{kSlabBytes} - 1);
-    if (aligned > addr) ::munmap(raw, aligned - addr);
-    const std::uintptr_t tail = aligned + kSlabBytes;
-    if (addr + 2 * kSlabBytes > tail)
-      ::munmap(reinterpret_cast<void*>(tail), addr + 2 * kSlabBytes - tail);
-    auto* slab = reinterpret_cast<char*>(aligned);
-#ifdef MADV_HUGEPAGE
-    (void)::madvise(slab, kSlabBytes, MADV_HUGEPAGE);
-#endif
-    return slab;
-  }
-  void release() noexcept {
-    for (char* p : slabs_) ::munmap(p, kSlabBytes);
-    slabs_.clear();
-  }
-
-  std::vector<char*> slabs_;
-  std::size_t used_ = kSlabBytes;
-};
-
-class ByteArena {
- public:
-  // Returns (chunk, offset) of the new record.
-  std::pair<std::uint64_t, std::uint64_t> append(std::string_view key) {
-    const std::size_t rec = varint_size(key.size()) + key.size();
-    char* dst = nullptr;
-    std::uint64_t chunk = 0;
-    std::uint64_t offset = 0;
-    if (rec > kBigRecord) {
-      chunk = new_big_chunk(rec);
-      dst = chunks_.back();
-    } else {
-      if (!has_current_ || used_ + rec > kChunkBytes) {
-        current_ = add_chunk(slabs_.take());
-        has_current_ = true;
-        used_ = 0;
-      }
-      chunk = current_;
-      offset = used_;
-      dst = chunks_[current_] + used_;
-      used_ += rec;
-    }
-    std::uint64_t v = key.size();
-    while (v >= 0x80U) {
-      *dst++ = static_cast<char>((v & 0x7FU) | 0x80U);
-      v >>= 7;
-    }
-    *dst++ = static_cast<char>(v);
-    if (!key.empty()) std::memcpy(dst, key.data(), key.size());
-    return {chunk, offset};
-  }
-
-  [[nodiscard]] const char* record(std::uint64_t chunk, std::uint64_t offset) const noexcept {
-    return chunks_[chunk] + offset;
-  }
-
-  [[nodiscard]] std::string_view get(std::uint64_t chunk, std::uint64_t offset) const noexcept {
-    const char* p = record(chunk, offset);
-    std::uint64_t len = 0;
-    unsigned shift = 0;
-    for (;;) {
-      const auto b = static_cast<unsigned char>(*p++);
-      len |= std::uint64_t{b & 0x7FU} << shift;
-      if (b < 0x80U) break;
-      shift += 7;
-    }
-    return {p, static_cast<std::size_t>(len)};
-  }
-
-  // Entry pages share the slabs (one pool fills the huge pages better).
-  [[nodiscard]] char* take_block() { return slabs_.take(); }
-
-  [[nodiscard]] std::uint64_t bytes() const noexcept {
-    return slabs_.bytes() + big_allocated_ + chunks_.capacity() * sizeof(chunks_[0]) +
-           big_.capacity() * sizeof(big_[0]);
-  }
-
- private:
-  std::uint64_t add_chunk(char* p) {
-    if (chunks_.size() >= kMaxChunks) {
-      throw std::length_error("exact shard delta: more than 2^24 arena chunks; checkpoint sooner");
-    }
-    chunks_.push_back(p);
-    return chunks_.size() - 1;
-  }
-  std::uint64_t new_big_chunk(std::size_t size) {
-    if (chunks_.size() >= kMaxChunks) (void)add_chunk(nullptr);  // throws
-    big_.push_back(std::make_unique_for_overwrite<char[]>(size));
-    big_allocated_ += size;
-    return add_chunk(big_.back().get());
-  }
-
-  Slabs slabs_;
-  std::vector<char*> chunks_;                 // into slabs_ or big_
-  std::vector<std::unique_ptr<char[]>> big_;  // records over kBigRecord, one each
-  std::uint64_t big_allocated_ = 0;
-  std::uint64_t current_ = 0;
-  std::size_t used_ = 0;
-  bool has_current_ = false;
-};
-
 }  // namespace
 
-std::string_view SliceBaseView::key(std::size_t i) const noexcept {
-  const auto begin = static_cast<std::size_t>(offsets[i]);
-  const auto end = static_cast<std::size_t>(offsets[i + 1]);
-  return {bytes.data() + begin, end - begin};
-}
-
-bool SliceBaseView::contains(std::uint64_t fingerprint, std::string_view k) const noexcept {
-  auto it = std::lower_bound(fingerprints.begin(), fingerprints.end(), fingerprint);
-  for (auto i = static_cast<std::size_t>(it - fingerprints.begin());
-       i < fingerprints.size() && fingerprints[i] == fingerprint; ++i) {
-    const std::string_view candidate = key(i);
-    if (candidate == k) return true;
-    if (k < candidate) return false;  // ties are sorted by bytes
-  }
-  return false;
-}
-
-void validate_base(const SliceBaseView& base) {
-  const std::size_t n = base.fingerprints.size();
-  auto fail = [](const std::string& what) {
-    throw std::runtime_error("tier-2 base invalid: " + what);
-  };
-  if (base.offsets.size() != n + 1) {
-    fail(std::to_string(base.offsets.size()) + " offsets for " + std::to_string(n) +
-         " keys (need keys + 1)");
-  }
-  if (base.offsets[0] != 0) fail("offsets[0] is " + std::to_string(base.offsets[0]) + ", not 0");
-  if (base.offsets[n] != base.bytes.size()) {
-    fail("last offset " + std::to_string(base.offsets[n]) + " != byte count " +
-         std::to_string(base.bytes.size()));
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    if (base.offsets[i + 1] < base.offsets[i]) {
-      fail("offsets decrease at key " + std::to_string(i));
-    }
-  }
-  for (std::size_t i = 1; i < n; ++i) {
-    if (!less_key(base.fingerprints[i - 1], base.key(i - 1), base.fingerprints[i], base.key(i))) {
-      fail("keys " + std::to_string(i - 1) + " and " + std::to_string(i) +
-           " not strictly increasing by (fingerprint, bytes)");
-    }
-  }
-}
-
 struct ExactShard::Impl {
-  struct Base {
-    SliceBaseView view;
+  // One run: its identity, a view per owned slice, its storage.
+  struct Run {
+    RunInfo info;
+    std::vector<SliceBaseView> views;
     std::shared_ptr<const void> keepalive;
   };
 
   explicit Impl(std::uint32_t num_owned)
-      : bases(num_owned),
+      : num_local(num_owned),
         slice_count(num_owned, 0),
         slice_key_bytes(num_owned, 0),
         overlap(num_owned, 0) {}
 
-  std::vector<Base> bases;
+  std::size_t num_local;
+  std::vector<Run> runs;           // oldest first
+  std::vector<RunInfo> run_infos;  // runs[i].info, for runs()
   std::uint64_t base_keys = 0;
   // Per local slice: delta keys and their bytes (so a merged slice's size is
   // known without merging), and whether its base was attached over a
@@ -411,7 +210,6 @@ struct ExactShard::Impl {
   // long (a read-for-ownership and often a TLB miss per 16-byte store), and
   // this pass was a third of a checkpoint's merge.
   void build_order() const {
-    const std::size_t num_local = bases.size();
     order.clear();
     order.resize(count + kLineEntries * (num_local + 1));  // line padding and alignment
     const auto address = reinterpret_cast<std::uintptr_t>(order.data());
@@ -491,37 +289,92 @@ struct ExactShard::Impl {
     return out;
   }
 
-  // Calls emit(fingerprint, bytes) for the slice's merged keys in order.
+  [[nodiscard]] bool runs_contain(std::uint32_t local, std::uint64_t fp,
+                                  std::string_view key) const noexcept {
+    for (auto r = runs.rbegin(); r != runs.rend(); ++r) {  // newest first
+      if (r->views[local].contains(fp, key)) return true;
+    }
+    return false;
+  }
+
+  [[nodiscard]] std::size_t depth_of(std::size_t depth) const noexcept {
+    return std::min(depth, runs.size());
+  }
+
+  // Calls emit(fingerprint, bytes) for the slice's delta `d` merged with its
+  // newest `depth` runs, in order, each key once (a key in several sources,
+  // possible only for a run attached over the delta, is emitted once). A
+  // k-way pick over the heads: k <= max_runs + 1 (about 11), and heads differ
+  // in the fingerprint nearly always, so a pick is k integer compares.
   template <class Emit>
-  void merge(std::uint32_t local, const std::vector<Entry>& d, Emit&& emit) const {
-    const SliceBaseView& b = bases[local].view;
+  void merge(std::uint32_t local, const std::vector<Entry>& d, std::size_t depth,
+             Emit&& emit) const {
     constexpr std::size_t kAhead = 8;  // arena records are read in random order
-    std::size_t i = 0;
-    std::size_t j = 0;
-    const std::size_t nb = b.size();
     const std::size_t nd = d.size();
     for (std::size_t p = 0; p < std::min(kAhead, nd); ++p) {
       __builtin_prefetch(arena.record(handle_chunk(d[p].handle), handle_offset(d[p].handle)));
     }
-    while (j < nd) {
+    const auto delta_key = [&](std::size_t j) {
       if (j + kAhead < nd) {
         const Entry& a = d[j + kAhead];
         __builtin_prefetch(arena.record(handle_chunk(a.handle), handle_offset(a.handle)));
       }
-      const Entry& e = d[j];
-      const std::string_view dk = bytes_of(e);
-      // Base keys before the delta key; a base key equal to it (a base
-      // attached before clear_delta) is emitted once.
-      bool in_base = false;
-      while (!in_base && i < nb && !less_key(e.fingerprint, dk, b.fingerprints[i], b.key(i))) {
-        in_base = b.fingerprints[i] == e.fingerprint && b.key(i) == dk;
-        emit(b.fingerprints[i], b.key(i));
-        ++i;
-      }
-      if (!in_base) emit(e.fingerprint, dk);
-      ++j;
+      return bytes_of(d[j]);
+    };
+    depth = depth_of(depth);
+    if (depth == 0) {
+      for (std::size_t j = 0; j < nd; ++j) emit(d[j].fingerprint, delta_key(j));
+      return;
     }
-    for (; i < nb; ++i) emit(b.fingerprints[i], b.key(i));
+    struct Head {
+      const SliceBaseView* run;
+      std::size_t i;
+    };
+    std::vector<Head> heads;
+    heads.reserve(depth);
+    for (std::size_t r = runs.size() - depth; r < runs.size(); ++r) {
+      if (runs[r].views[local].size() > 0) heads.push_back({&runs[r].views[local], 0});
+    }
+    std::size_t j = 0;
+    std::string_view dk = nd > 0 ? delta_key(0) : std::string_view();
+    while (!heads.empty() || j < nd) {
+      // The smallest head key; -1 = the delta.
+      std::ptrdiff_t best = -1;
+      std::uint64_t bfp = j < nd ? d[j].fingerprint : 0;
+      std::string_view bkey = dk;
+      for (std::size_t h = 0; h < heads.size(); ++h) {
+        const std::uint64_t fp = heads[h].run->fingerprints[heads[h].i];
+        if (best == -1 && j >= nd) {
+          best = static_cast<std::ptrdiff_t>(h);
+          bfp = fp;
+          bkey = heads[h].run->key(heads[h].i);
+          continue;
+        }
+        if (fp > bfp) continue;
+        const std::string_view k = heads[h].run->key(heads[h].i);
+        if (less_key(fp, k, bfp, bkey)) {
+          best = static_cast<std::ptrdiff_t>(h);
+          bfp = fp;
+          bkey = k;
+        }
+      }
+      emit(bfp, bkey);
+      // Advance every source whose head equals the emitted key.
+      if (j < nd && d[j].fingerprint == bfp && dk == bkey) {
+        if (++j < nd) dk = delta_key(j);
+      }
+      for (std::size_t h = 0; h < heads.size();) {
+        Head& hd = heads[h];
+        if (hd.run->fingerprints[hd.i] == bfp && hd.run->key(hd.i) == bkey) {
+          if (++hd.i == hd.run->size()) {
+            heads[h] = heads.back();
+            heads.pop_back();
+            continue;
+          }
+        }
+        ++h;
+      }
+    }
   }
 
   [[nodiscard]] std::uint64_t delta_bytes() const noexcept {
@@ -562,14 +415,14 @@ std::uint32_t local_slice(SliceRange owned, std::uint32_t slice) {
 
 bool ExactShard::contains(std::uint32_t slice, std::uint64_t fp, std::string_view key) const {
   const std::uint32_t local = local_slice(owned_, slice);
-  return impl_->delta_contains(local, fp, key) || impl_->bases[local].view.contains(fp, key);
+  return impl_->delta_contains(local, fp, key) || impl_->runs_contain(local, fp, key);
 }
 
 bool ExactShard::insert(std::uint32_t slice, std::uint64_t fp, std::string_view key) {
   const std::uint32_t local = local_slice(owned_, slice);
   bool found = false;
   const std::size_t slot = impl_->find_slot(local, fp, key, found);
-  if (found || impl_->bases[local].view.contains(fp, key)) return false;
+  if (found || impl_->runs_contain(local, fp, key)) return false;
   impl_->add(local, fp, key, slot);
   return true;
 }
@@ -595,23 +448,74 @@ void ExactShard::prefetch(std::uint64_t fp) const noexcept {
 void ExactShard::attach_base(std::uint32_t slice, SliceBaseView view,
                              std::shared_ptr<const void> keepalive) {
   const std::uint32_t local = local_slice(owned_, slice);
-  auto& base = impl_->bases[local];
-  if (impl_->slice_count[local] != 0) impl_->overlap[local] = 1;
-  impl_->base_keys -= base.view.size();
-  base.view = view;
-  base.keepalive = std::move(keepalive);
-  impl_->base_keys += view.size();
+  Impl& im = *impl_;
+  if (im.runs.size() > 1) {
+    throw std::logic_error("exact shard: attach_base on a shard of " +
+                           std::to_string(im.runs.size()) + " runs");
+  }
+  if (im.runs.empty()) {
+    im.runs.push_back({RunInfo{}, std::vector<SliceBaseView>(im.num_local), nullptr});
+    im.run_infos.assign(1, RunInfo{});
+  }
+  Impl::Run& run = im.runs.front();
+  // One run holds slices of different storages: keep them all alive.
+  struct Keep {
+    std::shared_ptr<const void> before, added;
+  };
+  run.keepalive = std::make_shared<Keep>(Keep{std::move(run.keepalive), std::move(keepalive)});
+  if (im.slice_count[local] != 0) im.overlap[local] = 1;
+  im.base_keys -= run.views[local].size();
+  run.views[local] = view;
+  im.base_keys += view.size();
 }
 
-SliceSize ExactShard::merged_slice_size(std::uint32_t slice) const {
+void ExactShard::replace_newest_runs(std::size_t count, RunInfo info,
+                                     std::vector<SliceBaseView> views,
+                                     std::shared_ptr<const void> keepalive) {
+  Impl& im = *impl_;
+  if (views.size() != im.num_local) {
+    throw std::invalid_argument("exact shard: " + std::to_string(views.size()) + " run views for " +
+                                std::to_string(im.num_local) + " slices");
+  }
+  count = std::min(count, im.runs.size());
+  for (std::size_t r = im.runs.size() - count; r < im.runs.size(); ++r) {
+    for (const SliceBaseView& v : im.runs[r].views) im.base_keys -= v.size();
+  }
+  im.runs.resize(im.runs.size() - count);
+  for (std::size_t local = 0; local < im.num_local; ++local) {
+    if (im.slice_count[local] != 0) im.overlap[local] = 1;
+    im.base_keys += views[local].size();
+  }
+  im.runs.push_back({info, std::move(views), std::move(keepalive)});
+  im.run_infos.clear();
+  for (const Impl::Run& r : im.runs) im.run_infos.push_back(r.info);
+}
+
+const std::vector<RunInfo>& ExactShard::runs() const noexcept { return impl_->run_infos; }
+
+SliceBaseView ExactShard::run_view(std::size_t run, std::uint32_t slice) const {
+  const std::uint32_t local = local_slice(owned_, slice);
+  if (run >= impl_->runs.size()) {
+    throw std::out_of_range("exact shard: run " + std::to_string(run) + " of " +
+                            std::to_string(impl_->runs.size()));
+  }
+  return impl_->runs[run].views[local];
+}
+
+SliceSize ExactShard::merged_slice_size(std::uint32_t slice, std::size_t depth) const {
   const std::uint32_t local = local_slice(owned_, slice);
   const Impl& im = *impl_;
-  const SliceBaseView& b = im.bases[local].view;
+  depth = im.depth_of(depth);
   if (im.overlap[local] == 0) {
-    return {b.size() + im.slice_count[local], b.bytes.size() + im.slice_key_bytes[local]};
+    SliceSize size{im.slice_count[local], im.slice_key_bytes[local]};
+    for (std::size_t r = im.runs.size() - depth; r < im.runs.size(); ++r) {
+      size.keys += im.runs[r].views[local].size();
+      size.bytes += im.runs[r].views[local].bytes.size();
+    }
+    return size;
   }
   SliceSize size;
-  im.merge(local, im.sorted_delta(local), [&size](std::uint64_t, std::string_view k) {
+  im.merge(local, im.sorted_delta(local), depth, [&size](std::uint64_t, std::string_view k) {
     ++size.keys;
     size.bytes += k.size();
   });
@@ -619,9 +523,10 @@ SliceSize ExactShard::merged_slice_size(std::uint32_t slice) const {
 }
 
 void ExactShard::write_merged_slice(std::uint32_t slice, std::span<std::uint64_t> fingerprints,
-                                    std::span<std::uint64_t> offsets, std::span<char> bytes) const {
+                                    std::span<std::uint64_t> offsets, std::span<char> bytes,
+                                    std::size_t depth) const {
   const std::uint32_t local = local_slice(owned_, slice);
-  const SliceSize size = merged_slice_size(slice);
+  const SliceSize size = merged_slice_size(slice, depth);
   const auto mismatch = [slice](const std::string& what) {
     return std::length_error("exact shard: merged slice " + std::to_string(slice) + ": " + what);
   };
@@ -636,50 +541,42 @@ void ExactShard::write_merged_slice(std::uint32_t slice, std::span<std::uint64_t
   std::size_t pos = 0;
   bool overflow = false;
   offsets[0] = 0;
-  impl_->merge(local, impl_->sorted_delta(local), [&](std::uint64_t fp, std::string_view key) {
-    if (k == fingerprints.size() || key.size() > bytes.size() - pos) {
-      overflow = true;  // only if the shard changed meanwhile (a caller bug)
-      return;
-    }
-    fingerprints[k] = fp;
-    if (!key.empty()) std::memcpy(bytes.data() + pos, key.data(), key.size());
-    pos += key.size();
-    offsets[++k] = pos;
-  });
+  impl_->merge(local, impl_->sorted_delta(local), depth,
+               [&](std::uint64_t fp, std::string_view key) {
+                 if (k == fingerprints.size() || key.size() > bytes.size() - pos) {
+                   overflow = true;  // only if the shard changed meanwhile (a caller bug)
+                   return;
+                 }
+                 fingerprints[k] = fp;
+                 if (!key.empty()) std::memcpy(bytes.data() + pos, key.data(), key.size());
+                 pos += key.size();
+                 offsets[++k] = pos;
+               });
   if (overflow || k != fingerprints.size() || pos != bytes.size()) {
     throw mismatch("changed while being merged");
   }
 }
 
-SliceBaseData ExactShard::merged_slice(std::uint32_t slice) const {
-  const SliceSize size = merged_slice_size(slice);
+SliceBaseData ExactShard::merged_slice(std::uint32_t slice, std::size_t depth) const {
+  const SliceSize size = merged_slice_size(slice, depth);
   SliceBaseData out;
   out.fingerprints.resize(size.keys);
   out.offsets.resize(size.keys + 1);
   out.bytes.resize(size.bytes);
-  write_merged_slice(slice, out.fingerprints, out.offsets, out.bytes);
+  write_merged_slice(slice, out.fingerprints, out.offsets, out.bytes, depth);
   return out;
 }
 
 void ExactShard::fold_delta_into_base() {
-  if (impl_->count == 0) return;
-  std::vector<char> touched(impl_->bases.size(), 0);
-  for (std::uint64_t i = 0; i < impl_->count; ++i) {
-    touched[handle_slice(impl_->entry(i).handle)] = 1;
-  }
+  if (impl_->count == 0 && impl_->runs.size() <= 1) return;
   // Merge everything first, attach after: merged_slice reads the delta.
-  std::vector<std::shared_ptr<SliceBaseData>> merged(impl_->bases.size());
-  for (std::uint32_t local = 0; local < merged.size(); ++local) {
-    if (touched[local] != 0) {
-      merged[local] = std::make_shared<SliceBaseData>(merged_slice(owned_.first + local));
-    }
+  auto merged = std::make_shared<std::vector<SliceBaseData>>(impl_->num_local);
+  std::vector<SliceBaseView> views(impl_->num_local);
+  for (std::uint32_t local = 0; local < impl_->num_local; ++local) {
+    (*merged)[local] = merged_slice(owned_.first + local);
+    views[local] = (*merged)[local].view();
   }
-  for (std::uint32_t local = 0; local < merged.size(); ++local) {
-    if (merged[local]) {
-      const SliceBaseView view = merged[local]->view();
-      attach_base(owned_.first + local, view, std::move(merged[local]));
-    }
-  }
+  replace_newest_runs(kAllRuns, RunInfo{}, std::move(views), std::move(merged));
   clear_delta();
 }
 

@@ -18,4 +18,8 @@ std::uint64_t tier2_slice_checksum(const core::SliceBaseView& slice) noexcept {
   return XXH3_64bits_digest(&state);
 }
 
+std::uint64_t manifest_checksum(std::string_view text) noexcept {
+  return XXH3_64bits(text.data(), text.size());
+}
+
 }  // namespace bloomshard::io

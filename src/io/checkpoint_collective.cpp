@@ -1,6 +1,7 @@
 #include "bloomshard/io/checkpoint_collective.hpp"
 
 #include <mpi.h>
+#include <unistd.h>
 
 #include <limits>
 #include <numeric>
@@ -57,7 +58,10 @@ void agree_or_throw(const comm::Communicator& comm, const std::string& local_err
   if (!comm.any(!local_error.empty())) return;
   std::vector<std::string> mine;
   if (!local_error.empty()) {
-    mine.push_back("rank " + std::to_string(comm.rank()) + ": " + local_error);
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+    mine.push_back("rank " + std::to_string(comm.rank()) + " on " +
+                   (host[0] != '\0' ? std::string(host) : std::string("?")) + ": " + local_error);
   }
   const std::vector<std::string> all = allgather_strings(comm, mine);
   std::string message = context + ": ";

@@ -10,11 +10,11 @@
 namespace bloomshard::io {
 
 std::uint64_t merge_slice_checked(const core::TwoTierSet& set, std::uint32_t slice,
-                                  std::span<std::uint64_t> fingerprints,
+                                  std::size_t depth, std::span<std::uint64_t> fingerprints,
                                   std::span<std::uint64_t> offsets, std::span<char> bytes,
                                   std::string& err) {
   try {
-    set.exact().write_merged_slice(slice, fingerprints, offsets, bytes);
+    set.exact().write_merged_slice(slice, fingerprints, offsets, bytes, depth);
   } catch (const std::exception& e) {
     if (err.empty()) err = std::string("merging tier 2: ") + e.what();
     std::fill(fingerprints.begin(), fingerprints.end(), 0);

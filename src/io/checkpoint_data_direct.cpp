@@ -8,6 +8,7 @@
 #include <exception>
 #include <memory>
 
+#include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/io/checkpoint_data.hpp"
 #include "bloomshard/io/checkpoint_error.hpp"
 
@@ -52,10 +53,10 @@ std::uint64_t share(std::uint64_t part, std::uint64_t whole) {
   return std::max(kMinBuffer, static_cast<std::uint64_t>(f * (kTier2Buffers / 2)));
 }
 
-void write_bloom(const core::TwoTierSet& set, const DirectFile& file, std::vector<Range>& ranges,
+void write_bloom(const core::TwoTierSet& set, const DirectFile& file, std::span<Range> ranges,
                  CheckpointDataProgress& progress) {
   const core::SliceRange owned = set.owned();
-  for (std::size_t l = 0; l < set.bloom().num_layers(); ++l) {
+  for (std::size_t l = 0; l < ranges.size(); ++l) {
     Range& r = ranges[l];
     const auto writer = open_range(file, r, kBloomBuffer);
     if (r.count > 0) {
@@ -77,12 +78,13 @@ void write_tier2(const core::TwoTierSet& set, const DirectFile& file, LocalTier2
   const auto bytes = open_range(file, ranges[2], share(t.total_bytes, all));
   const core::SliceRange owned = set.owned();
   for (std::size_t i = 0; i < owned.size(); ++i) {
+    if (i % 64 == 0) comm::heartbeat();  // merge/compaction progress, for the stall watchdog
     const std::span<std::uint64_t> f = fps->reserve<std::uint64_t>(t.keys[i]);
     const std::span<std::uint64_t> o = offs->reserve<std::uint64_t>(t.keys[i] + 1);
     const std::span<char> b = bytes->reserve<char>(t.bytes[i]);
     const auto m0 = std::chrono::steady_clock::now();
-    t.checksums[i] =
-        merge_slice_checked(set, static_cast<std::uint32_t>(owned.first + i), f, o, b, err);
+    t.checksums[i] = merge_slice_checked(set, static_cast<std::uint32_t>(owned.first + i), t.depth,
+                                         f, o, b, err);
     progress.merge_seconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - m0).count();
   }
@@ -112,14 +114,19 @@ std::string write_data_direct(const comm::Communicator& comm, const core::TwoTie
                       {}});
   }
   const std::size_t num_layers = ranges.size();
-  ranges.push_back({targets.fingerprints, H5T_NATIVE_UINT64, 8, starts.keys, t.total_keys, {}});
-  ranges.push_back({targets.offsets, H5T_NATIVE_UINT64, 8, starts.offsets, t.total_keys + n, {}});
-  ranges.push_back({targets.bytes, H5T_NATIVE_UINT8, 1, starts.bytes, t.total_bytes, {}});
+  if (targets.tier2) {
+    ranges.push_back({targets.fingerprints, H5T_NATIVE_UINT64, 8, starts.keys, t.total_keys, {}});
+    ranges.push_back({targets.offsets, H5T_NATIVE_UINT64, 8, starts.offsets, t.total_keys + n, {}});
+    ranges.push_back({targets.bytes, H5T_NATIVE_UINT8, 1, starts.bytes, t.total_bytes, {}});
+  }
 
   std::string err;
   try {
-    write_bloom(set, direct, ranges, progress);
-    write_tier2(set, direct, t, std::span<Range, 3>(ranges.data() + num_layers, 3), progress, err);
+    write_bloom(set, direct, std::span<Range>(ranges.data(), num_layers), progress);
+    if (targets.tier2) {
+      write_tier2(set, direct, t, std::span<Range, 3>(ranges.data() + num_layers, 3), progress,
+                  err);
+    }
     direct.sync();
   } catch (const std::exception& e) {
     if (err.empty()) err = e.what();

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 
+#include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/io/checkpoint_data.hpp"
 
 namespace bloomshard::io {
@@ -61,6 +62,8 @@ std::string write_data_mpiio(const comm::Communicator& comm, const core::TwoTier
     progress.written += n * per_slice * 8;
   }
 
+  if (!targets.tier2) return {};
+
   struct Batch {
     std::size_t first, last;
     std::uint64_t keys, bytes;
@@ -91,6 +94,7 @@ std::string write_data_mpiio(const comm::Communicator& comm, const core::TwoTier
   const std::uint64_t rounds = comm.allreduce_max(std::uint64_t{batches.size()});
   Tier2Starts at = starts;
   for (std::uint64_t r = 0; r < rounds; ++r) {
+    comm::heartbeat();  // a batch is progress, for the stall watchdog
     std::uint64_t nk = 0, no = 0, nb = 0;
     const auto m0 = std::chrono::steady_clock::now();
     if (r < batches.size()) {
@@ -98,8 +102,8 @@ std::string write_data_mpiio(const comm::Communicator& comm, const core::TwoTier
         const std::span<std::uint64_t> f(fp_buf.get() + nk, t.keys[i]);
         const std::span<std::uint64_t> o(off_buf.get() + no, t.keys[i] + 1);
         const std::span<char> b(byte_buf.get() + nb, t.bytes[i]);
-        t.checksums[i] =
-            merge_slice_checked(set, static_cast<std::uint32_t>(owned.first + i), f, o, b, err);
+        t.checksums[i] = merge_slice_checked(set, static_cast<std::uint32_t>(owned.first + i),
+                                             t.depth, f, o, b, err);
         nk += f.size();
         no += o.size();
         nb += b.size();

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <future>
@@ -49,6 +50,40 @@ std::string errno_text() { return std::strerror(errno); }
 
 std::filesystem::path generation_path(const std::filesystem::path& state_dir, std::uint64_t g) {
   return state_dir / (std::string(kPrefix) + std::to_string(g) + std::string(kSuffix));
+}
+
+std::filesystem::path run_path(const std::filesystem::path& state_dir, std::uint64_t id) {
+  char tag[16];
+  std::snprintf(tag, sizeof tag, "%08x", static_cast<unsigned>(id & 0xFFFFFFFFU));
+  return state_dir / ("run-" + std::to_string(id >> 32) + "-" + tag + ".h5");
+}
+
+std::optional<std::uint64_t> run_id_of(const std::filesystem::path& file) {
+  std::string name = file.filename().string();
+  if (name.ends_with(".tmp")) name.resize(name.size() - 4);
+  if (!name.starts_with("run-") || !name.ends_with(".h5")) return std::nullopt;
+  name = name.substr(4, name.size() - 7);
+  const std::size_t dash = name.find('-');
+  if (dash == std::string::npos || name.size() - dash - 1 != 8) return std::nullopt;
+  const auto g = parse_decimal(name.substr(0, dash));
+  std::uint32_t tag = 0;
+  const std::string hex = name.substr(dash + 1);
+  const auto [ptr, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), tag, 16);
+  if (!g || *g >= (std::uint64_t{1} << 32) || ec != std::errc() || ptr != hex.data() + hex.size()) {
+    return std::nullopt;
+  }
+  return (*g << 32) | tag;
+}
+
+std::vector<std::filesystem::path> list_run_files(const std::filesystem::path& state_dir) {
+  std::vector<std::filesystem::path> out;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(state_dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (run_id_of(it->path())) out.push_back(it->path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 std::optional<std::uint64_t> read_latest(const std::filesystem::path& state_dir) {
@@ -149,17 +184,27 @@ class BackgroundPrune {
   BackgroundPrune& operator=(const BackgroundPrune&) = delete;
   ~BackgroundPrune() { (void)wait(); }
 
-  void start(const std::filesystem::path& state_dir, std::uint64_t newest, int keep) {
+  void start(const std::filesystem::path& state_dir, std::uint64_t newest, int keep,
+             std::vector<std::filesystem::path> also_delete) {
     std::lock_guard lock(mutex_);
     if (pending_.valid()) pending_.wait();
-    pending_ = std::async(std::launch::async, [state_dir, newest, keep]() -> std::string {
-      try {
-        (void)prune_generations(state_dir, newest, keep);
-        return {};
-      } catch (const std::exception& e) {
-        return "old checkpoint generations in " + state_dir.string() + " not deleted: " + e.what();
-      }
-    });
+    pending_ = std::async(
+        std::launch::async,
+        [state_dir, newest, keep, also = std::move(also_delete)]() -> std::string {
+          try {
+            (void)prune_generations(state_dir, newest, keep);
+            for (const auto& p : also) {
+              std::error_code ec;
+              std::filesystem::remove(p, ec);
+              if (ec)
+                throw CheckpointError("cannot delete run file " + p.string() + ": " + ec.message());
+            }
+            return {};
+          } catch (const std::exception& e) {
+            return "old checkpoint generations in " + state_dir.string() +
+                   " not deleted: " + e.what();
+          }
+        });
   }
 
   std::string wait() {
@@ -180,8 +225,8 @@ BackgroundPrune& background_prune() {
 }  // namespace
 
 void prune_generations_in_background(const std::filesystem::path& state_dir, std::uint64_t newest,
-                                     int keep) {
-  background_prune().start(state_dir, newest, keep);
+                                     int keep, std::vector<std::filesystem::path> also_delete) {
+  background_prune().start(state_dir, newest, keep, std::move(also_delete));
 }
 
 std::string wait_for_background_prune() { return background_prune().wait(); }

@@ -57,4 +57,18 @@ void FileMapping::advise_random() const noexcept {
   if (data_ != nullptr) ::madvise(data_, static_cast<std::size_t>(size_), MADV_RANDOM);
 }
 
+void FileMapping::advise_willneed() const noexcept {
+  if (data_ == nullptr) return;
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22  // Linux 5.14
+#endif
+  // Populate the page tables too (reads what is not cached): a lookup's
+  // first touch of a page is then not a minor fault either. Older kernels:
+  // readahead only.
+  // Readahead first, in large requests (a populate alone under
+  // MADV_RANDOM read 4 KiB at a time: 6 s per 30 MB run here).
+  ::madvise(data_, static_cast<std::size_t>(size_), MADV_WILLNEED);
+  (void)::madvise(data_, static_cast<std::size_t>(size_), MADV_POPULATE_READ);
+}
+
 }  // namespace bloomshard::io

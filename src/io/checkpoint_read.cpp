@@ -1,8 +1,10 @@
 // Reading side of the checkpoint store: the summary (serial), load and
-// rebase (collective, tier 2 mapped, never copied) and verify (collective).
-// The same index code serves all of them; in a parallel open every rank
-// reads the same small metadata (collective metadata reads make that one
-// read plus a broadcast inside HDF5).
+// rebase (collective, tier 2 mapped, never copied) and verify (collective),
+// for format 2 (a generation file and the run files it lists) and format 1
+// (tier 2 inside the generation file: one run). The same index code serves
+// all of them; in a parallel open every rank reads the same small metadata
+// (collective metadata reads make that one read plus a broadcast inside
+// HDF5).
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -10,12 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/core/bloom_kernel.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/io/checkpoint_checksum.hpp"
 #include "bloomshard/io/checkpoint_collective.hpp"
 #include "bloomshard/io/checkpoint_mapping.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
+#include "bloomshard/io/checkpoint_validate.hpp"
 #include "bloomshard/io/hdf5_parallel.hpp"
 
 namespace bloomshard::io {
@@ -29,11 +33,19 @@ namespace {
 
 std::string layer_name(std::size_t l) { return "/bloom/layer_" + std::to_string(l); }
 
-// Everything of a file besides bits and keys, plus the per-slice sizes.
+// The tier-2 datasets of one file (a format-1 generation, or a run file):
+// per-slice sizes and their exclusive prefix sums (P + 1 entries).
+struct Tier2Index {
+  std::vector<std::uint64_t> slice_keys, slice_bytes;
+  std::vector<std::uint64_t> key_start, byte_start;
+  std::uint64_t keys = 0, bytes = 0;
+};
+
+// Everything of a generation file besides bits and keys (and, format 1, the
+// index of its own tier 2).
 struct FileIndex {
   CheckpointSummary summary;
-  std::vector<std::uint64_t> slice_keys, slice_bytes;
-  std::vector<std::uint64_t> key_start, byte_start;  // exclusive prefix sums, P + 1 entries
+  Tier2Index tier2;  // format 1 only
 };
 
 class IndexReader {
@@ -74,10 +86,11 @@ class IndexReader {
     }
     return d;
   }
-  std::string manifest() const {
+  std::string manifest(bool checksummed) const {
     if (!has_link(file_, ckpt::kManifestJson))
       fail(std::string("missing dataset ") + ckpt::kManifestJson);
     Hid d = open_dataset(file_, ckpt::kManifestJson);
+    const std::string where = std::string(ckpt::kManifestJson) + "/";
     Hid type = datatype_hid(H5Dget_type(d.get()), "H5Dget_type");
     if (H5Tget_class(type.get()) != H5T_STRING ||
         check_h5(H5Tis_variable_str(type.get()), "H5Tis_variable_str") > 0) {
@@ -88,6 +101,13 @@ class IndexReader {
              "H5Dread(/manifest_json)");
     const std::size_t nul = buf.find('\0');
     if (nul != std::string::npos) buf.resize(nul);
+    if (checksummed) {
+      const std::uint64_t stored = u64(ckpt::kChecksum, d.get(), where);
+      if (stored != manifest_checksum(buf)) {
+        fail(std::string(ckpt::kManifestJson) + ": XXH3 checksum mismatch (stored " +
+             std::to_string(stored) + ", computed " + std::to_string(manifest_checksum(buf)) + ")");
+      }
+    }
     return buf;
   }
 
@@ -101,10 +121,18 @@ class IndexReader {
     const std::uint64_t version = read_attr_u64(file_, ckpt::kFormatVersion);
     if (version > kCheckpointFormatVersion) {
       fail("checkpoint format_version " + std::to_string(version) +
-           " is newer than this build reads (" + std::to_string(kCheckpointFormatVersion) +
-           "); use a newer bloomshard");
+           " is newer than this build reads (format_version " +
+           std::to_string(kCheckpointFormatVersion) + "); use a newer bloomshard");
     }
-    if (version == 0) fail("checkpoint format_version 0 is not a valid version");
+    if (version < kOldestReadableFormatVersion) {
+      fail("checkpoint format_version " + std::to_string(version) +
+           " is not a valid version (this build reads " +
+           std::to_string(kOldestReadableFormatVersion) + " to " +
+           std::to_string(kCheckpointFormatVersion) + ")");
+    }
+    if (has_attr(file_, ckpt::kContent)) {
+      fail("a tier-2 run file, not a generation (open ckpt-<g>.h5)");
+    }
     h.format_version = static_cast<std::uint32_t>(version);
     h.tool_version = str(ckpt::kToolVersion);
     h.hash_scheme = str(ckpt::kHashScheme);
@@ -128,7 +156,7 @@ class IndexReader {
     if (num_layers == 0 || num_layers > 64) {
       fail("num_layers " + std::to_string(num_layers) + " out of range [1, 64]");
     }
-    h.manifest_json = manifest();
+    h.manifest_json = manifest(version >= 2);
 
     for (std::uint64_t l = 0; l < num_layers; ++l) {
       const std::string name = layer_name(l);
@@ -150,26 +178,90 @@ class IndexReader {
       s.layers.push_back(info);
     }
     (void)dataset(ckpt::kBloomChecksums, {num_layers, p});
+    if (version == 1) {
+      idx.tier2 = tier2_index(p);
+      s.tier2_keys = idx.tier2.keys;
+      s.tier2_bytes = idx.tier2.bytes;
+      s.runs.push_back({0, core::kLegacyRunLevel, s.tier2_keys, s.tier2_bytes});
+    } else {
+      read_runs(s);
+    }
+    return idx;
+  }
+
+  // The tier-2 datasets of this file (a format-1 generation or a run file).
+  Tier2Index tier2_index(std::uint64_t p) const {
+    Tier2Index t;
     Hid keys = dataset(ckpt::kSliceKeys, {p});
     Hid bytes = dataset(ckpt::kSliceBytes, {p});
-    idx.slice_keys = read_all_u64(keys.get(), dxpl_);
-    idx.slice_bytes = read_all_u64(bytes.get(), dxpl_);
-    idx.key_start.assign(p + 1, 0);
-    idx.byte_start.assign(p + 1, 0);
-    for (std::size_t i = 0; i < p; ++i) {
-      idx.key_start[i + 1] = idx.key_start[i] + idx.slice_keys[i];
-      idx.byte_start[i + 1] = idx.byte_start[i] + idx.slice_bytes[i];
-      if (idx.key_start[i + 1] < idx.key_start[i] || idx.byte_start[i + 1] < idx.byte_start[i]) {
-        fail("per-slice tier-2 sizes overflow");
-      }
-    }
-    s.tier2_keys = idx.key_start[p];
-    s.tier2_bytes = idx.byte_start[p];
+    t.slice_keys = read_all_u64(keys.get(), dxpl_);
+    t.slice_bytes = read_all_u64(bytes.get(), dxpl_);
+    Tier2Extents e = tier2_extents(t.slice_keys, t.slice_bytes, name_);
+    t.key_start = std::move(e.key_start);
+    t.byte_start = std::move(e.byte_start);
+    t.keys = e.keys;
+    t.bytes = e.bytes;
     (void)dataset(ckpt::kTier2Checksums, {p});
-    (void)dataset(ckpt::kFingerprints, {s.tier2_keys});
-    (void)dataset(ckpt::kOffsets, {s.tier2_keys + p});
-    (void)dataset(ckpt::kBytes, {s.tier2_bytes});
-    return idx;
+    (void)dataset(ckpt::kFingerprints, {t.keys});
+    (void)dataset(ckpt::kOffsets, {t.keys + p});
+    (void)dataset(ckpt::kBytes, {t.bytes});
+    return t;
+  }
+
+  // Format 2: the run list (/runs/*, oldest first).
+  void read_runs(CheckpointSummary& s) const {
+    if (!has_link(file_, ckpt::kRunsGroup)) fail(std::string("missing group ") + ckpt::kRunsGroup);
+    const auto column = [&](const char* name) {
+      if (!has_link(file_, name)) fail(std::string("missing dataset ") + name);
+      Hid d = open_dataset(file_, name);
+      if (dataset_dims(d.get()).size() != 1) fail(std::string(name) + " is not 1-D");
+      return read_all_u64(d.get(), dxpl_);
+    };
+    const std::vector<std::uint64_t> ids = column(ckpt::kRunIds);
+    const std::vector<std::uint64_t> levels = column(ckpt::kRunLevels);
+    const std::vector<std::uint64_t> keys = column(ckpt::kRunKeys);
+    const std::vector<std::uint64_t> bytes = column(ckpt::kRunBytes);
+    try {
+      check_run_list(ids, levels, keys, bytes);
+    } catch (const CheckpointError& e) {
+      fail(e.what());
+    }
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      s.runs.push_back({ids[i], static_cast<std::uint32_t>(levels[i]), keys[i], bytes[i]});
+      s.tier2_keys += keys[i];
+      s.tier2_bytes += bytes[i];
+    }
+  }
+
+  // Format 2: checks that this file is the run file `ref` of generation
+  // header `h` names, and returns its tier-2 index.
+  Tier2Index run_index(const CheckpointHeader& h, const CheckpointRunRef& ref) const {
+    if (!has_attr(file_, ckpt::kFormatVersion)) fail("not a bloomshard run file");
+    const std::uint64_t version = read_attr_u64(file_, ckpt::kFormatVersion);
+    if (version != 2) {
+      fail("run file format_version " + std::to_string(version) + ", this build reads 2");
+    }
+    if (!has_attr(file_, ckpt::kContent) || str(ckpt::kContent) != ckpt::kContentRun) {
+      fail("not a tier-2 run file");
+    }
+    if (u64(ckpt::kTier2Run) != ref.id) {
+      fail("holds run " + std::to_string(u64(ckpt::kTier2Run)) + ", the generation names " +
+           std::to_string(ref.id));
+    }
+    // The job's run_id may differ: an incremental run's generations
+    // reference the runs of the finished run it continues.
+    const std::uint64_t p = u64(ckpt::kNumSlices);
+    if (p != h.params.num_slices) {
+      fail("has " + std::to_string(p) + " slices, the generation " +
+           std::to_string(h.params.num_slices));
+    }
+    Tier2Index t = tier2_index(p);
+    if (t.keys != ref.keys || t.bytes != ref.bytes) {
+      fail("holds " + std::to_string(t.keys) + " keys of " + std::to_string(t.bytes) +
+           " bytes, the generation lists " + std::to_string(ref.keys) + " keys of " +
+           std::to_string(ref.bytes) + " bytes");
+    }
+    return t;
   }
 
  private:
@@ -188,13 +280,14 @@ auto with_file_context(const std::filesystem::path& file, F&& f) {
   }
 }
 
-// The tier-2 datasets located in the mapped file.
+// The tier-2 datasets of one file, located in its mapping.
 class Tier2Map {
  public:
-  Tier2Map(hid_t file, const std::filesystem::path& path, const FileIndex& idx) : idx_(&idx) {
-    fps_ = locate(file, ckpt::kFingerprints, idx.summary.tier2_keys * 8);
-    offs_ = locate(file, ckpt::kOffsets, (idx.summary.tier2_keys + idx.slice_keys.size()) * 8);
-    bytes_ = locate(file, ckpt::kBytes, idx.summary.tier2_bytes);
+  Tier2Map(hid_t file, const std::filesystem::path& path, const Tier2Index& idx) : idx_(&idx) {
+    const std::uint64_t p = idx.slice_keys.size();
+    fps_ = locate(file, ckpt::kFingerprints, idx.keys * 8);
+    offs_ = locate(file, ckpt::kOffsets, (idx.keys + p) * 8);
+    bytes_ = locate(file, ckpt::kBytes, idx.bytes);
     mapping_ = FileMapping::map(path);
   }
 
@@ -213,6 +306,7 @@ class Tier2Map {
   }
   [[nodiscard]] std::shared_ptr<const void> keepalive() const { return mapping_; }
   void advise_random() const noexcept { mapping_->advise_random(); }
+  void advise_willneed() const noexcept { mapping_->advise_willneed(); }
 
  private:
   static std::uint64_t locate(hid_t file, const char* name, std::uint64_t length) {
@@ -229,24 +323,28 @@ class Tier2Map {
     return *addr;
   }
 
-  const FileIndex* idx_;
+  const Tier2Index* idx_;
   std::uint64_t fps_ = 0, offs_ = 0, bytes_ = 0;
   std::shared_ptr<const FileMapping> mapping_;
 };
 
-// Checks one slice's tier-2 base; returns the problem or "".
-std::string check_tier2_slice(const Tier2Map& map, std::uint32_t s, std::uint64_t stored,
-                              bool full) {
+// Checks one slice's tier 2 in `where` (a file name); returns the problem or
+// "". Without `full` only the offsets are checked (monotonic, spanning the
+// bytes: what lookups need to stay inside the mapping), with it also the
+// checksum and the order of the keys.
+std::string check_tier2_slice(const Tier2Map& map, std::uint32_t s, std::uint64_t stored, bool full,
+                              const std::string& where) {
+  const std::string name = where + " tier-2 slice " + std::to_string(s);
   core::SliceBaseView v;
   try {
     v = map.view(s);
   } catch (const CheckpointError& e) {
-    return "tier-2 slice " + std::to_string(s) + ": " + e.what();
+    return name + ": " + e.what();
   }
   if (full) {
     const std::uint64_t got = tier2_slice_checksum(v);
     if (got != stored) {
-      return "tier-2 slice " + std::to_string(s) +
+      return name +
              ": XXH3 checksum mismatch over /tier2/fingerprints, /tier2/offsets, /tier2/bytes "
              "(stored " +
              std::to_string(stored) + ", computed " + std::to_string(got) + ")";
@@ -254,10 +352,10 @@ std::string check_tier2_slice(const Tier2Map& map, std::uint32_t s, std::uint64_
     try {
       core::validate_base(v);
     } catch (const std::exception& e) {
-      return "tier-2 slice " + std::to_string(s) + ": " + e.what();
+      return name + ": " + e.what();
     }
-  } else if (v.offsets.front() != 0 || v.offsets.back() != v.bytes.size()) {
-    return "tier-2 slice " + std::to_string(s) + ": /tier2/offsets do not span the slice's bytes";
+  } else if (std::string p = check_offsets(v.offsets, v.bytes.size()); !p.empty()) {
+    return name + ": /tier2/offsets: " + p;
   }
   return {};
 }
@@ -278,6 +376,7 @@ std::vector<std::string> read_and_check_bloom(const comm::Communicator& comm, hi
                     sums.data(), 8);
   }
   for (std::size_t l = 0; l < num_layers; ++l) {
+    comm::heartbeat();
     const std::uint64_t per_slice =
         idx.summary.layers[l].geometry.blocks_per_slice * core::kBlockWords;
     std::uint64_t* words = dest(l);
@@ -302,6 +401,19 @@ std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : "; ") + s;
   return out;
+}
+
+// At most this many problem lines per file; the rest are counted (a summary,
+// not thousands of lines).
+constexpr std::size_t kMaxProblemLines = 8;
+
+std::vector<std::string> summarized(std::vector<std::string> problems, std::uint64_t slices) {
+  if (problems.size() <= kMaxProblemLines) return problems;
+  const std::size_t more = problems.size() - kMaxProblemLines;
+  problems.resize(kMaxProblemLines);
+  problems.push_back("... and " + std::to_string(more) + " more problems (of " +
+                     std::to_string(slices) + " slices checked)");
+  return problems;
 }
 
 std::uint64_t share_of(std::uint64_t total, core::SliceRange owned, std::uint32_t p) {
@@ -340,6 +452,94 @@ std::string open_indexed(const comm::Communicator& comm, const std::filesystem::
       out.index = IndexReader(out.file.get(), out.dxpl.get(), path.string()).read();
       return 0;
     });
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return {};
+}
+
+// A file holding tier 2 (a run file, or a format-1 generation), opened
+// collectively with its index read.
+struct Tier2File {
+  std::filesystem::path path;
+  Hid file;
+  Hid dxpl;
+  Tier2Index index;
+  const Tier2Index* idx = nullptr;  // &index, or the format-1 generation's
+  hid_t hid = H5I_INVALID_HID;
+};
+
+// Collective: opens run `ref` of generation `h`; returns the error text.
+std::string open_run(const comm::Communicator& comm, const std::filesystem::path& state_dir,
+                     const CheckpointHeader& h, const CheckpointRunRef& ref, Tier2File& out) {
+  out.path = run_path(state_dir, ref.id);
+  std::error_code ec;
+  // Agreed before the collective open, so that no rank opens alone.
+  if (comm.any(!std::filesystem::is_regular_file(out.path, ec))) {
+    return out.path.string() + ": missing run file (run " + std::to_string(ref.id) +
+           " of generation " + std::to_string(h.generation) + ")";
+  }
+  try {
+    with_file_context(out.path, [&] {
+      out.file = open_parallel_file(comm, out.path);
+      out.dxpl = collective_dxpl();
+      out.index = IndexReader(out.file.get(), out.dxpl.get(), out.path.string()).run_index(h, ref);
+      out.idx = &out.index;
+      out.hid = out.file.get();
+      return 0;
+    });
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return {};
+}
+
+// Collective: reads the tier-2 checksums of `range` and checks every slice
+// of it through a mapping of the file; fills `views` (one per slice of
+// range) and `keep`. Returns the local problems (the caller agrees).
+std::vector<std::string> map_tier2(const comm::Communicator& comm, const Tier2File& t,
+                                   core::SliceRange range, bool full,
+                                   std::vector<core::SliceBaseView>& views,
+                                   std::shared_ptr<const void>& keep) {
+  std::vector<std::string> problems;
+  std::vector<std::uint64_t> sums;
+  try {
+    sums = with_file_context(
+        t.path, [&] { return read_tier2_checksums(comm, t.hid, t.dxpl.get(), range); });
+  } catch (const std::exception& e) {
+    problems.emplace_back(e.what());
+    return problems;
+  }
+  try {
+    with_file_context(t.path, [&] {
+      const Tier2Map map(t.hid, t.path, *t.idx);
+      views.assign(range.size(), core::SliceBaseView{});
+      for (std::uint32_t s = range.first; s < range.last; ++s) {
+        if ((s - range.first) % 256 == 0) comm::heartbeat();
+        std::string p = check_tier2_slice(map, s, sums[s - range.first], full, t.path.string());
+        if (!p.empty()) {
+          problems.push_back(std::move(p));
+          continue;
+        }
+        views[s - range.first] = map.view(s);
+      }
+      // Unverified (a rebase on a run just written, O_DIRECT: not cached):
+      // read it in now, before lookups fault it in page by page.
+      if (!full) map.advise_willneed();
+      map.advise_random();
+      keep = map.keepalive();
+      return 0;
+    });
+  } catch (const std::exception& e) {
+    problems.emplace_back(e.what());
+  }
+  return problems;
+}
+
+// Collective: closes a file opened for reading; returns the error text.
+std::string close_file(Hid& f) {
+  try {
+    f.close("H5Fclose");
   } catch (const std::exception& e) {
     return e.what();
   }
@@ -419,30 +619,44 @@ LoadedCheckpoint load_checkpoint(const comm::Communicator& comm, const std::file
       problems = read_and_check_bloom(comm, f.get(), dxpl.get(), idx, owned, [&](std::size_t l) {
         return owned.size() == 0 ? nullptr : bloom.slice_words(l, owned.first).data();
       });
-      const std::vector<std::uint64_t> sums =
-          read_tier2_checksums(comm, f.get(), dxpl.get(), owned);
-      const Tier2Map map(f.get(), file, idx);
-      for (std::uint32_t s = owned.first; s < owned.last; ++s) {
-        std::string p = check_tier2_slice(map, s, sums[s - owned.first], verify_tier2);
-        if (!p.empty()) {
-          problems.push_back(std::move(p));
-          continue;
-        }
-        out.set->exact().attach_base(s, map.view(s), map.keepalive());
-      }
-      map.advise_random();
       return 0;
     });
   } catch (const std::exception& e) {
     problems.emplace_back(e.what());
   }
-  agree_or_throw(comm, join(problems), context);
-  try {
-    f.close("H5Fclose");
-  } catch (const std::exception& e) {
-    err = e.what();
+  agree_or_throw(comm, join(summarized(problems, owned.size())), context);
+
+  const bool format1 = h.format_version == 1;
+  if (format1) {  // the generation's own tier 2 is the one run
+    Tier2File t;
+    t.path = file;
+    t.idx = &idx.tier2;
+    t.hid = f.get();
+    t.dxpl = collective_dxpl();
+    std::vector<core::SliceBaseView> views;
+    std::shared_ptr<const void> keep;
+    problems = map_tier2(comm, t, owned, verify_tier2, views, keep);
+    agree_or_throw(comm, join(summarized(problems, owned.size())), context);
+    out.set->exact().replace_newest_runs(0, {0, core::kLegacyRunLevel}, std::move(views),
+                                         std::move(keep));
   }
-  agree_or_throw(comm, err, context);
+  agree_or_throw(comm, close_file(f), context);
+
+  if (!format1) {
+    const std::filesystem::path state_dir = file.parent_path();
+    for (const CheckpointRunRef& ref : idx.summary.runs) {
+      comm::heartbeat();
+      Tier2File t;
+      agree_or_throw(comm, open_run(comm, state_dir, h, ref, t), context);
+      std::vector<core::SliceBaseView> views;
+      std::shared_ptr<const void> keep;
+      problems = map_tier2(comm, t, owned, verify_tier2, views, keep);
+      agree_or_throw(comm, join(summarized(problems, owned.size())), context);
+      out.set->exact().replace_newest_runs(0, {ref.id, ref.level}, std::move(views),
+                                           std::move(keep));
+      agree_or_throw(comm, close_file(t.file), context);
+    }
+  }
   out.summary = std::move(idx.summary);
   return out;
 }
@@ -451,40 +665,44 @@ void rebase_on_checkpoint(const comm::Communicator& comm, const std::filesystem:
                           core::TwoTierSet& set, bool verify_tier2) {
   const std::string context = "cannot rebase tier 2 on " + file.string();
   quiet_hdf5_errors();
-  const core::SliceRange owned = set.owned();
-  std::string err;
+  IndexedFile opened;
+  std::string err = open_indexed(comm, file, opened);
+  agree_or_throw(comm, err, context);
+  agree_or_throw(comm, close_file(opened.file), context);
+  const CheckpointSummary& s = opened.index.summary;
+  const std::vector<core::RunInfo>& have = set.exact().runs();
   try {
-    with_file_context(file, [&] {
-      Hid f = open_parallel_file(comm, file);
-      Hid dxpl = collective_dxpl();
-      const FileIndex idx = IndexReader(f.get(), dxpl.get(), file.string()).read();
-      if (idx.summary.header.params.num_slices != set.bloom().params().num_slices) {
-        throw CheckpointError("file has " + std::to_string(idx.summary.header.params.num_slices) +
-                              " slices, the set " +
-                              std::to_string(set.bloom().params().num_slices));
-      }
-      const std::vector<std::uint64_t> sums =
-          read_tier2_checksums(comm, f.get(), dxpl.get(), owned);
-      const Tier2Map map(f.get(), file, idx);
-      std::vector<std::string> problems;
-      for (std::uint32_t s = owned.first; s < owned.last; ++s) {
-        std::string p = check_tier2_slice(map, s, sums[s - owned.first], verify_tier2);
-        if (!p.empty()) problems.push_back(std::move(p));
-      }
-      if (!problems.empty()) throw CheckpointError(join(problems));
-      // Attaching keeps the content (the file holds base + delta merged), so
-      // a failure on another rank after this point leaves this set correct.
-      for (std::uint32_t s = owned.first; s < owned.last; ++s) {
-        set.exact().attach_base(s, map.view(s), map.keepalive());
-      }
-      map.advise_random();
-      f.close("H5Fclose");
-      return 0;
-    });
+    if (s.header.format_version != kCheckpointFormatVersion || s.runs.empty()) {
+      throw CheckpointError("not a generation this build wrote (format_version " +
+                            std::to_string(s.header.format_version) + ")");
+    }
+    if (s.header.params.num_slices != set.bloom().params().num_slices) {
+      throw CheckpointError("file has " + std::to_string(s.header.params.num_slices) +
+                            " slices, the set " + std::to_string(set.bloom().params().num_slices));
+    }
+    // The generation's older runs are the set's oldest ones; the set's
+    // newer runs were absorbed into the new run.
+    const std::size_t kept = s.runs.size() - 1;
+    bool prefix = kept <= have.size();
+    for (std::size_t i = 0; prefix && i < kept; ++i) prefix = have[i].id == s.runs[i].id;
+    if (!prefix) throw CheckpointError("the generation's runs are not the set's runs + one");
   } catch (const std::exception& e) {
     err = e.what();
   }
   agree_or_throw(comm, err, context);
+  const CheckpointRunRef& ref = s.runs.back();
+  Tier2File t;
+  agree_or_throw(comm, open_run(comm, file.parent_path(), s.header, ref, t), context);
+  std::vector<core::SliceBaseView> views;
+  std::shared_ptr<const void> keep;
+  const std::vector<std::string> problems =
+      map_tier2(comm, t, set.owned(), verify_tier2, views, keep);
+  agree_or_throw(comm, join(summarized(problems, set.owned().size())), context);
+  agree_or_throw(comm, close_file(t.file), context);
+  // The new run holds delta + absorbed runs, so replacing them keeps the
+  // content (a failure on another rank after this point leaves it correct).
+  set.exact().replace_newest_runs(have.size() - (s.runs.size() - 1), {ref.id, ref.level},
+                                  std::move(views), std::move(keep));
   set.exact().clear_delta();
 }
 
@@ -505,7 +723,8 @@ VerifyReport verify_checkpoint(const comm::Communicator& comm, const std::filesy
     return report;
   }
 
-  const std::uint32_t p = idx.summary.header.params.num_slices;
+  const CheckpointHeader& h = idx.summary.header;
+  const std::uint32_t p = h.params.num_slices;
   const std::uint32_t ranks = std::min(comm.usize(), p);
   const core::SliceRange share =
       comm.urank() < ranks ? core::slices_of_rank(comm.urank(), ranks, p) : core::SliceRange{p, p};
@@ -519,17 +738,35 @@ VerifyReport verify_checkpoint(const comm::Communicator& comm, const std::filesy
         words.assign(static_cast<std::size_t>(share.size() * per_slice), 0);
         return words.data();
       });
-      const std::vector<std::uint64_t> sums =
-          read_tier2_checksums(comm, f.get(), dxpl.get(), share);
-      const Tier2Map map(f.get(), file, idx);
-      for (std::uint32_t s = share.first; s < share.last; ++s) {
-        std::string prob = check_tier2_slice(map, s, sums[s - share.first], true);
-        if (!prob.empty()) problems.push_back(std::move(prob));
-      }
       return 0;
     });
   } catch (const std::exception& e) {
     problems.push_back("rank " + std::to_string(comm.rank()) + ": " + e.what());
+  }
+  std::vector<core::SliceBaseView> views;
+  std::shared_ptr<const void> keep;
+  if (h.format_version == 1) {
+    Tier2File t;
+    t.path = file;
+    t.idx = &idx.tier2;
+    t.hid = f.get();
+    t.dxpl = collective_dxpl();
+    for (std::string& q : map_tier2(comm, t, share, true, views, keep)) problems.push_back(q);
+  }
+  if (std::string e = close_file(f); !e.empty()) problems.push_back(e);
+  if (h.format_version != 1) {
+    for (const CheckpointRunRef& ref : idx.summary.runs) {
+      comm::heartbeat();
+      Tier2File t;
+      // Same result on every rank (the index is read collectively).
+      if (std::string e = open_run(comm, file.parent_path(), h, ref, t); !e.empty()) {
+        if (comm.rank() == 0) problems.push_back(e);
+        continue;
+      }
+      std::vector<std::string> q = map_tier2(comm, t, share, true, views, keep);
+      problems.insert(problems.end(), q.begin(), q.end());
+      if (std::string e = close_file(t.file); !e.empty()) problems.push_back(e);
+    }
   }
   report.problems = allgather_strings(comm, problems);
   report.ok = report.problems.empty();

@@ -1,28 +1,42 @@
-// write_checkpoint in three phases, with an agreement between each so that a
-// failure on one rank never leaves the others waiting in a collective:
-//   1. local: validate, size every owned tier-2 slice from the shard's
-//      counters (no merge), checksum the Bloom slices;
-//   2. collective HDF5: offsets by MPI_Exscan, header, manifest and every
-//      dataset created (contiguous, allocated now), then the bulk data by
-//      one of the two paths of checkpoint_data.hpp (O_DIRECT at the
-//      datasets' addresses, or collective MPI-IO), the tier-2 checksums last;
-//   3. rank 0 commits: fsync, rename, fsync dir, LATEST, then prunes old
-//      generations on a background thread (the next write waits for it).
+// write_checkpoint (format 2) in phases, with an agreement between each so
+// that a failure on one rank never leaves the others waiting in a
+// collective:
+//   1. local: validate, plan the new run (core::plan_compaction over the
+//      shard's runs, the same on every rank), size every owned slice of it
+//      from the shard's counters (no merge), checksum the Bloom slices;
+//   2. collective HDF5, the run file: offsets by MPI_Exscan, every dataset
+//      created (contiguous, allocated now), then the tier-2 data by one of
+//      the two paths of checkpoint_data.hpp (O_DIRECT at the datasets'
+//      addresses, or collective MPI-IO), the per-slice checksums last;
+//   3. collective HDF5, the generation file: header, manifest (with its
+//      checksum), Bloom layers and checksums, the run list;
+//   4. every rank fdatasyncs both files (its own bytes; rank 0's fsync only
+//      covers its node), agreed;
+//   5. rank 0 commits: fence, fsync, rename the run, rename the generation,
+//      fsync dir, LATEST, then deletes old generations and unreferenced run
+//      files on a background thread (the next write waits for it).
+#include <fcntl.h>
 #include <mpi.h>
+#include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/comm/mpi_error.hpp"
 #include "bloomshard/io/checkpoint_checksum.hpp"
 #include "bloomshard/io/checkpoint_collective.hpp"
+#include "bloomshard/io/checkpoint_commit.hpp"
 #include "bloomshard/io/checkpoint_data.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
 #include "bloomshard/io/hdf5_parallel.hpp"
@@ -68,7 +82,14 @@ class Unpacker {
   std::size_t pos_ = 0;
 };
 
-CheckpointHeader broadcast_header(const comm::Communicator& comm, const CheckpointHeader& h) {
+// Length and checksum of rank 0's manifest, known on every rank.
+struct ManifestInfo {
+  std::uint64_t size = 0;
+  std::uint64_t checksum = 0;
+};
+
+CheckpointHeader broadcast_header(const comm::Communicator& comm, const CheckpointHeader& h,
+                                  ManifestInfo& manifest) {
   Packer p;
   p.u64(h.format_version);
   p.str(h.tool_version);
@@ -86,7 +107,10 @@ CheckpointHeader broadcast_header(const comm::Communicator& comm, const Checkpoi
   p.u64(h.generation);
   p.str(h.run_id);
   p.u64(h.finished ? 1 : 0);
-  p.str(h.manifest_json);
+  // The manifest stays on rank 0: only its length and checksum travel
+  // (the collective dataset and attribute creation need them everywhere).
+  p.u64(h.manifest_json.size());
+  p.u64(manifest_checksum(h.manifest_json));
   Unpacker u(comm.broadcast(comm.rank() == 0 ? p.text() : std::string()));
   CheckpointHeader out;
   out.format_version = static_cast<std::uint32_t>(u.u64());
@@ -105,7 +129,9 @@ CheckpointHeader broadcast_header(const comm::Communicator& comm, const Checkpoi
   out.generation = u.u64();
   out.run_id = u.str();
   out.finished = u.u64() != 0;
-  out.manifest_json = u.str();
+  manifest.size = u.u64();
+  manifest.checksum = u.u64();
+  if (comm.rank() == 0) out.manifest_json = h.manifest_json;
   return out;
 }
 
@@ -138,18 +164,19 @@ std::string check_tiling(const comm::Communicator& comm, core::SliceRange owned,
   return {};
 }
 
-LocalTier2 prepare_local(const core::TwoTierSet& set) {
+LocalTier2 prepare_local(const core::TwoTierSet& set, std::size_t depth) {
   const core::SliceRange owned = set.owned();
   const std::size_t n = owned.size();
   const std::size_t num_layers = set.bloom().num_layers();
   LocalTier2 t;
+  t.depth = depth;
   t.keys.resize(n);
   t.bytes.resize(n);
   t.checksums.resize(n);
   t.bloom_checksums.resize(num_layers * n);
   for (std::size_t i = 0; i < n; ++i) {
     const auto slice = static_cast<std::uint32_t>(owned.first + i);
-    const core::SliceSize size = set.exact().merged_slice_size(slice);
+    const core::SliceSize size = set.exact().merged_slice_size(slice, depth);
     t.keys[i] = size.keys;
     t.bytes[i] = size.bytes;
     t.total_keys += t.keys[i];
@@ -183,9 +210,11 @@ void write_header_attributes(hid_t root, const CheckpointHeader& h, std::uint32_
   write_attr_u32(root, ckpt::kNumLayers, num_layers);
 }
 
+// Collective; `manifest` is rank 0's text (others pass any), `info` its
+// length and checksum on every rank.
 void write_manifest(const comm::Communicator& comm, hid_t file, hid_t dxpl,
-                    const std::string& manifest) {
-  Hid type = string_type(manifest.size());
+                    const std::string& manifest, const ManifestInfo& info) {
+  Hid type = string_type(static_cast<std::size_t>(info.size));
   Hid space = dataspace_hid(H5Screate(H5S_SCALAR), "H5Screate");
   Hid dcpl = plist_hid(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate(DATASET_CREATE)");
   check_h5(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
@@ -194,15 +223,16 @@ void write_manifest(const comm::Communicator& comm, hid_t file, hid_t dxpl,
   Hid dset = dataset_hid(H5Dcreate2(file, ckpt::kManifestJson, type.get(), space.get(), H5P_DEFAULT,
                                     dcpl.get(), H5P_DEFAULT),
                          "H5Dcreate2");
+  write_attr_u64(dset.get(), ckpt::kChecksum, info.checksum);
   Hid file_space = dataspace_hid(H5Dget_space(dset.get()), "H5Dget_space");
   Hid mem_space = dataspace_hid(H5Screate(H5S_SCALAR), "H5Screate");
   if (comm.rank() != 0) {
     check_h5(H5Sselect_none(file_space.get()), "H5Sselect_none");
     check_h5(H5Sselect_none(mem_space.get()), "H5Sselect_none");
   }
-  check_h5(
-      H5Dwrite(dset.get(), type.get(), mem_space.get(), file_space.get(), dxpl, manifest.c_str()),
-      "H5Dwrite(/manifest_json)");
+  check_h5(H5Dwrite(dset.get(), type.get(), mem_space.get(), file_space.get(), dxpl,
+                    comm.rank() == 0 ? manifest.c_str() : ""),
+           "H5Dwrite(/manifest_json)");
 }
 
 Tier2Starts exclusive_starts(const comm::Communicator& comm, const LocalTier2& t,
@@ -238,16 +268,40 @@ std::optional<DirectFile> open_data_path(const comm::Communicator& comm,
   return direct;
 }
 
-// Returns a merge or data-path error to agree on (the file is complete when
-// it is empty on every rank).
-std::string write_file(const comm::Communicator& comm, const std::filesystem::path& tmp,
-                       const CheckpointHeader& h, std::span<const CheckpointLayerInfo> layers,
-                       const core::TwoTierSet& set, LocalTier2& t, CheckpointDataPath wanted,
-                       CheckpointDataProgress& progress, bool& used_direct) {
+// The data of one file through the chosen path; returns the error to agree on.
+std::string write_data(const comm::Communicator& comm, const std::filesystem::path& tmp,
+                       const core::TwoTierSet& set, const CheckpointDataTargets& targets,
+                       LocalTier2& t, const Tier2Starts& starts, hid_t dxpl,
+                       CheckpointDataPath wanted, CheckpointDataProgress& progress,
+                       bool& used_direct) {
+  std::string err;
+  const std::optional<DirectFile> direct = open_data_path(comm, tmp, wanted, err);
+  used_direct = direct.has_value();
+  if (comm.any(!err.empty())) return err;  // nothing written: the file is discarded
+  if (direct) return write_data_direct(comm, set, targets, t, starts, dxpl, *direct, progress);
+  return write_data_mpiio(comm, set, targets, t, starts, dxpl, tmp, progress);
+}
+
+// Attributes every format-2 file carries (a run file: these only).
+void write_common_attributes(hid_t root, const CheckpointHeader& h, std::uint32_t ranks) {
+  write_attr_u32(root, ckpt::kFormatVersion, h.format_version);
+  write_attr_string(root, ckpt::kToolVersion, h.tool_version);
+  write_attr_u32(root, ckpt::kNumSlices, h.params.num_slices);
+  write_attr_u64(root, ckpt::kGeneration, h.generation);
+  write_attr_string(root, ckpt::kRunId, h.run_id);
+  write_attr_u32(root, ckpt::kWrittenByRanks, ranks);
+}
+
+// Collective: the new run file (tier 2 of every owned slice: the delta merged
+// with the newest t.depth runs). Returns a merge or data-path error to agree
+// on (the file is complete when it is empty on every rank).
+std::string write_run_file(const comm::Communicator& comm, const std::filesystem::path& tmp,
+                           const CheckpointHeader& h, core::RunInfo run,
+                           const core::TwoTierSet& set, LocalTier2& t, CheckpointDataPath wanted,
+                           CheckpointDataProgress& progress, bool& used_direct) {
   const core::SliceRange owned = set.owned();
   const std::uint64_t num_slices = h.params.num_slices;
   const std::uint64_t n = owned.size();
-  const auto num_layers = static_cast<std::uint32_t>(layers.size());
   const Tier2Starts starts = exclusive_starts(comm, t, n);
   const std::uint64_t all_keys = comm.allreduce_sum(t.total_keys);
   const std::uint64_t all_bytes = comm.allreduce_sum(t.total_bytes);
@@ -258,8 +312,79 @@ std::string write_file(const comm::Communicator& comm, const std::filesystem::pa
     Hid dxpl = collective_dxpl();
     check_h5(H5Pset_dxpl_mpio_collective_opt(dxpl.get(), H5FD_MPIO_INDIVIDUAL_IO),
              "H5Pset_dxpl_mpio_collective_opt");
+    write_common_attributes(file.get(), h, comm.usize());
+    write_attr_string(file.get(), ckpt::kContent, ckpt::kContentRun);
+    write_attr_u64(file.get(), ckpt::kTier2Run, run.id);
+    write_attr_u32(file.get(), ckpt::kRunLevel, run.level);
+
+    Hid tier2 = create_group(file.get(), ckpt::kTier2Group);
+    const auto write_per_slice = [&](hid_t dset, const std::vector<std::uint64_t>& v) {
+      write_1d_collective(comm, dset, dxpl.get(), H5T_NATIVE_UINT64, owned.first, v.data(),
+                          v.size(), 8, &progress.tracker);
+    };
+    const auto per_slice_dataset = [&](const char* name) {
+      return create_contiguous_dataset(file.get(), name, H5T_STD_U64LE, num_slices);
+    };
+    Hid slice_keys = per_slice_dataset(ckpt::kSliceKeys);
+    write_per_slice(slice_keys.get(), t.keys);
+    Hid slice_bytes = per_slice_dataset(ckpt::kSliceBytes);
+    write_per_slice(slice_bytes.get(), t.bytes);
+    Hid checksums = per_slice_dataset(ckpt::kTier2Checksums);  // filled by the data pass
+    Hid fps = create_contiguous_dataset(file.get(), ckpt::kFingerprints, H5T_STD_U64LE, all_keys);
+    Hid offs =
+        create_contiguous_dataset(file.get(), ckpt::kOffsets, H5T_STD_U64LE, all_keys + num_slices);
+    Hid bytes = create_contiguous_dataset(file.get(), ckpt::kBytes, H5T_STD_U8LE, all_bytes);
+    CheckpointDataTargets targets;
+    targets.tier2 = true;
+    targets.fingerprints = fps.get();
+    targets.offsets = offs.get();
+    targets.bytes = bytes.get();
+    err = write_data(comm, tmp, set, targets, t, starts, dxpl.get(), wanted, progress, used_direct);
+    write_per_slice(checksums.get(), t.checksums);
+  }
+  file.close("H5Fclose");
+  return err;
+}
+
+// Rank 0 writes the small run-list datasets; the others join empty.
+void write_run_list(const comm::Communicator& comm, hid_t file, hid_t dxpl,
+                    std::span<const CheckpointRunRef> runs, IoModeTracker& tracker) {
+  Hid group = create_group(file, ckpt::kRunsGroup);
+  const std::uint64_t r = runs.size();
+  const auto column = [&](const char* name, auto field) {
+    std::vector<std::uint64_t> v;
+    for (const CheckpointRunRef& ref : runs) v.push_back(field(ref));
+    Hid d = create_contiguous_dataset(file, name, H5T_STD_U64LE, r);
+    const bool mine = comm.rank() == 0;
+    write_1d_collective(comm, d.get(), dxpl, H5T_NATIVE_UINT64, 0, mine ? v.data() : nullptr,
+                        mine ? r : 0, 8, &tracker);
+  };
+  column(ckpt::kRunIds, [](const CheckpointRunRef& x) { return x.id; });
+  column(ckpt::kRunLevels, [](const CheckpointRunRef& x) { return std::uint64_t{x.level}; });
+  column(ckpt::kRunKeys, [](const CheckpointRunRef& x) { return x.keys; });
+  column(ckpt::kRunBytes, [](const CheckpointRunRef& x) { return x.bytes; });
+}
+
+// Collective: the generation file (header, manifest, Bloom, run list).
+std::string write_generation_file(const comm::Communicator& comm, const std::filesystem::path& tmp,
+                                  const CheckpointHeader& h, const ManifestInfo& manifest,
+                                  std::span<const CheckpointLayerInfo> layers,
+                                  std::span<const CheckpointRunRef> runs,
+                                  const core::TwoTierSet& set, LocalTier2& t,
+                                  CheckpointDataPath wanted, CheckpointDataProgress& progress,
+                                  bool& used_direct) {
+  const core::SliceRange owned = set.owned();
+  const std::uint64_t num_slices = h.params.num_slices;
+  const auto num_layers = static_cast<std::uint32_t>(layers.size());
+  Hid file = create_parallel_file(comm, tmp);
+  std::string err;
+  {
+    Hid dxpl = collective_dxpl();
+    check_h5(H5Pset_dxpl_mpio_collective_opt(dxpl.get(), H5FD_MPIO_INDIVIDUAL_IO),
+             "H5Pset_dxpl_mpio_collective_opt");
     write_header_attributes(file.get(), h, comm.usize(), num_layers);
-    write_manifest(comm, file.get(), dxpl.get(), h.manifest_json);
+    write_manifest(comm, file.get(), dxpl.get(), h.manifest_json, manifest);
+    write_run_list(comm, file.get(), dxpl.get(), runs, progress.tracker);
 
     CheckpointDataTargets targets;
     std::vector<Hid> layer_dsets;
@@ -284,41 +409,50 @@ std::string write_file(const comm::Communicator& comm, const std::filesystem::pa
                                                   num_layers, num_slices);
     write_columns_2d(bloom_sums.get(), dxpl.get(), H5T_NATIVE_UINT64, num_layers, owned.first,
                      owned.last, t.bloom_checksums.data(), 8, &progress.tracker);
-
-    Hid tier2 = create_group(file.get(), ckpt::kTier2Group);
-    const auto write_per_slice = [&](hid_t dset, const std::vector<std::uint64_t>& v) {
-      write_1d_collective(comm, dset, dxpl.get(), H5T_NATIVE_UINT64, owned.first, v.data(),
-                          v.size(), 8, &progress.tracker);
-    };
-    const auto per_slice_dataset = [&](const char* name) {
-      return create_contiguous_dataset(file.get(), name, H5T_STD_U64LE, num_slices);
-    };
-    Hid slice_keys = per_slice_dataset(ckpt::kSliceKeys);
-    write_per_slice(slice_keys.get(), t.keys);
-    Hid slice_bytes = per_slice_dataset(ckpt::kSliceBytes);
-    write_per_slice(slice_bytes.get(), t.bytes);
-    Hid checksums = per_slice_dataset(ckpt::kTier2Checksums);  // filled by the data pass
-    Hid fps = create_contiguous_dataset(file.get(), ckpt::kFingerprints, H5T_STD_U64LE, all_keys);
-    Hid offs =
-        create_contiguous_dataset(file.get(), ckpt::kOffsets, H5T_STD_U64LE, all_keys + num_slices);
-    Hid bytes = create_contiguous_dataset(file.get(), ckpt::kBytes, H5T_STD_U8LE, all_bytes);
-    targets.fingerprints = fps.get();
-    targets.offsets = offs.get();
-    targets.bytes = bytes.get();
-
-    const std::optional<DirectFile> direct = open_data_path(comm, tmp, wanted, err);
-    used_direct = direct.has_value();
-    if (comm.any(!err.empty())) {
-      // Nothing to write: the file is discarded.
-    } else if (direct) {
-      err = write_data_direct(comm, set, targets, t, starts, dxpl.get(), *direct, progress);
-    } else {
-      err = write_data_mpiio(comm, set, targets, t, starts, dxpl.get(), tmp, progress);
-    }
-    write_per_slice(checksums.get(), t.checksums);
+    err = write_data(comm, tmp, set, targets, t, {}, dxpl.get(), wanted, progress, used_direct);
   }
   file.close("H5Fclose");
   return err;
+}
+
+// Per run of the set (oldest first): keys and key bytes over all ranks.
+std::vector<CheckpointRunRef> gather_run_refs(const comm::Communicator& comm,
+                                              const core::ExactShard& shard) {
+  const std::vector<core::RunInfo>& runs = shard.runs();
+  std::vector<std::uint64_t> sums(2 * runs.size(), 0);
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    for (std::uint32_t s = shard.owned().first; s < shard.owned().last; ++s) {
+      const core::SliceBaseView v = shard.run_view(r, s);
+      sums[2 * r] += v.size();
+      sums[2 * r + 1] += v.bytes.size();
+    }
+  }
+  sums = comm.allreduce_sum(sums);
+  std::vector<CheckpointRunRef> out;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    out.push_back({runs[r].id, runs[r].level, sums[2 * r], sums[2 * r + 1]});
+  }
+  return out;
+}
+
+// A digest of the run list, to check that every rank holds the same runs.
+std::uint64_t runs_digest(const std::vector<core::RunInfo>& runs) {
+  std::vector<std::uint64_t> v;
+  for (const core::RunInfo& r : runs) {
+    v.push_back(r.id);
+    v.push_back(r.level);
+  }
+  return XXH3_64bits(v.data(), v.size() * sizeof(std::uint64_t)) ^ runs.size();
+}
+
+// Rank 0: a fresh run id, generation << 32 | a random tag.
+std::uint64_t new_run_id(const comm::Communicator& comm, std::uint64_t generation) {
+  std::uint64_t id = 0;
+  if (comm.rank() == 0) {
+    std::random_device rd;
+    id = (generation << 32) | (rd() & 0xFFFFFFFFU);
+  }
+  return comm.allreduce_max(id);  // rank 0 holds the only non-zero value
 }
 
 std::string validate_inputs(const CheckpointHeader& h, std::span<const CheckpointLayerInfo> layers,
@@ -327,7 +461,7 @@ std::string validate_inputs(const CheckpointHeader& h, std::span<const Checkpoin
   if (!same_params(h.params, set.bloom().params())) {
     return "header params differ from the filter's params";
   }
-  if (h.format_version != kCheckpointFormatVersion) {
+  if (h.format_version != kCheckpointFormatVersion) {  // this build writes only its own
     return "header format_version " + std::to_string(h.format_version) + " is not " +
            std::to_string(kCheckpointFormatVersion);
   }
@@ -359,7 +493,8 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   quiet_hdf5_errors();
   // The previous generation's deletions finish before this file takes space.
   const std::string prune_error = comm.rank() == 0 ? wait_for_background_prune() : std::string();
-  const CheckpointHeader h = broadcast_header(comm, header);
+  ManifestInfo manifest;
+  const CheckpointHeader h = broadcast_header(comm, header, manifest);
   const std::filesystem::path final_path = generation_path(state_dir, h.generation);
   std::filesystem::path tmp = final_path;
   tmp += ".tmp";
@@ -368,12 +503,20 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   std::string err = validate_inputs(h, layers, set, keep);
   const std::string tiling = check_tiling(comm, set.owned(), h.params.num_slices);  // collective
   if (err.empty()) err = tiling;
-  // Same layer count on every rank (min via the max of the complements).
-  const std::uint64_t num_layers = layers.size();
-  const std::uint64_t most_layers = comm.allreduce_max(num_layers);
-  const std::uint64_t fewest_layers = ~comm.allreduce_max(~num_layers);
-  if (most_layers != fewest_layers && err.empty()) {
-    err = "ranks disagree on the number of Bloom layers";
+  // Same layer count and runs on every rank (min via the max of the complements).
+  const auto differs = [&](std::uint64_t v) {
+    return comm.allreduce_max(v) != ~comm.allreduce_max(~v);
+  };
+  if (differs(layers.size()) && err.empty()) err = "ranks disagree on the number of Bloom layers";
+  const std::vector<core::RunInfo>& runs = set.exact().runs();
+  if (differs(runs_digest(runs)) && err.empty()) err = "ranks hold different tier-2 runs";
+  core::CompactionPlan plan;
+  try {
+    std::vector<std::uint32_t> levels;
+    for (const core::RunInfo& r : runs) levels.push_back(r.level);
+    plan = core::plan_compaction(levels, options.compaction);
+  } catch (const std::exception& e) {
+    if (err.empty()) err = e.what();
   }
   if (comm.rank() == 0 && err.empty()) {
     std::error_code ec;
@@ -381,46 +524,97 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
     if (ec) err = "cannot create state dir " + state_dir.string() + ": " + ec.message();
   }
   agree_or_throw(comm, err, context);
+  const core::RunInfo new_run{new_run_id(comm, h.generation), plan.level};
+  const std::filesystem::path run_final = run_path(state_dir, new_run.id);
+  std::filesystem::path run_tmp = run_final;
+  run_tmp += ".tmp";
 
   const auto t1 = std::chrono::steady_clock::now();
   LocalTier2 local;
+  std::uint64_t delta_write_bytes = 0;
   try {
-    local = prepare_local(set);
+    local = prepare_local(set, plan.merge_runs);
+    for (std::uint32_t s = set.owned().first; s < set.owned().last; ++s) {
+      const core::SliceSize d = set.exact().merged_slice_size(s, 0);
+      delta_write_bytes += d.keys * 16 + 8 + d.bytes;
+    }
   } catch (const std::exception& e) {
     err = std::string("sizing tier 2: ") + e.what();
+  }
+  agree_or_throw(comm, err, context);
+  std::vector<CheckpointRunRef> refs = gather_run_refs(comm, set.exact());
+  refs.resize(refs.size() - plan.merge_runs);
+  refs.push_back({new_run.id, new_run.level, comm.allreduce_sum(local.total_keys),
+                  comm.allreduce_sum(local.total_bytes)});
+  if (comm.rank() == 0) {
+    // Both files: per-key data, per-slice datasets, Bloom words, 1 MiB of
+    // HDF5 metadata and alignment slack.
+    const std::uint64_t p = h.params.num_slices;
+    std::uint64_t need = refs.back().keys * 16 + refs.back().bytes + p * 8 * 4 + (1U << 20);
+    for (const CheckpointLayerInfo& l : layers) {
+      need += p * l.geometry.blocks_per_slice * core::kBlockWords * 8 + p * 8;
+    }
+    err = reserve_space(state_dir, need);
   }
   agree_or_throw(comm, err, context);
 
   const auto t2 = std::chrono::steady_clock::now();
   CheckpointDataProgress progress;
   bool used_direct = false;
+  const auto discard = [&] {
+    if (comm.rank() != 0) return;
+    std::error_code ec;
+    std::filesystem::remove(run_tmp, ec);
+    std::filesystem::remove(tmp, ec);
+  };
+  comm::heartbeat();
   try {
-    err = write_file(comm, tmp, h, layers, set, local, options.data_path, progress, used_direct);
+    err = write_run_file(comm, run_tmp, h, new_run, set, local, options.data_path, progress,
+                         used_direct);
+  } catch (const std::exception& e) {
+    err = std::string("run file: ") + e.what();
+  }
+  if (comm.any(!err.empty())) {
+    discard();
+    agree_or_throw(comm, err, context);
+  }
+  const std::uint64_t run_written = progress.written;
+  comm::heartbeat();
+  try {
+    err = write_generation_file(comm, tmp, h, manifest, layers, refs, set, local, options.data_path,
+                                progress, used_direct);
   } catch (const std::exception& e) {
     err = e.what();
   }
+  if (err.empty()) err = sync_own_bytes(run_tmp);
+  if (err.empty()) err = sync_own_bytes(tmp);
   if (comm.any(!err.empty())) {
-    if (comm.rank() == 0) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-    }
+    discard();
     agree_or_throw(comm, err, context);
   }
+  comm::heartbeat();
 
   const auto t3 = std::chrono::steady_clock::now();
   std::string commit_err;
   if (comm.rank() == 0) {
     try {
       if (options.before_commit) options.before_commit();
+      fsync_path(run_tmp);
       fsync_path(tmp);
       std::error_code ec;
+      std::filesystem::rename(run_tmp, run_final, ec);
+      if (ec) throw CheckpointError("rename to " + run_final.string() + ": " + ec.message());
       std::filesystem::rename(tmp, final_path, ec);
       if (ec) throw CheckpointError("rename to " + final_path.string() + ": " + ec.message());
       fsync_path(state_dir);
       write_latest(state_dir, h.generation);
-      prune_generations_in_background(state_dir, h.generation, keep);
+      prune_generations_in_background(state_dir, h.generation, keep,
+                                      unreferenced_runs(state_dir, h.generation, keep, refs));
     } catch (const std::exception& e) {
       commit_err = e.what();
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);  // never committed; the run file is GC'd later
+      std::filesystem::remove(run_tmp, ec);
     }
   }
   commit_err = comm.broadcast(commit_err);
@@ -434,6 +628,15 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
     stats->transfers = progress.tracker.calls;
     stats->non_collective = progress.tracker.non_collective;
     stats->last_io_mode = progress.tracker.last_mode;
+    stats->no_collective_cause = progress.tracker.no_collective_cause;
+    stats->compaction_bytes = plan.merge_runs > 0 && run_written > delta_write_bytes
+                                  ? run_written - delta_write_bytes
+                                  : 0;
+    stats->run_keys = refs.back().keys;
+    stats->merged_runs = plan.merge_runs;
+    stats->runs = refs.size();
+    stats->tier2_keys = 0;
+    for (const CheckpointRunRef& r : refs) stats->tier2_keys += r.keys;
     const auto t4 = std::chrono::steady_clock::now();
     const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
     stats->seconds = secs(t0, t4);

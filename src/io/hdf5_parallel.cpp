@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bloomshard/comm/mpi_error.hpp"
@@ -14,9 +17,46 @@
 namespace bloomshard::io {
 namespace {
 
-Hid parallel_fapl(const comm::Communicator& comm) {
+// The hints for files created from now on: set_mpiio_hints(), else
+// $BLOOMSHARD_MPIIO_HINTS read once.
+std::mutex hints_mutex;
+bool hints_set = false;
+MpiIoHints hints;
+
+MpiIoHints current_hints() {
+  std::lock_guard lock(hints_mutex);
+  if (!hints_set) {
+    const char* env = std::getenv("BLOOMSHARD_MPIIO_HINTS");
+    hints = parse_mpiio_hints(env != nullptr ? env : "");
+    hints_set = true;
+  }
+  return hints;
+}
+
+// An MPI_Info holding `h` (MPI_INFO_NULL when empty), freed with the object.
+class Info {
+ public:
+  explicit Info(const MpiIoHints& h) {
+    if (h.empty()) return;
+    comm::check_mpi(MPI_Info_create(&info_), "MPI_Info_create");
+    for (const auto& [k, v] : h)
+      comm::check_mpi(MPI_Info_set(info_, k.c_str(), v.c_str()), "MPI_Info_set");
+  }
+  ~Info() {
+    if (info_ != MPI_INFO_NULL) MPI_Info_free(&info_);
+  }
+  Info(const Info&) = delete;
+  Info& operator=(const Info&) = delete;
+  [[nodiscard]] MPI_Info get() const noexcept { return info_; }
+
+ private:
+  MPI_Info info_ = MPI_INFO_NULL;
+};
+
+Hid parallel_fapl(const comm::Communicator& comm, bool with_hints = false) {
   Hid fapl = plist_hid(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate(FILE_ACCESS)");
-  check_h5(H5Pset_fapl_mpio(fapl.get(), comm.mpi_comm(), MPI_INFO_NULL), "H5Pset_fapl_mpio");
+  const Info info(with_hints ? current_hints() : MpiIoHints{});
+  check_h5(H5Pset_fapl_mpio(fapl.get(), comm.mpi_comm(), info.get()), "H5Pset_fapl_mpio");
   check_h5(H5Pset_all_coll_metadata_ops(fapl.get(), 1), "H5Pset_all_coll_metadata_ops");
   check_h5(H5Pset_coll_metadata_write(fapl.get(), 1), "H5Pset_coll_metadata_write");
   check_h5(H5Pset_alignment(fapl.get(), 1, kFileAlignment), "H5Pset_alignment");
@@ -47,6 +87,11 @@ void track(hid_t dxpl, IoModeTracker* tracker) {
   check_h5(H5Pget_mpio_actual_io_mode(dxpl, &mode), "H5Pget_mpio_actual_io_mode");
   ++tracker->calls;
   if (mode == H5D_MPIO_NO_COLLECTIVE) ++tracker->non_collective;
+  std::uint32_t local_cause = 0;
+  std::uint32_t global_cause = 0;
+  check_h5(H5Pget_mpio_no_collective_cause(dxpl, &local_cause, &global_cause),
+           "H5Pget_mpio_no_collective_cause");
+  tracker->no_collective_cause |= global_cause;
   tracker->last_mode = static_cast<int>(mode);
 }
 
@@ -76,9 +121,37 @@ void transfer_1d(const comm::Communicator& comm, hid_t dset, std::uint64_t file_
 
 }  // namespace
 
+MpiIoHints parse_mpiio_hints(std::string_view spec) {
+  MpiIoHints out;
+  std::size_t pos = 0;
+  while (pos < spec.size()) {
+    std::size_t end = spec.find(',', pos);
+    if (end == std::string_view::npos) end = spec.size();
+    const std::string_view item = spec.substr(pos, end - pos);
+    pos = end + 1;
+    if (item.empty()) continue;
+    const std::size_t eq = item.find('=');
+    if (eq == 0 || eq == std::string_view::npos || eq + 1 == item.size() ||
+        item.find_first_of(" \t") != std::string_view::npos) {
+      throw std::invalid_argument("MPI-IO hint '" + std::string(item) +
+                                  "' is not key=value (no spaces)");
+    }
+    out.emplace_back(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
+  }
+  return out;
+}
+
+void set_mpiio_hints(MpiIoHints h) {
+  std::lock_guard lock(hints_mutex);
+  hints = std::move(h);
+  hints_set = true;
+}
+
+MpiIoHints mpiio_hints() { return current_hints(); }
+
 Hid create_parallel_file(const comm::Communicator& comm, const std::filesystem::path& path) {
   quiet_hdf5_errors();
-  Hid fapl = parallel_fapl(comm);
+  Hid fapl = parallel_fapl(comm, true);
   return file_hid(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), "H5Fcreate");
 }
 

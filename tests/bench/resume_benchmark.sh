@@ -97,7 +97,8 @@ if [[ $skip_a == 0 ]]; then
   "${mpi[@]}" "$bench" "$keys" "$work/a" "$repeat" >"$work/a.log" 2>&1 || { cat "$work/a.log"; die "ckpt_bench failed"; }
   cat "$work/a.log" >>"$out"
   file=$(sed -n 's/.*(\(.*ckpt-[0-9]*\.h5\)).*/\1/p' "$work/a.log")
-  size=$(stat -c %s "$file")
+  # Format 2: the generation file holds the Bloom bits, its run files tier 2.
+  size=$(du -cb "$file" "$(dirname "$file")"/run-*.h5 2>/dev/null | tail -1 | cut -f1)
   writes=$(awk '/^write/ {sub("s", "", $2); printf "%s ", $2}' "$work/a.log")
   write_s=$(echo "$writes" | median)
   build_s=$(awk '/^ranks/ {for (i = 1; i <= NF; ++i) if ($i == "build") {sub("s", "", $(i+1)); print $(i+1)}}' "$work/a.log")

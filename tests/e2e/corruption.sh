@@ -2,8 +2,9 @@
 # Corrupted checkpoints: an interrupted dedup run with --state (two
 # generations, exit 75 on SIGUSR1) is copied, its newest generation damaged
 # in one way per case, and the program's reaction checked:
-#   flipped byte in /bloom/layer_0, /tier2/fingerprints, /tier2/offsets,
-#   /tier2/bytes; the newest file truncated; a future format_version
+#   flipped byte in /bloom/layer_0 (generation file), /tier2/fingerprints,
+#   /tier2/offsets, /tier2/bytes (the newest run file, format 2); the newest
+#   run file missing; the newest file truncated; a future format_version
 #     -> resume falls back to the older generation with a warning naming the
 #        problem, and the finished outputs are exactly once (oracle.py) with
 #        the key set of an uninterrupted run; `verify` fails naming it
@@ -126,7 +127,7 @@ read -r latest <"$STATE/LATEST"
 "$PY" - "$TMP/info.json" "$NEW" <<'EOF' || fail "info --json does not describe the newest generation"
 import json, sys
 info = json.load(open(sys.argv[1]))
-want = {"generation": int(sys.argv[2]), "format_version": 1, "state": "unfinished"}
+want = {"generation": int(sys.argv[2]), "format_version": 2, "state": "unfinished"}
 got = {k: info.get(k) for k in want}
 if got != want or not info.get("hash_scheme"):
     print(f"info --json says {got}, hash_scheme {info.get('hash_scheme')!r}; want {want}", file=sys.stderr)
@@ -164,6 +165,15 @@ EOF
 }
 
 gen_file() { echo "$STATE/ckpt-$1.h5"; }
+# The tier-2 run file generation G wrote (format 2: run-<G>-<tag>.h5).
+run_file() {
+  local f
+  f=$(find "$STATE" -maxdepth 1 -name "run-$1-*.h5" | head -n1)
+  [[ -n $f ]] || fail "generation $1 wrote no run file"
+  echo "$f"
+}
+# The file holding DATASET of generation G: Bloom in the generation, tier 2 in its run.
+file_of() { if [[ $2 == /tier2/* ]]; then run_file "$1"; else gen_file "$1"; fi; }
 
 # A process that died of a signal (or dumped core) is a crash, not a refusal.
 no_crash() { # LOG
@@ -212,7 +222,7 @@ resume_refused() { # RANKS WANT_RC PATTERN
 for dset in /bloom/layer_0 /tier2/fingerprints /tier2/offsets /tier2/bytes; do
   CASE="flip $dset"
   restore
-  flip_byte "$(gen_file "$NEW")" "$dset"
+  flip_byte "$(file_of "$NEW" "$dset")" "$dset"
   verify_fails "${dset##*/}"
   resume_falls_back 3 "${dset##*/}"
 done
@@ -222,6 +232,12 @@ restore
 truncate -s $(($(stat -c %s "$(gen_file "$NEW")") / 2)) "$(gen_file "$NEW")"
 verify_fails "ckpt-$NEW"
 resume_falls_back 1 "truncated|superblock"
+
+CASE="run file of the newest missing"
+restore
+rm -f "$(run_file "$NEW")"
+verify_fails "missing run file"
+resume_falls_back 2 "missing run file"
 
 CASE="LATEST dangling"
 restore
@@ -247,7 +263,7 @@ resume_falls_back 2 "format_version 99"
 CASE="all generations damaged"
 restore
 flip_byte "$(gen_file "$NEW")" /bloom/layer_0
-flip_byte "$(gen_file "$OLD")" /tier2/bytes
+flip_byte "$(run_file "$OLD")" /tier2/bytes
 verify_fails "FAILED|mismatch"
 rc=0
 "$BIN" verify --state "$STATE" --all >"$TMP/verify.log" 2>&1 || rc=$?

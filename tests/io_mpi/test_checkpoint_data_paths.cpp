@@ -65,9 +65,9 @@ TEST_F(CheckpointDataPaths, DirectAndMpiIoWriteTheSameBytes) {
   EXPECT_EQ(direct_stats.bytes_written, mpiio_stats.bytes_written);
 
   if (world_.rank() == 0) {
-    std::vector<std::string> names{ckpt::kBloomChecksums, ckpt::kSliceKeys,   ckpt::kSliceBytes,
-                                   ckpt::kFingerprints,   ckpt::kOffsets,     ckpt::kBytes,
-                                   ckpt::kTier2Checksums, ckpt::kManifestJson};
+    // The generation files (Bloom, manifest) and the run files (tier 2).
+    std::vector<std::string> names{ckpt::kBloomChecksums, ckpt::kManifestJson, ckpt::kRunKeys,
+                                   ckpt::kRunBytes, ckpt::kRunLevels};
     const CheckpointSummary summary = read_checkpoint_summary(direct);
     ASSERT_GE(summary.layers.size(), 2U);  // several Bloom datasets
     for (std::size_t l = 0; l < summary.layers.size(); ++l) {
@@ -76,6 +76,17 @@ TEST_F(CheckpointDataPaths, DirectAndMpiIoWriteTheSameBytes) {
     for (const std::string& name : names) {
       const std::string a = dataset_bytes(mpiio, name);
       const std::string b = dataset_bytes(direct, name);
+      EXPECT_EQ(a.size(), b.size()) << name;
+      EXPECT_TRUE(a == b) << name << " differs between the data paths";
+    }
+    const auto mpiio_runs = list_run_files(mpiio.parent_path());
+    const auto direct_runs = list_run_files(direct.parent_path());
+    ASSERT_EQ(mpiio_runs.size(), 1U);
+    ASSERT_EQ(direct_runs.size(), 1U);
+    for (const char* name : {ckpt::kSliceKeys, ckpt::kSliceBytes, ckpt::kFingerprints,
+                             ckpt::kOffsets, ckpt::kBytes, ckpt::kTier2Checksums}) {
+      const std::string a = dataset_bytes(mpiio_runs[0], name);
+      const std::string b = dataset_bytes(direct_runs[0], name);
       EXPECT_EQ(a.size(), b.size()) << name;
       EXPECT_TRUE(a == b) << name << " differs between the data paths";
     }

@@ -12,6 +12,7 @@
 
 #include "bloomshard/app/dedup_options.hpp"
 #include "bloomshard/app/input_feed.hpp"
+#include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/comm/communicator.hpp"
 #include "bloomshard/comm/router.hpp"
@@ -54,6 +55,8 @@ class Checkpointer {
 
   [[nodiscard]] std::uint64_t written() const noexcept { return written_; }
   [[nodiscard]] double seconds() const noexcept { return seconds_; }
+  /// The checkpoints of this segment (the same on every rank).
+  [[nodiscard]] const CheckpointMetrics& metrics() const noexcept { return metrics_; }
 
  private:
   comm::Communicator comm_;
@@ -64,6 +67,7 @@ class Checkpointer {
   std::function<void()> fence_;
   std::uint64_t written_ = 0;
   double seconds_ = 0;
+  CheckpointMetrics metrics_;
 };
 
 }  // namespace bloomshard::app

@@ -46,6 +46,11 @@ struct DedupConfig {
   std::uint64_t max_delta_bytes = 512ULL << 20;  ///< tier-2 delta per rank that forces one
   int keep_generations = 2;
   io::CheckpointDataPath checkpoint_data_path = io::CheckpointDataPath::kAuto;
+  // Checkpoint store (issue 10): tier-2 compaction and MPI-IO hints.
+  std::uint32_t compaction_fanout = 4;  ///< runs of one level merged into one (>= 2)
+  std::uint32_t max_runs = 10;          ///< tier-2 runs a generation may reference (>= 2)
+  std::string mpiio_hints;              ///< "key=value,..." MPI_Info hints for checkpoint files;
+                                        ///< empty: $BLOOMSHARD_MPIIO_HINTS
 };
 
 /// What parsing decided: run, or exit at once with `exit_code` after printing

@@ -38,6 +38,26 @@ struct LayerSummary {
   double cardinality_estimate = 0;
 };
 
+/// One checkpoint of this segment (bytes summed over ranks, seconds the max).
+struct CheckpointRecord {
+  std::uint64_t generation = 0;
+  double seconds = 0;
+  std::uint64_t bytes_written = 0;     ///< Bloom + tier-2 data bytes, compaction included
+  std::uint64_t compaction_bytes = 0;  ///< of those, keys rewritten from absorbed runs
+  std::uint64_t tier2_keys = 0;        ///< keys over the generation's runs
+  std::uint64_t run_keys = 0;          ///< keys of its new run
+  std::uint64_t runs = 0;              ///< runs the generation references
+  std::uint64_t merged_runs = 0;       ///< older runs the new run absorbed
+};
+
+/// Every checkpoint of this segment, and their totals.
+struct CheckpointMetrics {
+  double seconds_total = 0;
+  std::uint64_t bytes_written = 0;
+  std::uint64_t compaction_bytes = 0;
+  std::vector<CheckpointRecord> history;
+};
+
 struct JobSummary {
   int ranks = 0;
   std::uint64_t input_files = 0;
@@ -51,6 +71,7 @@ struct JobSummary {
                                          // and checkpoint (a transient peak inside a
                                          // checkpoint write is not seen)
   std::uint64_t checkpoints = 0;         // written in this segment
+  CheckpointMetrics checkpoint;          // their figures
   std::vector<LayerSummary> layers;
   std::uint64_t filter_bits = 0;
   double fpr_estimate = 0;  // compound: sum over layers

@@ -1,13 +1,14 @@
 // Tier 2: the exact ID store for the slices one rank owns, the authority for
-// "seen". Every accepted key is kept as bytes. Per slice there is
-//   - an immutable sorted base: fingerprints ascending (ties by key bytes),
-//     offsets into one byte arena; it is what a checkpoint writes, and it may
-//     live in memory or in a mapped checkpoint file (SliceBaseView only holds
-//     spans, the storage is kept alive by a shared keepalive handle);
+// "seen". Every accepted key is kept as bytes. Per slice there are
+//   - immutable sorted runs (sorted_run.hpp), oldest to newest, the same
+//     runs for every owned slice: what earlier checkpoints wrote, living in
+//     memory or in mapped checkpoint run files (a SliceBaseView only holds
+//     spans; a shared keepalive handle per run keeps the storage);
 //   - and the mutable delta of keys accepted since: an open-addressing index
 //     of fingerprints into a byte arena, no std::string per key.
-// Lookups touch the base only when the delta misses (and in a job only for
-// Bloom positives).
+// Lookups check the delta, then the runs newest first (each a binary
+// search), and in a job only Bloom positives get here. The base of a slice
+// is all its runs together.
 #pragma once
 
 #include <cstdint>
@@ -18,39 +19,16 @@
 
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/slice_map.hpp"
+#include "bloomshard/core/sorted_run.hpp"
 
 namespace bloomshard::core {
 
-/// Read-only view of one slice's sorted base. Invariants (checked by
-/// validate_base()): offsets.size() == fingerprints.size() + 1, offsets[0]
-/// == 0, offsets non-decreasing, offsets.back() == bytes.size(),
-/// (fingerprint, bytes) strictly increasing.
-struct SliceBaseView {
-  std::span<const std::uint64_t> fingerprints;
-  std::span<const std::uint64_t> offsets;
-  std::span<const char> bytes;
-  [[nodiscard]] std::size_t size() const noexcept { return fingerprints.size(); }
-  [[nodiscard]] std::string_view key(std::size_t i) const noexcept;
-  /// Exact membership by binary search on the fingerprint, then bytes.
-  [[nodiscard]] bool contains(std::uint64_t fingerprint, std::string_view key) const noexcept;
-};
-
-/// Owned storage of one slice's base (what merging produces).
-struct SliceBaseData {
-  std::vector<std::uint64_t> fingerprints;
-  std::vector<std::uint64_t> offsets{0};
-  std::vector<char> bytes;
-  [[nodiscard]] SliceBaseView view() const noexcept { return {fingerprints, offsets, bytes}; }
-};
-
-/// Throws std::runtime_error naming the broken invariant.
-void validate_base(const SliceBaseView& base);
-
-/// Size of one merged slice: keys, and key bytes (offsets hold keys + 1).
-struct SliceSize {
-  std::uint64_t keys = 0;
-  std::uint64_t bytes = 0;
-  friend bool operator==(const SliceSize&, const SliceSize&) = default;
+/// Identity of one run inside a shard: the store's run number and its
+/// compaction level (run_compaction.hpp). Every owned slice has the same runs.
+struct RunInfo {
+  std::uint64_t id = 0;
+  std::uint32_t level = 0;
+  friend bool operator==(const RunInfo&, const RunInfo&) = default;
 };
 
 class ExactShard {
@@ -86,21 +64,41 @@ class ExactShard {
   /// starts at (a hint; no effect on results).
   void prefetch(std::uint64_t fingerprint) const noexcept;
 
+  /// merge depth meaning "the delta and every run".
+  static constexpr std::size_t kAllRuns = static_cast<std::size_t>(-1);
+
   /// Replaces a slice's base with a view whose storage `keepalive` owns
-  /// (a mapped checkpoint, or SliceBaseData). The delta of the slice is kept
-  /// (keys in both are counted twice by size() until clear_delta(), but
-  /// merged_slice() emits them once). The view is not validated here.
+  /// (a mapped checkpoint, or SliceBaseData): the shard then has one run (an
+  /// empty one, id 0, in the other slices if it had none). The delta of the
+  /// slice is kept (keys in both are counted twice by size() until
+  /// clear_delta(), but merged_slice() emits them once). The view is not
+  /// validated here. Throws std::logic_error if the shard has > 1 run.
   void attach_base(std::uint32_t slice, SliceBaseView view, std::shared_ptr<const void> keepalive);
 
-  /// The slice's base merged with its delta, sorted by (fingerprint, bytes
-  /// as unsigned), each key once; the shard is unchanged. This is what a
-  /// checkpoint writes. Same as write_merged_slice() into owned vectors.
-  [[nodiscard]] SliceBaseData merged_slice(std::uint32_t slice) const;
+  /// Drops the newest `count` runs (all if count > num_runs()) and adds one
+  /// newest run: views[i] for owned slice owned().first + i, its storage
+  /// owned by `keepalive`. The delta is kept as in attach_base. Views are not
+  /// validated here. Throws std::invalid_argument unless views.size() ==
+  /// owned().size().
+  void replace_newest_runs(std::size_t count, RunInfo info, std::vector<SliceBaseView> views,
+                           std::shared_ptr<const void> keepalive);
 
-  /// Exact size of merged_slice(slice) without merging: O(1) from per-slice
-  /// counters, unless the slice's base was attached over a non-empty delta
+  /// The runs, oldest first.
+  [[nodiscard]] const std::vector<RunInfo>& runs() const noexcept;
+  /// Slice `slice` of run `run` (0 = oldest). Throws std::out_of_range.
+  [[nodiscard]] SliceBaseView run_view(std::size_t run, std::uint32_t slice) const;
+
+  /// The slice's delta merged with its newest `depth` runs (all by default),
+  /// sorted by (fingerprint, bytes as unsigned), each key once; the shard is
+  /// unchanged. This is what a checkpoint writes as its new run (depth 0:
+  /// the delta alone). Same as write_merged_slice() into owned vectors.
+  [[nodiscard]] SliceBaseData merged_slice(std::uint32_t slice, std::size_t depth = kAllRuns) const;
+
+  /// Exact size of merged_slice(slice, depth) without merging: O(runs) from
+  /// per-slice counters, unless a run was attached over a non-empty delta
   /// (keys may then be in both; the slice is merged once to count them).
-  [[nodiscard]] SliceSize merged_slice_size(std::uint32_t slice) const;
+  [[nodiscard]] SliceSize merged_slice_size(std::uint32_t slice,
+                                            std::size_t depth = kAllRuns) const;
 
   /// Writes merged_slice(slice) straight into caller memory (e.g. a
   /// checkpoint's write buffer): its fingerprints, its slice-local offsets
@@ -111,15 +109,17 @@ class ExactShard {
   /// then sorts only that slice's delta keys (16 bytes per key of the slice,
   /// freed on return), by a radix pass on the fingerprint's top bits, reading
   /// key bytes only on equal fingerprints: about 0.05-0.1 us per key with
-  /// the copy. Safe to call from several threads while no insert runs.
+  /// the copy; merging k runs adds a k-way pick per key. Safe to call from
+  /// several threads while no insert runs.
   void write_merged_slice(std::uint32_t slice, std::span<std::uint64_t> fingerprints,
-                          std::span<std::uint64_t> offsets, std::span<char> bytes) const;
+                          std::span<std::uint64_t> offsets, std::span<char> bytes,
+                          std::size_t depth = kAllRuns) const;
 
-  /// Folds every delta into in-memory bases (for runs without a state dir or
-  /// after a checkpoint that will not be re-mapped).
+  /// Folds the delta and every run into one in-memory run per slice (for
+  /// jobs without a state dir, or after a checkpoint that is not re-mapped).
   void fold_delta_into_base();
-  /// Drops all deltas and frees their memory; call only after the merged
-  /// bases were attached.
+  /// Drops all deltas and frees their memory; call only after a run holding
+  /// them was attached.
   void clear_delta();
 
   [[nodiscard]] SliceRange owned() const noexcept { return owned_; }
@@ -128,7 +128,7 @@ class ExactShard {
   /// Bytes the delta holds allocated (index, entries, arena, merge order):
   /// about 30 bytes per key plus the key bytes, and 64 KiB once non-empty.
   [[nodiscard]] std::uint64_t delta_bytes() const noexcept;
-  [[nodiscard]] std::uint64_t base_keys() const noexcept;
+  [[nodiscard]] std::uint64_t base_keys() const noexcept;  ///< keys of all runs
 
  private:
   struct Impl;

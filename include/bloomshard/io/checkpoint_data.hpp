@@ -24,11 +24,14 @@
 
 namespace bloomshard::io {
 
-/// Per owned slice sizes (from the shard's counters), filled-in checksums.
+/// Per owned slice sizes of the new run (from the shard's counters),
+/// filled-in checksums; the run merges the delta with the newest `depth`
+/// runs of the shard.
 struct LocalTier2 {
   std::vector<std::uint64_t> keys, bytes, checksums;  ///< per owned slice
   std::vector<std::uint64_t> bloom_checksums;         ///< [layer][owned slice]
   std::uint64_t total_keys = 0, total_bytes = 0;
+  std::size_t depth = 0;
 };
 
 /// This rank's first element in /tier2/fingerprints, /tier2/offsets, /tier2/bytes.
@@ -36,10 +39,12 @@ struct Tier2Starts {
   std::uint64_t keys = 0, offsets = 0, bytes = 0;
 };
 
-/// The created datasets the bulk data goes to.
+/// The created datasets the bulk data goes to: a generation file has Bloom
+/// layers and no tier 2 (tier2 false), a run file tier 2 and no layers.
 struct CheckpointDataTargets {
   std::vector<hid_t> bloom_layers;                   ///< one per layer
   std::vector<std::uint64_t> bloom_words_per_slice;  ///< one per layer
+  bool tier2 = false;
   hid_t fingerprints = H5I_INVALID_HID, offsets = H5I_INVALID_HID, bytes = H5I_INVALID_HID;
 };
 
@@ -51,12 +56,12 @@ struct CheckpointDataProgress {
   double merge_seconds = 0;        ///< CPU time in the tier-2 merge and its checksums
 };
 
-/// Merges owned slice `slice` of `set` into the spans (sized by
-/// merged_slice_size) and returns its checksum. A slice that fails to merge
-/// (the shard changed underneath: a caller bug) is zero-filled and the
-/// first such error kept in `err`, so no rank leaves the others waiting.
+/// Merges owned slice `slice` of `set` (its delta and newest `depth` runs)
+/// into the spans (sized by merged_slice_size) and returns its checksum. A slice that fails to
+/// merge (the shard changed underneath: a caller bug) is zero-filled and the first such error kept
+/// in `err`, so no rank leaves the others waiting.
 std::uint64_t merge_slice_checked(const core::TwoTierSet& set, std::uint32_t slice,
-                                  std::span<std::uint64_t> fingerprints,
+                                  std::size_t depth, std::span<std::uint64_t> fingerprints,
                                   std::span<std::uint64_t> offsets, std::span<char> bytes,
                                   std::string& err);
 

@@ -27,6 +27,18 @@ namespace bloomshard::io {
 /// other existing generation, newest first.
 [[nodiscard]] std::vector<std::uint64_t> resume_candidates(const std::filesystem::path& state_dir);
 
+/// <state_dir>/run-<id / 2^32>-<id % 2^32 as 8 hex digits>.h5: a tier-2 run
+/// file (format 2); the high half of an id is the generation that wrote it,
+/// the low half a random tag, so a rewrite of a generation number never
+/// reuses the name of a run an older generation references.
+[[nodiscard]] std::filesystem::path run_path(const std::filesystem::path& state_dir,
+                                             std::uint64_t id);
+/// Run files in the state dir (committed and .tmp leftovers): their paths.
+[[nodiscard]] std::vector<std::filesystem::path> list_run_files(
+    const std::filesystem::path& state_dir);
+/// The run id of a file name made by run_path (also "<name>.tmp"), if any.
+[[nodiscard]] std::optional<std::uint64_t> run_id_of(const std::filesystem::path& file);
+
 /// fsyncs a file or directory; throws CheckpointError naming it.
 void fsync_path(const std::filesystem::path& path);
 /// Durably replaces LATEST with `g`: writes LATEST.tmp, fsyncs, renames,
@@ -43,9 +55,10 @@ std::vector<std::uint64_t> prune_generations(const std::filesystem::path& state_
 /// this process (one at a time). Deleting a multi-GB generation took 1.3 s
 /// on our ext4 (mounted with `discard`), which a job's next rounds now hide.
 /// A failure is kept for wait_for_background_prune(), never thrown: an old
-/// generation left behind is deleted by a later prune.
+/// generation left behind is deleted by a later prune. `also_delete` (run
+/// files no kept generation references) are deleted after the generations.
 void prune_generations_in_background(const std::filesystem::path& state_dir, std::uint64_t newest,
-                                     int keep);
+                                     int keep, std::vector<std::filesystem::path> also_delete = {});
 
 /// Not collective: waits for this process's background prune, if any, and
 /// returns its error message (empty when it succeeded or none ran). Process

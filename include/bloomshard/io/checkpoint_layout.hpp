@@ -7,8 +7,12 @@
 
 namespace bloomshard::io {
 
-/// Version written into every checkpoint; readers refuse newer versions.
-inline constexpr std::uint32_t kCheckpointFormatVersion = 1;
+/// Version written into every checkpoint (generation and run files);
+/// readers refuse newer versions, naming both.
+inline constexpr std::uint32_t kCheckpointFormatVersion = 2;
+/// Oldest version this build still reads (format 1: tier 2 inside the
+/// generation file, one run).
+inline constexpr std::uint32_t kOldestReadableFormatVersion = 1;
 
 namespace ckpt {
 
@@ -31,6 +35,23 @@ inline constexpr const char* kRunId = "run_id";
 inline constexpr const char* kFinished = "finished";
 inline constexpr const char* kWrittenByRanks = "written_by_ranks";
 inline constexpr const char* kNumLayers = "num_layers";
+
+// Format 2: attributes of a run file (run-<g>-<tag>.h5); it also carries
+// kFormatVersion, kNumSlices, kRunId, kGeneration (the one that wrote it) and
+// kWrittenByRanks.
+inline constexpr const char* kContent = "content";  ///< "tier2-run" in a run file
+inline constexpr const char* kContentRun = "tier2-run";
+inline constexpr const char* kTier2Run = "tier2_run";  ///< the run's id
+inline constexpr const char* kRunLevel = "level";      ///< its compaction level
+// Format 2: the checksum attribute of /manifest_json (XXH3-64, seed 0).
+inline constexpr const char* kChecksum = "checksum";
+
+// Format 2: the runs a generation consists of, oldest first, each [R].
+inline constexpr const char* kRunsGroup = "/runs";
+inline constexpr const char* kRunIds = "/runs/id";
+inline constexpr const char* kRunLevels = "/runs/level";
+inline constexpr const char* kRunKeys = "/runs/keys";
+inline constexpr const char* kRunBytes = "/runs/bytes";
 
 // Datasets and groups.
 inline constexpr const char* kManifestJson = "/manifest_json";

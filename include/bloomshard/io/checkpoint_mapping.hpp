@@ -29,6 +29,12 @@ class FileMapping {
   /// Tells the kernel the access pattern from now on (MADV_RANDOM after
   /// verification: only Bloom positives touch the base).
   void advise_random() const noexcept;
+  /// madvise(MADV_WILLNEED): asks the kernel to read the whole file into the
+  /// page cache in the background (a hint). Used for a run just written with
+  /// O_DIRECT, whose pages are not cached: without it every Bloom positive
+  /// faulted its binary-search pages in one 4 KiB read at a time (10M-record
+  /// job, 2 ranks: the decide phase took 19 s instead of 4.4 s).
+  void advise_willneed() const noexcept;
 
  private:
   FileMapping(void* data, std::uint64_t size) noexcept : data_(data), size_(size) {}

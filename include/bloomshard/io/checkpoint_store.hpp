@@ -1,9 +1,15 @@
-// The checkpoint store: one parallel HDF5 file per generation, written
-// collectively (each rank its own slices as hyperslabs), committed by
-// fsync + rename + an atomically replaced LATEST pointer, read back on any
-// number of ranks (slices are redistributed), with per-slice XXH3-64
-// checksums of both tiers. The tier-2 base of a loaded checkpoint stays in
-// the file: it is mmapped and attached as views, never copied into RAM.
+// The checkpoint store (format 2): per generation one parallel HDF5 file
+// with the Bloom layers, the manifest and the list of tier-2 runs it
+// consists of, plus ONE new run file holding the delta since the last
+// generation (or the delta merged with the newest runs: a compaction, see
+// core/run_compaction.hpp). Files are written collectively (each rank its
+// own slices as hyperslabs), made durable on every rank, then committed by
+// rank 0 (rename + an atomically replaced LATEST pointer); runs are never
+// rewritten, and a run no kept generation references is deleted after the
+// commit. Read back on any number of ranks (slices are redistributed), with
+// per-slice XXH3-64 checksums of both tiers; format 1 (tier 2 inside the
+// generation file) is still read. Tier-2 runs stay in their files: mmapped
+// and attached as views, never copied into RAM.
 // Format: docs/checkpoint-format.md and checkpoint_layout.hpp.
 #pragma once
 
@@ -18,6 +24,7 @@
 #include <vector>
 
 #include "bloomshard/comm/communicator.hpp"
+#include "bloomshard/core/run_compaction.hpp"
 #include "bloomshard/core/scalable_bloom.hpp"
 #include "bloomshard/core/slice_map.hpp"
 #include "bloomshard/core/two_tier.hpp"
@@ -42,7 +49,8 @@ struct CheckpointHeader {
   std::uint64_t generation = 0;
   std::string run_id;
   bool finished = false;      ///< run state
-  std::string manifest_json;  ///< opaque to the store (inputs, cursors, outputs, counters)
+  std::string manifest_json;  ///< opaque to the store (inputs, cursors, outputs, counters);
+                              ///< writing: only rank 0's is used and it is never broadcast
 };
 
 /// One Bloom layer: its geometry and the GLOBAL count of keys inserted.
@@ -51,13 +59,24 @@ struct CheckpointLayerInfo {
   std::uint64_t inserted = 0;
 };
 
+/// One tier-2 run a generation references (format 2: a run file; format 1:
+/// the generation file's own tier 2, id 0, level core::kLegacyRunLevel).
+struct CheckpointRunRef {
+  std::uint64_t id = 0;
+  std::uint32_t level = 0;
+  std::uint64_t keys = 0;   ///< keys over all slices
+  std::uint64_t bytes = 0;  ///< key bytes over all slices
+  friend bool operator==(const CheckpointRunRef&, const CheckpointRunRef&) = default;
+};
+
 /// What a checkpoint holds, without the bits and keys.
 struct CheckpointSummary {
   CheckpointHeader header;
   std::vector<CheckpointLayerInfo> layers;
-  std::uint64_t tier2_keys = 0;   ///< keys over all slices
-  std::uint64_t tier2_bytes = 0;  ///< key bytes over all slices
+  std::uint64_t tier2_keys = 0;   ///< keys over all slices and runs
+  std::uint64_t tier2_bytes = 0;  ///< key bytes over all slices and runs
   std::uint32_t written_by_ranks = 0;
+  std::vector<CheckpointRunRef> runs;  ///< oldest first
 };
 
 /// How write_checkpoint moves the bulk data (Bloom words, tier-2 arrays)
@@ -83,36 +102,48 @@ struct CheckpointWriteOptions {
   /// may no longer commit (a newer attempt of the run holds the lease); the
   /// generation is then discarded and every rank throws CheckpointError.
   std::function<void()> before_commit = nullptr;
+  /// Which runs the new run absorbs (the same on every rank).
+  core::CompactionPolicy compaction = {};
 };
 
 /// Optional figures of one write (for metrics, benches and tests).
 struct CheckpointWriteStats {
-  std::uint64_t bytes_written = 0;   ///< data bytes this rank wrote (Bloom + tier 2)
-  std::uint64_t direct_bytes = 0;    ///< of those, written with O_DIRECT
-  bool direct = false;               ///< the direct data path was used
-  std::uint64_t transfers = 0;       ///< H5Dwrite calls of this rank
-  std::uint64_t non_collective = 0;  ///< of those, reported H5D_MPIO_NO_COLLECTIVE
-  int last_io_mode = 0;              ///< last H5D_mpio_actual_io_mode_t seen
-  double seconds = 0;                ///< wall time of the whole call, this rank
-  double merge_seconds = 0;          ///< sizing, merging tier 2, checksums (CPU)
-  double io_seconds = 0;             ///< HDF5 create, writes, close, minus the merge
-  double commit_seconds = 0;         ///< phase 3: fsync, rename, LATEST
-  std::string prune_error;           ///< rank 0: the previous background prune's failure
+  std::uint64_t bytes_written = 0;        ///< data bytes this rank wrote (Bloom + tier 2)
+  std::uint64_t direct_bytes = 0;         ///< of those, written with O_DIRECT
+  bool direct = false;                    ///< the direct data path was used
+  std::uint64_t transfers = 0;            ///< H5Dwrite calls of this rank
+  std::uint64_t non_collective = 0;       ///< of those, reported H5D_MPIO_NO_COLLECTIVE
+  int last_io_mode = 0;                   ///< last H5D_mpio_actual_io_mode_t seen
+  std::uint32_t no_collective_cause = 0;  ///< OR of H5Pget_mpio_no_collective_cause (global)
+  double seconds = 0;                     ///< wall time of the whole call, this rank
+  double merge_seconds = 0;               ///< sizing, merging tier 2, checksums (CPU)
+  double io_seconds = 0;                  ///< HDF5 create, writes, close, minus the merge
+  double commit_seconds = 0;              ///< phase 3: fsync, rename, LATEST
+  std::string prune_error;                ///< rank 0: the previous background prune's failure
+  std::uint64_t compaction_bytes = 0;     ///< of bytes_written, keys of absorbed runs (this rank)
+  std::uint64_t run_keys = 0;             ///< keys of the new run, all ranks
+  std::size_t merged_runs = 0;            ///< older runs the new run absorbed
+  std::size_t runs = 0;                   ///< runs of the committed generation
+  std::uint64_t tier2_keys = 0;           ///< keys over all its runs, all ranks
 };
 
-/// Collective: writes generation header.generation as
-/// <state_dir>/ckpt-<generation>.h5 (via "<...>.h5.tmp"): the Bloom words of
-/// every layer and the merged tier-2 base of each rank's owned slices (owned
-/// ranges must tile [0, P) in rank order), per-slice XXH3-64 checksums of
-/// both tiers, the header as attributes. Then rank 0 fsyncs the file,
-/// renames it, fsyncs the directory, replaces LATEST atomically and deletes
-/// all but the newest `options.keep` (>= 1) generations up to this one on a
-/// background thread (prune_generations_in_background; the next call waits
-/// for it first). `layers` must match set's layers (geometry) and carry
-/// global insert counts. Memory: besides the set, about 32 MiB (direct) or
-/// 64 MiB (MPI-IO) of buffers per rank (more when one merged slice is
-/// larger). Throws CheckpointError on every rank if any rank failed; a
-/// failed generation is never renamed or pointed to. Returns the final path.
+/// Collective: writes generation header.generation: first the new run file
+/// <state_dir>/run-<g>-<tag>.h5 (the delta of each rank's owned slices,
+/// merged with the newest runs options.compaction picks; owned ranges must
+/// tile [0, P) in rank order; every rank's runs must be the same), then
+/// <state_dir>/ckpt-<g>.h5 (Bloom words of every layer, the manifest, the
+/// run list, the header as attributes), both via "<...>.tmp", per-slice
+/// XXH3-64 checksums of both tiers. Every rank fdatasyncs both files and
+/// all agree; then rank 0 calls before_commit, renames the run file and the
+/// generation into place, fsyncs the directory, replaces LATEST atomically
+/// and deletes, on a background thread, all but the newest `options.keep`
+/// (>= 1) generations up to this one and every run file no remaining
+/// generation references (the next call waits for it first). `layers` must
+/// match set's layers (geometry) and carry global insert counts. Memory:
+/// besides the set, about 32 MiB (direct) or 64 MiB (MPI-IO) of buffers per
+/// rank (more when one merged slice is larger). Throws CheckpointError on
+/// every rank if any rank failed; a failed generation is never renamed or
+/// pointed to. Returns the final generation path.
 std::filesystem::path write_checkpoint(const comm::Communicator& comm,
                                        const std::filesystem::path& state_dir,
                                        const CheckpointHeader& header,
@@ -149,10 +180,11 @@ struct LoadedCheckpoint {
                                                const std::filesystem::path& file,
                                                core::SliceRange owned, bool verify_tier2 = true);
 
-/// Collective: points every owned slice's tier-2 base of `set` at the file
-/// just written by write_checkpoint (mmap, no copy) and drops the deltas,
-/// so resident memory falls back to the Bloom bits. The file's slices must
-/// be exactly what `set` holds (the caller wrote it from this set).
+/// Collective: replaces the runs of `set` that the generation `file` just
+/// written by write_checkpoint absorbed by its new run (mapped, no copy) and
+/// drops the deltas, so resident memory falls back to the Bloom bits. The
+/// generation's older runs must be exactly `set`'s oldest runs (the caller
+/// wrote it from this set).
 /// Throws CheckpointError on every rank if any rank failed.
 void rebase_on_checkpoint(const comm::Communicator& comm, const std::filesystem::path& file,
                           core::TwoTierSet& set, bool verify_tier2 = false);
@@ -163,9 +195,10 @@ struct VerifyReport {
   std::vector<std::string> problems;
 };
 
-/// Collective: recomputes every checksum of `file`, each rank a contiguous
-/// share of the slices; every rank returns the full report. A file that
-/// cannot be opened or read is reported as a problem, not thrown.
+/// Collective: recomputes every checksum of `file` and of every run file it
+/// references, each rank a contiguous share of the slices; every rank
+/// returns the full report. A file that cannot be opened or read is
+/// reported as a problem, not thrown.
 [[nodiscard]] VerifyReport verify_checkpoint(const comm::Communicator& comm,
                                              const std::filesystem::path& file);
 

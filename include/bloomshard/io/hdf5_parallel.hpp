@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "bloomshard/comm/communicator.hpp"
@@ -26,7 +28,23 @@ inline constexpr std::uint64_t kMaxIoPieceBytes = std::uint64_t{1} << 30;
 /// dataset of uint64 values is aligned for direct access.
 inline constexpr hsize_t kFileAlignment = 64;
 
-/// Collective over comm: creates (truncating) `path` for MPI-IO writing.
+/// MPI-IO hints (MPI_Info key/value pairs) passed to every file
+/// create_parallel_file makes, e.g. Lustre's striping_factor / striping_unit
+/// (fixed when a file is created), ROMIO's cb_nodes / romio_cb_write. The
+/// MPI-IO layer may ignore hints it does not know (OMPIO here ignores the
+/// striping ones on ext4); they are passed through, not checked.
+using MpiIoHints = std::vector<std::pair<std::string, std::string>>;
+/// Parses "key=value[,key=value...]" (empty: none). Throws
+/// std::invalid_argument naming a malformed item.
+[[nodiscard]] MpiIoHints parse_mpiio_hints(std::string_view spec);
+/// Sets the hints of files created from now on (process-wide; without a
+/// call they come from $BLOOMSHARD_MPIIO_HINTS, parsed on first use).
+void set_mpiio_hints(MpiIoHints hints);
+/// The hints files are created with.
+[[nodiscard]] MpiIoHints mpiio_hints();
+
+/// Collective over comm: creates (truncating) `path` for MPI-IO writing,
+/// with mpiio_hints().
 [[nodiscard]] Hid create_parallel_file(const comm::Communicator& comm,
                                        const std::filesystem::path& path);
 /// Collective over comm: opens `path` read-only through MPI-IO.
@@ -65,6 +83,10 @@ struct IoModeTracker {
   std::uint64_t calls = 0;           ///< transfers made by this rank
   std::uint64_t non_collective = 0;  ///< of those, reported H5D_MPIO_NO_COLLECTIVE
   int last_mode = 0;                 ///< last H5D_mpio_actual_io_mode_t value seen
+  /// OR over transfers of H5Pget_mpio_no_collective_cause's global cause
+  /// (0 = H5D_MPIO_COLLECTIVE: HDF5 did not break collective I/O; whether
+  /// MPI-IO then used two-phase buffering is its choice, see the dxpl).
+  std::uint32_t no_collective_cause = 0;
 };
 
 /// Collective over comm (every rank calls, any count incl. 0): writes `count`
