@@ -6,6 +6,8 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
+#include <system_error>
 
 #include "bloomshard/app/checkpointer.hpp"
 #include "bloomshard/app/dedup_options.hpp"
@@ -17,10 +19,13 @@
 #include "bloomshard/app/progress.hpp"
 #include "bloomshard/app/resource_usage.hpp"
 #include "bloomshard/app/round_batch.hpp"
+#include "bloomshard/app/run_lease.hpp"
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/app/run_state.hpp"
 #include "bloomshard/app/stop_signal.hpp"
+#include "bloomshard/app/watchdog.hpp"
 #include "bloomshard/comm/environment.hpp"
+#include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/comm/router.hpp"
 #include "bloomshard/core/two_tier.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
@@ -81,11 +86,22 @@ struct Start {
 
 class DedupJob {
  public:
-  DedupJob(const comm::Communicator& world, DedupConfig config)
-      : world_(world), config_(std::move(config)) {}
+  DedupJob(const comm::Communicator& world, DedupConfig config, Watchdog& watchdog)
+      : world_(world), config_(std::move(config)), watchdog_(watchdog) {}
+  DedupJob(const DedupJob&) = delete;
+  DedupJob& operator=(const DedupJob&) = delete;
+  // The watchdog thread must stop calling into this object first.
+  ~DedupJob() { watchdog_.set_periodic(nullptr, 0); }
 
   int run() {
     const Clock::time_point start = Clock::now();
+    // --- fencing: this attempt holds the run before anything is touched.
+    set_activity("taking the run's lock");
+    if (!take_run_lease()) return kExitRunLocked;
+    // Setup is rank 0's file work (input walk, checkpoint header): the
+    // others wait in the broadcast without beating.
+    set_activity("setting up the run");
+    watchdog_.allow_quiet(4 * config_.stall_timeout);
     const std::string setup = world_.broadcast(world_.rank() == 0 ? setup_on_rank0(config_) : "");
     if (setup[0] != '\0') {
       if (world_.rank() == 0) std::cerr << "bloomshard dedup: " << setup.substr(1) << '\n';
@@ -113,6 +129,8 @@ class DedupJob {
     }
     const core::SliceRange owned = core::slices_of_rank(world_.urank(), world_.usize(), slices);
 
+    set_activity("loading the checkpoint");
+    comm::heartbeat();
     std::optional<Start> begun = begin(plan, files, owned, slices);
     if (!begun) return kExitFailure;
     core::TwoTierSet& set = *begun->set;
@@ -130,6 +148,8 @@ class DedupJob {
     if (checkpointing) {
       checkpointer.emplace(world_, config_, begun->manifest, begun->resumed_from,
                            begun->resumed_from + 1);
+      // --- fencing: no generation is committed by a fenced-out attempt.
+      checkpointer->set_commit_fence([this] { lease_->check(); });
     }
     comm::KeyRouter router(world_, slices);
     ProgressReporter progress(world_.rank() == 0 ? config_.progress_seconds : 0, std::cerr);
@@ -148,6 +168,9 @@ class DedupJob {
     bool stopped = false;
 
     for (;;) {
+      // --- watchdog: one beat per round, and what the round is doing.
+      comm::heartbeat();
+      set_activity("reading inputs", rounds + 1);
       Clock::time_point t = Clock::now();
       if (!feed.exhausted()) {
         try {
@@ -163,6 +186,7 @@ class DedupJob {
       phases.read += seconds_since(t);
 
       t = Clock::now();
+      set_activity("exchanging keys", rounds + 1);
       router.exchange(keys, routed);
       phases.route += seconds_since(t);
 
@@ -177,6 +201,9 @@ class DedupJob {
       phases.route += seconds_since(t);
 
       t = Clock::now();
+      // --- fencing: a fenced-out attempt never extends an output.
+      set_activity("writing outputs", rounds + 1);
+      lease_->check();
       feed.write_kept(batch, my_verdicts);
       phases.write += seconds_since(t);
       ++rounds;
@@ -210,10 +237,16 @@ class DedupJob {
       if (checkpointer && (stopped || g[8] != 0 || g[9] != 0 ||
                            (config_.checkpoint_rounds > 0 &&
                             rounds_since_checkpoint >= config_.checkpoint_rounds))) {
+        set_activity("writing a checkpoint", rounds);
         checkpointer->write(feed, set, router.stats(), rounds, false);
+        comm::heartbeat();
         peak_rss_anon = std::max(peak_rss_anon, rss_anon_bytes());
         rounds_since_checkpoint = 0;
         last_checkpoint = Clock::now();
+        // --- stop during a checkpoint: the generation just written is the
+        // stop's checkpoint; no second full one after the next round.
+        if (!stopped)
+          stopped = world_.allreduce_max(std::uint64_t{stop_requested() ? 1U : 0U}) != 0;
       }
       if (stopped) break;
     }
@@ -237,6 +270,8 @@ class DedupJob {
       }
       return checkpointer ? kExitCheckpointedRequeue : kExitFailure;
     }
+    set_activity("finishing the run");
+    comm::heartbeat();
     if (checkpointer) {
       checkpointer->write(feed, set, router.stats(), rounds, true);
       checkpointer->wait_for_pruning();
@@ -254,9 +289,7 @@ class DedupJob {
                                              static_cast<double>(summary.counters.records)
                                        : 0.0;
     if (world_.rank() == 0) {
-      if (!config_.metrics_path.empty()) {
-        std::ofstream(config_.metrics_path, std::ios::trunc) << metrics_json(summary);
-      }
+      if (!config_.metrics_path.empty()) write_metrics_file(metrics_json(summary));
       std::cout << summary_text(summary) << std::flush;
       if (reject_fraction > config_.max_reject_fraction) {
         std::cerr << "bloomshard dedup: " << summary.counters.rejected << " of "
@@ -365,16 +398,93 @@ class DedupJob {
     return tasks;
   }
 
+  // --- fencing. Collective: rank 0 takes the run's lock (waiting up to
+  // --lock-wait for an earlier attempt to end), then every other rank joins
+  // it. False (on every rank) when the wait ran out.
+  bool take_run_lease() {
+    const fs::path file = lock_file_for(config_.state_dir, config_.output_dir);
+    std::string verdict;  // "ok EPOCH fcntl|lease" or "no MESSAGE"
+    if (world_.rank() == 0) {
+      try {
+        LeaseRecord holder;
+        lease_ = RunLease::acquire(file, config_.fencing, 0, holder);
+        if (!lease_ && config_.lock_wait > 0) {
+          std::cerr << "bloomshard dedup: another attempt of this run is alive ("
+                    << describe_holder(holder) << "); waiting up to " << config_.lock_wait
+                    << " s for it to end\n"
+                    << std::flush;
+          lease_ = RunLease::acquire(file, config_.fencing, config_.lock_wait, holder,
+                                     [] { comm::heartbeat(); });
+        }
+        if (lease_) {
+          verdict = "ok " + std::to_string(lease_->epoch()) +
+                    (lease_->uses_fcntl() ? " fcntl" : " lease");
+        } else {
+          verdict = "no another attempt of this run still holds '" + file.string() + "' after " +
+                    std::to_string(static_cast<long>(config_.lock_wait)) + " s (" +
+                    describe_holder(holder) +
+                    "); not starting a second writer. Wait for it to end, or raise --lock-wait";
+        }
+      } catch (const std::exception& e) {
+        verdict = std::string("err cannot take the run's lock: ") + e.what();
+      }
+    } else {
+      watchdog_.allow_quiet(config_.lock_wait + 30);
+    }
+    verdict = world_.broadcast(verdict);
+    comm::heartbeat();
+    if (verdict.starts_with("err ")) throw std::runtime_error(verdict.substr(4));
+    if (verdict.starts_with("no ")) {
+      if (world_.rank() == 0) std::cerr << "bloomshard dedup: " << verdict.substr(3) << '\n';
+      return false;
+    }
+    std::istringstream in(verdict.substr(3));
+    std::uint64_t epoch = 0;
+    std::string mode;
+    in >> epoch >> mode;
+    if (world_.rank() != 0) {
+      lease_.emplace(RunLease::join(file, mode == "fcntl", epoch));
+    } else if (mode == "lease") {
+      watchdog_.set_periodic([this] { return lease_->beat(); }, RunLease::kBeatSeconds);
+    }
+    return true;
+  }
+
+  // Rank 0: the metrics JSON, written to a temp file, checked and renamed,
+  // so a full disk leaves no empty or half file (and says so).
+  void write_metrics_file(const std::string& json) const {
+    const fs::path path(config_.metrics_path);
+    const fs::path tmp = path.string() + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::trunc);
+      out << json;
+      out.close();
+      if (!out) {
+        std::error_code ignored;
+        fs::remove(tmp, ignored);
+        throw std::runtime_error("cannot write the metrics file '" + path.string() +
+                                 "' (disk full?)");
+      }
+    }
+    fs::rename(tmp, path);
+  }
+
   comm::Communicator world_;
   DedupConfig config_;
+  Watchdog& watchdog_;
+  std::optional<RunLease> lease_;
 };
 
 }  // namespace
 
 int run_dedup(const std::vector<std::string>& args) {
   install_stop_signal_handlers();  // before MPI starts: no signal is lost
+  // Before MPI_Init, which can hang when the launcher is already gone;
+  // destroyed last, after MPI_Finalize (which can hang on a lost peer too).
+  Watchdog watchdog(DedupConfig{}.stall_timeout);
   comm::Environment env;
   comm::Communicator world;
+  watchdog.set_rank(world.rank());
   ParsedDedup parsed = parse_dedup_options(args);
   if (parsed.exit_code) {
     // Every rank parsed the same arguments and agrees; rank 0 speaks.
@@ -385,8 +495,14 @@ int run_dedup(const std::vector<std::string>& args) {
     }
     return *parsed.exit_code;
   }
+  watchdog.set_stall_timeout(parsed.config.stall_timeout);
   try {
-    return DedupJob(world, std::move(parsed.config)).run();
+    return DedupJob(world, std::move(parsed.config), watchdog).run();
+  } catch (const FencedOut& e) {
+    std::cerr << "bloomshard dedup: rank " << world.rank() << " of " << world.size() << ": "
+              << e.what() << '\n'
+              << std::flush;
+    comm::abort_job(kExitRunLocked);
   } catch (const std::exception& e) {
     std::cerr << "bloomshard dedup: rank " << world.rank() << " of " << world.size()
               << ": error: " << e.what() << '\n'

@@ -33,8 +33,19 @@ std::string read_text(const fs::path& p) {
 }
 
 void write_identity(const fs::path& state_dir, const std::string& run_id) {
+  // Checked, then renamed over the old one: a full disk fails the start with
+  // a message and never leaves an empty RUN.json that reads as another run.
   const fs::path tmp = state_dir / (std::string(kRunIdentityName) + ".tmp");
-  std::ofstream(tmp, std::ios::trunc) << "{\"run_id\":\"" << run_id << "\"}\n";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << "{\"run_id\":\"" << run_id << "\"}\n";
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(tmp, ignored);
+      throw std::runtime_error("cannot write '" + tmp.string() + "' (disk full?)");
+    }
+  }
   io::fsync_path(tmp);
   fs::rename(tmp, state_dir / kRunIdentityName);
   io::fsync_path(state_dir);

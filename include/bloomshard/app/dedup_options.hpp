@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bloomshard/app/run_lease.hpp"
 #include "bloomshard/core/normalize.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
 
@@ -38,6 +39,10 @@ struct DedupConfig {
   std::uint64_t max_delta_bytes = 512ULL << 20;  ///< tier-2 delta per rank that forces one
   int keep_generations = 2;
   io::CheckpointDataPath checkpoint_data_path = io::CheckpointDataPath::kAuto;
+  // Faults (docs/reliability.md): fencing, lock wait, stall watchdog.
+  double lock_wait = 90;      ///< seconds a start waits for an earlier attempt to end
+  double stall_timeout = 60;  ///< seconds without progress before a rank ends the job; 0: off
+  FencingMode fencing = FencingMode::kAuto;
 };
 
 /// What parsing decided: run, or exit at once with `exit_code` after printing
