@@ -1,5 +1,7 @@
 #include "bloomshard/app/dedup_job.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -38,6 +40,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+
+// For error messages: which node a failing rank ran on.
+std::string host_name() {
+  char buf[256] = {};
+  return ::gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("?");
+}
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -103,6 +111,8 @@ class DedupJob {
     set_activity("setting up the run");
     watchdog_.allow_quiet(4 * config_.stall_timeout);
     const std::string setup = world_.broadcast(world_.rank() == 0 ? setup_on_rank0(config_) : "");
+    watchdog_.allow_quiet(0);  // the quiet period ends with the setup
+    comm::heartbeat();
     if (setup[0] != '\0') {
       if (world_.rank() == 0) std::cerr << "bloomshard dedup: " << setup.substr(1) << '\n';
       return setup[0];
@@ -432,6 +442,7 @@ class DedupJob {
       watchdog_.allow_quiet(config_.lock_wait + 30);
     }
     verdict = world_.broadcast(verdict);
+    watchdog_.allow_quiet(0);
     comm::heartbeat();
     if (verdict.starts_with("err ")) throw std::runtime_error(verdict.substr(4));
     if (verdict.starts_with("no ")) {
@@ -499,13 +510,13 @@ int run_dedup(const std::vector<std::string>& args) {
   try {
     return DedupJob(world, std::move(parsed.config), watchdog).run();
   } catch (const FencedOut& e) {
-    std::cerr << "bloomshard dedup: rank " << world.rank() << " of " << world.size() << ": "
-              << e.what() << '\n'
+    std::cerr << "bloomshard dedup: rank " << world.rank() << " of " << world.size() << " on "
+              << host_name() << ": " << e.what() << '\n'
               << std::flush;
     comm::abort_job(kExitRunLocked);
   } catch (const std::exception& e) {
-    std::cerr << "bloomshard dedup: rank " << world.rank() << " of " << world.size()
-              << ": error: " << e.what() << '\n'
+    std::cerr << "bloomshard dedup: rank " << world.rank() << " of " << world.size() << " on "
+              << host_name() << ": error: " << e.what() << '\n'
               << std::flush;
     comm::abort_job(kExitFailure);
   }

@@ -119,8 +119,14 @@ std::string describe_holder(const LeaseRecord& r) {
   std::tm tm{};
   if (::gmtime_r(&t, &tm) != nullptr)
     std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return "host " + r.host + ", pid " + std::to_string(r.pid) + ", since " + when + " (epoch " +
-         std::to_string(r.epoch) + ")";
+  std::string text = "host " + r.host + ", pid " + std::to_string(r.pid) + ", since " + when +
+                     " (epoch " + std::to_string(r.epoch) + ")";
+  if (r.lock_pid != 0 && r.lock_pid != r.pid) {
+    // F_GETLK's pid is local to the node that holds the lock (NFS: may be 0).
+    text += "; the lock is now held by its pid " + std::to_string(r.lock_pid) +
+            " (another rank of it, maybe an orphan)";
+  }
+  return text;
 }
 
 fs::path lock_file_for(const std::string& state_dir, const std::string& output_dir) {
@@ -183,9 +189,7 @@ std::optional<RunLease> RunLease::acquire(const fs::path& lock_file, FencingMode
         holder = old.value_or(LeaseRecord{});
         // The record names the attempt's rank 0; the lock may be held by any
         // of its ranks (an orphan) after rank 0 died: name that process.
-        if (const std::int64_t pid = lock_holder_pid(fd); pid != 0 && pid != holder.pid) {
-          holder.host += " (lock still held by pid " + std::to_string(pid) + " on some node)";
-        }
+        holder.lock_pid = lock_holder_pid(fd);
       }
     } else {
       const double age = old ? static_cast<double>(unix_now() - old->heartbeat_unix) : 1e18;

@@ -37,6 +37,7 @@ struct LeaseRecord {
   std::int64_t since_unix = 0;      ///< when this epoch began (wall clock, s)
   std::int64_t heartbeat_unix = 0;  ///< last beat of the holder (lease mode only)
   std::string mode;                 ///< "fcntl" or "lease"
+  std::int64_t lock_pid = 0;        ///< not stored: the process fcntl says holds the lock
 };
 
 /// The record as one line and back (std::nullopt for a line that does not parse).
