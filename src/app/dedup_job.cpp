@@ -255,8 +255,14 @@ class DedupJob {
         last_checkpoint = Clock::now();
         // --- stop during a checkpoint: the generation just written is the
         // stop's checkpoint; no second full one after the next round.
-        if (!stopped)
-          stopped = world_.allreduce_max(std::uint64_t{stop_requested() ? 1U : 0U}) != 0;
+        if (!stopped && world_.allreduce_max(std::uint64_t{stop_requested() ? 1U : 0U}) != 0) {
+          stopped = true;
+          if (world_.rank() == 0) {
+            std::cerr << "bloomshard dedup: stop signal arrived during checkpoint generation "
+                      << begun->resumed_from + checkpointer->written()
+                      << ": it is the stop's checkpoint\n";
+          }
+        }
       }
       if (stopped) break;
     }
@@ -328,10 +334,18 @@ class DedupJob {
       s.set = std::make_unique<core::TwoTierSet>(params, owned);
       return s;
     }
+    // --- fallback only within the same run: one line per skipped generation.
     for (const std::uint64_t g : plan.candidates) {
       const fs::path path = io::generation_path(config_.state_dir, g);
+      comm::heartbeat();
       try {
         io::LoadedCheckpoint loaded = io::load_checkpoint(world_, path, owned);
+        const std::string foreign = foreign_generation(plan, g, loaded.summary.header.run_id,
+                                                       loaded.summary.header.finished);
+        if (!foreign.empty()) {
+          if (world_.rank() == 0) std::cerr << "bloomshard dedup: " << foreign << '\n';
+          continue;
+        }
         s.set = std::move(loaded.set);
         s.resumed_from = g;
         if (plan.kind == StartKind::kResume) {
@@ -350,7 +364,8 @@ class DedupJob {
       } catch (const std::exception& e) {
         if (world_.rank() == 0) {
           std::cerr << "bloomshard dedup: warning: checkpoint generation " << g
-                    << " cannot be used: " << e.what() << "; falling back to an older one\n";
+                    << " cannot be used: " << one_line(e.what())
+                    << "; falling back to an older one\n";
         }
       }
     }
