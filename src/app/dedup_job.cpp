@@ -226,6 +226,7 @@ class DedupJob {
       // triggers, layer growth, progress. Rank 0's clock decides timed
       // checkpoints so that all ranks agree.
       t = Clock::now();
+      set_activity("agreeing on the round's end", rounds);
       const FeedCounters& c = feed.counters();
       const bool time_due = world_.rank() == 0 && config_.checkpoint_every > 0 &&
                             seconds_since(last_checkpoint) >= config_.checkpoint_every;
