@@ -25,7 +25,7 @@ kill -STOP "${RANKS[2]}"
 T0=$(now)
 wait_job "$JOB" 40 s1
 T1=$(now)
-((RC != 0)) || fail "a stalled job exited 0"
+((RC == 6)) || fail "a stalled job exited $RC, want 6 (the watchdog)"
 grep -Eq "rank [0-9] on [^ ]+ \(pid [0-9]+\): no progress for [0-9]+ s \(--stall-timeout $STALL\) while [a-z ]+" \
   "$TMP/s1.log" || fail "no watchdog message naming rank, host and activity"
 wait_until 10 "every rank of the stalled job to be gone" bash -c "! { $(declare -f alive_pid any_alive); any_alive ${RANKS[*]}; }"

@@ -22,6 +22,8 @@
 #include <string>
 #include <thread>
 
+#include "bloomshard/app/exit_codes.hpp"
+
 namespace bloomshard::app {
 
 /// What this rank is doing, for the watchdog's message. `what` must be a
@@ -29,7 +31,7 @@ namespace bloomshard::app {
 void set_activity(const char* what, std::uint64_t round = 0) noexcept;
 
 /// Exit code of a process ended by the watchdog (stall or orphan).
-inline constexpr int kExitWatchdog = 1;
+inline constexpr int kExitWatchdog = kExitStalled;
 
 class Watchdog {
  public:
