@@ -158,7 +158,21 @@ RunLease& RunLease::operator=(RunLease&& other) noexcept {
 }
 
 RunLease::~RunLease() {
-  if (fd_ >= 0) ::close(fd_);  // releases the lock
+  if (fd_ < 0) return;
+  // Lease mode, the holder itself ending normally: hand the lease back (a
+  // zero beat), so the next start need not wait out kLeaseTimeoutSeconds.
+  // A killed holder cannot; its successor waits for the beat to go stale.
+  if (!fcntl_ && record_.pid == ::getpid()) {
+    const std::optional<LeaseRecord> now = parse_lease(read_record_text(fd_));
+    if (now && now->epoch == epoch_) {
+      record_.heartbeat_unix = 0;
+      try {
+        write_record(fd_, record_, "LOCK");
+      } catch (...) {  // the successor waits for the stale beat instead
+      }
+    }
+  }
+  ::close(fd_);  // releases the fcntl lock
 }
 
 std::optional<RunLease> RunLease::acquire(const fs::path& lock_file, FencingMode mode,

@@ -43,13 +43,23 @@ check_outputs "$OUT"
 log "--state, --lock-wait 0: exits $PAIR_RCS; $(grep -m1 -o 'still holds.*(epoch [0-9]*)' "$LOSER_LOG")"
 
 rm -rf "$OUT" "$STATE"
-pair long 90 "${ARGS[@]}"
-[[ $PAIR_RCS == "0 0" ]] || fail "with --state and --lock-wait 90: exits $PAIR_RCS, want 0 0"
-grep -q "waiting up to 90 s" "$LOSER_LOG" || fail "the second instance did not wait"
+pair long 120 "${ARGS[@]}"
+[[ $PAIR_RCS == "0 0" ]] || fail "with --state and --lock-wait 120: exits $PAIR_RCS, want 0 0"
+grep -q "waiting up to 120 s" "$LOSER_LOG" || fail "the second instance did not wait"
 grep -q "already finished for these inputs; nothing to do" "$LOSER_LOG" ||
   fail "the second instance did not find the run finished"
 check_outputs "$OUT"
-log "--state, --lock-wait 90: the second waited for the first, then had nothing to do"
+log "--state, --lock-wait 120: the second waited for the first, then had nothing to do"
+
+rm -rf "$OUT" "$STATE"
+pair lease 0 "${ARGS[@]}" --fencing lease
+[[ $PAIR_RCS == "0 5" || $PAIR_RCS == "5 0" ]] || fail "with --fencing lease: exits $PAIR_RCS, want one 0 and one 5"
+grep -q "mode lease" "$STATE/LOCK" || fail "the lock file is not a lease"
+check_outputs "$OUT"
+# The finished holder handed the lease back: a new start does not wait.
+run_job lease-again 2 60 "${ARGS[@]}" --fencing lease --lock-wait 0
+((RC == 0)) || fail "a start after the lease holder ended exited $RC (lease not handed back?)"
+log "--fencing lease: exits $PAIR_RCS; the lease was handed back at the end"
 
 OUT2=$TMP/out-nostate
 pair nostate 0 --input "$IN" --output "$OUT2" --key-field id --batch-bytes 8192

@@ -40,7 +40,8 @@ struct DedupConfig {
   int keep_generations = 2;
   io::CheckpointDataPath checkpoint_data_path = io::CheckpointDataPath::kAuto;
   // Faults (docs/reliability.md): fencing, lock wait, stall watchdog.
-  double lock_wait = 90;      ///< seconds a start waits for an earlier attempt to end
+  double lock_wait = 120;     ///< seconds a start waits for an earlier attempt to end (> the
+                              ///< 90 s lease timeout and the 60 s stall timeout)
   double stall_timeout = 60;  ///< seconds without progress before a rank ends the job; 0: off
   FencingMode fencing = FencingMode::kAuto;
 };
