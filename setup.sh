@@ -13,6 +13,7 @@ PACKAGES=(
   libboost-program-options-dev googletest libgtest-dev libbenchmark-dev
   libxxhash-dev libzstd-dev zstd zlib1g-dev libsimdjson-dev libutf8proc-dev
   python3 slurm-wlm munge redis-server hyperfine time procps
+  iproute2 e2fsprogs util-linux mount gzip
 )
 
 # Open MPI refuses root and more ranks than cores without these; with more
