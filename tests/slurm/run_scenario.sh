@@ -52,7 +52,9 @@ fail() {
 }
 
 HAS_STATE=0
-"$BIN" dedup --help 2>/dev/null | grep -q -- --state && HAS_STATE=1
+# grep reads the whole help (no -q): with pipefail, a help text longer than
+# one pipe write would otherwise die of SIGPIPE and read as "no --state".
+"$BIN" dedup --help 2>/dev/null | grep -- --state >/dev/null && HAS_STATE=1
 need_checkpointing() {
   ((HAS_STATE)) || slurm_loud_skip "checkpointing not built yet: '$BIN dedup --help' has no --state" \
     "(scenario '$SCENARIO' needs --state/--checkpoint-every/exit 75)"
