@@ -187,10 +187,19 @@ std::optional<RunLease> RunLease::acquire(const fs::path& lock_file, FencingMode
   bool use_fcntl = mode != FencingMode::kLease;
   for (;;) {
     const std::optional<LeaseRecord> old = parse_lease(read_record_text(fd));
+    // A live holder of the other mode counts too (one attempt started with
+    // --fencing lease, another with auto): a fresh lease beat, or an fcntl
+    // lock that F_GETLK still sees.
+    const bool fresh_lease =
+        old && old->mode == "lease" &&
+        static_cast<double>(unix_now() - old->heartbeat_unix) <= kLeaseTimeoutSeconds;
     bool free = false;
     if (use_fcntl) {
       const int e = set_lock(fd, F_WRLCK);
-      if (e == 0) {
+      if (e == 0 && fresh_lease) {
+        (void)set_lock(fd, F_UNLCK);
+        holder = *old;
+      } else if (e == 0) {
         free = true;
       } else if (locks_unsupported(e) && mode == FencingMode::kAuto) {
         use_fcntl = false;  // fall back to the lease, re-evaluated at once
@@ -206,9 +215,10 @@ std::optional<RunLease> RunLease::acquire(const fs::path& lock_file, FencingMode
         holder.lock_pid = lock_holder_pid(fd);
       }
     } else {
-      const double age = old ? static_cast<double>(unix_now() - old->heartbeat_unix) : 1e18;
-      free = !old || old->mode != "lease" || age > kLeaseTimeoutSeconds;
-      if (!free) holder = *old;
+      const std::int64_t lock_pid = lock_holder_pid(fd);  // 0 where fcntl does not work
+      free = !fresh_lease && lock_pid == 0;
+      if (!free && old) holder = *old;
+      holder.lock_pid = lock_pid;
     }
     if (free) {
       LeaseRecord mine;

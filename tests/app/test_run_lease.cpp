@@ -137,6 +137,28 @@ TEST_F(RunLeaseTest, LeaseModeWaitsForAStaleBeatAndFencesTheOldHolder) {
   EXPECT_NO_THROW(next->check());
 }
 
+TEST_F(RunLeaseTest, ModesFenceEachOther) {
+  LeaseRecord holder;
+  // A live lease holder keeps an fcntl-mode start out, though no lock is held.
+  std::optional<RunLease> lease = RunLease::acquire(file_, FencingMode::kLease, 0, holder);
+  ASSERT_TRUE(lease);
+  EXPECT_EQ(in_child([&] {
+              LeaseRecord h;
+              return RunLease::acquire(file_, FencingMode::kAuto, 0.3, h) ? 1 : 0;
+            }),
+            0);
+  lease.reset();  // handed back: an fcntl-mode start goes ahead
+  std::optional<RunLease> locked = RunLease::acquire(file_, FencingMode::kAuto, 0, holder);
+  ASSERT_TRUE(locked);
+  ASSERT_TRUE(locked->uses_fcntl());
+  // A live fcntl holder keeps a lease-mode start out (F_GETLK sees it).
+  EXPECT_EQ(in_child([&] {
+              LeaseRecord h;
+              return RunLease::acquire(file_, FencingMode::kLease, 0.3, h) ? 1 : 0;
+            }),
+            0);
+}
+
 TEST(WatchdogDeathTest, EndsAProcessWithoutProgress) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
