@@ -14,6 +14,7 @@ PACKAGES=(
   libxxhash-dev libzstd-dev zstd zlib1g-dev libsimdjson-dev libutf8proc-dev
   python3 slurm-wlm munge redis-server hyperfine time procps groff-base tmux
   python3-matplotlib e2fsprogs  # issue 10: checkpoint-cost plot; ENOSPC test (mkfs.ext4, resize2fs)
+  iproute2 util-linux mount gzip  # issue 9: netns hosts, loop mounts
 )
 
 # Open MPI refuses root and more ranks than cores without these; with more

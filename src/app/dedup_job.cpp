@@ -1,5 +1,7 @@
 #include "bloomshard/app/dedup_job.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -7,6 +9,8 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
+#include <system_error>
 
 #include "bloomshard/app/checkpointer.hpp"
 #include "bloomshard/app/dedup_options.hpp"
@@ -18,10 +22,13 @@
 #include "bloomshard/app/progress.hpp"
 #include "bloomshard/app/resource_usage.hpp"
 #include "bloomshard/app/round_batch.hpp"
+#include "bloomshard/app/run_lease.hpp"
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/app/run_state.hpp"
 #include "bloomshard/app/stop_signal.hpp"
+#include "bloomshard/app/watchdog.hpp"
 #include "bloomshard/comm/environment.hpp"
+#include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/comm/router.hpp"
 #include "bloomshard/core/two_tier.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
@@ -34,6 +41,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+
+// For error messages: which node a failing rank ran on.
+std::string host_name() {
+  char buf[256] = {};
+  return ::gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("?");
+}
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -90,12 +103,25 @@ struct Start {
 
 class DedupJob {
  public:
-  DedupJob(const comm::Communicator& world, DedupConfig config)
-      : world_(world), config_(std::move(config)) {}
+  DedupJob(const comm::Communicator& world, DedupConfig config, Watchdog& watchdog)
+      : world_(world), config_(std::move(config)), watchdog_(watchdog) {}
+  DedupJob(const DedupJob&) = delete;
+  DedupJob& operator=(const DedupJob&) = delete;
+  // The watchdog thread must stop calling into this object first.
+  ~DedupJob() { watchdog_.set_periodic(nullptr, 0); }
 
   int run() {
     const Clock::time_point start = Clock::now();
+    // --- fencing: this attempt holds the run before anything is touched.
+    set_activity("taking the run's lock");
+    if (!take_run_lease()) return kExitRunLocked;
+    // Setup is rank 0's file work (input walk, checkpoint header): the
+    // others wait in the broadcast without beating.
+    set_activity("setting up the run");
+    watchdog_.allow_quiet(4 * config_.stall_timeout);
     const std::string setup = world_.broadcast(world_.rank() == 0 ? setup_on_rank0(config_) : "");
+    watchdog_.allow_quiet(0);  // the quiet period ends with the setup
+    comm::heartbeat();
     if (setup[0] != '\0') {
       if (world_.rank() == 0) std::cerr << "bloomshard dedup: " << setup.substr(1) << '\n';
       return setup[0];
@@ -127,6 +153,8 @@ class DedupJob {
     }
     const core::SliceRange owned = core::slices_of_rank(world_.urank(), world_.usize(), slices);
 
+    set_activity("loading the checkpoint");
+    comm::heartbeat();
     std::optional<Start> begun = begin(plan, files, owned, slices);
     if (!begun) return kExitFailure;
     core::TwoTierSet& set = *begun->set;
@@ -144,6 +172,8 @@ class DedupJob {
     if (checkpointing) {
       checkpointer.emplace(world_, config_, begun->manifest, begun->resumed_from,
                            begun->resumed_from + 1);
+      // --- fencing: no generation is committed by a fenced-out attempt.
+      checkpointer->set_commit_fence([this] { lease_->check(); });
     }
     comm::KeyRouter router(world_, slices, {}, config_.exchange, ranks_per_node_override());
     if (world_.rank() == 0 && router.node_aware()) {
@@ -166,6 +196,9 @@ class DedupJob {
     bool stopped = false;
 
     for (;;) {
+      // --- watchdog: one beat per round, and what the round is doing.
+      comm::heartbeat();
+      set_activity("reading inputs", rounds + 1);
       Clock::time_point t = Clock::now();
       if (!feed.exhausted()) {
         try {
@@ -183,6 +216,7 @@ class DedupJob {
       // Route (combined, in sub-rounds under --max-exchange-bytes), decide
       // at the owners, verdicts back; the decisions are timed apart.
       t = Clock::now();
+      set_activity("exchanging keys and deciding", rounds + 1);
       double decide_seconds = 0;
       my_verdicts.resize(keys.size());
       router.route(
@@ -202,6 +236,9 @@ class DedupJob {
       phases.route += seconds_since(t) - decide_seconds;
 
       t = Clock::now();
+      // --- fencing: a fenced-out attempt never extends an output.
+      set_activity("writing outputs", rounds + 1);
+      lease_->check();
       feed.write_kept(batch, my_verdicts);
       phases.write += seconds_since(t);
       ++rounds;
@@ -214,6 +251,7 @@ class DedupJob {
       // triggers, layer growth, progress. Rank 0's clock decides timed
       // checkpoints so that all ranks agree.
       t = Clock::now();
+      set_activity("agreeing on the round's end", rounds);
       const FeedCounters& c = feed.counters();
       const bool time_due = world_.rank() == 0 && config_.checkpoint_every > 0 &&
                             seconds_since(last_checkpoint) >= config_.checkpoint_every;
@@ -239,10 +277,22 @@ class DedupJob {
       if (checkpointer && (stopped || g[8] != 0 || g[9] != 0 ||
                            (config_.checkpoint_rounds > 0 &&
                             rounds_since_checkpoint >= config_.checkpoint_rounds))) {
+        set_activity("writing a checkpoint", rounds);
         checkpointer->write(feed, set, router.stats(), rounds, false);
+        comm::heartbeat();
         peak_rss_anon = std::max(peak_rss_anon, rss_anon_bytes());
         rounds_since_checkpoint = 0;
         last_checkpoint = Clock::now();
+        // --- stop during a checkpoint: the generation just written is the
+        // stop's checkpoint; no second full one after the next round.
+        if (!stopped && world_.allreduce_max(std::uint64_t{stop_requested() ? 1U : 0U}) != 0) {
+          stopped = true;
+          if (world_.rank() == 0) {
+            std::cerr << "bloomshard dedup: stop signal arrived during checkpoint generation "
+                      << begun->resumed_from + checkpointer->written()
+                      << ": it is the stop's checkpoint\n";
+          }
+        }
       }
       if (stopped) break;
     }
@@ -267,6 +317,8 @@ class DedupJob {
       }
       return checkpointer ? kExitCheckpointedRequeue : kExitFailure;
     }
+    set_activity("finishing the run");
+    comm::heartbeat();
     if (checkpointer) {
       checkpointer->write(feed, set, router.stats(), rounds, true);
       checkpointer->wait_for_pruning();
@@ -285,9 +337,7 @@ class DedupJob {
                                              static_cast<double>(summary.counters.records)
                                        : 0.0;
     if (world_.rank() == 0) {
-      if (!config_.metrics_path.empty()) {
-        std::ofstream(config_.metrics_path, std::ios::trunc) << metrics_json(summary);
-      }
+      if (!config_.metrics_path.empty()) write_metrics_file(metrics_json(summary));
       std::cout << summary_text(summary) << std::flush;
       if (reject_fraction > config_.max_reject_fraction) {
         std::cerr << "bloomshard dedup: " << summary.counters.rejected << " of "
@@ -348,10 +398,18 @@ class DedupJob {
       s.set = std::make_unique<core::TwoTierSet>(params, owned);
       return s;
     }
+    // --- fallback only within the same run: one line per skipped generation.
     for (const std::uint64_t g : plan.candidates) {
       const fs::path path = io::generation_path(config_.state_dir, g);
+      comm::heartbeat();
       try {
         io::LoadedCheckpoint loaded = io::load_checkpoint(world_, path, owned);
+        const std::string foreign = foreign_generation(plan, g, loaded.summary.header.run_id,
+                                                       loaded.summary.header.finished);
+        if (!foreign.empty()) {
+          if (world_.rank() == 0) std::cerr << "bloomshard dedup: " << foreign << '\n';
+          continue;
+        }
         s.set = std::move(loaded.set);
         s.resumed_from = g;
         if (plan.kind == StartKind::kResume) {
@@ -370,7 +428,8 @@ class DedupJob {
       } catch (const std::exception& e) {
         if (world_.rank() == 0) {
           std::cerr << "bloomshard dedup: warning: checkpoint generation " << g
-                    << " cannot be used: " << e.what() << "; falling back to an older one\n";
+                    << " cannot be used: " << one_line(e.what())
+                    << "; falling back to an older one\n";
         }
       }
     }
@@ -428,19 +487,97 @@ class DedupJob {
     return tasks;
   }
 
+  // --- fencing. Collective: rank 0 takes the run's lock (waiting up to
+  // --lock-wait for an earlier attempt to end), then every other rank joins
+  // it. False (on every rank) when the wait ran out.
+  bool take_run_lease() {
+    const fs::path file = lock_file_for(config_.state_dir, config_.output_dir);
+    std::string verdict;  // "ok EPOCH fcntl|lease" or "no MESSAGE"
+    if (world_.rank() == 0) {
+      try {
+        LeaseRecord holder;
+        lease_ = RunLease::acquire(file, config_.fencing, 0, holder);
+        if (!lease_ && config_.lock_wait > 0) {
+          std::cerr << "bloomshard dedup: another attempt of this run is alive ("
+                    << describe_holder(holder) << "); waiting up to " << config_.lock_wait
+                    << " s for it to end\n"
+                    << std::flush;
+          lease_ = RunLease::acquire(file, config_.fencing, config_.lock_wait, holder,
+                                     [] { comm::heartbeat(); });
+        }
+        if (lease_) {
+          verdict = "ok " + std::to_string(lease_->epoch()) +
+                    (lease_->uses_fcntl() ? " fcntl" : " lease");
+        } else {
+          verdict = "no another attempt of this run still holds '" + file.string() + "' after " +
+                    std::to_string(static_cast<long>(config_.lock_wait)) + " s (" +
+                    describe_holder(holder) +
+                    "); not starting a second writer. Wait for it to end, or raise --lock-wait";
+        }
+      } catch (const std::exception& e) {
+        verdict = std::string("err cannot take the run's lock: ") + e.what();
+      }
+    } else {
+      watchdog_.allow_quiet(config_.lock_wait + 30);
+    }
+    verdict = world_.broadcast(verdict);
+    watchdog_.allow_quiet(0);
+    comm::heartbeat();
+    if (verdict.starts_with("err ")) throw std::runtime_error(verdict.substr(4));
+    if (verdict.starts_with("no ")) {
+      if (world_.rank() == 0) std::cerr << "bloomshard dedup: " << verdict.substr(3) << '\n';
+      return false;
+    }
+    std::istringstream in(verdict.substr(3));
+    std::uint64_t epoch = 0;
+    std::string mode;
+    in >> epoch >> mode;
+    if (world_.rank() != 0) {
+      lease_.emplace(RunLease::join(file, mode == "fcntl", epoch));
+    } else if (mode == "lease") {
+      watchdog_.set_periodic([this] { return lease_->beat(); }, RunLease::kBeatSeconds);
+    }
+    return true;
+  }
+
+  // Rank 0: the metrics JSON, written to a temp file, checked and renamed,
+  // so a full disk leaves no empty or half file (and says so).
+  void write_metrics_file(const std::string& json) const {
+    const fs::path path(config_.metrics_path);
+    const fs::path tmp = path.string() + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::trunc);
+      out << json;
+      out.close();
+      if (!out) {
+        std::error_code ignored;
+        fs::remove(tmp, ignored);
+        throw std::runtime_error("cannot write the metrics file '" + path.string() +
+                                 "' (disk full?)");
+      }
+    }
+    fs::rename(tmp, path);
+  }
+
   comm::Communicator world_;
   DedupConfig config_;
   // Keys in the newest Bloom layer, all ranks: exact after each round's
   // reduction, an upper bound in between (open_layer_if_needed).
   std::uint64_t newest_inserted_ = 0;
+  Watchdog& watchdog_;
+  std::optional<RunLease> lease_;
 };
 
 }  // namespace
 
 int run_dedup(const std::vector<std::string>& args) {
   install_stop_signal_handlers();  // before MPI starts: no signal is lost
+  // Before MPI_Init, which can hang when the launcher is already gone;
+  // destroyed last, after MPI_Finalize (which can hang on a lost peer too).
+  Watchdog watchdog(DedupConfig{}.stall_timeout);
   comm::Environment env;
   comm::Communicator world;
+  watchdog.set_rank(world.rank());
   ParsedDedup parsed = parse_dedup_options(args);
   if (parsed.exit_code) {
     // Every rank parsed the same arguments and agrees; rank 0 speaks.
@@ -451,11 +588,17 @@ int run_dedup(const std::vector<std::string>& args) {
     }
     return *parsed.exit_code;
   }
+  watchdog.set_stall_timeout(parsed.config.stall_timeout);
   try {
-    return DedupJob(world, std::move(parsed.config)).run();
+    return DedupJob(world, std::move(parsed.config), watchdog).run();
+  } catch (const FencedOut& e) {
+    std::cerr << "bloomshard dedup: rank " << world.rank() << " of " << world.size() << " on "
+              << host_name() << ": " << e.what() << '\n'
+              << std::flush;
+    comm::abort_job(kExitRunLocked);
   } catch (const std::exception& e) {
-    std::cerr << "bloomshard dedup: rank " << world.rank() << " of " << world.size()
-              << ": error: " << e.what() << '\n'
+    std::cerr << "bloomshard dedup: rank " << world.rank() << " of " << world.size() << " on "
+              << host_name() << ": error: " << e.what() << '\n'
               << std::flush;
     comm::abort_job(kExitFailure);
   }

@@ -22,6 +22,7 @@ struct RawOptions {
   std::string exchange = "auto";
   std::string config_file;
   std::uint64_t capacity = 0;
+  std::string fencing = "auto";
 };
 
 po::options_description describe(DedupConfig& c, RawOptions& raw) {
@@ -93,7 +94,17 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
      "searches each")
     ("mpiio-hints", po::value(&c.mpiio_hints),
      "MPI-IO hints for checkpoint files, key=value[,key=value...] (e.g. Lustre "
-     "striping_factor=8,striping_unit=4194304, cb_nodes=4); default: $BLOOMSHARD_MPIIO_HINTS");
+     "striping_factor=8,striping_unit=4194304, cb_nodes=4); default: $BLOOMSHARD_MPIIO_HINTS")
+    // Faults: one writer per run, no hang (docs/reliability.md).
+    ("lock-wait", po::value(&c.lock_wait)->default_value(c.lock_wait),
+     "seconds to wait for an earlier attempt of this run (orphaned ranks included) to end "
+     "before refusing with exit 5")
+    ("stall-timeout", po::value(&c.stall_timeout)->default_value(c.stall_timeout),
+     "seconds without progress (a stuck file system, a silent peer) after which a rank "
+     "reports and ends the job (0: off)")
+    ("fencing", po::value(&raw.fencing)->default_value(raw.fencing),
+     "how the run's lock file fences earlier attempts: auto (fcntl locks, else a lease "
+     "file) | fcntl | lease");
   po::options_description generic("general");
   generic.add_options()
     ("help,h", "show this help")
@@ -139,6 +150,10 @@ std::string validate(const DedupConfig& c) {
     return std::string("--mpiio-hints: ") + e.what();
   }
   if (c.max_delta_bytes < (1ULL << 20)) return "--max-delta-bytes must be >= 1 MiB";
+  if (!(c.lock_wait >= 0 && c.lock_wait <= 86400)) return "--lock-wait must be in [0, 86400]";
+  if (!(c.stall_timeout == 0 || (c.stall_timeout >= 1 && c.stall_timeout <= 86400))) {
+    return "--stall-timeout must be 0 (off) or in [1, 86400]";
+  }
   if (c.state_dir.empty() && (c.checkpoint_every > 0 || c.checkpoint_rounds > 0)) {
     return "--checkpoint-every/--checkpoint-rounds need --state";
   }
@@ -205,6 +220,12 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
                                   "'");
     }
     out.config.exchange = *exchange;
+    const auto fencing = parse_fencing_mode(raw.fencing);
+    if (!fencing) {
+      throw std::invalid_argument("--fencing must be auto, fcntl or lease, not '" + raw.fencing +
+                                  "'");
+    }
+    out.config.fencing = *fencing;
     if (vm.count("capacity")) out.config.capacity = raw.capacity;
     if (out.config.hash_seed == 0) out.config.hash_seed = core::kDefaultHashSeed;
   } catch (const std::exception& e) {

@@ -5,6 +5,7 @@
 
 #include "bloomshard/app/exit_codes.hpp"
 #include "bloomshard/app/json_writer.hpp"
+#include "bloomshard/app/run_lease.hpp"
 #include "bloomshard/io/output_writer.hpp"
 
 namespace bloomshard::app {
@@ -36,6 +37,19 @@ std::vector<std::string> previous_outputs(const fs::path& marker) {
   return out;
 }
 
+// Writes `text` to `path` and fails loudly (ENOSPC, EIO) instead of leaving
+// an empty or short file behind that a later run would misread.
+void write_checked(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) {
+    std::error_code ignored;
+    fs::remove(path, ignored);
+    throw std::runtime_error("cannot write '" + path.string() + "' (disk full?)");
+  }
+}
+
 void write_marker(const fs::path& output_dir, std::span<const io::InputFile> inputs) {
   JsonWriter json;
   json.begin_object();
@@ -44,11 +58,21 @@ void write_marker(const fs::path& output_dir, std::span<const io::InputFile> inp
   json.value("rejects_dir", kRejectsDirName);
   json.end_object();
   const fs::path marker = output_dir / kRunMarkerName;
-  std::ofstream(marker, std::ios::trunc) << json.str();
   // The list of mirrored paths lives beside the marker, one per line, so a
   // later --overwrite can remove exactly these files.
-  std::ofstream list(marker.string() + ".list", std::ios::trunc);
-  for (const auto& f : inputs) list << f.relative_path << '\n';
+  std::string list;
+  for (const auto& f : inputs) list += f.relative_path + '\n';
+  write_checked(marker.string() + ".list", list);
+  write_checked(marker, json.str());
+}
+
+// An output dir whose only entry is the run's lock file (taken before this
+// check, see run_lease.hpp) is as good as empty.
+bool holds_only_lock(const fs::path& dir) {
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().filename() != kOutputLockName) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -69,7 +93,7 @@ OutputCheck prepare_output_dir(const fs::path& output_dir, std::span<const fs::p
     if (exists && !fs::is_directory(output_dir)) {
       return {"output '" + output_dir.string() + "' exists and is not a directory", kExitUsage};
     }
-    if (exists && !fs::is_empty(output_dir)) {
+    if (exists && !holds_only_lock(output_dir)) {
       if (!overwrite) {
         return {"output dir '" + output_dir.string() +
                     "' is not empty (it holds another run's outputs?); "

@@ -33,8 +33,19 @@ std::string read_text(const fs::path& p) {
 }
 
 void write_identity(const fs::path& state_dir, const std::string& run_id) {
+  // Checked, then renamed over the old one: a full disk fails the start with
+  // a message and never leaves an empty RUN.json that reads as another run.
   const fs::path tmp = state_dir / (std::string(kRunIdentityName) + ".tmp");
-  std::ofstream(tmp, std::ios::trunc) << "{\"run_id\":\"" << run_id << "\"}\n";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << "{\"run_id\":\"" << run_id << "\"}\n";
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(tmp, ignored);
+      throw std::runtime_error("cannot write '" + tmp.string() + "' (disk full?)");
+    }
+  }
   io::fsync_path(tmp);
   fs::rename(tmp, state_dir / kRunIdentityName);
   io::fsync_path(state_dir);
@@ -183,6 +194,8 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
       }
       d.plan.kind = StartKind::kResume;
       d.plan.run_id = h.run_id;
+      d.plan.base_run_id = h.run_id;
+      d.plan.base_finished = false;
       return d;
     }
     if (input_diff.empty()) {
@@ -193,8 +206,14 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
     }
     // A finished filter and new inputs: today's crawl against history.
     d.plan.kind = StartKind::kIncremental;
+    d.plan.base_run_id = h.run_id;
+    d.plan.base_finished = true;
+    // Killed before its first checkpoint, an incremental run starts again
+    // like a fresh one: its own RUN.json says the partial outputs are its.
+    const bool own_restart = stored_identity(state) == d.plan.run_id;
     write_identity(state, d.plan.run_id);
-    const OutputCheck check = prepare_output_dir(c.output_dir, input_args, inputs, c.overwrite);
+    const OutputCheck check =
+        prepare_output_dir(c.output_dir, input_args, inputs, c.overwrite || own_restart);
     if (!check.error.empty()) return refuse(check.error, check.exit_code);
     return d;
   } catch (const std::exception& e) {
@@ -202,9 +221,38 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
   }
 }
 
+std::string foreign_generation(const StartPlan& plan, std::uint64_t g, const std::string& run_id,
+                               bool finished) {
+  if (run_id == plan.base_run_id && finished == plan.base_finished) return {};
+  const auto state = [](bool f) { return f ? "finished" : "unfinished"; };
+  return "generation " + std::to_string(g) + " skipped: it holds " + state(finished) + " run " +
+         run_id + ", this start continues " + state(plan.base_finished) + " run " +
+         plan.base_run_id + " (never another run's state)";
+}
+
+std::string one_line(std::string_view text) {
+  // A store error may list every bad slice (thousands): keep the first
+  // kMaxChars and say how much was left out; `bloomshard verify` lists all.
+  constexpr std::size_t kMaxChars = 400;
+  std::size_t lines = 0;
+  for (std::size_t i = 0; i + 1 < text.size(); ++i) lines += text[i] == '\n';
+  std::string_view first = text.substr(0, text.find('\n'));
+  std::string out(first.substr(0, kMaxChars));
+  const std::size_t cut = text.size() - out.size();
+  if (first.size() > kMaxChars) out += "...";
+  if (cut > 0 && (lines > 0 || first.size() > kMaxChars)) {
+    out += " (+" + std::to_string(cut) + " more characters";
+    if (lines > 0) out += ", " + std::to_string(lines) + " more lines";
+    out += "; `bloomshard verify --state DIR` lists all)";
+  }
+  return out;
+}
+
 std::string encode_plan(const StartPlan& plan) {
   std::string out = std::to_string(static_cast<int>(plan.kind)) + '\n' + plan.run_id + '\n' +
-                    std::to_string(plan.num_slices) + '\n';
+                    std::to_string(plan.num_slices) + '\n' +
+                    (plan.base_run_id.empty() ? "-" : plan.base_run_id) + ' ' +
+                    (plan.base_finished ? '1' : '0') + '\n';
   for (const std::uint64_t g : plan.candidates) out += std::to_string(g) + ' ';
   return out;
 }
@@ -213,7 +261,10 @@ StartPlan decode_plan(std::string_view bytes) {
   std::istringstream in{std::string(bytes)};
   StartPlan plan;
   int kind = 0;
-  in >> kind >> plan.run_id >> plan.num_slices;
+  int base_finished = 0;
+  in >> kind >> plan.run_id >> plan.num_slices >> plan.base_run_id >> base_finished;
+  if (plan.base_run_id == "-") plan.base_run_id.clear();
+  plan.base_finished = base_finished != 0;
   plan.kind = static_cast<StartKind>(kind);
   std::uint64_t g = 0;
   while (in >> g) plan.candidates.push_back(g);

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/comm/router.hpp"
 
 namespace bloomshard::comm {
@@ -81,6 +82,7 @@ void KeyRouter::route(std::span<const OutgoingKey> keys, const DecideFn& decide,
       piece_keys_.push_back(keys[i]);
       piece_index_.push_back(static_cast<std::uint32_t>(i));
     }
+    heartbeat();  // a round of many sub-rounds is progress, not a stall
     if (options.before_subround) options.before_subround(keys_per_piece[piece]);
     exchange_within(piece_keys_, piece_batch_, static_cast<std::uint64_t>(INT_MAX));
     piece_owner_verdicts_.resize(piece_batch_.size());

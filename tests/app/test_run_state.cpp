@@ -167,6 +167,56 @@ TEST(StartPlan, EncodesAndDecodes) {
   EXPECT_EQ(back.run_id, p.run_id);
   EXPECT_EQ(back.num_slices, 4096U);
   EXPECT_EQ(back.candidates, p.candidates);
+  EXPECT_TRUE(back.base_run_id.empty());
+  p.base_run_id = "00000000deadbeef";
+  p.base_finished = true;
+  const StartPlan again = decode_plan(encode_plan(p));
+  EXPECT_EQ(again.base_run_id, "00000000deadbeef");
+  EXPECT_TRUE(again.base_finished);
+  EXPECT_EQ(again.candidates, p.candidates);
+}
+
+TEST(StartPlan, FallbackStaysWithinTheRun) {
+  StartPlan p;
+  p.kind = StartKind::kResume;
+  p.base_run_id = "aaaa";
+  p.base_finished = false;
+  EXPECT_EQ(foreign_generation(p, 7, "aaaa", false), "");
+  const std::string other = foreign_generation(p, 6, "bbbb", true);
+  EXPECT_NE(other.find("generation 6 skipped: it holds finished run bbbb"), std::string::npos)
+      << other;
+  EXPECT_NE(foreign_generation(p, 5, "aaaa", true), "");  // same id, other finished flag
+  p.kind = StartKind::kIncremental;
+  p.base_finished = true;
+  EXPECT_EQ(foreign_generation(p, 5, "aaaa", true), "");
+  EXPECT_NE(foreign_generation(p, 6, "cccc", false), "");  // an abandoned incremental run
+}
+
+TEST(StartPlan, ErrorsBecomeOneLine) {
+  EXPECT_EQ(one_line("short"), "short");
+  EXPECT_EQ(one_line("first\nsecond\nthird\n"),
+            "first (+14 more characters, 2 more lines; `bloomshard verify --state DIR` lists "
+            "all)");
+  const std::string huge(5000, 'x');
+  const std::string cut = one_line(huge);
+  EXPECT_LT(cut.size(), 500U);
+  EXPECT_NE(cut.find("(+4600 more characters;"), std::string::npos) << cut;
+}
+
+TEST_F(RunStateTest, RunJsonOnAFullDiskFailsTheStartAndLeavesNoEmptyFile) {
+  // /dev/full: every write fails with ENOSPC, like a state dir that filled.
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  fs::create_directories(dir_ / "state");
+  fs::create_symlink("/dev/full", dir_ / "state" / (std::string(kRunIdentityName) + ".tmp"));
+  const StartDecision d = decide_start(config_, args_, inputs());
+  EXPECT_EQ(d.exit_code, kExitFailure) << d.error;
+  EXPECT_NE(d.error.find("cannot write"), std::string::npos) << d.error;
+  EXPECT_FALSE(fs::exists(dir_ / "state" / kRunIdentityName));
+  // Space back: the same start goes ahead as a fresh run.
+  fs::remove(dir_ / "state" / (std::string(kRunIdentityName) + ".tmp"));
+  const StartDecision again = decide_start(config_, args_, inputs());
+  EXPECT_TRUE(again.error.empty()) << again.error;
+  EXPECT_EQ(again.plan.kind, StartKind::kFresh);
 }
 
 }  // namespace

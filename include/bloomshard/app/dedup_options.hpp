@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bloomshard/app/progress.hpp"
+#include "bloomshard/app/run_lease.hpp"
 #include "bloomshard/comm/router.hpp"
 #include "bloomshard/core/normalize.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
@@ -51,6 +52,11 @@ struct DedupConfig {
   std::uint32_t max_runs = 10;          ///< tier-2 runs a generation may reference (>= 2)
   std::string mpiio_hints;              ///< "key=value,..." MPI_Info hints for checkpoint files;
                                         ///< empty: $BLOOMSHARD_MPIIO_HINTS
+  // Faults (docs/reliability.md): fencing, lock wait, stall watchdog.
+  double lock_wait = 120;     ///< seconds a start waits for an earlier attempt to end (> the
+                              ///< 90 s lease timeout and the 60 s stall timeout)
+  double stall_timeout = 60;  ///< seconds without progress before a rank ends the job; 0: off
+  FencingMode fencing = FencingMode::kAuto;
 };
 
 /// What parsing decided: run, or exit at once with `exit_code` after printing

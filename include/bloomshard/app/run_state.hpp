@@ -30,7 +30,21 @@ struct StartPlan {
   std::string run_id;
   std::uint32_t num_slices = 0;           ///< of the checkpoints (resume, incremental)
   std::vector<std::uint64_t> candidates;  ///< generations to try, newest first
+  /// The only checkpoints this start may load (resume, incremental): those
+  /// of run `base_run_id` with finished flag `base_finished`, i.e. what the
+  /// newest readable header said. Fallback never adopts another run's state.
+  std::string base_run_id;
+  bool base_finished = false;
 };
+
+/// Why generation `g` whose header names run `run_id` (finished or not)
+/// may not be loaded under `plan`, or empty if it may.
+[[nodiscard]] std::string foreign_generation(const StartPlan& plan, std::uint64_t g,
+                                             const std::string& run_id, bool finished);
+
+/// The first line of an error text, with "(+N more lines)" when it had more:
+/// a fallback explains itself in one line, not thousands.
+[[nodiscard]] std::string one_line(std::string_view text);
 
 /// Result of rank 0's decision: a plan, or an error with its exit code.
 struct StartDecision {

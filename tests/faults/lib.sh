@@ -1,0 +1,165 @@
+# Shared pieces of the fault tests (sourced): a temp dir torn down on any
+# exit, a corpus, jobs started through a marker symlink (so a test kills
+# only its own processes, never by program name), waits with deadlines,
+# the exactly-once check (oracle.py + gzip -t + zstd -t) and the measured
+# detection time, printed as "DETECT <scenario> <seconds>" for
+# docs/reliability.md.
+#
+# The sourcing script sets BIN ORACLE PY MPIEXEC NP_FLAG (fault_args does)
+# and NAME, then calls fault_setup.
+set -euo pipefail
+
+fault_args() { # BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
+  BIN=$(readlink -f "$1") ORACLE=$2
+  shift 2
+  MPIEXEC=mpiexec NP_FLAG=-n PY=python3
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      --mpiexec) MPIEXEC=$2; shift 2 ;;
+      --np-flag) NP_FLAG=$2; shift 2 ;;
+      --python) PY=$2; shift 2 ;;
+      *) echo "$NAME: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+  done
+}
+
+log() { echo "[$NAME] $*"; }
+fail() {
+  echo "FAIL [$NAME]: $*" >&2
+  local f
+  for f in "$TMP"/*.log; do
+    [[ -f $f ]] || continue
+    echo "--- $f" >&2
+    tail -n 15 "$f" >&2
+  done
+  exit 1
+}
+
+# Processes of this test: every job runs BIN through a symlink under $MARK.
+our_pids() { pgrep -f -- "$MARK/" || true; }
+kill_ours() {
+  local pids=()
+  mapfile -t pids < <(our_pids)
+  ((${#pids[@]} == 0)) || kill -KILL "${pids[@]}" 2>/dev/null || true
+  # A stopped process dies of SIGKILL too; nothing else to resume.
+}
+MOUNTS=()
+CLEANUPS=()
+fault_cleanup() {
+  local rc=$? m c
+  kill_ours
+  for c in "${CLEANUPS[@]}"; do eval "$c" || true; done
+  sleep 0.2
+  for m in "${MOUNTS[@]}"; do umount -l "$m" 2>/dev/null || true; done
+  if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
+  exit $rc
+}
+
+fault_setup() {
+  TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-$NAME.XXXXXX")
+  MARK=$TMP/bin
+  mkdir -p "$MARK"
+  trap fault_cleanup EXIT
+  trap 'exit 130' INT TERM
+}
+
+# A corpus of gz, zst and plain JSONL with cross-file duplicates:
+# RECORDS records in all (default 400000; ~5 s on 2 ranks at --batch-bytes 8192).
+make_corpus() { # [RECORDS]
+  local n=${1:-400000}
+  IN=$TMP/in
+  "$BIN" synth --out "$IN/gz" --records $((n / 2)) --dup-rate 0.3 --files 3 --compress gz \
+    --seed 11 >/dev/null
+  "$BIN" synth --out "$IN/zst" --records $((n * 3 / 10)) --dup-rate 0.3 --files 2 \
+    --compress zst --seed 12 >/dev/null
+  "$BIN" synth --out "$IN/plain" --records $((n / 5)) --dup-rate 0.3 --files 2 --compress none \
+    --seed 13 >/dev/null
+  UNIQUE=$("$PY" "$ORACLE" --input "$IN" --key-field id --stats |
+    "$PY" -c 'import json,sys; print(json.load(sys.stdin)["unique_keys"])')
+}
+
+# Starts a job in the background: start_job TAG RANKS args... ; sets JOB
+# (the mpiexec pid) and writes $TMP/TAG.log. Ranks run as $MARK/bs-TAG.
+start_job() {
+  local tag=$1 ranks=$2
+  shift 2
+  ln -sf "$BIN" "$MARK/bs-$tag"
+  "$MPIEXEC" "$NP_FLAG" "$ranks" --oversubscribe ${MPI_EXTRA:-} "$MARK/bs-$tag" dedup "$@" \
+    >"$TMP/$tag.log" 2>&1 &
+  JOB=$!
+}
+# Runs a job to its end with a deadline: run_job TAG RANKS LIMIT args...;
+# sets RC. A job past its deadline is killed and fails the test.
+run_job() {
+  local tag=$1 ranks=$2 limit=$3
+  shift 3
+  start_job "$tag" "$ranks" "$@"
+  wait_job "$JOB" "$limit" "$tag"
+}
+wait_job() { # PID LIMIT TAG ; sets RC
+  local pid=$1 limit=$2 tag=$3 t0=$SECONDS
+  while kill -0 "$pid" 2>/dev/null; do
+    ((SECONDS - t0 < limit)) || {
+      kill_ours
+      fail "job $tag did not end within $limit s (a hang)"
+    }
+    sleep 0.05
+  done
+  RC=0
+  wait "$pid" 2>/dev/null || RC=$?
+}
+# Pids of the ranks of job TAG (its marker, children of mpiexec).
+rank_pids() { pgrep -f -- "^$MARK/bs-$1 " || true; }
+# True while a process lives (a zombie counts as gone).
+alive_pid() { [[ -r /proc/$1/stat ]] && ! grep -q '^[0-9]* ([^)]*) Z' "/proc/$1/stat" 2>/dev/null; }
+any_alive() { local p; for p in "$@"; do alive_pid "$p" && return 0; done; return 1; }
+
+# Waits up to LIMIT s until COMMAND succeeds; fails the test otherwise.
+wait_until() { # LIMIT WHAT COMMAND...
+  local limit=$1 what=$2 t0=$SECONDS
+  shift 2
+  until "$@"; do
+    ((SECONDS - t0 < limit)) || fail "timed out after $limit s waiting for $what"
+    sleep 0.02
+  done
+}
+committed() { [[ -f $1/LATEST ]]; }
+ckpt_tmp_exists() { compgen -G "$1/ckpt-*.h5.tmp" >/dev/null; }
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+detect() { # SCENARIO SECONDS BOUND
+  echo "DETECT $1 $2"
+  awk -v s="$2" -v b="$3" 'BEGIN { exit !(s <= b) }' ||
+    fail "$1: detected after $2 s, more than the bound of $3 s"
+}
+
+# Exactly once: the oracle, then every compressed output stream tested whole.
+check_outputs() { # OUT
+  "$PY" "$ORACLE" --input "$IN" --output "$1" --key-field id --expect-unique "$UNIQUE" \
+    >"$TMP/oracle.out" 2>&1 || { cat "$TMP/oracle.out" >&2; fail "oracle rejected $1"; }
+  local f
+  while IFS= read -r -d '' f; do
+    gzip -t "$f" || fail "corrupt gzip stream $f"
+  done < <(find "$1" -name '*.gz' -print0)
+  while IFS= read -r -d '' f; do
+    zstd -q -t "$f" || fail "corrupt zstd stream $f"
+  done < <(find "$1" -name '*.zst' -print0)
+}
+
+# A small real ext4 file system on a loop device at DIR (root only); exits
+# 77 (ctest: skipped) where loop devices cannot be used.
+mount_small_fs() { # DIR MIB
+  local img=$TMP/$(basename "$1").img
+  truncate -s "$2M" "$img"
+  mkfs.ext4 -q -F "$img" >/dev/null 2>&1 || { log "mkfs.ext4 failed: skipped"; exit 77; }
+  mkdir -p "$1"
+  mount -o loop "$img" "$1" 2>/dev/null || { log "cannot loop-mount (not root?): skipped"; exit 77; }
+  MOUNTS+=("$1")
+}
+# Fills the file system holding DIR to the last block.
+fill_fs() { # DIR
+  dd if=/dev/zero of="$1/_filler" bs=1M status=none 2>/dev/null || true
+  dd if=/dev/zero of="$1/_filler2" bs=4k status=none 2>/dev/null || true
+  sync -f "$1" 2>/dev/null || true
+}
