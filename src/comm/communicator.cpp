@@ -1,8 +1,10 @@
 #include "bloomshard/comm/communicator.hpp"
 
+#include <chrono>
 #include <climits>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "bloomshard/comm/mpi_error.hpp"
 
@@ -98,6 +100,21 @@ std::string Communicator::broadcast(std::string_view text, int root) const {
 std::vector<std::byte> Communicator::broadcast_bytes(std::span<const std::byte> bytes,
                                                      int root) const {
   return broadcast_impl<std::vector<std::byte>>(comm_, rank_, bytes.data(), bytes.size(), root);
+}
+
+std::optional<bool> Communicator::any_within(bool flag, double seconds) const {
+  int in = flag ? 1 : 0;
+  int out = 0;
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_LOR, comm_, &request), "MPI_Iallreduce");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    int done = 0;
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done) return out != 0;
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 }  // namespace bloomshard::comm

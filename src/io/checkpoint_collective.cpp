@@ -3,10 +3,12 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <iostream>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
 
+#include "bloomshard/comm/environment.hpp"
 #include "bloomshard/comm/mpi_error.hpp"
 #include "bloomshard/io/checkpoint_error.hpp"
 
@@ -53,16 +55,37 @@ std::vector<std::string> allgather_strings(const comm::Communicator& comm,
   return out;
 }
 
+namespace {
+
+std::string rank_and_host(const comm::Communicator& comm) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return "rank " + std::to_string(comm.rank()) + " on " +
+         (host[0] != '\0' ? std::string(host) : std::string("?"));
+}
+
+}  // namespace
+
+bool any_rank_failed(const comm::Communicator& comm, const std::string& local_error,
+                     const std::string& context) {
+  const bool failed = !local_error.empty();
+  // Healthy ranks wait as long as it takes (a failed rank ends the job if
+  // they are elsewhere); a failed rank waits a bounded time.
+  const std::optional<bool> any = comm.any_within(
+      failed, failed ? kErrorAgreementSeconds : std::numeric_limits<double>::infinity());
+  if (any) return *any;
+  std::cerr << "bloomshard: " << context << ": " << rank_and_host(comm) << ": " << local_error
+            << " (the other ranks did not join the error agreement within "
+            << kErrorAgreementSeconds << " s; ending the job)\n"
+            << std::flush;
+  comm::abort_job(1);
+}
+
 void agree_or_throw(const comm::Communicator& comm, const std::string& local_error,
                     const std::string& context) {
-  if (!comm.any(!local_error.empty())) return;
+  if (!any_rank_failed(comm, local_error, context)) return;
   std::vector<std::string> mine;
-  if (!local_error.empty()) {
-    char host[256] = {};
-    if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
-    mine.push_back("rank " + std::to_string(comm.rank()) + " on " +
-                   (host[0] != '\0' ? std::string(host) : std::string("?")) + ": " + local_error);
-  }
+  if (!local_error.empty()) mine.push_back(rank_and_host(comm) + ": " + local_error);
   const std::vector<std::string> all = allgather_strings(comm, mine);
   std::string message = context + ": ";
   for (std::size_t i = 0; i < all.size(); ++i) {

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "bloomshard/comm/heartbeat.hpp"
+#include "bloomshard/io/checkpoint_collective.hpp"
 #include "bloomshard/io/checkpoint_data.hpp"
 #include "bloomshard/io/checkpoint_error.hpp"
 
@@ -131,7 +132,7 @@ std::string write_data_direct(const comm::Communicator& comm, const core::TwoTie
   } catch (const std::exception& e) {
     if (err.empty()) err = e.what();
   }
-  if (comm.any(!err.empty())) return err;  // the file is discarded: skip the edges
+  if (any_rank_failed(comm, err, "checkpoint write")) return err;  // discarded: skip the edges
 
   // Edges: at most a head and a tail per range; two collective rounds each.
   for (const Range& r : ranges) {

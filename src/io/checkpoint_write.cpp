@@ -277,7 +277,7 @@ std::string write_data(const comm::Communicator& comm, const std::filesystem::pa
   std::string err;
   const std::optional<DirectFile> direct = open_data_path(comm, tmp, wanted, err);
   used_direct = direct.has_value();
-  if (comm.any(!err.empty())) return err;  // nothing written: the file is discarded
+  if (any_rank_failed(comm, err, "checkpoint write")) return err;  // nothing written: discarded
   if (direct) return write_data_direct(comm, set, targets, t, starts, dxpl, *direct, progress);
   return write_data_mpiio(comm, set, targets, t, starts, dxpl, tmp, progress);
 }
@@ -574,7 +574,7 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   } catch (const std::exception& e) {
     err = std::string("run file: ") + e.what();
   }
-  if (comm.any(!err.empty())) {
+  if (any_rank_failed(comm, err, context)) {
     discard();
     agree_or_throw(comm, err, context);
   }
@@ -588,7 +588,7 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   }
   if (err.empty()) err = sync_own_bytes(run_tmp);
   if (err.empty()) err = sync_own_bytes(tmp);
-  if (comm.any(!err.empty())) {
+  if (any_rank_failed(comm, err, context)) {
     discard();
     agree_or_throw(comm, err, context);
   }

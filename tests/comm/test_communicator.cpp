@@ -1,7 +1,10 @@
 // Communicator collectives and the Environment, at any rank count.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bloomshard/comm/communicator.hpp"
@@ -41,6 +44,16 @@ TEST(Communicator, AnyAndAll) {
   EXPECT_TRUE(comm.all(true));
   EXPECT_EQ(comm.all(last), comm.size() == 1);
   EXPECT_FALSE(comm.all(false));
+}
+
+TEST(Communicator, AnyWithinAgreesLikeAnyWhenEveryRankComes) {
+  Communicator c;
+  const bool last_fails = c.rank() == c.size() - 1;
+  EXPECT_EQ(c.any_within(last_fails, 30.0), std::optional<bool>(true));
+  EXPECT_EQ(c.any_within(false, 30.0), std::optional<bool>(false));
+  // A rank that comes late is waited for, within the bound.
+  if (c.rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(c.any_within(c.rank() == 0, 30.0), std::optional<bool>(true));
 }
 
 TEST(Communicator, BroadcastFromRootOnly) {

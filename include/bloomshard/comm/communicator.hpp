@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -51,6 +52,15 @@ class Communicator {
   /// Collective: true if `flag` is true on any rank / on every rank.
   [[nodiscard]] bool any(bool flag) const;
   [[nodiscard]] bool all(bool flag) const;
+
+  /// Collective: as any(), but waits at most `seconds` for the other ranks
+  /// (MPI_Iallreduce, polled every millisecond); nullopt when they did not
+  /// arrive in time. For a rank that failed between the steps of a
+  /// collective sequence: the others may be waiting in another collective
+  /// and never come, so the caller reports and ends the job instead of
+  /// hanging. The abandoned request is never completed; only call this on
+  /// the way to abort_job when it returns nullopt.
+  [[nodiscard]] std::optional<bool> any_within(bool flag, double seconds) const;
 
   /// Collective: every rank returns root's `text` (other ranks' argument is
   /// ignored). Two broadcasts: the length, then the bytes (< 2 GiB; larger
