@@ -13,6 +13,7 @@ PACKAGES=(
   libboost-program-options-dev googletest libgtest-dev libbenchmark-dev
   libxxhash-dev libzstd-dev zstd zlib1g-dev libsimdjson-dev libutf8proc-dev
   python3 slurm-wlm munge redis-server hyperfine time procps
+  unicode-data bzip2 clang libclang-rt-14-dev valgrind
 )
 
 # Open MPI refuses root and more ranks than cores without these; with more

@@ -39,7 +39,8 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
     ("slices", po::value(&c.slices)->default_value(c.slices),
      "virtual slices P (fixed for the filter's life; >= ranks)")
     ("normalize", po::value(&raw.normalize)->default_value(raw.normalize),
-     "key normalization: none | nfc | nfc-casefold")
+     "key normalization: none | nfc | nfc-casefold (v2, canonical caseless matching) | "
+     "nfc-casefold/v1 (legacy); a state keeps the version it was saved with (docs/keys.md)")
     ("batch-bytes", po::value(&c.batch_bytes)->default_value(c.batch_bytes),
      "input bytes each rank reads per round (bounds round memory)")
     ("max-key-bytes", po::value(&c.max_key_bytes)->default_value(c.max_key_bytes),
@@ -150,6 +151,7 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
     }
     po::notify(vm);
     out.config.normalize = core::parse_policy(raw.normalize);
+    out.config.normalize_pinned = raw.normalize.find('/') != std::string::npos;
     const auto data_path = io::parse_checkpoint_data_path(raw.checkpoint_io);
     if (!data_path) {
       throw std::invalid_argument("--checkpoint-io must be auto, direct or mpiio, not '" +

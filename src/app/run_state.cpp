@@ -71,6 +71,30 @@ std::string input_difference(const RunManifest& m, std::span<const io::InputFile
   return {};
 }
 
+// A state keeps the rules it was saved with: a bare --normalize name
+// takes the state's version of that policy (nfc-casefold/v1 states stay
+// v1); a version named on the command line that differs is refused, since
+// one filter never mixes the keys of two versions. Returns an error or "".
+std::string adopt_state_normalization(const std::string& stored, DedupConfig& c) {
+  const std::string label = stored.substr(0, stored.find(' '));
+  core::NormalizePolicy saved{};
+  try {
+    saved = core::parse_policy(label);
+  } catch (const std::invalid_argument&) {
+    return {};  // unknown to this build: header_difference names it
+  }
+  if (saved == c.normalize) return {};
+  if (core::policy_name(saved) != core::policy_name(c.normalize)) return {};
+  if (!c.normalize_pinned) {
+    c.normalize = saved;
+    return {};
+  }
+  return "the state was saved with " + label + " rules and this job asks for " +
+         core::policy_label(c.normalize) + "; one state never mixes versions (give --normalize " +
+         std::string(core::policy_name(saved)) +
+         " to keep the state's rules, or use a new --state for the new ones)";
+}
+
 // What in a checkpoint's header makes it unusable for this job, or empty.
 std::string header_difference(const io::CheckpointHeader& h, const DedupConfig& c) {
   const auto differs = [](const char* what, const std::string& then, const std::string& now) {
@@ -95,8 +119,7 @@ std::string header_difference(const io::CheckpointHeader& h, const DedupConfig& 
 }  // namespace
 
 std::string normalization_identity(const DedupConfig& config) {
-  return std::string(core::policy_name(config.normalize)) + "/v" +
-         std::to_string(core::kNormalizationVersion) + " unicode " +
+  return core::policy_label(config.normalize) + " unicode " +
          std::string(core::normalization_unicode_version());
 }
 
@@ -118,6 +141,7 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
                            std::span<const io::InputFile> inputs) {
   StartDecision d;
   d.plan.run_id = run_identity(c, inputs);
+  d.plan.normalize = c.normalize;
   try {
     if (c.state_dir.empty()) {
       const OutputCheck check = prepare_output_dir(c.output_dir, input_args, inputs, c.overwrite);
@@ -164,7 +188,12 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
     }
 
     const io::CheckpointHeader& h = summary->header;
-    if (std::string diff = header_difference(h, c); !diff.empty()) {
+    DedupConfig adopted = c;
+    if (std::string diff = adopt_state_normalization(h.normalization, adopted); !diff.empty()) {
+      return refuse("cannot use the checkpoint in '" + state.string() + "': " + diff);
+    }
+    d.plan.normalize = adopted.normalize;
+    if (std::string diff = header_difference(h, adopted); !diff.empty()) {
       return refuse("cannot use the checkpoint in '" + state.string() + "': " + diff);
     }
     d.plan.num_slices = h.params.num_slices;
@@ -204,7 +233,8 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
 
 std::string encode_plan(const StartPlan& plan) {
   std::string out = std::to_string(static_cast<int>(plan.kind)) + '\n' + plan.run_id + '\n' +
-                    std::to_string(plan.num_slices) + '\n';
+                    std::to_string(plan.num_slices) + '\n' +
+                    std::to_string(static_cast<int>(plan.normalize)) + '\n';
   for (const std::uint64_t g : plan.candidates) out += std::to_string(g) + ' ';
   return out;
 }
@@ -213,8 +243,10 @@ StartPlan decode_plan(std::string_view bytes) {
   std::istringstream in{std::string(bytes)};
   StartPlan plan;
   int kind = 0;
-  in >> kind >> plan.run_id >> plan.num_slices;
+  int normalize = 0;
+  in >> kind >> plan.run_id >> plan.num_slices >> normalize;
   plan.kind = static_cast<StartKind>(kind);
+  plan.normalize = static_cast<core::NormalizePolicy>(normalize);
   std::uint64_t g = 0;
   while (in >> g) plan.candidates.push_back(g);
   return plan;

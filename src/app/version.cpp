@@ -14,8 +14,9 @@ std::string version_text() {
   std::string text = "bloomshard " + std::string(tool_version()) + "\n";
   text += "hash scheme: " + std::string(core::kHashSchemeName) + "\n";
   text += "bloom layout: " + std::string(core::kBloomLayoutName) + "\n";
-  text += "normalization: v" + std::to_string(core::kNormalizationVersion) + " (unicode " +
-          std::string(core::normalization_unicode_version()) + ")\n";
+  text += "normalization:";
+  for (const auto p : core::kAllPolicies) text += " " + core::policy_label(p);
+  text += " (unicode " + std::string(core::normalization_unicode_version()) + ")\n";
   return text;
 }
 

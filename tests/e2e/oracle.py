@@ -191,9 +191,12 @@ class KeyPolicy:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
                 return None, "invalid utf-8 key"
+        if self.normalize in ("nfc-casefold", "nfc-casefold/v2"):
+            # Canonical caseless matching (Unicode D145), emitted in NFC.
+            text = unicodedata.normalize("NFD", text).casefold()
+        elif self.normalize == "nfc-casefold/v1":
+            text = text.casefold()  # v1: folded as given, then NFC
         text = unicodedata.normalize("NFC", text)
-        if self.normalize == "nfc-casefold":
-            text = unicodedata.normalize("NFC", text.casefold())
         return text.encode("utf-8"), None
 
 
@@ -384,7 +387,7 @@ def parse_args(argv):
     p.add_argument("--key-field", default="id", help="JSONL key field (dotted path for nesting)")
     p.add_argument("--format", choices=("auto", "jsonl", "lines"), default="auto",
                    help="auto: .jsonl/.ndjson are JSONL, .txt are plain lines")
-    p.add_argument("--normalize", choices=("none", "nfc", "nfc-casefold"), default="none")
+    p.add_argument("--normalize", choices=("none", "nfc", "nfc-casefold", "nfc-casefold/v2", "nfc-casefold/v1"), default="none")
     p.add_argument("--expect-unique", type=int, help="expected number of distinct valid keys")
     p.add_argument("--compare-keys", metavar="OTHER_OUTPUT_DIR",
                    help="the kept key set must equal that of this other output dir")

@@ -16,6 +16,8 @@
 #        rejects bad lines under --max-reject-fraction (exit 0, all in the
 #                reject files) and over it (exit 3)
 #        lines   plain-line files (.txt): CRLF, last line without newline
+#        versions nfc-casefold/v2 merges U+1FB3 U+0304 with its NFD, v1 does not;
+#                a v1 state keeps v1 rules (named by info), a pinned v2 is refused
 #        synth   the generator alone: determinism, manifest = oracle --stats
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
 set -euo pipefail
@@ -339,8 +341,51 @@ PYEOF
   log "incremental: $new_unique new keys kept, yesterday's re-crawl dropped"
 }
 
+case_versions() {
+  # U+1FB3 U+0304 and its NFD U+03B1 U+0304 U+0345: canonically equivalent.
+  "$PY" - "$IN" <<'EOF'
+import json, os, sys
+with open(os.path.join(sys.argv[1], "greek.jsonl"), "w", encoding="utf-8") as f:
+    for k in ["\u1fb3\u0304", "\u03b1\u0304\u0345", "\u1fbc\u0304", "plain"]:
+        f.write(json.dumps({"id": k}, ensure_ascii=False) + "\n")
+EOF
+  # v2 (the default nfc-casefold): one key for the three spellings, + plain.
+  dedup_ok "$TMP/out-v2" "$RANKS" --key-field id --normalize nfc-casefold
+  oracle --output "$TMP/out-v2" --normalize nfc-casefold --expect-unique 2
+  check_metrics "$TMP/out-v2/metrics.json" records=4 kept=2
+  # v1, named: the old rules, three keys.
+  dedup_ok "$TMP/out-v1" "$RANKS" --key-field id --normalize nfc-casefold/v1 --state "$TMP/state"
+  oracle --output "$TMP/out-v1" --normalize nfc-casefold/v1 --expect-unique 3
+  check_metrics "$TMP/out-v1/metrics.json" records=4 kept=3
+  "$BIN" info --state "$TMP/state" | grep -q "nfc-casefold/v1" || fail "info does not name v1"
+  # Today's crawl against the v1 state with the bare name: v1 rules kept.
+  local today=$TMP/today
+  mkdir -p "$today"
+  "$PY" -c 'import json,sys; open(sys.argv[1],"w").write(json.dumps({"id":"\u03b1\u0304\u0345"})+"\n"+json.dumps({"id":"new"})+"\n")' "$today/t.jsonl"
+  set +e
+  "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" dedup --input "$today" --output "$TMP/out-t" \
+    --key-field id --normalize nfc-casefold --state "$TMP/state" --metrics "$TMP/out-t/metrics.json" \
+    >"$TMP/out-t.log" 2>&1
+  JOB_RC=$?
+  set -e
+  [[ $JOB_RC == 0 ]] || { cat "$TMP/out-t.log" >&2; fail "incremental on a v1 state: exit $JOB_RC"; }
+  grep -q "saved with nfc-casefold/v1 rules; keeping them" "$TMP/out-t.log" || fail "no v1 note"
+  check_metrics "$TMP/out-t/metrics.json" records=2 kept=1
+  "$BIN" info --state "$TMP/state" | grep -q "nfc-casefold/v1" || fail "the state left v1"
+  # A pinned v2 against the v1 state: refused, nothing mixed.
+  mkdir -p "$today/2" && echo '{"id":"newer"}' >"$today/2/u.jsonl"
+  set +e
+  "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" dedup --input "$today" --output "$TMP/out-u" \
+    --key-field id --normalize nfc-casefold/v2 --state "$TMP/state" >"$TMP/out-u.log" 2>&1
+  JOB_RC=$?
+  set -e
+  [[ $JOB_RC == 2 ]] || { cat "$TMP/out-u.log" >&2; fail "pinned v2 on a v1 state: exit $JOB_RC, want 2"; }
+  grep -q "never mixes versions" "$TMP/out-u.log" || { cat "$TMP/out-u.log" >&2; fail "no mixing message"; }
+  log "versions: v2 one key, v1 three; a v1 state kept v1; a pinned v2 refused"
+}
+
 case "$CASE" in
-  mixed | keyset | special | rejects | lines | synth | incremental) "case_$CASE" ;;
+  mixed | keyset | special | rejects | lines | synth | incremental | versions) "case_$CASE" ;;
   *) echo "run_dedup_case.sh: unknown case '$CASE'" >&2; exit 2 ;;
 esac
 log "PASS in $((SECONDS - start)) s"

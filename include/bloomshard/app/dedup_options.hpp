@@ -22,6 +22,8 @@ struct DedupConfig {
   double fpr = 0.001;
   std::uint32_t slices = 4096;
   core::NormalizePolicy normalize = core::NormalizePolicy::kNone;
+  bool normalize_pinned = false;           ///< the version was named ("nfc-casefold/v2"): a state
+                                           ///< saved with another version is refused, not adopted
   std::uint64_t batch_bytes = 8ULL << 20;  ///< input bytes read per rank per round
                                            ///< (8 MiB: as fast as 16 MiB here, 25 MiB less RSS)
   std::uint64_t max_key_bytes = 64ULL << 10;

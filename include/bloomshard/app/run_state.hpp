@@ -28,7 +28,10 @@ enum class StartKind : std::uint8_t {
 struct StartPlan {
   StartKind kind = StartKind::kFresh;
   std::string run_id;
-  std::uint32_t num_slices = 0;           ///< of the checkpoints (resume, incremental)
+  std::uint32_t num_slices = 0;  ///< of the checkpoints (resume, incremental)
+  /// The rules the keys are normalized with: the job's, or the state's
+  /// version of the same policy (see --normalize in docs/keys.md).
+  core::NormalizePolicy normalize = core::NormalizePolicy::kNone;
   std::vector<std::uint64_t> candidates;  ///< generations to try, newest first
 };
 
