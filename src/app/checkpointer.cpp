@@ -5,6 +5,7 @@
 
 #include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/run_state.hpp"
+#include "bloomshard/app/skipped_inputs.hpp"
 #include "bloomshard/app/version.hpp"
 #include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/core/bloom_kernel.hpp"
@@ -73,6 +74,7 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
         {reject_file_name(r, resumed_from_), reject_lengths[static_cast<std::size_t>(r)]});
   }
   m.counters += reduce_counters(comm_, local_counters(feed, set, router, rounds));
+  mark_skipped_inputs(m, gather_skipped_inputs(comm_, feed.skipped()));
 
   // 3. Header and layers.
   io::CheckpointHeader h;

@@ -19,6 +19,7 @@ struct RawOptions {
   std::string checkpoint_io = "auto";
   std::string config_file;
   std::uint64_t capacity = 0;
+  std::string on_input_error = "skip";
 };
 
 po::options_description describe(DedupConfig& c, RawOptions& raw) {
@@ -70,7 +71,16 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
      "checkpoint generations kept in --state (>= 1)")
     ("checkpoint-io", po::value(&raw.checkpoint_io)->default_value(raw.checkpoint_io),
      "how checkpoint data reach the file: direct (O_DIRECT, bypasses the page cache) | "
-     "mpiio (collective MPI-IO) | auto (direct when the file system allows it)");
+     "mpiio (collective MPI-IO) | auto (direct when the file system allows it)")
+    // Broken and changed inputs (docs/reliability.md).
+    ("on-input-error", po::value(&raw.on_input_error)->default_value(raw.on_input_error),
+     "an input that cannot be read on (truncated/corrupt .gz/.zst, unreadable): skip (keep "
+     "the records before the damage, record the rest as skipped, go on) | fail (exit 1, "
+     "checkpointed first with --state)")
+    ("max-skipped-inputs",
+     po::value(&c.max_skipped_inputs)->default_value(c.max_skipped_inputs),
+     "with skip: more broken inputs than this in one run stops the job (exit 3, checkpointed; "
+     "the input over the limit is not skipped)");
   po::options_description generic("general");
   generic.add_options()
     ("help,h", "show this help")
@@ -158,6 +168,14 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
                                   raw.checkpoint_io + "'");
     }
     out.config.checkpoint_data_path = *data_path;
+    if (raw.on_input_error == "skip") {
+      out.config.on_input_error = OnInputError::kSkip;
+    } else if (raw.on_input_error == "fail") {
+      out.config.on_input_error = OnInputError::kFail;
+    } else {
+      throw std::invalid_argument("--on-input-error must be fail or skip, not '" +
+                                  raw.on_input_error + "'");
+    }
     if (vm.count("capacity")) out.config.capacity = raw.capacity;
     if (out.config.hash_seed == 0) out.config.hash_seed = core::kDefaultHashSeed;
   } catch (const std::exception& e) {

@@ -55,6 +55,7 @@ TEST(RunManifest, RoundTripsEveryField) {
   m.inputs.push_back(p);
   p.file.relative_path = "y.txt";
   p.done = true;
+  p.skipped = "truncated gzip stream \"x\" at compressed byte 9";
   m.inputs.push_back(p);
   m.rejects = {{"rank-0.jsonl", 10}, {"rank-1.resume-g3.jsonl", 0}};
   m.counters.records = 100;
@@ -77,6 +78,8 @@ TEST(RunManifest, RoundTripsEveryField) {
   EXPECT_EQ(back.inputs[0].cursor, (io::InputCursor{42, 4096}));
   EXPECT_FALSE(back.inputs[0].done);
   EXPECT_TRUE(back.inputs[1].done);
+  EXPECT_TRUE(back.inputs[0].skipped.empty());
+  EXPECT_EQ(back.inputs[1].skipped, m.inputs[1].skipped);
   EXPECT_EQ(back.inputs[0].output_length, 777U);
   ASSERT_EQ(back.rejects.size(), 2U);
   EXPECT_EQ(back.rejects[1].name, "rank-1.resume-g3.jsonl");
@@ -96,6 +99,13 @@ TEST(RunManifest, RefusesNamesThatAreNotUtf8AndMissingFields) {
   EXPECT_THROW((void)manifest_to_json(m), std::runtime_error);
   EXPECT_THROW((void)manifest_from_json("{\"run_id\":\"x\"}"), std::runtime_error);
   EXPECT_THROW((void)manifest_from_json("not json"), std::runtime_error);
+  // Enum fields out of range are refused, not cast: a manifest is read from disk.
+  m.inputs[0].file.relative_path = "a";
+  std::string json = manifest_to_json(m);
+  const std::size_t at = json.find("\"compression\":0");
+  ASSERT_NE(at, std::string::npos);
+  json.replace(at, 15, "\"compression\":7");
+  EXPECT_THROW((void)manifest_from_json(json), std::runtime_error);
 }
 
 TEST(RunManifest, RejectFileNamesDifferPerSegment) {

@@ -16,6 +16,9 @@
 #        rejects bad lines under --max-reject-fraction (exit 0, all in the
 #                reject files) and over it (exit 3)
 #        lines   plain-line files (.txt): CRLF, last line without newline
+#        skip    two truncated .gz among healthy files: --on-input-error fail exits 1
+#                checkpointed; over --max-skipped-inputs exits 3; skip completes with
+#                exactly once for everything readable, the skips reported
 #        versions nfc-casefold/v2 merges U+1FB3 U+0304 with its NFD, v1 does not;
 #                a v1 state keeps v1 rules (named by info), a pinned v2 is refused
 #        synth   the generator alone: determinism, manifest = oracle --stats
@@ -384,8 +387,61 @@ EOF
   log "versions: v2 one key, v1 three; a v1 state kept v1; a pinned v2 refused"
 }
 
+skipped_count() { # METRICS: number of skipped_inputs
+  "$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["skipped_inputs"]))' "$1"
+}
+
+case_skip() {
+  # Healthy gz/zst/plain files and two .gz files cut short (one at 60 %, one
+  # inside its gzip header region, i.e. nearly nothing readable).
+  synth ok --records 12000 --dup-rate 0.3 --files 4 --compress gz --seed 401
+  synth z --records 6000 --dup-rate 0.3 --files 2 --compress zst --seed 402
+  synth bad --records 6000 --dup-rate 0.3 --files 2 --compress gz --seed 403
+  local a=$IN/bad/part-00000.jsonl.gz b=$IN/bad/part-00001.jsonl.gz
+  truncate -s $(($(stat -c %s "$a") * 6 / 10)) "$a"
+  truncate -s 30 "$b"
+
+  # 1. fail: exit 1, but checkpointed first.
+  mkdir -p "$TMP/out"
+  dedup "$TMP/out" "$RANKS" --key-field id --state "$TMP/state" --on-input-error fail \
+    --batch-bytes 65536
+  [[ $JOB_RC == 1 ]] || { cat "$TMP/out.log" >&2; fail "fail mode: exit $JOB_RC, want 1"; }
+  grep -q "input error" "$TMP/out.log" || fail "fail mode: no input error reported"
+  grep -q "checkpointed" "$TMP/out.log" || { cat "$TMP/out.log" >&2; fail "fail mode: no checkpoint"; }
+  "$BIN" info --state "$TMP/state" | grep -q "generation" || fail "fail mode: no checkpoint in the state"
+
+  # 2. Over --max-skipped-inputs (1 of 2 broken allowed): exit 3, checkpointed.
+  dedup "$TMP/out" "$RANKS" --key-field id --state "$TMP/state" --max-skipped-inputs 1 \
+    --batch-bytes 65536
+  [[ $JOB_RC == 3 ]] || { cat "$TMP/out.log" >&2; fail "over the skip limit: exit $JOB_RC, want 3"; }
+  grep -q "more broken inputs than --max-skipped-inputs 1" "$TMP/out.log" ||
+    { cat "$TMP/out.log" >&2; fail "over the skip limit: no message"; }
+
+  # 3. Resume with skip (the default) and room for both: completes; both
+  # broken inputs are reported once, in metrics, summary and manifest.
+  dedup_ok "$TMP/out" "$RANKS" --key-field id --state "$TMP/state" --batch-bytes 65536
+  [[ $(skipped_count "$TMP/out/metrics.json") == 2 ]] || fail "metrics: skipped_inputs is not 2"
+  grep -q "skipped 2 broken input(s)" "$TMP/out.log" || { cat "$TMP/out.log" >&2; fail "no skip summary"; }
+  grep -q "bad/part-00000.jsonl.gz' from record" "$TMP/out.log" || fail "summary names no file"
+  h5dump -d /manifest_json "$TMP/state/ckpt-$(cat "$TMP/state/LATEST").h5" |
+    grep -o 'skipped.:' | wc -l | grep -qx 2 || fail "the manifest does not mark both inputs skipped"
+  oracle --output "$TMP/out" --skipped-inputs "$TMP/out/metrics.json" --rejects-expected 0
+  check_metrics "$TMP/out/metrics.json" rejected=0
+
+  # 4. Again: the run is finished; nothing is read again.
+  dedup_ok "$TMP/out" "$RANKS" --key-field id --state "$TMP/state"
+  grep -q "already finished" "$TMP/out.log" || fail "a finished skip run was not recognized"
+
+  # 5. Without --state, default options: one run, skips both, exactly once.
+  dedup_ok "$TMP/out2" "$RANKS" --key-field id
+  [[ $(skipped_count "$TMP/out2/metrics.json") == 2 ]] || fail "stateless: skipped_inputs is not 2"
+  oracle --output "$TMP/out2" --skipped-inputs "$TMP/out2/metrics.json" --rejects-expected 0 \
+    --compare-keys "$TMP/out"
+  log "skip: 2 broken .gz skipped from the damage on, the rest exactly once"
+}
+
 case "$CASE" in
-  mixed | keyset | special | rejects | lines | synth | incremental | versions) "case_$CASE" ;;
+  mixed | keyset | special | rejects | lines | synth | incremental | versions | skip) "case_$CASE" ;;
   *) echo "run_dedup_case.sh: unknown case '$CASE'" >&2; exit 2 ;;
 esac
 log "PASS in $((SECONDS - start)) s"

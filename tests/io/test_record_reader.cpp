@@ -1,7 +1,10 @@
 // RecordReader: every compression, CRLF, missing final newline, empty files
 // and lines, long lines, truncated/corrupt input, buffer boundaries, resume.
 #include <gtest/gtest.h>
+#include <zlib.h>
+#include <zstd.h>
 
+#include <algorithm>
 #include <random>
 
 #include "bloomshard/io/errors.hpp"
@@ -180,6 +183,76 @@ TEST(IoReader, TruncatedCompressedInputThrowsNamingTheFile) {
                     e.reason().find("corrupt") != std::string::npos)
             << e.reason();
       }
+    }
+  }
+}
+
+// --on-input-error skip keeps the records before the damage, so the reader
+// must deliver every complete line the codec can decode before it (also
+// when the damage is found in the same block as them), then throw. The
+// independent decoder (zlib / libzstd driven directly) tells how many.
+TEST(IoReader, EveryLineBeforeTheDamageIsDelivered) {
+  TempDir dir;
+  std::string payload;
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 20000; ++i) payload += "line-" + std::to_string(rng()) + "\n";
+  for (const Compression comp : {Compression::kGzip, Compression::kZstd}) {
+    SCOPED_TRACE(std::string(compression_name(comp)));
+    const std::string full = test::compress(comp, payload);
+    for (const std::size_t cut : {full.size() / 2, full.size() - 9, full.size() * 3 / 4}) {
+      const std::string cut_bytes = full.substr(0, cut);
+      // Decodable prefix: what the decoder yields before it notices the cut.
+      std::string decodable;
+      std::vector<char> out(1 << 16);
+      if (comp == Compression::kGzip) {
+        z_stream z{};
+        ASSERT_EQ(inflateInit2(&z, 15 + 16), Z_OK);
+        z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(cut_bytes.data()));
+        z.avail_in = static_cast<uInt>(cut_bytes.size());
+        int rc = Z_OK;
+        do {
+          z.next_out = reinterpret_cast<Bytef*>(out.data());
+          z.avail_out = static_cast<uInt>(out.size());
+          rc = inflate(&z, Z_NO_FLUSH);
+          decodable.append(out.data(), out.size() - z.avail_out);
+        } while (rc == Z_OK);
+        inflateEnd(&z);
+      } else {
+        ZSTD_DCtx* d = ZSTD_createDCtx();
+        ZSTD_inBuffer in{cut_bytes.data(), cut_bytes.size(), 0};
+        for (;;) {
+          ZSTD_outBuffer o{out.data(), out.size(), 0};
+          const std::size_t rc = ZSTD_decompressStream(d, &o, &in);
+          ASSERT_FALSE(ZSTD_isError(rc));
+          decodable.append(out.data(), o.pos);
+          if (in.pos == in.size && o.pos < o.size) break;
+        }
+        ZSTD_freeDCtx(d);
+      }
+      const std::size_t whole_lines =
+          static_cast<std::size_t>(std::count(decodable.begin(), decodable.end(), '\n'));
+      ASSERT_GT(whole_lines, 0U) << "cut " << cut << " leaves nothing decodable";
+      const InputFile in =
+          make_input(dir, "cut" + std::to_string(cut), Format::kPlainLines, comp, cut_bytes);
+      RecordReader reader;
+      reader.open(in);
+      Record r;
+      std::size_t got = 0;
+      std::size_t pos = 0;
+      try {
+        while (reader.next(r)) {
+          const std::size_t nl = payload.find('\n', pos);
+          ASSERT_EQ(r.line, std::string_view(payload).substr(pos, nl - pos));
+          pos = nl + 1;
+          ++got;
+        }
+        ADD_FAILURE() << "no error at the cut";
+      } catch (const InputError& e) {
+        EXPECT_EQ(e.line(), whole_lines + 1) << e.what();
+      }
+      EXPECT_EQ(got, whole_lines);
+      EXPECT_EQ(reader.cursor().records, whole_lines);
+      EXPECT_EQ(reader.cursor().decompressed_offset, pos);
     }
   }
 }

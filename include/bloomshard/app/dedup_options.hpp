@@ -14,6 +14,11 @@
 
 namespace bloomshard::app {
 
+/// What a broken input (truncated or corrupt compressed data, an unreadable
+/// file) does to the job: end it (checkpointed first, with --state), or
+/// skip the rest of that input and go on (docs/reliability.md).
+enum class OnInputError : std::uint8_t { kFail = 0, kSkip = 1 };
+
 struct DedupConfig {
   std::vector<std::string> inputs;
   std::string output_dir;
@@ -40,6 +45,10 @@ struct DedupConfig {
   std::uint64_t max_delta_bytes = 512ULL << 20;  ///< tier-2 delta per rank that forces one
   int keep_generations = 2;
   io::CheckpointDataPath checkpoint_data_path = io::CheckpointDataPath::kAuto;
+  // Broken and changed inputs (issue 11).
+  OnInputError on_input_error = OnInputError::kSkip;  ///< skip: a multi-day run goes on
+  std::uint64_t max_skipped_inputs = 10;              ///< more broken inputs than this: exit 3
+  bool revalidate_inputs = false;  ///< resume over changed mtimes if size + consumed prefix match
 };
 
 /// What parsing decided: run, or exit at once with `exit_code` after printing

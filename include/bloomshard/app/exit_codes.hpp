@@ -5,9 +5,10 @@
 namespace bloomshard::app {
 
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;               ///< runtime error (I/O, MPI, corrupt data)
-inline constexpr int kExitUsage = 2;                 ///< bad options or job file
-inline constexpr int kExitTooManyRejects = 3;        ///< --max-reject-fraction exceeded
+inline constexpr int kExitFailure = 1;  ///< runtime error (I/O, MPI, corrupt data)
+inline constexpr int kExitUsage = 2;    ///< bad options or job file
+inline constexpr int kExitTooManyRejects =
+    3;  ///< --max-reject-fraction or --max-skipped-inputs exceeded
 inline constexpr int kExitOutputInUse = 4;           ///< output dir holds another run's outputs
 inline constexpr int kExitCheckpointedRequeue = 75;  ///< EX_TEMPFAIL: checkpointed, please requeue
 
