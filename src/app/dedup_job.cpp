@@ -338,6 +338,9 @@ class DedupJob {
         s.resumed_from = g;
         if (plan.kind == StartKind::kResume) {
           RunManifest m = manifest_from_json(loaded.summary.header.manifest_json);
+          for (const std::string& note : reconcile_inputs(m, files).notes) {
+            if (world_.rank() == 0) std::cerr << "bloomshard dedup: " << note << '\n';
+          }
           s.manifest.inputs = std::move(m.inputs);
           s.manifest.rejects = std::move(m.rejects);
           s.manifest.counters = std::move(m.counters);

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "bloomshard/app/exit_codes.hpp"
@@ -118,6 +119,67 @@ std::string header_difference(const io::CheckpointHeader& h, const DedupConfig& 
 
 }  // namespace
 
+InputChanges reconcile_inputs(RunManifest& m, std::span<const io::InputFile> inputs) {
+  InputChanges out;
+  std::map<std::string, const io::InputFile*, std::less<>> now;
+  for (const io::InputFile& f : inputs) now.emplace(f.relative_path, &f);
+  std::vector<InputProgress> kept;
+  for (InputProgress& p : m.inputs) {
+    const bool started = p.done || p.cursor.records > 0 || p.cursor.decompressed_offset > 0;
+    const auto it = now.find(p.file.relative_path);
+    if (it == now.end()) {
+      if (!started) {
+        out.notes.push_back("input '" + p.file.relative_path +
+                            "' was removed before it was started; the run goes on without it");
+        continue;
+      }
+      if (p.done) {
+        out.notes.push_back("input '" + p.file.relative_path +
+                            "' was removed after it was finished; nothing of it is read again");
+      } else {
+        // The user's way of giving up on a broken input: like a skip.
+        p.done = true;
+        p.skipped = "removed by the user before it was finished";
+        out.notes.push_back("input '" + p.file.relative_path + "' was removed after " +
+                            std::to_string(p.cursor.records) +
+                            " records; they count, the rest is recorded as skipped");
+      }
+      kept.push_back(std::move(p));
+      continue;
+    }
+    const io::InputFile& f = *it->second;
+    now.erase(it);
+    if (f.size != p.file.size || f.mtime_ns != p.file.mtime_ns) {
+      if (started && !p.done) {
+        out.refusal = "input '" + f.relative_path + "' changed after " +
+                      std::to_string(p.cursor.records) + " of its records were read (size " +
+                      std::to_string(p.file.size) + " -> " + std::to_string(f.size) + ", mtime " +
+                      std::to_string(p.file.mtime_ns) + " -> " + std::to_string(f.mtime_ns) + ")";
+        return out;
+      }
+      if (!started) {
+        out.notes.push_back("input '" + f.relative_path +
+                            "' changed before it was started; its new content is read");
+      }
+      // A finished input that changed is never read again: keep what was read.
+      if (p.done) {
+        out.notes.push_back("input '" + f.relative_path +
+                            "' changed after it was finished; it is not read again");
+        kept.push_back(std::move(p));
+        continue;
+      }
+      p.file = f;
+    }
+    kept.push_back(std::move(p));
+  }
+  if (!now.empty()) {
+    out.refusal = "input '" + now.begin()->first + "' is not part of the run";
+    return out;
+  }
+  m.inputs = std::move(kept);
+  return out;
+}
+
 std::string normalization_identity(const DedupConfig& config) {
   return core::policy_label(config.normalize) + " unicode " +
          std::string(core::normalization_unicode_version());
@@ -200,9 +262,10 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
     const RunManifest manifest = manifest_from_json(h.manifest_json);
     const std::string input_diff = input_difference(manifest, inputs);
     if (!h.finished) {
-      if (!input_diff.empty()) {
+      RunManifest changed = manifest;
+      if (const InputChanges ch = reconcile_inputs(changed, inputs); !ch.refusal.empty()) {
         return refuse("the state in '" + state.string() +
-                      "' holds an unfinished run of other inputs: " + input_diff +
+                      "' holds an unfinished run of other inputs: " + ch.refusal +
                       "; finish it with its own inputs, or use another --state");
       }
       const std::string out_now = fs::absolute(c.output_dir).lexically_normal().string();

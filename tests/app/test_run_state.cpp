@@ -108,6 +108,66 @@ TEST(RunManifest, RefusesNamesThatAreNotUtf8AndMissingFields) {
   EXPECT_THROW((void)manifest_from_json(json), std::runtime_error);
 }
 
+// Accepted changes of an unfinished run (docs/inputs.md) and the refusals.
+TEST(RunManifest, ReconcileInputsAcceptsOnlyChangesThatLoseNothingSilently) {
+  const auto input = [](const std::string& rel, std::uint64_t size) {
+    InputProgress p;
+    p.file.relative_path = rel;
+    p.file.size = size;
+    p.file.mtime_ns = 1;
+    return p;
+  };
+  RunManifest m;
+  m.inputs = {input("done", 10), input("half", 20), input("fresh", 30), input("gone", 40)};
+  m.inputs[0].done = true;
+  m.inputs[1].cursor = {3, 12};
+  std::vector<io::InputFile> today;
+  for (const auto& p : m.inputs) today.push_back(p.file);
+
+  {  // the same files: nothing to say
+    RunManifest c = m;
+    const InputChanges ch = reconcile_inputs(c, today);
+    EXPECT_TRUE(ch.refusal.empty());
+    EXPECT_TRUE(ch.notes.empty());
+    EXPECT_EQ(c.inputs.size(), 4U);
+  }
+  {  // an unstarted input removed, another changed, a finished one changed
+    RunManifest c = m;
+    std::vector<io::InputFile> now = {today[0], today[1], today[2]};
+    now[2].size = 31;
+    now[0].mtime_ns = 2;
+    const InputChanges ch = reconcile_inputs(c, now);
+    EXPECT_TRUE(ch.refusal.empty()) << ch.refusal;
+    EXPECT_EQ(ch.notes.size(), 3U);
+    ASSERT_EQ(c.inputs.size(), 3U);
+    EXPECT_EQ(c.inputs[2].file.size, 31U);    // read with its new content
+    EXPECT_EQ(c.inputs[0].file.mtime_ns, 1);  // finished: kept as read
+  }
+  {  // the unfinished started input removed: counted up to its cursor, skipped
+    RunManifest c = m;
+    const std::vector<io::InputFile> now = {today[0], today[2], today[3]};
+    const InputChanges ch = reconcile_inputs(c, now);
+    EXPECT_TRUE(ch.refusal.empty()) << ch.refusal;
+    ASSERT_EQ(c.inputs.size(), 4U);
+    EXPECT_TRUE(c.inputs[1].done);
+    EXPECT_FALSE(c.inputs[1].skipped.empty());
+    EXPECT_EQ(c.inputs[1].cursor, (io::InputCursor{3, 12}));
+  }
+  {  // the unfinished started input changed: refused
+    RunManifest c = m;
+    std::vector<io::InputFile> now = today;
+    now[1].size = 21;
+    EXPECT_NE(reconcile_inputs(c, now).refusal.find("'half' changed after 3"), std::string::npos);
+  }
+  {  // a new input: refused
+    RunManifest c = m;
+    std::vector<io::InputFile> now = today;
+    now.push_back(today[0]);
+    now.back().relative_path = "new";
+    EXPECT_NE(reconcile_inputs(c, now).refusal.find("'new' is not part"), std::string::npos);
+  }
+}
+
 TEST(RunManifest, RejectFileNamesDifferPerSegment) {
   EXPECT_EQ(reject_file_name(0, 0), "rank-0.jsonl");
   EXPECT_EQ(reject_file_name(3, 12), "rank-3.resume-g12.jsonl");

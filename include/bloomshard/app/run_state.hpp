@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bloomshard/app/dedup_options.hpp"
+#include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/io/input_file.hpp"
 
 namespace bloomshard::app {
@@ -60,6 +61,20 @@ inline constexpr const char* kRunIdentityName = "RUN.json";
 [[nodiscard]] StartDecision decide_start(const DedupConfig& config,
                                          std::span<const std::filesystem::path> input_args,
                                          std::span<const io::InputFile> inputs);
+
+/// How today's inputs differ from those of an unfinished run, and whether
+/// the run may go on (docs/inputs.md): an input removed before it was
+/// started leaves the run; one removed while unfinished counts what was
+/// read and is recorded as skipped; one that changed before it was started
+/// is read with its new content; a finished one is never read again. An
+/// unfinished started input that changed, or a new input, is a refusal.
+struct InputChanges {
+  std::string refusal;             ///< empty: the run may go on
+  std::vector<std::string> notes;  ///< one line per accepted change
+};
+
+/// Applies the accepted changes to `m` (its inputs); pure.
+[[nodiscard]] InputChanges reconcile_inputs(RunManifest& m, std::span<const io::InputFile> inputs);
 
 /// Plan to bytes and back, for the broadcast to every rank.
 [[nodiscard]] std::string encode_plan(const StartPlan& plan);
