@@ -321,7 +321,7 @@ class DedupJob {
     Start s;
     s.manifest.run_id = plan.run_id;
     s.manifest.output_dir = fs::absolute(config_.output_dir).lexically_normal().string();
-    for (const auto& f : files) s.manifest.inputs.push_back({f, {}, false, 0, {}});
+    for (const auto& f : files) s.manifest.inputs.push_back({f, {}, false, 0, {}, {}});
     if (plan.kind == StartKind::kFresh) {
       core::ScalableBloomParams params;
       params.initial_capacity = config_.capacity.value_or(estimate_capacity(files));
@@ -338,7 +338,12 @@ class DedupJob {
         s.resumed_from = g;
         if (plan.kind == StartKind::kResume) {
           RunManifest m = manifest_from_json(loaded.summary.header.manifest_json);
-          for (const std::string& note : reconcile_inputs(m, files).notes) {
+          // Rank 0 checked every change when it planned the start.
+          const RevalidateFn trusted = [](const InputProgress&, const io::InputFile&) {
+            return std::string();
+          };
+          const RevalidateFn* revalidated = config_.revalidate_inputs ? &trusted : nullptr;
+          for (const std::string& note : reconcile_inputs(m, files, revalidated).notes) {
             if (world_.rank() == 0) std::cerr << "bloomshard dedup: " << note << '\n';
           }
           s.manifest.inputs = std::move(m.inputs);
@@ -408,7 +413,7 @@ class DedupJob {
     for (std::size_t j = 0; j < open_inputs.size(); ++j) {
       if (owners[j] != world_.rank()) continue;
       const InputProgress& p = m.inputs[open_inputs[j]];
-      tasks.push_back({p.file, open_inputs[j], p.cursor, p.output_length});
+      tasks.push_back({p.file, open_inputs[j], p.cursor, p.output_length, p.prefix_digest});
     }
     return tasks;
   }

@@ -80,7 +80,11 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
     ("max-skipped-inputs",
      po::value(&c.max_skipped_inputs)->default_value(c.max_skipped_inputs),
      "with skip: more broken inputs than this in one run stops the job (exit 3, checkpointed; "
-     "the input over the limit is not skipped)");
+     "the input over the limit is not skipped)")
+    ("revalidate-inputs", po::bool_switch(&c.revalidate_inputs),
+     "on resume, accept a started input whose size or mtime changed (touch, rsync without -t, "
+     "HSM restore, a damaged file replaced) if the records read from it so far are the same "
+     "bytes (digest check; costs one read of that prefix on rank 0)");
   po::options_description generic("general");
   generic.add_options()
     ("help,h", "show this help")

@@ -21,7 +21,9 @@ InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
       outputs_(tasks_.size()),
       rejects_(io::RejectWriter::create(reject_path)) {
   states_.reserve(tasks_.size());
-  for (const FileTask& t : tasks_) states_.push_back({t.index, t.cursor, false, t.output_length});
+  for (const FileTask& t : tasks_) {
+    states_.push_back({t.index, t.cursor, false, t.output_length, t.prefix_digest});
+  }
 }
 
 bool InputFeed::open_next_file() {
@@ -42,7 +44,7 @@ bool InputFeed::open_next_file() {
   open_ = true;
   positioned_ = false;
   reader_.open(task.file);
-  if (resumed) reader_.skip_to(task.cursor);
+  if (resumed) reader_.skip_to(task.cursor, task.prefix_digest);
   positioned_ = true;
   return true;
 }
@@ -50,6 +52,8 @@ bool InputFeed::open_next_file() {
 void InputFeed::hold(const io::InputError& e) {
   const std::size_t slot = next_ - 1;
   states_[slot].cursor = positioned_ ? reader_.cursor() : tasks_[slot].cursor;
+  states_[slot].prefix_digest =
+      positioned_ ? std::optional(reader_.prefix_digest()) : tasks_[slot].prefix_digest;
   held_ = slot;
   held_reason_ = e.reason().empty() ? std::string(e.what()) : e.reason();
   open_ = false;
@@ -123,6 +127,7 @@ void InputFeed::fill(RoundBatch& batch) {
     }
     open_ = false;  // end of this file; its output closes after the round's writes
     states_[next_ - 1].cursor = reader_.cursor();
+    states_[next_ - 1].prefix_digest = reader_.prefix_digest();
     counters_.input_bytes_done += tasks_[next_ - 1].file.size;
   }
 }
@@ -164,6 +169,7 @@ std::vector<FileState> InputFeed::commit() {
     FileState& state = states_[next_ - 1];
     state.output_length = outputs_[next_ - 1].flush_and_sync();
     state.cursor = reader_.cursor();
+    state.prefix_digest = reader_.prefix_digest();
   }
   reject_length_ = rejects_.flush_and_sync();
   return states_;

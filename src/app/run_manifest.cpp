@@ -118,6 +118,10 @@ std::string manifest_to_json(const RunManifest& m) {
       out += ',';
       put_string(out, "skipped", p.skipped);
     }
+    if (p.prefix_digest) {
+      out += ',';
+      put_u64(out, "prefix_digest", *p.prefix_digest);
+    }
     out += '}';
   }
   out += "],\n\"rejects\":[";
@@ -181,6 +185,8 @@ RunManifest manifest_from_json(std::string_view json) {
       if (skipped.empty()) throw std::runtime_error("run manifest: empty skip reason");
       p.skipped = std::string(skipped);
     }
+    std::uint64_t digest = 0;
+    if (e["prefix_digest"].get(digest) == simdjson::SUCCESS) p.prefix_digest = digest;
     m.inputs.push_back(std::move(p));
   }
   for (simdjson::dom::element e : field<simdjson::dom::array>(doc, "rejects")) {

@@ -119,7 +119,27 @@ std::string header_difference(const io::CheckpointHeader& h, const DedupConfig& 
 
 }  // namespace
 
-InputChanges reconcile_inputs(RunManifest& m, std::span<const io::InputFile> inputs) {
+std::string revalidate_consumed_prefix(const InputProgress& then, const io::InputFile& now) {
+  if (!then.prefix_digest) return "the checkpoint holds no digest of what was read (older version)";
+  try {
+    io::RecordReader reader;
+    reader.open(now);
+    io::Record r;
+    while (reader.cursor().records < then.cursor.records) {
+      if (!reader.next(r)) return "it now ends after " + std::to_string(reader.cursor().records);
+    }
+    if (reader.cursor() != then.cursor || reader.prefix_digest() != *then.prefix_digest) {
+      return "its first " + std::to_string(then.cursor.records) +
+             " records are not the ones read before";
+    }
+  } catch (const std::exception& e) {
+    return std::string("it cannot be read up to the cursor: ") + e.what();
+  }
+  return {};
+}
+
+InputChanges reconcile_inputs(RunManifest& m, std::span<const io::InputFile> inputs,
+                              const RevalidateFn* revalidate) {
   InputChanges out;
   std::map<std::string, const io::InputFile*, std::less<>> now;
   for (const io::InputFile& f : inputs) now.emplace(f.relative_path, &f);
@@ -151,11 +171,25 @@ InputChanges reconcile_inputs(RunManifest& m, std::span<const io::InputFile> inp
     now.erase(it);
     if (f.size != p.file.size || f.mtime_ns != p.file.mtime_ns) {
       if (started && !p.done) {
-        out.refusal = "input '" + f.relative_path + "' changed after " +
-                      std::to_string(p.cursor.records) + " of its records were read (size " +
-                      std::to_string(p.file.size) + " -> " + std::to_string(f.size) + ", mtime " +
-                      std::to_string(p.file.mtime_ns) + " -> " + std::to_string(f.mtime_ns) + ")";
-        return out;
+        const std::string change =
+            "input '" + f.relative_path + "' changed after " + std::to_string(p.cursor.records) +
+            " of its records were read (size " + std::to_string(p.file.size) + " -> " +
+            std::to_string(f.size) + ", mtime " + std::to_string(p.file.mtime_ns) + " -> " +
+            std::to_string(f.mtime_ns) + ")";
+        if (revalidate == nullptr) {
+          out.refusal = change + " (--revalidate-inputs checks whether those records are the same)";
+          return out;
+        }
+        if (std::string why = (*revalidate)(p, f); !why.empty()) {
+          out.refusal = change + " and cannot be revalidated: " + why;
+          return out;
+        }
+        out.notes.push_back(change +
+                            "; revalidated: the records read so far are the same, reading goes "
+                            "on after them");
+        p.file = f;
+        kept.push_back(std::move(p));
+        continue;
       }
       if (!started) {
         out.notes.push_back("input '" + f.relative_path +
@@ -263,7 +297,10 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
     const std::string input_diff = input_difference(manifest, inputs);
     if (!h.finished) {
       RunManifest changed = manifest;
-      if (const InputChanges ch = reconcile_inputs(changed, inputs); !ch.refusal.empty()) {
+      const RevalidateFn check = revalidate_consumed_prefix;
+      const InputChanges ch =
+          reconcile_inputs(changed, inputs, c.revalidate_inputs ? &check : nullptr);
+      if (!ch.refusal.empty()) {
         return refuse("the state in '" + state.string() +
                       "' holds an unfinished run of other inputs: " + ch.refusal +
                       "; finish it with its own inputs, or use another --state");

@@ -56,6 +56,7 @@ TEST(RunManifest, RoundTripsEveryField) {
   p.file.relative_path = "y.txt";
   p.done = true;
   p.skipped = "truncated gzip stream \"x\" at compressed byte 9";
+  p.prefix_digest = 0xFEDCBA9876543210ULL;
   m.inputs.push_back(p);
   m.rejects = {{"rank-0.jsonl", 10}, {"rank-1.resume-g3.jsonl", 0}};
   m.counters.records = 100;
@@ -80,6 +81,8 @@ TEST(RunManifest, RoundTripsEveryField) {
   EXPECT_TRUE(back.inputs[1].done);
   EXPECT_TRUE(back.inputs[0].skipped.empty());
   EXPECT_EQ(back.inputs[1].skipped, m.inputs[1].skipped);
+  EXPECT_FALSE(back.inputs[0].prefix_digest.has_value());
+  EXPECT_EQ(back.inputs[1].prefix_digest, 0xFEDCBA9876543210ULL);
   EXPECT_EQ(back.inputs[0].output_length, 777U);
   ASSERT_EQ(back.rejects.size(), 2U);
   EXPECT_EQ(back.rejects[1].name, "rank-1.resume-g3.jsonl");

@@ -20,7 +20,8 @@
 #                checkpointed; over --max-skipped-inputs exits 3; skip completes with
 #                exactly once for everything readable, the skips reported
 #        changes accepted changes of an unfinished run (1 rank): an input removed or
-#                changed before it was started; a changed started input is refused
+#                changed before it was started, a damaged one replaced (--revalidate-inputs);
+#                a changed started input is refused
 #        versions nfc-casefold/v2 merges U+1FB3 U+0304 with its NFD, v1 does not;
 #                a v1 state keeps v1 rules (named by info), a pinned v2 is refused
 #        synth   the generator alone: determinism, manifest = oracle --stats
@@ -445,35 +446,42 @@ case_skip() {
 case_changes() {
   # One rank reads in path order: a broken a.gz first stops a fail-mode run
   # (checkpointed) before b and c are started. Then: an unfinished started
-  # input that changed is refused; c removed and b changed (neither started)
-  # are accepted changes of the run, and the resume with skip completes.
+  # input that changed is refused, also by --revalidate-inputs when the
+  # records read from it are gone; replacing the damaged file with the good
+  # one passes --revalidate-inputs; c removed and b changed (neither
+  # started) are accepted changes; the resume completes, exactly once.
   synth a --records 3000 --dup-rate 0.2 --files 1 --compress gz --seed 501
   synth b --records 2000 --dup-rate 0.2 --files 1 --compress none --seed 502
   synth c --records 2000 --dup-rate 0.2 --files 1 --compress zst --seed 503
   local bad=$IN/a/part-00000.jsonl.gz
+  cp -p "$bad" "$TMP/good.keep"
   truncate -s $(($(stat -c %s "$bad") / 2)) "$bad"
-  cp -p "$bad" "$TMP/bad.keep"
   dedup "$TMP/out" 1 --key-field id --state "$TMP/state" --on-input-error fail
   [[ $JOB_RC == 1 ]] || { cat "$TMP/out.log" >&2; fail "fail mode: exit $JOB_RC, want 1"; }
 
-  truncate -s $(($(stat -c %s "$bad") - 100)) "$bad"
-  dedup "$TMP/out" 1 --key-field id --state "$TMP/state"
+  truncate -s $(($(stat -c %s "$bad") - 2000)) "$bad"
+  dedup "$TMP/out" 1 --key-field id --state "$TMP/state" --on-input-error fail
   [[ $JOB_RC == 2 ]] || { cat "$TMP/out.log" >&2; fail "changed started input: exit $JOB_RC, want 2"; }
   grep -q "changed after .* of its records were read" "$TMP/out.log" ||
     { cat "$TMP/out.log" >&2; fail "no message naming the changed input"; }
+  dedup "$TMP/out" 1 --key-field id --state "$TMP/state" --on-input-error fail --revalidate-inputs
+  [[ $JOB_RC == 2 ]] || { cat "$TMP/out.log" >&2; fail "revalidating a shorter prefix: exit $JOB_RC, want 2"; }
+  grep -q "cannot be revalidated" "$TMP/out.log" || { cat "$TMP/out.log" >&2; fail "no revalidation message"; }
 
-  cp -p "$TMP/bad.keep" "$bad"
+  cp "$TMP/good.keep" "$bad"  # the damaged file replaced by a good copy (new mtime, size)
   rm -r "$IN/c"
   echo '{"id":"added-before-start"}' >>"$IN/b/part-00000.jsonl"
-  dedup_ok "$TMP/out" 1 --key-field id --state "$TMP/state"
+  dedup_ok "$TMP/out" 1 --key-field id --state "$TMP/state" --on-input-error fail --revalidate-inputs
+  grep -q "revalidated: the records read so far are the same" "$TMP/out.log" ||
+    { cat "$TMP/out.log" >&2; fail "the replaced input was not revalidated"; }
   grep -q "c/part-00000.jsonl.zst' was removed before it was started" "$TMP/out.log" ||
     { cat "$TMP/out.log" >&2; fail "removal of a not-started input not reported"; }
   grep -q "b/part-00000.jsonl' changed before it was started" "$TMP/out.log" ||
     fail "change of a not-started input not reported"
-  [[ $(skipped_count "$TMP/out/metrics.json") == 1 ]] || fail "the broken input is not skipped"
+  [[ $(skipped_count "$TMP/out/metrics.json") == 0 ]] || fail "an input was skipped"
   [[ ! -e $TMP/out/c ]] || fail "an output for the removed input exists"
-  oracle --output "$TMP/out" --skipped-inputs "$TMP/out/metrics.json" --rejects-expected 0
-  log "changes: a changed started input refused; removed/changed unstarted inputs accepted"
+  oracle --output "$TMP/out" --rejects-expected 0
+  log "changes: changed started input refused unless revalidated; unstarted changes accepted"
 }
 
 case "$CASE" in

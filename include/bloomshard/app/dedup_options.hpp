@@ -48,7 +48,8 @@ struct DedupConfig {
   // Broken and changed inputs (issue 11).
   OnInputError on_input_error = OnInputError::kSkip;  ///< skip: a multi-day run goes on
   std::uint64_t max_skipped_inputs = 10;              ///< more broken inputs than this: exit 3
-  bool revalidate_inputs = false;  ///< resume over changed mtimes if size + consumed prefix match
+  bool revalidate_inputs = false;  ///< accept a changed started input whose consumed prefix
+                                   ///< is unchanged (read again to check it, on rank 0)
 };
 
 /// What parsing decided: run, or exit at once with `exit_code` after printing

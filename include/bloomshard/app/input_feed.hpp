@@ -43,6 +43,7 @@ struct FileTask {
   std::size_t index = 0;  ///< position in the job's input list
   io::InputCursor cursor;
   std::uint64_t output_length = 0;
+  std::optional<std::uint64_t> prefix_digest;  ///< of the records before cursor, if known
 };
 
 /// Where one file stands at a cut.
@@ -51,6 +52,7 @@ struct FileState {
   io::InputCursor cursor;
   bool done = false;
   std::uint64_t output_length = 0;
+  std::optional<std::uint64_t> prefix_digest;  ///< RecordReader::prefix_digest() at cursor
 };
 
 class InputFeed {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,9 @@ struct InputProgress {
   /// cursor.decompressed_offset, was skipped for this reason. Such an input
   /// is done: no resume reads it again.
   std::string skipped;
+  /// RecordReader::prefix_digest() at `cursor` (absent in manifests of
+  /// older versions): lets --revalidate-inputs check a changed input.
+  std::optional<std::uint64_t> prefix_digest;
 };
 
 /// One reject file (name inside OUTPUT/_rejects) with its committed length.

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -73,8 +74,19 @@ struct InputChanges {
   std::vector<std::string> notes;  ///< one line per accepted change
 };
 
-/// Applies the accepted changes to `m` (its inputs); pure.
-[[nodiscard]] InputChanges reconcile_inputs(RunManifest& m, std::span<const io::InputFile> inputs);
+/// Checks that a changed input still starts with the records a run read
+/// from it: "" if so, else why not (--revalidate-inputs).
+using RevalidateFn = std::function<std::string(const InputProgress&, const io::InputFile&)>;
+
+/// Applies the accepted changes to `m` (its inputs). With `revalidate`, a
+/// changed unfinished started input is accepted when it returns "".
+[[nodiscard]] InputChanges reconcile_inputs(RunManifest& m, std::span<const io::InputFile> inputs,
+                                            const RevalidateFn* revalidate = nullptr);
+
+/// Reads the first cursor.records records of `now` and compares offset and
+/// prefix digest with those saved in `then` (RecordReader::prefix_digest).
+[[nodiscard]] std::string revalidate_consumed_prefix(const InputProgress& then,
+                                                     const io::InputFile& now);
 
 /// Plan to bytes and back, for the broadcast to every rank.
 [[nodiscard]] std::string encode_plan(const StartPlan& plan);
