@@ -5,7 +5,8 @@
 // truncation, anything). Checked beyond "no crash": a stream read to its
 // end gives back exactly the payload (lines + terminators, offsets that add
 // up), a cut compressed stream ends in InputError or a clean prefix, and a
-// reader resumed with skip_to() at a saved cursor reads the same rest.
+// reader resumed with skip_to() at a saved cursor and prefix digest reads
+// the same rest with the same digests.
 #include <sys/mman.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -63,15 +64,17 @@ struct MemFile {
 struct Read {
   std::vector<std::string> lines;  // line + terminator (whole lines only)
   std::vector<io::InputCursor> cursors;
+  std::vector<std::uint64_t> digests;  // prefix digest after each record
   bool error = false;
   bool too_long = false;
 };
 
-Read read_all(io::RecordReader& reader, const io::InputFile& file, const io::InputCursor* from) {
+Read read_all(io::RecordReader& reader, const io::InputFile& file, const io::InputCursor* from,
+              std::uint64_t from_digest) {
   Read r;
   try {
     reader.open(file);
-    if (from != nullptr) reader.skip_to(*from);
+    if (from != nullptr) reader.skip_to(*from, from_digest);
     io::Record rec;
     std::uint64_t offset = from != nullptr ? from->decompressed_offset : 0;
     while (reader.next(rec)) {
@@ -84,6 +87,7 @@ Read read_all(io::RecordReader& reader, const io::InputFile& file, const io::Inp
       }
       r.lines.push_back(std::string(rec.line) + std::string(rec.terminator));
       r.cursors.push_back(reader.cursor());
+      r.digests.push_back(reader.prefix_digest());
       if (r.cursors.back().decompressed_offset != offset) std::abort();
     }
   } catch (const io::InputError&) {
@@ -128,7 +132,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.max_line_bytes = (mode & 32U) != 0 ? 7 : io::kDefaultMaxLineBytes;
   options.buffer_bytes = 1;  // the smallest buffer: growth and refills get exercised
   io::RecordReader reader(options);
-  const Read whole = read_all(reader, file, nullptr);
+  const Read whole = read_all(reader, file, nullptr, 0);
 
   std::string joined;
   for (const std::string& l : whole.lines) joined += l;
@@ -144,11 +148,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Resume at a saved cursor: the same rest of the file.
   if (!whole.lines.empty()) {
     const std::size_t k = data[1] % whole.lines.size();
-    const Read rest = read_all(reader, file, &whole.cursors[k]);
+    const Read rest = read_all(reader, file, &whole.cursors[k], whole.digests[k]);
     if (rest.error != whole.error) std::abort();
     if (rest.lines.size() != whole.lines.size() - k - 1) std::abort();
     for (std::size_t i = 0; i < rest.lines.size(); ++i) {
       if (rest.lines[i] != whole.lines[k + 1 + i]) std::abort();
+      if (rest.digests[i] != whole.digests[k + 1 + i]) std::abort();  // the chain goes on
     }
   }
   return 0;

@@ -5,7 +5,7 @@
 # timeout, with the reproducer left in the temp dir and named in the log.
 # usage: tests/fuzz/smoke.sh BIN_DIR [SECONDS]
 set -euo pipefail
-bin_dir=${1:?usage: smoke.sh BIN_DIR [SECONDS]}
+bin_dir=$(cd "${1:?usage: smoke.sh BIN_DIR [SECONDS]}" && pwd)
 secs=${2:-30}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-fuzz-smoke.XXXXXX")
