@@ -149,8 +149,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!whole.lines.empty()) {
     const std::size_t k = data[1] % whole.lines.size();
     const Read rest = read_all(reader, file, &whole.cursors[k], whole.digests[k]);
-    if (rest.error != whole.error) std::abort();
-    if (rest.lines.size() != whole.lines.size() - k - 1) std::abort();
+    // Damaged zstd data can give a reader with a larger buffer fewer lines:
+    // zstd decodes straight into an output of >= 128 KiB and drops that
+    // block with the error (found by this target). The resume may then stop
+    // earlier, with an error; never later, never with other lines. The job
+    // is safe either way: a resume that cannot reach its cursor is held at
+    // the cursor, so nothing before it is read twice or lost.
+    const std::size_t expected = whole.lines.size() - k - 1;
+    if (rest.lines.size() > expected) std::abort();
+    if (rest.lines.size() < expected && !(whole.error && rest.error)) std::abort();
+    if (rest.lines.size() == expected && rest.error != whole.error) std::abort();
     for (std::size_t i = 0; i < rest.lines.size(); ++i) {
       if (rest.lines[i] != whole.lines[k + 1 + i]) std::abort();
       if (rest.digests[i] != whole.digests[k + 1 + i]) std::abort();  // the chain goes on
