@@ -6,6 +6,7 @@
 
 #include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/run_state.hpp"
+#include "bloomshard/app/skipped_inputs.hpp"
 #include "bloomshard/app/version.hpp"
 #include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/core/bloom_kernel.hpp"
@@ -17,7 +18,8 @@ namespace {
 
 // Per input, the fields one rank reports at a cut; summed over ranks, and
 // only the rank reading a file sets them.
-constexpr std::size_t kFieldsPerInput = 5;  // touched, records, offset, done, output_length
+// touched, records, offset, done, output_length, digest known, prefix digest
+constexpr std::size_t kFieldsPerInput = 7;
 
 // A generation that could not be deleted is left for a later prune: a
 // warning, not a failure of a multi-day job.
@@ -57,6 +59,8 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
     f[2] = s.cursor.decompressed_offset;
     f[3] = s.done ? 1 : 0;
     f[4] = s.output_length;
+    f[5] = s.prefix_digest ? 1 : 0;
+    f[6] = s.prefix_digest.value_or(0);
   }
   fields = comm_.allreduce_sum(fields);
   std::vector<std::uint64_t> reject_lengths(comm_.usize(), 0);
@@ -71,12 +75,14 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
     m.inputs[i].cursor = {f[1], f[2]};
     m.inputs[i].done = f[3] != 0;
     m.inputs[i].output_length = f[4];
+    m.inputs[i].prefix_digest = f[5] != 0 ? std::optional(f[6]) : std::nullopt;
   }
   for (int r = 0; r < comm_.size(); ++r) {
     m.rejects.push_back(
         {reject_file_name(r, resumed_from_), reject_lengths[static_cast<std::size_t>(r)]});
   }
   m.counters += reduce_counters(comm_, local_counters(feed, set, router, rounds));
+  mark_skipped_inputs(m, gather_skipped_inputs(comm_, feed.skipped()));
 
   // 3. Header and layers.
   io::CheckpointHeader h;

@@ -25,6 +25,7 @@
 #include "bloomshard/app/run_lease.hpp"
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/app/run_state.hpp"
+#include "bloomshard/app/skipped_inputs.hpp"
 #include "bloomshard/app/stop_signal.hpp"
 #include "bloomshard/app/watchdog.hpp"
 #include "bloomshard/comm/environment.hpp"
@@ -131,6 +132,11 @@ class DedupJob {
     const StartPlan plan = decode_plan(std::string_view(setup).substr(nl + 1, plan_size));
     const std::vector<io::InputFile> files =
         decode_inputs(std::string_view(setup).substr(nl + 1 + plan_size));
+    if (plan.normalize != config_.normalize && world_.rank() == 0) {
+      std::cerr << "bloomshard dedup: the state was saved with "
+                << core::policy_label(plan.normalize) << " rules; keeping them\n";
+    }
+    config_.normalize = plan.normalize;
     if (plan.kind == StartKind::kFinished) {
       if (world_.rank() == 0) {
         std::cout << "bloomshard dedup: the run in '" << config_.state_dir
@@ -192,6 +198,7 @@ class DedupJob {
     Clock::time_point last_checkpoint = Clock::now();
     newest_inserted_ = world_.allreduce_sum(set.bloom().newest_layer_inserted());
     std::string input_error;
+    std::uint64_t skipped_inputs = skipped_in_manifest(begun->manifest).size();
     bool failed_anywhere = false;
     bool stopped = false;
 
@@ -259,7 +266,7 @@ class DedupJob {
           feed.exhausted() ? 0U : 1U, input_error.empty() ? 0U : 1U,
           set.bloom().newest_layer_inserted(), c.records, c.dropped, c.rejected, c.input_bytes_done,
           stop_requested() ? 1U : 0U, set.exact().delta_bytes() > config_.max_delta_bytes ? 1U : 0U,
-          time_due ? 1U : 0U});
+          time_due ? 1U : 0U, feed.skip_pending() ? 1U : 0U});
       phases.route += seconds_since(t);
       newest_inserted_ = g[2];  // exact again
       if (set.bloom().layer_full(g[2])) {
@@ -268,6 +275,10 @@ class DedupJob {
       }
       progress.maybe_report({g[3], g[4], g[5], g[6], total_bytes});
       if (g[1] != 0) {
+        failed_anywhere = true;
+        break;
+      }
+      if (g[10] != 0 && !resolve_broken_inputs(feed, g[10], skipped_inputs)) {
         failed_anywhere = true;
         break;
       }
@@ -299,13 +310,28 @@ class DedupJob {
 
     progress.finish();  // a bar's line ends before any message
     if (failed_anywhere) {
+      // A consistent cut still: the broken input stays unfinished at its
+      // last good record, so a resume after it is replaced, or with
+      // --on-input-error skip, goes on from here.
+      if (checkpointer) checkpointer->write(feed, set, router.stats(), rounds, false);
       feed.finish();
       if (!input_error.empty()) {
         std::cerr << "bloomshard dedup: rank " << world_.rank() << ": input error: " << input_error
                   << '\n';
       }
       world_.barrier();  // let the failing rank's message out before the exit
-      return kExitFailure;
+      const bool too_many = skipped_inputs > config_.max_skipped_inputs;
+      if (world_.rank() == 0) {
+        std::cerr << "bloomshard dedup: "
+                  << (too_many ? "more broken inputs than --max-skipped-inputs " +
+                                     std::to_string(config_.max_skipped_inputs) +
+                                     " (the one over the limit is not skipped); "
+                               : std::string())
+                  << (checkpointer ? "checkpointed: replace or fix the input and run again"
+                                   : "no --state, nothing saved")
+                  << (too_many ? "" : ", or run again with --on-input-error skip") << '\n';
+      }
+      return too_many ? kExitTooManyRejects : kExitFailure;
     }
     if (stopped) {
       feed.finish();
@@ -332,6 +358,10 @@ class DedupJob {
     summary.checkpoints = checkpointer ? checkpointer->written() : 0;
     if (checkpointer) summary.checkpoint = checkpointer->metrics();
     summary.max_rss_anon_bytes = world_.allreduce_max(peak_rss_anon);
+    summary.skipped_inputs = skipped_in_manifest(begun->manifest);
+    for (SkippedInput& s : gather_skipped_inputs(world_, feed.skipped())) {
+      summary.skipped_inputs.push_back(std::move(s));
+    }
     const double reject_fraction = summary.counters.records
                                        ? static_cast<double>(summary.counters.rejected) /
                                              static_cast<double>(summary.counters.records)
@@ -382,6 +412,21 @@ class DedupJob {
     newest_inserted_ += upcoming;
   }
 
+  // After a round in which `broken` inputs broke under --on-input-error
+  // skip: skips them all if the run stays within --max-skipped-inputs
+  // (counting earlier segments), else none (false: the job stops).
+  bool resolve_broken_inputs(InputFeed& feed, std::uint64_t broken, std::uint64_t& skipped) {
+    const bool skip = skipped + broken <= config_.max_skipped_inputs;
+    skipped += broken;
+    feed.resolve_held_input(skip);
+    if (skip && world_.rank() == 0) {
+      std::cerr << "bloomshard dedup: warning: " << broken
+                << " input(s) broke in this round and were skipped from the damage on (" << skipped
+                << " of at most " << config_.max_skipped_inputs << ")\n";
+    }
+    return skip;
+  }
+
   // Builds the filter: new, or loaded (collectively) from the newest
   // checkpoint generation that verifies, falling back to older ones.
   std::optional<Start> begin(const StartPlan& plan, const std::vector<io::InputFile>& files,
@@ -389,7 +434,7 @@ class DedupJob {
     Start s;
     s.manifest.run_id = plan.run_id;
     s.manifest.output_dir = fs::absolute(config_.output_dir).lexically_normal().string();
-    for (const auto& f : files) s.manifest.inputs.push_back({f, {}, false, 0});
+    for (const auto& f : files) s.manifest.inputs.push_back({f, {}, false, 0, {}, {}});
     if (plan.kind == StartKind::kFresh) {
       core::ScalableBloomParams params;
       params.initial_capacity = initial_capacity(files);
@@ -414,6 +459,14 @@ class DedupJob {
         s.resumed_from = g;
         if (plan.kind == StartKind::kResume) {
           RunManifest m = manifest_from_json(loaded.summary.header.manifest_json);
+          // Rank 0 checked every change when it planned the start.
+          const RevalidateFn trusted = [](const InputProgress&, const io::InputFile&) {
+            return std::string();
+          };
+          const RevalidateFn* revalidated = config_.revalidate_inputs ? &trusted : nullptr;
+          for (const std::string& note : reconcile_inputs(m, files, revalidated).notes) {
+            if (world_.rank() == 0) std::cerr << "bloomshard dedup: " << note << '\n';
+          }
           s.manifest.inputs = std::move(m.inputs);
           s.manifest.rejects = std::move(m.rejects);
           s.manifest.counters = std::move(m.counters);
@@ -482,7 +535,7 @@ class DedupJob {
     for (std::size_t j = 0; j < open_inputs.size(); ++j) {
       if (owners[j] != world_.rank()) continue;
       const InputProgress& p = m.inputs[open_inputs[j]];
-      tasks.push_back({p.file, open_inputs[j], p.cursor, p.output_length});
+      tasks.push_back({p.file, open_inputs[j], p.cursor, p.output_length, p.prefix_digest});
     }
     return tasks;
   }

@@ -23,6 +23,7 @@ struct RawOptions {
   std::string config_file;
   std::uint64_t capacity = 0;
   std::string fencing = "auto";
+  std::string on_input_error = "skip";
 };
 
 po::options_description describe(DedupConfig& c, RawOptions& raw) {
@@ -44,7 +45,8 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
      "virtual slices P, fixed for the filter's life, >= ranks (0: a power of two >= 4096, "
      "128 x ranks and capacity/65536)")
     ("normalize", po::value(&raw.normalize)->default_value(raw.normalize),
-     "key normalization: none | nfc | nfc-casefold")
+     "key normalization: none | nfc | nfc-casefold (v2, canonical caseless matching) | "
+     "nfc-casefold/v1 (legacy); a state keeps the version it was saved with (docs/keys.md)")
     ("batch-bytes", po::value(&c.batch_bytes)->default_value(c.batch_bytes),
      "input bytes each rank reads per round (bounds round memory)")
     ("max-key-bytes", po::value(&c.max_key_bytes)->default_value(c.max_key_bytes),
@@ -104,7 +106,20 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
      "reports and ends the job (0: off)")
     ("fencing", po::value(&raw.fencing)->default_value(raw.fencing),
      "how the run's lock file fences earlier attempts: auto (fcntl locks, else a lease "
-     "file) | fcntl | lease");
+     "file) | fcntl | lease")
+    // Broken and changed inputs (docs/reliability.md).
+    ("on-input-error", po::value(&raw.on_input_error)->default_value(raw.on_input_error),
+     "an input that cannot be read on (truncated/corrupt .gz/.zst, unreadable): skip (keep "
+     "the records before the damage, record the rest as skipped, go on) | fail (exit 1, "
+     "checkpointed first with --state)")
+    ("max-skipped-inputs",
+     po::value(&c.max_skipped_inputs)->default_value(c.max_skipped_inputs),
+     "with skip: more broken inputs than this in one run stops the job (exit 3, checkpointed; "
+     "the input over the limit is not skipped)")
+    ("revalidate-inputs", po::bool_switch(&c.revalidate_inputs),
+     "on resume, accept a started input whose size or mtime changed (touch, rsync without -t, "
+     "HSM restore, a damaged file replaced) if the records read from it so far are the same "
+     "bytes (digest check; costs one read of that prefix on rank 0)");
   po::options_description generic("general");
   generic.add_options()
     ("help,h", "show this help")
@@ -202,6 +217,7 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
     }
     po::notify(vm);
     out.config.normalize = core::parse_policy(raw.normalize);
+    out.config.normalize_pinned = raw.normalize.find('/') != std::string::npos;
     const auto data_path = io::parse_checkpoint_data_path(raw.checkpoint_io);
     if (!data_path) {
       throw std::invalid_argument("--checkpoint-io must be auto, direct or mpiio, not '" +
@@ -226,6 +242,14 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
                                   "'");
     }
     out.config.fencing = *fencing;
+    if (raw.on_input_error == "skip") {
+      out.config.on_input_error = OnInputError::kSkip;
+    } else if (raw.on_input_error == "fail") {
+      out.config.on_input_error = OnInputError::kFail;
+    } else {
+      throw std::invalid_argument("--on-input-error must be fail or skip, not '" +
+                                  raw.on_input_error + "'");
+    }
     if (vm.count("capacity")) out.config.capacity = raw.capacity;
     if (out.config.hash_seed == 0) out.config.hash_seed = core::kDefaultHashSeed;
   } catch (const std::exception& e) {

@@ -21,7 +21,9 @@ InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
       outputs_(tasks_.size()),
       rejects_(io::RejectWriter::create(reject_path)) {
   states_.reserve(tasks_.size());
-  for (const FileTask& t : tasks_) states_.push_back({t.index, t.cursor, false, t.output_length});
+  for (const FileTask& t : tasks_) {
+    states_.push_back({t.index, t.cursor, false, t.output_length, t.prefix_digest});
+  }
 }
 
 bool InputFeed::open_next_file() {
@@ -36,11 +38,40 @@ bool InputFeed::open_next_file() {
   outputs_[next_] =
       resumed ? io::OutputWriter::open_for_resume(out, task.file.compression, task.output_length)
               : io::OutputWriter::create(out, task.file.compression);
-  reader_.open(task.file);
-  if (resumed) reader_.skip_to(task.cursor);
+  // The task counts as opened before the reader touches it, so that an
+  // input that cannot be opened or resumed is held like a broken one.
   ++next_;
   open_ = true;
+  positioned_ = false;
+  reader_.open(task.file);
+  if (resumed) reader_.skip_to(task.cursor, task.prefix_digest);
+  positioned_ = true;
   return true;
+}
+
+void InputFeed::hold(const io::InputError& e) {
+  const std::size_t slot = next_ - 1;
+  states_[slot].cursor = positioned_ ? reader_.cursor() : tasks_[slot].cursor;
+  states_[slot].prefix_digest =
+      positioned_ ? std::optional(reader_.prefix_digest()) : tasks_[slot].prefix_digest;
+  held_ = slot;
+  held_reason_ = e.reason().empty() ? std::string(e.what()) : e.reason();
+  open_ = false;
+  positioned_ = false;
+}
+
+void InputFeed::resolve_held_input(bool skip) {
+  if (!held_) return;
+  const std::size_t slot = *held_;
+  held_.reset();
+  if (!skip) {
+    abandon();
+    return;
+  }
+  FileState& state = states_[slot];
+  state.done = true;
+  skipped_.push_back({state.index, tasks_[slot].file.relative_path, state.cursor, held_reason_});
+  counters_.input_bytes_done += tasks_[slot].file.size;
 }
 
 void InputFeed::abandon() noexcept {
@@ -82,13 +113,21 @@ void InputFeed::fill(RoundBatch& batch) {
   batch.clear();
   io::Record record;
   while (batch.bytes() < config_.batch_bytes) {
-    if (!open_ && !open_next_file()) return;
-    if (reader_.next(record)) {
-      take(record, batch);
-      continue;
+    if (held_) return;  // a broken input waits for the job's decision
+    try {
+      if (!open_ && !open_next_file()) return;
+      if (reader_.next(record)) {
+        take(record, batch);
+        continue;
+      }
+    } catch (const io::InputError& e) {
+      hold(e);
+      if (config_.on_input_error == OnInputError::kFail) throw;
+      return;
     }
     open_ = false;  // end of this file; its output closes after the round's writes
     states_[next_ - 1].cursor = reader_.cursor();
+    states_[next_ - 1].prefix_digest = reader_.prefix_digest();
     counters_.input_bytes_done += tasks_[next_ - 1].file.size;
   }
 }
@@ -118,7 +157,8 @@ void InputFeed::close_finished_outputs() {
       out.close();        // may add an empty frame, so sync after it
       if (durable_) io::fsync_path(out.path());
       state.output_length = out.file_length();
-      state.done = true;
+      // A held input keeps its cursor: done only once it is skipped.
+      if (held_ != first_unclosed_) state.done = true;
     }
     out = io::OutputWriter();  // free the codec buffers
   }
@@ -129,6 +169,7 @@ std::vector<FileState> InputFeed::commit() {
     FileState& state = states_[next_ - 1];
     state.output_length = outputs_[next_ - 1].flush_and_sync();
     state.cursor = reader_.cursor();
+    state.prefix_digest = reader_.prefix_digest();
   }
   reject_length_ = rejects_.flush_and_sync();
   return states_;

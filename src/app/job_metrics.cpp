@@ -162,6 +162,19 @@ std::string metrics_json(const JobSummary& s) {
   j.value("payload_bytes", s.counters.payload_bytes);
   j.value("rounds", s.counters.rounds);
   j.value("subrounds", s.counters.subrounds);
+  // Broken inputs: the part from `record` (1-based) and decompressed byte
+  // `offset` on was skipped for `reason`.
+  j.begin_array("skipped_inputs");
+  for (const SkippedInput& k : s.skipped_inputs) {
+    j.begin_object();
+    j.value("file", k.file);
+    j.value("record", k.at.records + 1);
+    j.value("offset", k.at.decompressed_offset);
+    j.value("records_read", k.at.records);
+    j.value("reason", k.reason);
+    j.end_object();
+  }
+  j.end_array();
   j.value("segment_rounds", s.segment_rounds);
   j.value("checkpoints", s.checkpoints);
   j.value("checkpoint_seconds_total", s.checkpoint.seconds_total);
@@ -239,7 +252,14 @@ std::string summary_text(const JobSummary& s) {
                 static_cast<unsigned long long>(s.counters.false_positives), s.layers.size(),
                 static_cast<double>(s.filter_bits) / 8.0 / 1048576.0, s.fpr_estimate,
                 static_cast<double>(s.max_rss_bytes) / 1048576.0);
-  return buf;
+  std::string text = buf;
+  if (!s.skipped_inputs.empty()) {
+    text += "  skipped " + std::to_string(s.skipped_inputs.size()) +
+            " broken input(s) from the damage on:";
+    for (const SkippedInput& k : s.skipped_inputs) text += "\n    " + describe_skip(k);
+    text += '\n';
+  }
+  return text;
 }
 
 }  // namespace bloomshard::app

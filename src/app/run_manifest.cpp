@@ -123,6 +123,14 @@ std::string manifest_to_json(const RunManifest& m) {
     put_u64(out, "done", p.done ? 1 : 0);
     out += ',';
     put_u64(out, "output_length", p.output_length);
+    if (!p.skipped.empty()) {
+      out += ',';
+      put_string(out, "skipped", p.skipped);
+    }
+    if (p.prefix_digest) {
+      out += ',';
+      put_u64(out, "prefix_digest", *p.prefix_digest);
+    }
     out += '}';
   }
   out += "],\n\"rejects\":[";
@@ -168,12 +176,26 @@ RunManifest manifest_from_json(std::string_view json) {
     p.file.relative_path = std::string(field<std::string_view>(e, "relative_path"));
     p.file.size = field<std::uint64_t>(e, "size");
     p.file.mtime_ns = field<std::int64_t>(e, "mtime_ns");
-    p.file.format = static_cast<io::Format>(field<std::uint64_t>(e, "format"));
-    p.file.compression = static_cast<io::Compression>(field<std::uint64_t>(e, "compression"));
+    const auto format = field<std::uint64_t>(e, "format");
+    const auto compression = field<std::uint64_t>(e, "compression");
+    if (format > static_cast<std::uint64_t>(io::Format::kJsonLines) ||
+        compression > static_cast<std::uint64_t>(io::Compression::kZstd)) {
+      throw std::runtime_error("run manifest: unknown format or compression of input '" +
+                               p.file.relative_path + "'");
+    }
+    p.file.format = static_cast<io::Format>(format);
+    p.file.compression = static_cast<io::Compression>(compression);
     p.cursor.records = field<std::uint64_t>(e, "records");
     p.cursor.decompressed_offset = field<std::uint64_t>(e, "offset");
     p.done = field<std::uint64_t>(e, "done") != 0;
     p.output_length = field<std::uint64_t>(e, "output_length");
+    std::string_view skipped;
+    if (e["skipped"].get(skipped) == simdjson::SUCCESS) {  // optional: only skipped inputs
+      if (skipped.empty()) throw std::runtime_error("run manifest: empty skip reason");
+      p.skipped = std::string(skipped);
+    }
+    std::uint64_t digest = 0;
+    if (e["prefix_digest"].get(digest) == simdjson::SUCCESS) p.prefix_digest = digest;
     m.inputs.push_back(std::move(p));
   }
   for (simdjson::dom::element e : field<simdjson::dom::array>(doc, "rejects")) {

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "bloomshard/app/exit_codes.hpp"
@@ -82,6 +83,30 @@ std::string input_difference(const RunManifest& m, std::span<const io::InputFile
   return {};
 }
 
+// A state keeps the rules it was saved with: a bare --normalize name
+// takes the state's version of that policy (nfc-casefold/v1 states stay
+// v1); a version named on the command line that differs is refused, since
+// one filter never mixes the keys of two versions. Returns an error or "".
+std::string adopt_state_normalization(const std::string& stored, DedupConfig& c) {
+  const std::string label = stored.substr(0, stored.find(' '));
+  core::NormalizePolicy saved{};
+  try {
+    saved = core::parse_policy(label);
+  } catch (const std::invalid_argument&) {
+    return {};  // unknown to this build: header_difference names it
+  }
+  if (saved == c.normalize) return {};
+  if (core::policy_name(saved) != core::policy_name(c.normalize)) return {};
+  if (!c.normalize_pinned) {
+    c.normalize = saved;
+    return {};
+  }
+  return "the state was saved with " + label + " rules and this job asks for " +
+         core::policy_label(c.normalize) + "; one state never mixes versions (give --normalize " +
+         std::string(core::policy_name(saved)) +
+         " to keep the state's rules, or use a new --state for the new ones)";
+}
+
 // What in a checkpoint's header makes it unusable for this job, or empty.
 std::string header_difference(const io::CheckpointHeader& h, const DedupConfig& c) {
   const auto differs = [](const char* what, const std::string& then, const std::string& now) {
@@ -105,9 +130,103 @@ std::string header_difference(const io::CheckpointHeader& h, const DedupConfig& 
 
 }  // namespace
 
+std::string revalidate_consumed_prefix(const InputProgress& then, const io::InputFile& now) {
+  if (!then.prefix_digest) return "the checkpoint holds no digest of what was read (older version)";
+  try {
+    io::RecordReader reader;
+    reader.open(now);
+    io::Record r;
+    while (reader.cursor().records < then.cursor.records) {
+      if (!reader.next(r)) return "it now ends after " + std::to_string(reader.cursor().records);
+    }
+    if (reader.cursor() != then.cursor || reader.prefix_digest() != *then.prefix_digest) {
+      return "its first " + std::to_string(then.cursor.records) +
+             " records are not the ones read before";
+    }
+  } catch (const std::exception& e) {
+    return std::string("it cannot be read up to the cursor: ") + e.what();
+  }
+  return {};
+}
+
+InputChanges reconcile_inputs(RunManifest& m, std::span<const io::InputFile> inputs,
+                              const RevalidateFn* revalidate) {
+  InputChanges out;
+  std::map<std::string, const io::InputFile*, std::less<>> now;
+  for (const io::InputFile& f : inputs) now.emplace(f.relative_path, &f);
+  std::vector<InputProgress> kept;
+  for (InputProgress& p : m.inputs) {
+    const bool started = p.done || p.cursor.records > 0 || p.cursor.decompressed_offset > 0;
+    const auto it = now.find(p.file.relative_path);
+    if (it == now.end()) {
+      if (!started) {
+        out.notes.push_back("input '" + p.file.relative_path +
+                            "' was removed before it was started; the run goes on without it");
+        continue;
+      }
+      if (p.done) {
+        out.notes.push_back("input '" + p.file.relative_path +
+                            "' was removed after it was finished; nothing of it is read again");
+      } else {
+        // The user's way of giving up on a broken input: like a skip.
+        p.done = true;
+        p.skipped = "removed by the user before it was finished";
+        out.notes.push_back("input '" + p.file.relative_path + "' was removed after " +
+                            std::to_string(p.cursor.records) +
+                            " records; they count, the rest is recorded as skipped");
+      }
+      kept.push_back(std::move(p));
+      continue;
+    }
+    const io::InputFile& f = *it->second;
+    now.erase(it);
+    if (f.size != p.file.size || f.mtime_ns != p.file.mtime_ns) {
+      if (started && !p.done) {
+        const std::string change =
+            "input '" + f.relative_path + "' changed after " + std::to_string(p.cursor.records) +
+            " of its records were read (size " + std::to_string(p.file.size) + " -> " +
+            std::to_string(f.size) + ", mtime " + std::to_string(p.file.mtime_ns) + " -> " +
+            std::to_string(f.mtime_ns) + ")";
+        if (revalidate == nullptr) {
+          out.refusal = change + " (--revalidate-inputs checks whether those records are the same)";
+          return out;
+        }
+        if (std::string why = (*revalidate)(p, f); !why.empty()) {
+          out.refusal = change + " and cannot be revalidated: " + why;
+          return out;
+        }
+        out.notes.push_back(change +
+                            "; revalidated: the records read so far are the same, reading goes "
+                            "on after them");
+        p.file = f;
+        kept.push_back(std::move(p));
+        continue;
+      }
+      if (!started) {
+        out.notes.push_back("input '" + f.relative_path +
+                            "' changed before it was started; its new content is read");
+      }
+      // A finished input that changed is never read again: keep what was read.
+      if (p.done) {
+        out.notes.push_back("input '" + f.relative_path +
+                            "' changed after it was finished; it is not read again");
+        kept.push_back(std::move(p));
+        continue;
+      }
+      p.file = f;
+    }
+    kept.push_back(std::move(p));
+  }
+  if (!now.empty()) {
+    out.refusal = "input '" + now.begin()->first + "' is not part of the run";
+    return out;
+  }
+  m.inputs = std::move(kept);
+  return out;
+}
+
 std::string normalization_identity(const DedupConfig& config) {
-  return std::string(core::policy_name(config.normalize)) + "/v" +
-         std::to_string(core::kNormalizationVersion) + " unicode " +
+  return core::policy_label(config.normalize) + " unicode " +
          std::string(core::normalization_unicode_version());
 }
 
@@ -129,6 +248,7 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
                            std::span<const io::InputFile> inputs) {
   StartDecision d;
   d.plan.run_id = run_identity(c, inputs);
+  d.plan.normalize = c.normalize;
   try {
     if (c.state_dir.empty()) {
       const OutputCheck check = prepare_output_dir(c.output_dir, input_args, inputs, c.overwrite);
@@ -175,16 +295,25 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
     }
 
     const io::CheckpointHeader& h = summary->header;
-    if (std::string diff = header_difference(h, c); !diff.empty()) {
+    DedupConfig adopted = c;
+    if (std::string diff = adopt_state_normalization(h.normalization, adopted); !diff.empty()) {
+      return refuse("cannot use the checkpoint in '" + state.string() + "': " + diff);
+    }
+    d.plan.normalize = adopted.normalize;
+    if (std::string diff = header_difference(h, adopted); !diff.empty()) {
       return refuse("cannot use the checkpoint in '" + state.string() + "': " + diff);
     }
     d.plan.num_slices = h.params.num_slices;
     const RunManifest manifest = manifest_from_json(h.manifest_json);
     const std::string input_diff = input_difference(manifest, inputs);
     if (!h.finished) {
-      if (!input_diff.empty()) {
+      RunManifest changed = manifest;
+      const RevalidateFn check = revalidate_consumed_prefix;
+      const InputChanges ch =
+          reconcile_inputs(changed, inputs, c.revalidate_inputs ? &check : nullptr);
+      if (!ch.refusal.empty()) {
         return refuse("the state in '" + state.string() +
-                      "' holds an unfinished run of other inputs: " + input_diff +
+                      "' holds an unfinished run of other inputs: " + ch.refusal +
                       "; finish it with its own inputs, or use another --state");
       }
       const std::string out_now = fs::absolute(c.output_dir).lexically_normal().string();
@@ -252,7 +381,8 @@ std::string encode_plan(const StartPlan& plan) {
   std::string out = std::to_string(static_cast<int>(plan.kind)) + '\n' + plan.run_id + '\n' +
                     std::to_string(plan.num_slices) + '\n' +
                     (plan.base_run_id.empty() ? "-" : plan.base_run_id) + ' ' +
-                    (plan.base_finished ? '1' : '0') + '\n';
+                    (plan.base_finished ? '1' : '0') + ' ' +
+                    std::to_string(static_cast<int>(plan.normalize)) + '\n';
   for (const std::uint64_t g : plan.candidates) out += std::to_string(g) + ' ';
   return out;
 }
@@ -262,10 +392,12 @@ StartPlan decode_plan(std::string_view bytes) {
   StartPlan plan;
   int kind = 0;
   int base_finished = 0;
-  in >> kind >> plan.run_id >> plan.num_slices >> plan.base_run_id >> base_finished;
+  int normalize = 0;
+  in >> kind >> plan.run_id >> plan.num_slices >> plan.base_run_id >> base_finished >> normalize;
   if (plan.base_run_id == "-") plan.base_run_id.clear();
   plan.base_finished = base_finished != 0;
   plan.kind = static_cast<StartKind>(kind);
+  plan.normalize = static_cast<core::NormalizePolicy>(normalize);
   std::uint64_t g = 0;
   while (in >> g) plan.candidates.push_back(g);
   return plan;

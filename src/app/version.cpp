@@ -19,13 +19,9 @@ std::string version_text() {
           ", reads 1.." + std::to_string(io::kCheckpointFormatVersion) + "\n";
   text += "hash scheme: " + std::string(core::kHashSchemeName) + "\n";
   text += "bloom layout: " + std::string(core::kBloomLayoutName) + "\n";
-  text += "normalization: v" + std::to_string(core::kNormalizationVersion) + " (unicode " +
-          std::string(core::normalization_unicode_version()) + "), policies";
-  for (const core::NormalizePolicy p : {core::NormalizePolicy::kNone, core::NormalizePolicy::kNfc,
-                                        core::NormalizePolicy::kNfcCasefold}) {
-    text += " " + std::string(core::policy_name(p));
-  }
-  text += "\n";
+  text += "normalization:";
+  for (const auto p : core::kAllPolicies) text += " " + core::policy_label(p);
+  text += " (unicode " + std::string(core::normalization_unicode_version()) + ")\n";
   text += "mpi: built with " + comm::mpi_build_version() + "; running " +
           comm::mpi_library_version() + "\n";
   text += "hdf5: built with " + io::hdf5_build_version() + "; running " +

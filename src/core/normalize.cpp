@@ -1,7 +1,10 @@
 // Normalization policies over utf8proc 2.8. Keys are passed with their
 // length (never UTF8PROC_NULLTERM), so U+0000 inside a key is an ordinary
 // code point. Pure-ASCII keys (URLs, hex digests, most IDs) skip utf8proc:
-// ASCII is already NFC, and its full case folding is plain A-Z -> a-z.
+// ASCII is already NFC, its NFD is itself, and its full case folding is
+// plain A-Z -> a-z, so every policy and version agrees on them.
+// nfc-casefold/v2 costs three utf8proc passes (NFD, fold, NFC) where v1
+// cost one; only non-ASCII keys pay it.
 #include "bloomshard/core/normalize.hpp"
 
 #include <utf8proc.h>
@@ -76,6 +79,29 @@ struct FreeDeleter {
   void operator()(utf8proc_uint8_t* p) const noexcept { std::free(p); }
 };
 
+// One utf8proc_map pass over valid UTF-8 `in` into `out`. Options:
+// DECOMPOSE alone is NFD; CASEFOLD alone is toCasefold (full folding, C+F,
+// no reordering: utf8proc reorders only under COMPOSE or DECOMPOSE);
+// COMPOSE is NFC (it decomposes and reorders first).
+void utf8proc_pass(std::string_view in, int options, std::string& out) {
+  if (in.size() > static_cast<std::size_t>(PTRDIFF_MAX) / 8) {
+    throw std::length_error("normalize_key: key too long for utf8proc");
+  }
+  utf8proc_uint8_t* raw = nullptr;
+  const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(in.data()),
+                                          static_cast<utf8proc_ssize_t>(in.size()), &raw,
+                                          static_cast<utf8proc_option_t>(options));
+  const std::unique_ptr<utf8proc_uint8_t, FreeDeleter> holder(raw);
+  if (n < 0) {
+    if (n == UTF8PROC_ERROR_NOMEM) throw std::bad_alloc();
+    if (n == UTF8PROC_ERROR_INVALIDUTF8) {
+      throw InvalidUtf8Error("invalid UTF-8 (rejected by utf8proc)");
+    }
+    throw std::runtime_error(std::string("utf8proc_map failed: ") + utf8proc_errmsg(n));
+  }
+  out.assign(reinterpret_cast<const char*>(raw), static_cast<std::size_t>(n));
+}
+
 }  // namespace
 
 std::string_view policy_name(NormalizePolicy p) noexcept {
@@ -85,29 +111,40 @@ std::string_view policy_name(NormalizePolicy p) noexcept {
     case NormalizePolicy::kNfc:
       return "nfc";
     case NormalizePolicy::kNfcCasefold:
+    case NormalizePolicy::kNfcCasefoldV1:
       return "nfc-casefold";
   }
   return "unknown";
 }
 
+std::uint32_t policy_version(NormalizePolicy p) noexcept {
+  return p == NormalizePolicy::kNfcCasefold ? 2U : 1U;
+}
+
+std::string policy_label(NormalizePolicy p) {
+  return std::string(policy_name(p)) + "/v" + std::to_string(policy_version(p));
+}
+
 NormalizePolicy parse_policy(std::string_view name) {
-  for (const auto p :
-       {NormalizePolicy::kNone, NormalizePolicy::kNfc, NormalizePolicy::kNfcCasefold}) {
-    if (name == policy_name(p)) return p;
+  // The bare name means the current version, which is listed first.
+  for (const auto p : kAllPolicies) {
+    if (name == policy_name(p) || name == policy_label(p)) return p;
   }
   throw std::invalid_argument("unknown normalization policy '" + std::string(name) +
-                              "' (expected none, nfc or nfc-casefold)");
+                              "' (expected none, nfc, nfc-casefold or nfc-casefold/v1)");
 }
 
 std::string_view normalization_unicode_version() noexcept { return utf8proc_unicode_version(); }
 
 std::string_view normalize_key(NormalizePolicy policy, std::string_view key, std::string& out) {
   if (policy == NormalizePolicy::kNone) return key;
-  if (policy != NormalizePolicy::kNfc && policy != NormalizePolicy::kNfcCasefold) {
+  const bool known = policy == NormalizePolicy::kNfc || policy == NormalizePolicy::kNfcCasefold ||
+                     policy == NormalizePolicy::kNfcCasefoldV1;
+  if (!known) {
     throw std::invalid_argument("normalize_key: unknown policy value " +
                                 std::to_string(static_cast<unsigned>(policy)));
   }
-  const bool fold = policy == NormalizePolicy::kNfcCasefold;
+  const bool fold = policy != NormalizePolicy::kNfc;
 
   const std::size_t ascii_end = first_non_ascii(key);
   if (ascii_end == key.size()) {
@@ -121,24 +158,27 @@ std::string_view normalize_key(NormalizePolicy policy, std::string_view key, std
   }
 
   validate_utf8(key, ascii_end);
-  if (key.size() > static_cast<std::size_t>(PTRDIFF_MAX) / 8) {
-    throw std::length_error("normalize_key: key too long for utf8proc");
-  }
-  int options = UTF8PROC_STABLE | UTF8PROC_COMPOSE;
-  if (fold) options |= UTF8PROC_CASEFOLD;
-  utf8proc_uint8_t* raw = nullptr;
-  const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(key.data()),
-                                          static_cast<utf8proc_ssize_t>(key.size()), &raw,
-                                          static_cast<utf8proc_option_t>(options));
-  const std::unique_ptr<utf8proc_uint8_t, FreeDeleter> holder(raw);
-  if (n < 0) {
-    if (n == UTF8PROC_ERROR_NOMEM) throw std::bad_alloc();
-    if (n == UTF8PROC_ERROR_INVALIDUTF8) {
-      throw InvalidUtf8Error("invalid UTF-8 (rejected by utf8proc)");
+  switch (policy) {
+    case NormalizePolicy::kNfc:
+      utf8proc_pass(key, UTF8PROC_STABLE | UTF8PROC_COMPOSE, out);
+      break;
+    case NormalizePolicy::kNfcCasefoldV1:
+      // Folds each code point as given, then NFC: folding before canonical
+      // reordering is what makes v1 miss some canonical equivalents.
+      utf8proc_pass(key, UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD, out);
+      break;
+    default: {
+      // D145 canonical caseless matching, NFD(toCasefold(NFD(X))), then NFC
+      // (NFC of an NFD string is NFC of the string, so the last NFD is
+      // inside the COMPOSE pass).
+      std::string nfd;
+      utf8proc_pass(key, UTF8PROC_STABLE | UTF8PROC_DECOMPOSE, nfd);
+      std::string folded;
+      utf8proc_pass(nfd, UTF8PROC_CASEFOLD, folded);
+      utf8proc_pass(folded, UTF8PROC_STABLE | UTF8PROC_COMPOSE, out);
+      break;
     }
-    throw std::runtime_error(std::string("utf8proc_map failed: ") + utf8proc_errmsg(n));
   }
-  out.assign(reinterpret_cast<const char*>(raw), static_cast<std::size_t>(n));
   return out;
 }
 

@@ -1,5 +1,7 @@
 // Plain, gzip (zlib inflate, multi-member) and zstd (streaming, multi-frame)
-// byte sources over POSIX file descriptors.
+// byte sources over POSIX file descriptors. A compressed source that meets
+// damage returns whatever it decoded before it, and throws on the next
+// read, so a broken input gives up every complete line before the damage.
 #include "bloomshard/io/byte_source.hpp"
 
 #include <fcntl.h>
@@ -10,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -103,6 +106,21 @@ class CompressedInput {
                      reason + " at compressed byte " + std::to_string(consumed()));
   }
 
+  // Runs one decode step loop; if it fails after producing `produced()`
+  // bytes, those are returned first and the error is thrown by the next
+  // call, so every line before the damage reaches the reader.
+  template <typename Step, typename Produced>
+  std::size_t decode(Step&& step, Produced&& produced) {
+    if (pending_) std::rethrow_exception(pending_);
+    try {
+      step();
+    } catch (const InputError&) {
+      if (produced() == 0) throw;
+      pending_ = std::current_exception();
+    }
+    return produced();
+  }
+
   std::unique_ptr<char[]>& buf() noexcept { return buf_; }
   std::size_t size_ = 0;
   std::size_t pos_ = 0;
@@ -111,6 +129,7 @@ class CompressedInput {
   InputFd fd_;
   std::unique_ptr<char[]> buf_;
   std::uint64_t read_total_ = 0;
+  std::exception_ptr pending_;  // damage found after some output was produced
 };
 
 class GzipSource final : public ByteSource {
@@ -126,6 +145,12 @@ class GzipSource final : public ByteSource {
     const std::size_t want = std::min<std::size_t>(dst.size(), std::numeric_limits<uInt>::max());
     strm_.next_out = reinterpret_cast<Bytef*>(dst.data());
     strm_.avail_out = static_cast<uInt>(want);
+    return in_.decode([&] { inflate_into(); }, [&] { return want - strm_.avail_out; });
+  }
+  std::uint64_t compressed_offset() const noexcept override { return in_.consumed(); }
+
+ private:
+  void inflate_into() {
     while (strm_.avail_out > 0 && !done_) {
       if (in_.pos_ == in_.size_ && !in_eof_ && !in_.fill()) in_eof_ = true;
       const bool input_left = in_.pos_ != in_.size_;
@@ -156,11 +181,8 @@ class GzipSource final : public ByteSource {
                                                            : "zlib error " + std::to_string(rc)));
       }
     }
-    return want - strm_.avail_out;
   }
-  std::uint64_t compressed_offset() const noexcept override { return in_.consumed(); }
 
- private:
   CompressedInput in_;
   z_stream strm_;
   bool in_member_ = false;
@@ -178,6 +200,12 @@ class ZstdSource final : public ByteSource {
 
   std::size_t read(std::span<char> dst) override {
     ZSTD_outBuffer out{dst.data(), dst.size(), 0};
+    return in_.decode([&] { decompress_into(out); }, [&] { return out.pos; });
+  }
+  std::uint64_t compressed_offset() const noexcept override { return in_.consumed(); }
+
+ private:
+  void decompress_into(ZSTD_outBuffer& out) {
     while (out.pos < out.size && !done_) {
       if (in_.pos_ == in_.size_ && !in_eof_ && !in_.fill()) in_eof_ = true;
       const bool input_left = in_.pos_ != in_.size_;
@@ -198,11 +226,8 @@ class ZstdSource final : public ByteSource {
         in_.fail("truncated zstd stream (frame not finished at end of file)");
       }
     }
-    return out.pos;
   }
-  std::uint64_t compressed_offset() const noexcept override { return in_.consumed(); }
 
- private:
   CompressedInput in_;
   ZSTD_DCtx* dctx_;
   bool in_frame_ = false;

@@ -3,6 +3,8 @@
 // only while a single line does not fit.
 #include "bloomshard/io/record_reader.hpp"
 
+#include <xxhash.h>
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -39,6 +41,7 @@ void RecordReader::open(const InputFile& file) {
   eof_ = false;
   offset_ = 0;
   records_ = 0;
+  digest_ = 0;
   if (!buf_) {
     cap_ = options_.buffer_bytes;
     buf_ = std::make_unique<char[]>(cap_);
@@ -56,6 +59,10 @@ void RecordReader::rethrow_with_location(const InputError& e) const {
 }
 
 InputCursor RecordReader::cursor() const noexcept { return {records_, offset_}; }
+
+void RecordReader::mix(const char* bytes, std::size_t n, std::uint64_t extra) noexcept {
+  digest_ = XXH3_64bits_withSeed(bytes, n, digest_ ^ extra);
+}
 
 // Makes room after end_ (compacting, then growing up to max_cap_) and reads
 // one block. Returns false at EOF.
@@ -109,6 +116,7 @@ bool RecordReader::next(Record& out) {
       } else {
         out.line = std::string_view(base + begin_, len);
       }
+      mix(base + begin_, nl_pos + 1 - begin_, 0);
       offset_ += nl_pos + 1 - begin_;
       begin_ = scan_ = nl_pos + 1;
       out.line_number = ++records_;
@@ -129,6 +137,7 @@ bool RecordReader::next(Record& out) {
       } else {
         out.line = std::string_view(base + begin_, pending);
       }
+      mix(base + begin_, pending, 0);
       offset_ += pending;
       begin_ = scan_ = end_;
       out.line_number = ++records_;
@@ -178,12 +187,14 @@ bool RecordReader::skip_long_line(Record& out) {
   out.line = long_prefix_;
   out.line_bytes = length;
   out.too_long = true;
+  // Not buffered whole: its prefix, length and terminator stand for it.
+  mix(long_prefix_.data(), long_prefix_.size(), length * 4 + out.terminator.size() + 1);
   out.line_number = ++records_;
   out.end_offset = offset_;
   return true;
 }
 
-void RecordReader::skip_to(InputCursor cursor) {
+void RecordReader::skip_to(InputCursor cursor, std::optional<std::uint64_t> prefix_digest) {
   if (!source_) throw std::logic_error("RecordReader::skip_to before open");
   if (records_ != 0 || offset_ != 0 || end_ != 0) {
     throw std::logic_error("RecordReader::skip_to after records were read");
@@ -215,6 +226,7 @@ void RecordReader::skip_to(InputCursor cursor) {
     source_->seek(off);
     records_ = cursor.records;
     offset_ = off;
+    if (prefix_digest) digest_ = *prefix_digest;  // not re-read: the saved chain goes on
     return;
   }
   Record r;
@@ -224,6 +236,9 @@ void RecordReader::skip_to(InputCursor cursor) {
   if (offset_ != cursor.decompressed_offset) {
     throw mismatch("offset after " + std::to_string(records_) + " records is " +
                    std::to_string(offset_));
+  }
+  if (prefix_digest && *prefix_digest != digest_) {
+    throw mismatch("the records before the cursor are not the ones read before");
   }
 }
 

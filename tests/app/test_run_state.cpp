@@ -55,6 +55,8 @@ TEST(RunManifest, RoundTripsEveryField) {
   m.inputs.push_back(p);
   p.file.relative_path = "y.txt";
   p.done = true;
+  p.skipped = "truncated gzip stream \"x\" at compressed byte 9";
+  p.prefix_digest = 0xFEDCBA9876543210ULL;
   m.inputs.push_back(p);
   m.rejects = {{"rank-0.jsonl", 10}, {"rank-1.resume-g3.jsonl", 0}};
   m.counters.records = 100;
@@ -77,6 +79,10 @@ TEST(RunManifest, RoundTripsEveryField) {
   EXPECT_EQ(back.inputs[0].cursor, (io::InputCursor{42, 4096}));
   EXPECT_FALSE(back.inputs[0].done);
   EXPECT_TRUE(back.inputs[1].done);
+  EXPECT_TRUE(back.inputs[0].skipped.empty());
+  EXPECT_EQ(back.inputs[1].skipped, m.inputs[1].skipped);
+  EXPECT_FALSE(back.inputs[0].prefix_digest.has_value());
+  EXPECT_EQ(back.inputs[1].prefix_digest, 0xFEDCBA9876543210ULL);
   EXPECT_EQ(back.inputs[0].output_length, 777U);
   ASSERT_EQ(back.rejects.size(), 2U);
   EXPECT_EQ(back.rejects[1].name, "rank-1.resume-g3.jsonl");
@@ -96,6 +102,73 @@ TEST(RunManifest, RefusesNamesThatAreNotUtf8AndMissingFields) {
   EXPECT_THROW((void)manifest_to_json(m), std::runtime_error);
   EXPECT_THROW((void)manifest_from_json("{\"run_id\":\"x\"}"), std::runtime_error);
   EXPECT_THROW((void)manifest_from_json("not json"), std::runtime_error);
+  // Enum fields out of range are refused, not cast: a manifest is read from disk.
+  m.inputs[0].file.relative_path = "a";
+  std::string json = manifest_to_json(m);
+  const std::size_t at = json.find("\"compression\":0");
+  ASSERT_NE(at, std::string::npos);
+  json.replace(at, 15, "\"compression\":7");
+  EXPECT_THROW((void)manifest_from_json(json), std::runtime_error);
+}
+
+// Accepted changes of an unfinished run (docs/inputs.md) and the refusals.
+TEST(RunManifest, ReconcileInputsAcceptsOnlyChangesThatLoseNothingSilently) {
+  const auto input = [](const std::string& rel, std::uint64_t size) {
+    InputProgress p;
+    p.file.relative_path = rel;
+    p.file.size = size;
+    p.file.mtime_ns = 1;
+    return p;
+  };
+  RunManifest m;
+  m.inputs = {input("done", 10), input("half", 20), input("fresh", 30), input("gone", 40)};
+  m.inputs[0].done = true;
+  m.inputs[1].cursor = {3, 12};
+  std::vector<io::InputFile> today;
+  for (const auto& p : m.inputs) today.push_back(p.file);
+
+  {  // the same files: nothing to say
+    RunManifest c = m;
+    const InputChanges ch = reconcile_inputs(c, today);
+    EXPECT_TRUE(ch.refusal.empty());
+    EXPECT_TRUE(ch.notes.empty());
+    EXPECT_EQ(c.inputs.size(), 4U);
+  }
+  {  // an unstarted input removed, another changed, a finished one changed
+    RunManifest c = m;
+    std::vector<io::InputFile> now = {today[0], today[1], today[2]};
+    now[2].size = 31;
+    now[0].mtime_ns = 2;
+    const InputChanges ch = reconcile_inputs(c, now);
+    EXPECT_TRUE(ch.refusal.empty()) << ch.refusal;
+    EXPECT_EQ(ch.notes.size(), 3U);
+    ASSERT_EQ(c.inputs.size(), 3U);
+    EXPECT_EQ(c.inputs[2].file.size, 31U);    // read with its new content
+    EXPECT_EQ(c.inputs[0].file.mtime_ns, 1);  // finished: kept as read
+  }
+  {  // the unfinished started input removed: counted up to its cursor, skipped
+    RunManifest c = m;
+    const std::vector<io::InputFile> now = {today[0], today[2], today[3]};
+    const InputChanges ch = reconcile_inputs(c, now);
+    EXPECT_TRUE(ch.refusal.empty()) << ch.refusal;
+    ASSERT_EQ(c.inputs.size(), 4U);
+    EXPECT_TRUE(c.inputs[1].done);
+    EXPECT_FALSE(c.inputs[1].skipped.empty());
+    EXPECT_EQ(c.inputs[1].cursor, (io::InputCursor{3, 12}));
+  }
+  {  // the unfinished started input changed: refused
+    RunManifest c = m;
+    std::vector<io::InputFile> now = today;
+    now[1].size = 21;
+    EXPECT_NE(reconcile_inputs(c, now).refusal.find("'half' changed after 3"), std::string::npos);
+  }
+  {  // a new input: refused
+    RunManifest c = m;
+    std::vector<io::InputFile> now = today;
+    now.push_back(today[0]);
+    now.back().relative_path = "new";
+    EXPECT_NE(reconcile_inputs(c, now).refusal.find("'new' is not part"), std::string::npos);
+  }
 }
 
 TEST(RunManifest, RejectFileNamesDifferPerSegment) {

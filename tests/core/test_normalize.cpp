@@ -58,6 +58,28 @@ TEST(Normalize, CasefoldFoldsAsciiAndBeyond) {
             norm(NormalizePolicy::kNfcCasefold, "\xCF\x83\xCE\xB9\xCF\x82"s));  // ΣΙΣ ~ σις
 }
 
+// The issue-11 case: U+1FB3 U+0304 and its NFD U+03B1 U+0304 U+0345 are
+// canonically equivalent. v1 folded U+1FB3 to U+03B1 U+03B9 before canonical
+// reordering could move U+0304 ahead of the ypogegrammeni, so it gave two
+// keys; v2 (D145) gives one. v1 stays as it was, for states saved with it.
+TEST(Normalize, CasefoldV2IsCanonicalCaselessMatchingV1IsNot) {
+  const std::string precomposed = "\xE1\xBE\xB3\xCC\x84"s;  // U+1FB3 U+0304
+  const std::string nfd = "\xCE\xB1\xCC\x84\xCD\x85"s;      // U+03B1 U+0304 U+0345
+  EXPECT_EQ(norm(NormalizePolicy::kNfc, precomposed), norm(NormalizePolicy::kNfc, nfd));
+  EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold, precomposed),
+            norm(NormalizePolicy::kNfcCasefold, nfd));
+  // alpha with macron (U+1FB1) + iota: NFC of U+03B1 U+0304 U+03B9.
+  EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold, nfd), "\xE1\xBE\xB1\xCE\xB9"s);
+  EXPECT_NE(norm(NormalizePolicy::kNfcCasefoldV1, precomposed),
+            norm(NormalizePolicy::kNfcCasefoldV1, nfd));
+  // Where v1 was right, both versions give the same key.
+  for (const std::string& k : {"Stra\xC3\x9F"
+                               "e"s,
+                               "\xC3\x89"s, "HTTP://A.B/C"s, "\xCE\xA3\xCE\x99\xCE\xA3"s}) {
+    EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold, k), norm(NormalizePolicy::kNfcCasefoldV1, k));
+  }
+}
+
 TEST(Normalize, InvalidUtf8ThrowsUnderNfcPassesUnderNone) {
   const std::string bad[] = {
       "abc\xFF"s,           // never-valid byte
@@ -74,6 +96,7 @@ TEST(Normalize, InvalidUtf8ThrowsUnderNfcPassesUnderNone) {
     SCOPED_TRACE(::testing::PrintToString(key));
     EXPECT_THROW((void)norm(NormalizePolicy::kNfc, key), InvalidUtf8Error);
     EXPECT_THROW((void)norm(NormalizePolicy::kNfcCasefold, key), InvalidUtf8Error);
+    EXPECT_THROW((void)norm(NormalizePolicy::kNfcCasefoldV1, key), InvalidUtf8Error);
     std::string buf = "untouched";
     const std::string_view v = normalize_key(NormalizePolicy::kNone, key, buf);
     EXPECT_EQ(v, key);
@@ -91,8 +114,7 @@ TEST(Normalize, InvalidUtf8ThrowsUnderNfcPassesUnderNone) {
 }
 
 TEST(Normalize, NulBytesAndEmptyKeySurvive) {
-  for (const auto p :
-       {NormalizePolicy::kNone, NormalizePolicy::kNfc, NormalizePolicy::kNfcCasefold}) {
+  for (const auto p : kAllPolicies) {
     SCOPED_TRACE(std::string(policy_name(p)));
     EXPECT_EQ(norm(p, ""), "");
     EXPECT_EQ(norm(p, "a\0b"s), "a\0b"s);
@@ -109,7 +131,7 @@ TEST(Normalize, ResultReplacesBufferAndIsStable) {
   EXPECT_EQ(buf, "\xC3\xA9"s);
   // Idempotent: normalizing a normalized key changes nothing.
   const std::string mixed = "Caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x98\x80 K\xCC\x81"s;
-  for (const auto p : {NormalizePolicy::kNfc, NormalizePolicy::kNfcCasefold}) {
+  for (const auto p : kAllPolicies) {
     const std::string once = norm(p, mixed);
     EXPECT_EQ(norm(p, once), once);
   }
@@ -125,7 +147,13 @@ TEST(Normalize, PolicyNamesRoundTrip) {
        {NormalizePolicy::kNone, NormalizePolicy::kNfc, NormalizePolicy::kNfcCasefold}) {
     EXPECT_EQ(parse_policy(policy_name(p)), p);
   }
+  for (const auto p : kAllPolicies) EXPECT_EQ(parse_policy(policy_label(p)), p);
   EXPECT_EQ(policy_name(NormalizePolicy::kNfcCasefold), "nfc-casefold");
+  EXPECT_EQ(policy_label(NormalizePolicy::kNfcCasefold), "nfc-casefold/v2");
+  EXPECT_EQ(policy_label(NormalizePolicy::kNfcCasefoldV1), "nfc-casefold/v1");
+  EXPECT_EQ(policy_label(NormalizePolicy::kNfc), "nfc/v1");
+  EXPECT_EQ(parse_policy("nfc-casefold"), NormalizePolicy::kNfcCasefold);  // bare = current
+  EXPECT_THROW((void)parse_policy("nfc-casefold/v3"), std::invalid_argument);
   EXPECT_THROW((void)parse_policy("NFC"), std::invalid_argument);
   EXPECT_THROW((void)parse_policy(""), std::invalid_argument);
   EXPECT_FALSE(normalization_unicode_version().empty());

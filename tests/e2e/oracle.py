@@ -13,7 +13,12 @@ Checks, for an input tree IN and an output tree OUT:
       lines are never output;
   (d) with --compare-keys OTHER: the kept key set equals OTHER's;
   (e) the rejected lines the oracle finds equal the lines of the reject
-      files (count, and file/line of each), and --rejects-expected if given.
+      files (count, and file/line of each), and --rejects-expected if given;
+  (f) with --skipped-inputs METRICS_JSON (--on-input-error skip): each input
+      the job's metrics list as skipped is read only up to the records the
+      job read from it, which must be exactly the complete lines that can be
+      decompressed before the damage (not one more, not one less); the
+      other inputs must read to their end.
 Exit 0 when all hold; 1 with a message naming the first violation
 (file, line); 2 for bad usage. `--stats` only describes the input.
 """
@@ -191,9 +196,12 @@ class KeyPolicy:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
                 return None, "invalid utf-8 key"
+        if self.normalize in ("nfc-casefold", "nfc-casefold/v2"):
+            # Canonical caseless matching (Unicode D145), emitted in NFC.
+            text = unicodedata.normalize("NFD", text).casefold()
+        elif self.normalize == "nfc-casefold/v1":
+            text = text.casefold()  # v1: folded as given, then NFC
         text = unicodedata.normalize("NFC", text)
-        if self.normalize == "nfc-casefold":
-            text = unicodedata.normalize("NFC", text.casefold())
         return text.encode("utf-8"), None
 
 
@@ -224,6 +232,12 @@ class Oracle:
         self.out_keys = {}  # key -> (rel, line) of its first output occurrence
         self.out_lines = 0
         self.out_files = 0
+        self.skipped = {}  # rel -> records the job read before the damage
+        if getattr(args, "skipped_inputs", None):
+            with open(args.skipped_inputs) as f:
+                for entry in json.load(f).get("skipped_inputs", []):
+                    self.skipped[entry["file"]] = entry["records_read"]
+        self.skipped_seen = set()
 
     def violate(self, message):
         self.violations.append(message)
@@ -259,7 +273,7 @@ class Oracle:
                 outputs = iter(LineReader(out_path, compression))
         pending = next(outputs, None)
         seen_bodies = set()
-        for number, body in LineReader(in_path, compression):
+        for number, body in self.input_lines(rel, in_path, compression):
             self.input_records += 1
             key, reason = self.policy.key(fmt, body)
             if key is None:
@@ -281,6 +295,31 @@ class Oracle:
             self.violate(f"(b) output {rel}:{pending[0]} {what}: {pending[1][:120]!r}")
             for _ in outputs:  # drain: lets zstd exit cleanly
                 pass
+
+    def input_lines(self, rel, path, compression):
+        """The input's lines; for a skipped input only those the job read, after
+        checking that they are exactly the lines readable before the damage."""
+        if rel not in self.skipped:
+            yield from LineReader(path, compression)
+            return
+        self.skipped_seen.add(rel)
+        want = self.skipped[rel]
+        readable = 0
+        lines = []
+        try:
+            for number, body in LineReader(path, compression):
+                readable = number
+                if number <= want:
+                    lines.append((number, body))
+        except OracleError:
+            pass  # the damage
+        else:
+            self.violate(f"(f) {rel} is listed as skipped but reads to its end "
+                         f"({readable} lines)")
+        if readable != want:
+            self.violate(f"(f) {rel}: the job read {want} records before the damage, "
+                         f"{readable} complete lines are readable")
+        yield from lines
 
     def count_output(self, key, rel, line):
         self.out_lines += 1
@@ -384,13 +423,16 @@ def parse_args(argv):
     p.add_argument("--key-field", default="id", help="JSONL key field (dotted path for nesting)")
     p.add_argument("--format", choices=("auto", "jsonl", "lines"), default="auto",
                    help="auto: .jsonl/.ndjson are JSONL, .txt are plain lines")
-    p.add_argument("--normalize", choices=("none", "nfc", "nfc-casefold"), default="none")
+    p.add_argument("--normalize", choices=("none", "nfc", "nfc-casefold", "nfc-casefold/v2", "nfc-casefold/v1"), default="none")
     p.add_argument("--expect-unique", type=int, help="expected number of distinct valid keys")
     p.add_argument("--compare-keys", metavar="OTHER_OUTPUT_DIR",
                    help="the kept key set must equal that of this other output dir")
     p.add_argument("--rejects-expected", type=int, help="expected number of rejected input lines")
     p.add_argument("--max-key-bytes", type=int, default=DEFAULT_MAX_KEY_BYTES)
     p.add_argument("--max-line-bytes", type=int, default=DEFAULT_MAX_LINE_BYTES)
+    p.add_argument("--skipped-inputs", metavar="METRICS_JSON",
+                   help="the job's metrics: inputs in its skipped_inputs are checked up to the "
+                        "damage only")
     p.add_argument("--stats", action="store_true",
                    help="only print the input's {files, records, rejected, unique_keys} as JSON")
     args = p.parse_args(argv)
@@ -413,6 +455,8 @@ def main(argv):
             print(json.dumps(oracle.stats(), sort_keys=True))
             return 0
         oracle.scan()
+        for rel in sorted(set(oracle.skipped) - oracle.skipped_seen):
+            oracle.violate(f"(f) the job lists {rel} as skipped, but it is not an input")
         oracle.check_lost()
         if args.compare_keys:
             oracle.compare_keys(args.compare_keys)

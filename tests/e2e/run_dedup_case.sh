@@ -16,6 +16,14 @@
 #        rejects bad lines under --max-reject-fraction (exit 0, all in the
 #                reject files) and over it (exit 3)
 #        lines   plain-line files (.txt): CRLF, last line without newline
+#        skip    two truncated .gz among healthy files: --on-input-error fail exits 1
+#                checkpointed; over --max-skipped-inputs exits 3; skip completes with
+#                exactly once for everything readable, the skips reported
+#        changes accepted changes of an unfinished run (1 rank): an input removed or
+#                changed before it was started, a damaged one replaced (--revalidate-inputs);
+#                a changed started input is refused
+#        versions nfc-casefold/v2 merges U+1FB3 U+0304 with its NFD, v1 does not;
+#                a v1 state keeps v1 rules (named by info), a pinned v2 is refused
 #        synth   the generator alone: determinism, manifest = oracle --stats
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
 set -euo pipefail
@@ -419,8 +427,146 @@ case_nodeexchange() {
   log "node-aware exchange: outputs identical to the flat exchange's"
 }
 
+case_versions() {
+  # U+1FB3 U+0304 and its NFD U+03B1 U+0304 U+0345: canonically equivalent.
+  "$PY" - "$IN" <<'EOF'
+import json, os, sys
+with open(os.path.join(sys.argv[1], "greek.jsonl"), "w", encoding="utf-8") as f:
+    for k in ["\u1fb3\u0304", "\u03b1\u0304\u0345", "\u1fbc\u0304", "plain"]:
+        f.write(json.dumps({"id": k}, ensure_ascii=False) + "\n")
+EOF
+  # v2 (the default nfc-casefold): one key for the three spellings, + plain.
+  dedup_ok "$TMP/out-v2" "$RANKS" --key-field id --normalize nfc-casefold
+  oracle --output "$TMP/out-v2" --normalize nfc-casefold --expect-unique 2
+  check_metrics "$TMP/out-v2/metrics.json" records=4 kept=2
+  # v1, named: the old rules, three keys.
+  dedup_ok "$TMP/out-v1" "$RANKS" --key-field id --normalize nfc-casefold/v1 --state "$TMP/state"
+  oracle --output "$TMP/out-v1" --normalize nfc-casefold/v1 --expect-unique 3
+  check_metrics "$TMP/out-v1/metrics.json" records=4 kept=3
+  "$BIN" info --state "$TMP/state" | grep -q "nfc-casefold/v1" || fail "info does not name v1"
+  # Today's crawl against the v1 state with the bare name: v1 rules kept.
+  local today=$TMP/today
+  mkdir -p "$today"
+  "$PY" -c 'import json,sys; open(sys.argv[1],"w").write(json.dumps({"id":"\u03b1\u0304\u0345"})+"\n"+json.dumps({"id":"new"})+"\n")' "$today/t.jsonl"
+  set +e
+  "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" dedup --input "$today" --output "$TMP/out-t" \
+    --key-field id --normalize nfc-casefold --state "$TMP/state" --metrics "$TMP/out-t/metrics.json" \
+    >"$TMP/out-t.log" 2>&1
+  JOB_RC=$?
+  set -e
+  [[ $JOB_RC == 0 ]] || { cat "$TMP/out-t.log" >&2; fail "incremental on a v1 state: exit $JOB_RC"; }
+  grep -q "saved with nfc-casefold/v1 rules; keeping them" "$TMP/out-t.log" || fail "no v1 note"
+  check_metrics "$TMP/out-t/metrics.json" records=2 kept=1
+  "$BIN" info --state "$TMP/state" | grep -q "nfc-casefold/v1" || fail "the state left v1"
+  # A pinned v2 against the v1 state: refused, nothing mixed.
+  mkdir -p "$today/2" && echo '{"id":"newer"}' >"$today/2/u.jsonl"
+  set +e
+  "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" dedup --input "$today" --output "$TMP/out-u" \
+    --key-field id --normalize nfc-casefold/v2 --state "$TMP/state" >"$TMP/out-u.log" 2>&1
+  JOB_RC=$?
+  set -e
+  [[ $JOB_RC == 2 ]] || { cat "$TMP/out-u.log" >&2; fail "pinned v2 on a v1 state: exit $JOB_RC, want 2"; }
+  grep -q "never mixes versions" "$TMP/out-u.log" || { cat "$TMP/out-u.log" >&2; fail "no mixing message"; }
+  log "versions: v2 one key, v1 three; a v1 state kept v1; a pinned v2 refused"
+}
+
+skipped_count() { # METRICS: number of skipped_inputs
+  "$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["skipped_inputs"]))' "$1"
+}
+
+case_skip() {
+  # Healthy gz/zst/plain files and two .gz files cut short (one at 60 %, one
+  # inside its gzip header region, i.e. nearly nothing readable).
+  synth ok --records 12000 --dup-rate 0.3 --files 4 --compress gz --seed 401
+  synth z --records 6000 --dup-rate 0.3 --files 2 --compress zst --seed 402
+  synth bad --records 6000 --dup-rate 0.3 --files 2 --compress gz --seed 403
+  local a=$IN/bad/part-00000.jsonl.gz b=$IN/bad/part-00001.jsonl.gz
+  truncate -s $(($(stat -c %s "$a") * 6 / 10)) "$a"
+  truncate -s 30 "$b"
+
+  # 1. fail: exit 1, but checkpointed first.
+  mkdir -p "$TMP/out"
+  dedup "$TMP/out" "$RANKS" --key-field id --state "$TMP/state" --on-input-error fail \
+    --batch-bytes 65536
+  [[ $JOB_RC == 1 ]] || { cat "$TMP/out.log" >&2; fail "fail mode: exit $JOB_RC, want 1"; }
+  grep -q "input error" "$TMP/out.log" || fail "fail mode: no input error reported"
+  grep -q "checkpointed" "$TMP/out.log" || { cat "$TMP/out.log" >&2; fail "fail mode: no checkpoint"; }
+  "$BIN" info --state "$TMP/state" | grep -q "generation" || fail "fail mode: no checkpoint in the state"
+
+  # 2. Over --max-skipped-inputs (1 of 2 broken allowed): exit 3, checkpointed.
+  dedup "$TMP/out" "$RANKS" --key-field id --state "$TMP/state" --max-skipped-inputs 1 \
+    --batch-bytes 65536
+  [[ $JOB_RC == 3 ]] || { cat "$TMP/out.log" >&2; fail "over the skip limit: exit $JOB_RC, want 3"; }
+  grep -q "more broken inputs than --max-skipped-inputs 1" "$TMP/out.log" ||
+    { cat "$TMP/out.log" >&2; fail "over the skip limit: no message"; }
+
+  # 3. Resume with skip (the default) and room for both: completes; both
+  # broken inputs are reported once, in metrics, summary and manifest.
+  dedup_ok "$TMP/out" "$RANKS" --key-field id --state "$TMP/state" --batch-bytes 65536
+  [[ $(skipped_count "$TMP/out/metrics.json") == 2 ]] || fail "metrics: skipped_inputs is not 2"
+  grep -q "skipped 2 broken input(s)" "$TMP/out.log" || { cat "$TMP/out.log" >&2; fail "no skip summary"; }
+  grep -q "bad/part-00000.jsonl.gz' from record" "$TMP/out.log" || fail "summary names no file"
+  h5dump -d /manifest_json "$TMP/state/ckpt-$(cat "$TMP/state/LATEST").h5" |
+    grep -o 'skipped.:' | wc -l | grep -qx 2 || fail "the manifest does not mark both inputs skipped"
+  oracle --output "$TMP/out" --skipped-inputs "$TMP/out/metrics.json" --rejects-expected 0
+  check_metrics "$TMP/out/metrics.json" rejected=0
+
+  # 4. Again: the run is finished; nothing is read again.
+  dedup_ok "$TMP/out" "$RANKS" --key-field id --state "$TMP/state"
+  grep -q "already finished" "$TMP/out.log" || fail "a finished skip run was not recognized"
+
+  # 5. Without --state, default options: one run, skips both, exactly once.
+  dedup_ok "$TMP/out2" "$RANKS" --key-field id
+  [[ $(skipped_count "$TMP/out2/metrics.json") == 2 ]] || fail "stateless: skipped_inputs is not 2"
+  oracle --output "$TMP/out2" --skipped-inputs "$TMP/out2/metrics.json" --rejects-expected 0 \
+    --compare-keys "$TMP/out"
+  log "skip: 2 broken .gz skipped from the damage on, the rest exactly once"
+}
+
+case_changes() {
+  # One rank reads in path order: a broken a.gz first stops a fail-mode run
+  # (checkpointed) before b and c are started. Then: an unfinished started
+  # input that changed is refused, also by --revalidate-inputs when the
+  # records read from it are gone; replacing the damaged file with the good
+  # one passes --revalidate-inputs; c removed and b changed (neither
+  # started) are accepted changes; the resume completes, exactly once.
+  synth a --records 3000 --dup-rate 0.2 --files 1 --compress gz --seed 501
+  synth b --records 2000 --dup-rate 0.2 --files 1 --compress none --seed 502
+  synth c --records 2000 --dup-rate 0.2 --files 1 --compress zst --seed 503
+  local bad=$IN/a/part-00000.jsonl.gz
+  cp -p "$bad" "$TMP/good.keep"
+  truncate -s $(($(stat -c %s "$bad") / 2)) "$bad"
+  dedup "$TMP/out" 1 --key-field id --state "$TMP/state" --on-input-error fail
+  [[ $JOB_RC == 1 ]] || { cat "$TMP/out.log" >&2; fail "fail mode: exit $JOB_RC, want 1"; }
+
+  truncate -s $(($(stat -c %s "$bad") - 2000)) "$bad"
+  dedup "$TMP/out" 1 --key-field id --state "$TMP/state" --on-input-error fail
+  [[ $JOB_RC == 2 ]] || { cat "$TMP/out.log" >&2; fail "changed started input: exit $JOB_RC, want 2"; }
+  grep -q "changed after .* of its records were read" "$TMP/out.log" ||
+    { cat "$TMP/out.log" >&2; fail "no message naming the changed input"; }
+  dedup "$TMP/out" 1 --key-field id --state "$TMP/state" --on-input-error fail --revalidate-inputs
+  [[ $JOB_RC == 2 ]] || { cat "$TMP/out.log" >&2; fail "revalidating a shorter prefix: exit $JOB_RC, want 2"; }
+  grep -q "cannot be revalidated" "$TMP/out.log" || { cat "$TMP/out.log" >&2; fail "no revalidation message"; }
+
+  cp "$TMP/good.keep" "$bad"  # the damaged file replaced by a good copy (new mtime, size)
+  rm -r "$IN/c"
+  echo '{"id":"added-before-start"}' >>"$IN/b/part-00000.jsonl"
+  dedup_ok "$TMP/out" 1 --key-field id --state "$TMP/state" --on-input-error fail --revalidate-inputs
+  grep -q "revalidated: the records read so far are the same" "$TMP/out.log" ||
+    { cat "$TMP/out.log" >&2; fail "the replaced input was not revalidated"; }
+  grep -q "c/part-00000.jsonl.zst' was removed before it was started" "$TMP/out.log" ||
+    { cat "$TMP/out.log" >&2; fail "removal of a not-started input not reported"; }
+  grep -q "b/part-00000.jsonl' changed before it was started" "$TMP/out.log" ||
+    fail "change of a not-started input not reported"
+  [[ $(skipped_count "$TMP/out/metrics.json") == 0 ]] || fail "an input was skipped"
+  [[ ! -e $TMP/out/c ]] || fail "an output for the removed input exists"
+  oracle --output "$TMP/out" --rejects-expected 0
+  log "changes: changed started input refused unless revalidated; unstarted changes accepted"
+}
+
 case "$CASE" in
-  mixed | keyset | special | rejects | lines | synth | incremental | hotkey | layers | nodeexchange)
+  mixed | keyset | special | rejects | lines | synth | incremental | hotkey | layers | nodeexchange | \
+    versions | skip | changes)
     "case_$CASE" ;;
   *) echo "run_dedup_case.sh: unknown case '$CASE'" >&2; exit 2 ;;
 esac

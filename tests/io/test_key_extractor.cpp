@@ -51,6 +51,25 @@ TEST(IoKeyExtractor, StringAndIntegerKeys) {
   EXPECT_EQ(key_of(x, R"({"id":0})"), "0");
 }
 
+// The documented rule (docs/keys.md): an integer is keyed by its shortest
+// decimal text, so 123 and "123" are one key (ids travel as numbers from
+// some systems and as strings from others; JavaScript-made JSON turns ids
+// above 2^53 into strings). Anything with a fraction or exponent is not an
+// id and is rejected, even when its value is integral.
+TEST(IoKeyExtractor, IntegersAreKeyedByTheirDecimalText) {
+  auto x = json_extractor();
+  EXPECT_EQ(key_of(x, R"({"id":123})"), key_of(x, R"({"id":"123"})"));
+  EXPECT_EQ(key_of(x, R"({"id":-7})"), key_of(x, R"({"id":"-7"})"));
+  EXPECT_NE(key_of(x, R"({"id":123})"), key_of(x, R"({"id":"0123"})"));  // strings verbatim
+  EXPECT_EQ(reason_of(x, R"({"id":1.0})"), reason::kKeyWrongType);
+  EXPECT_EQ(reason_of(x, R"({"id":1e2})"), reason::kKeyWrongType);
+  EXPECT_EQ(reason_of(x, R"({"id":100E0})"), reason::kKeyWrongType);
+  EXPECT_EQ(reason_of(x, R"({"id":18446744073709551616})"), reason::kKeyIntegerRange);
+  EXPECT_EQ(reason_of(x, R"({"id":-9223372036854775809})"), reason::kKeyIntegerRange);
+  EXPECT_EQ(reason_of(x, R"({"id":0123})"), reason::kMalformedJson);  // RFC 8259: no leading 0
+  EXPECT_EQ(key_of(x, R"({"id":-0})"), "0");  // the integer zero, so one key with 0 and "0"
+}
+
 TEST(IoKeyExtractor, EscapedStringKeysAreUnescaped) {
   auto x = json_extractor();
   EXPECT_EQ(key_of(x, R"({"id":"caf\u00e9"})"), "caf\xC3\xA9");

@@ -1,7 +1,10 @@
 // RecordReader: every compression, CRLF, missing final newline, empty files
 // and lines, long lines, truncated/corrupt input, buffer boundaries, resume.
 #include <gtest/gtest.h>
+#include <zlib.h>
+#include <zstd.h>
 
+#include <algorithm>
 #include <random>
 
 #include "bloomshard/io/errors.hpp"
@@ -184,6 +187,76 @@ TEST(IoReader, TruncatedCompressedInputThrowsNamingTheFile) {
   }
 }
 
+// --on-input-error skip keeps the records before the damage, so the reader
+// must deliver every complete line the codec can decode before it (also
+// when the damage is found in the same block as them), then throw. The
+// independent decoder (zlib / libzstd driven directly) tells how many.
+TEST(IoReader, EveryLineBeforeTheDamageIsDelivered) {
+  TempDir dir;
+  std::string payload;
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 20000; ++i) payload += "line-" + std::to_string(rng()) + "\n";
+  for (const Compression comp : {Compression::kGzip, Compression::kZstd}) {
+    SCOPED_TRACE(std::string(compression_name(comp)));
+    const std::string full = test::compress(comp, payload);
+    for (const std::size_t cut : {full.size() / 2, full.size() - 9, full.size() * 3 / 4}) {
+      const std::string cut_bytes = full.substr(0, cut);
+      // Decodable prefix: what the decoder yields before it notices the cut.
+      std::string decodable;
+      std::vector<char> out(1 << 16);
+      if (comp == Compression::kGzip) {
+        z_stream z{};
+        ASSERT_EQ(inflateInit2(&z, 15 + 16), Z_OK);
+        z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(cut_bytes.data()));
+        z.avail_in = static_cast<uInt>(cut_bytes.size());
+        int rc = Z_OK;
+        do {
+          z.next_out = reinterpret_cast<Bytef*>(out.data());
+          z.avail_out = static_cast<uInt>(out.size());
+          rc = inflate(&z, Z_NO_FLUSH);
+          decodable.append(out.data(), out.size() - z.avail_out);
+        } while (rc == Z_OK);
+        inflateEnd(&z);
+      } else {
+        ZSTD_DCtx* d = ZSTD_createDCtx();
+        ZSTD_inBuffer in{cut_bytes.data(), cut_bytes.size(), 0};
+        for (;;) {
+          ZSTD_outBuffer o{out.data(), out.size(), 0};
+          const std::size_t rc = ZSTD_decompressStream(d, &o, &in);
+          ASSERT_FALSE(ZSTD_isError(rc));
+          decodable.append(out.data(), o.pos);
+          if (in.pos == in.size && o.pos < o.size) break;
+        }
+        ZSTD_freeDCtx(d);
+      }
+      const std::size_t whole_lines =
+          static_cast<std::size_t>(std::count(decodable.begin(), decodable.end(), '\n'));
+      ASSERT_GT(whole_lines, 0U) << "cut " << cut << " leaves nothing decodable";
+      const InputFile in =
+          make_input(dir, "cut" + std::to_string(cut), Format::kPlainLines, comp, cut_bytes);
+      RecordReader reader;
+      reader.open(in);
+      Record r;
+      std::size_t got = 0;
+      std::size_t pos = 0;
+      try {
+        while (reader.next(r)) {
+          const std::size_t nl = payload.find('\n', pos);
+          ASSERT_EQ(r.line, std::string_view(payload).substr(pos, nl - pos));
+          pos = nl + 1;
+          ++got;
+        }
+        ADD_FAILURE() << "no error at the cut";
+      } catch (const InputError& e) {
+        EXPECT_EQ(e.line(), whole_lines + 1) << e.what();
+      }
+      EXPECT_EQ(got, whole_lines);
+      EXPECT_EQ(reader.cursor().records, whole_lines);
+      EXPECT_EQ(reader.cursor().decompressed_offset, pos);
+    }
+  }
+}
+
 TEST(IoReader, CorruptCompressedInputThrows) {
   TempDir dir;
   const std::string payload(100000, 'q');
@@ -318,6 +391,51 @@ TEST(IoReader, SkipToResumesAtTheRightRecord) {
     RecordReader inconsistent;
     inconsistent.open(in);
     EXPECT_THROW(inconsistent.skip_to({0, 17}), InputError);
+  }
+}
+
+// The prefix digest chains every consumed byte: the same at a cursor however
+// it was reached (read through, or resumed), different as soon as one
+// consumed byte differs; a compressed resume checks it while re-reading.
+TEST(IoReader, PrefixDigestFollowsTheConsumedBytes) {
+  TempDir dir;
+  std::string payload;
+  for (int i = 0; i < 3000; ++i) payload += "rec-" + std::to_string(i * 7919) + "\n";
+  std::string other = payload;
+  other[100] = other[100] == '1' ? '2' : '1';
+  for (const Compression comp : test::kAllCompressions) {
+    SCOPED_TRACE(std::string(compression_name(comp)));
+    const InputFile a =
+        make_input(dir, "a", Format::kPlainLines, comp, test::compress(comp, payload));
+    const InputFile b =
+        make_input(dir, "b", Format::kPlainLines, comp, test::compress(comp, other));
+    const auto digest_at = [](const InputFile& f, std::uint64_t records) {
+      RecordReader r;
+      r.open(f);
+      Record rec;
+      while (r.cursor().records < records && r.next(rec)) {
+      }
+      return std::pair(r.cursor(), r.prefix_digest());
+    };
+    const auto [cursor, digest] = digest_at(a, 1000);
+    EXPECT_NE(digest, 0U);
+    EXPECT_NE(digest_at(b, 1000).second, digest);
+    EXPECT_EQ(digest_at(b, 1000).first, cursor);  // same lengths, other bytes
+    EXPECT_NE(digest_at(a, 999).second, digest);
+    // Resumed at the cursor with the saved digest, then read on: the same
+    // digest at the end as a straight read.
+    RecordReader r;
+    r.open(a);
+    r.skip_to(cursor, digest);
+    Record rec;
+    while (r.next(rec)) {
+    }
+    EXPECT_EQ(r.prefix_digest(), digest_at(a, 3000).second);
+    if (comp != Compression::kNone) {
+      RecordReader wrong;
+      wrong.open(b);
+      EXPECT_THROW(wrong.skip_to(cursor, digest), InputError);
+    }
   }
 }
 

@@ -17,6 +17,11 @@
 
 namespace bloomshard::app {
 
+/// What a broken input (truncated or corrupt compressed data, an unreadable
+/// file) does to the job: end it (checkpointed first, with --state), or
+/// skip the rest of that input and go on (docs/reliability.md).
+enum class OnInputError : std::uint8_t { kFail = 0, kSkip = 1 };
+
 struct DedupConfig {
   std::vector<std::string> inputs;
   std::string output_dir;
@@ -25,6 +30,8 @@ struct DedupConfig {
   double fpr = 0.001;
   std::uint32_t slices = 0;  ///< 0: core::default_num_slices(ranks, capacity)
   core::NormalizePolicy normalize = core::NormalizePolicy::kNone;
+  bool normalize_pinned = false;           ///< the version was named ("nfc-casefold/v2"): a state
+                                           ///< saved with another version is refused, not adopted
   std::uint64_t batch_bytes = 8ULL << 20;  ///< input bytes read per rank per round
                                            ///< (8 MiB: as fast as 16 MiB here, 25 MiB less RSS)
   std::uint64_t max_key_bytes = 64ULL << 10;
@@ -57,6 +64,11 @@ struct DedupConfig {
                               ///< 90 s lease timeout and the 60 s stall timeout)
   double stall_timeout = 60;  ///< seconds without progress before a rank ends the job; 0: off
   FencingMode fencing = FencingMode::kAuto;
+  // Broken and changed inputs (issue 11).
+  OnInputError on_input_error = OnInputError::kSkip;  ///< skip: a multi-day run goes on
+  std::uint64_t max_skipped_inputs = 10;              ///< more broken inputs than this: exit 3
+  bool revalidate_inputs = false;  ///< accept a changed started input whose consumed prefix
+                                   ///< is unchanged (read again to check it, on rank 0)
 };
 
 /// What parsing decided: run, or exit at once with `exit_code` after printing

@@ -7,12 +7,14 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "bloomshard/app/dedup_options.hpp"
 #include "bloomshard/app/round_batch.hpp"
+#include "bloomshard/app/skipped_inputs.hpp"
 #include "bloomshard/io/key_extractor.hpp"
 #include "bloomshard/io/output_writer.hpp"
 #include "bloomshard/io/record_reader.hpp"
@@ -41,6 +43,7 @@ struct FileTask {
   std::size_t index = 0;  ///< position in the job's input list
   io::InputCursor cursor;
   std::uint64_t output_length = 0;
+  std::optional<std::uint64_t> prefix_digest;  ///< of the records before cursor, if known
 };
 
 /// Where one file stands at a cut.
@@ -49,6 +52,7 @@ struct FileState {
   io::InputCursor cursor;
   bool done = false;
   std::uint64_t output_length = 0;
+  std::optional<std::uint64_t> prefix_digest;  ///< RecordReader::prefix_digest() at cursor
 };
 
 class InputFeed {
@@ -60,9 +64,23 @@ class InputFeed {
             const std::filesystem::path& reject_path, bool durable);
 
   /// Reads records into `batch` (cleared first) until about batch_bytes
-  /// were taken or this rank's input ends. Throws io::InputError for an
-  /// input that cannot be read on (the batch keeps what came before).
+  /// were taken or this rank's input ends. An input that cannot be read on
+  /// is held at its last good record (its output keeps what came before,
+  /// and closes without being done); under --on-input-error fail the
+  /// io::InputError is rethrown, under skip fill() returns early with the
+  /// batch so far and the hold waits for resolve_held_input().
   void fill(RoundBatch& batch);
+
+  /// True while an input broke under skip and the job has not decided yet.
+  [[nodiscard]] bool skip_pending() const noexcept {
+    return held_.has_value() && config_.on_input_error == OnInputError::kSkip;
+  }
+  /// After the round's reduction: `skip` marks the held input done and
+  /// skipped (reading goes on with the next one); otherwise reading stops
+  /// and the held input stays unfinished at its cursor, for a later resume.
+  void resolve_held_input(bool skip);
+  /// Inputs this rank skipped in this segment.
+  [[nodiscard]] std::span<const SkippedInput> skipped() const noexcept { return skipped_; }
 
   /// Writes the kept records of `batch` (verdicts in batch order) and
   /// closes the outputs of files read to their end.
@@ -90,6 +108,7 @@ class InputFeed {
   bool open_next_file();
   void close_finished_outputs();
   void take(const io::Record& record, RoundBatch& batch);
+  void hold(const io::InputError& e);
 
   DedupConfig config_;
   bool durable_;
@@ -106,6 +125,10 @@ class InputFeed {
   std::uint64_t reject_length_ = 0;
   std::string normalized_;
   FeedCounters counters_;
+  bool positioned_ = false;          // the reader stands in tasks_[next_ - 1] (open, skipped to)
+  std::optional<std::size_t> held_;  // task whose read broke, not done
+  std::string held_reason_;
+  std::vector<SkippedInput> skipped_;
 };
 
 }  // namespace bloomshard::app

@@ -78,6 +78,8 @@ struct JobSummary {
   double cardinality_estimate = 0;
   std::uint64_t tier2_keys = 0;
   double fpr_target = 0;
+  // Broken inputs skipped (--on-input-error skip), earlier segments included.
+  std::vector<SkippedInput> skipped_inputs;
 };
 
 /// This rank's counters of the running segment.

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,14 @@ struct InputProgress {
   io::InputCursor cursor;           ///< records consumed, decompressed offset
   bool done = false;                ///< read to its end, output closed
   std::uint64_t output_length = 0;  ///< committed bytes of the mirrored output
+  /// Non-empty: the input broke at `cursor` (--on-input-error skip) and the
+  /// rest of it, from record cursor.records + 1 at decompressed byte
+  /// cursor.decompressed_offset, was skipped for this reason. Such an input
+  /// is done: no resume reads it again.
+  std::string skipped;
+  /// RecordReader::prefix_digest() at `cursor` (absent in manifests of
+  /// older versions): lets --revalidate-inputs check a changed input.
+  std::optional<std::uint64_t> prefix_digest;
 };
 
 /// One reject file (name inside OUTPUT/_rejects) with its committed length.

@@ -9,11 +9,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "bloomshard/app/dedup_options.hpp"
+#include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/io/input_file.hpp"
 
 namespace bloomshard::app {
@@ -28,7 +30,10 @@ enum class StartKind : std::uint8_t {
 struct StartPlan {
   StartKind kind = StartKind::kFresh;
   std::string run_id;
-  std::uint32_t num_slices = 0;           ///< of the checkpoints (resume, incremental)
+  std::uint32_t num_slices = 0;  ///< of the checkpoints (resume, incremental)
+  /// The rules the keys are normalized with: the job's, or the state's
+  /// version of the same policy (see --normalize in docs/keys.md).
+  core::NormalizePolicy normalize = core::NormalizePolicy::kNone;
   std::vector<std::uint64_t> candidates;  ///< generations to try, newest first
   /// The only checkpoints this start may load (resume, incremental): those
   /// of run `base_run_id` with finished flag `base_finished`, i.e. what the
@@ -71,6 +76,31 @@ inline constexpr const char* kRunIdentityName = "RUN.json";
 [[nodiscard]] StartDecision decide_start(const DedupConfig& config,
                                          std::span<const std::filesystem::path> input_args,
                                          std::span<const io::InputFile> inputs);
+
+/// How today's inputs differ from those of an unfinished run, and whether
+/// the run may go on (docs/inputs.md): an input removed before it was
+/// started leaves the run; one removed while unfinished counts what was
+/// read and is recorded as skipped; one that changed before it was started
+/// is read with its new content; a finished one is never read again. An
+/// unfinished started input that changed, or a new input, is a refusal.
+struct InputChanges {
+  std::string refusal;             ///< empty: the run may go on
+  std::vector<std::string> notes;  ///< one line per accepted change
+};
+
+/// Checks that a changed input still starts with the records a run read
+/// from it: "" if so, else why not (--revalidate-inputs).
+using RevalidateFn = std::function<std::string(const InputProgress&, const io::InputFile&)>;
+
+/// Applies the accepted changes to `m` (its inputs). With `revalidate`, a
+/// changed unfinished started input is accepted when it returns "".
+[[nodiscard]] InputChanges reconcile_inputs(RunManifest& m, std::span<const io::InputFile> inputs,
+                                            const RevalidateFn* revalidate = nullptr);
+
+/// Reads the first cursor.records records of `now` and compares offset and
+/// prefix digest with those saved in `then` (RecordReader::prefix_digest).
+[[nodiscard]] std::string revalidate_consumed_prefix(const InputProgress& then,
+                                                     const io::InputFile& now);
 
 /// Plan to bytes and back, for the broadcast to every rank.
 [[nodiscard]] std::string encode_plan(const StartPlan& plan);

@@ -1,6 +1,10 @@
 // Key normalization policies, named and versioned because saved filters
-// depend on them: `none` (bytes as given), `nfc` (Unicode NFC), and
-// `nfc-casefold` (NFC + full case folding), both via utf8proc.
+// depend on them: `none` (bytes as given), `nfc/v1` (Unicode NFC), and
+// `nfc-casefold/v2` (canonical caseless matching, Unicode 15.0 section 3.13
+// D145, emitted in NFC), all via utf8proc. `nfc-casefold/v1` (full case
+// folding of the code points as given, then NFC) is kept only so that
+// filters saved with it keep their keys: it can give two canonically
+// equivalent strings two keys. The rules are spelled out in docs/keys.md.
 #pragma once
 
 #include <cstdint>
@@ -10,11 +14,20 @@
 
 namespace bloomshard::core {
 
-enum class NormalizePolicy : std::uint8_t { kNone = 0, kNfc = 1, kNfcCasefold = 2 };
+/// A policy and the version of its rules. kNfcCasefold is the current
+/// nfc-casefold (v2); kNfcCasefoldV1 is the legacy one, chosen only by
+/// naming it ("nfc-casefold/v1") or by resuming a state saved with it.
+enum class NormalizePolicy : std::uint8_t {
+  kNone = 0,
+  kNfc = 1,
+  kNfcCasefold = 2,
+  kNfcCasefoldV1 = 3,
+};
 
-/// Version of our normalization code; the Unicode version of utf8proc is
-/// recorded beside it (normalization_unicode_version()).
-inline constexpr std::uint32_t kNormalizationVersion = 1;
+/// Every policy value, for tests and name lookups.
+inline constexpr NormalizePolicy kAllPolicies[] = {NormalizePolicy::kNone, NormalizePolicy::kNfc,
+                                                   NormalizePolicy::kNfcCasefold,
+                                                   NormalizePolicy::kNfcCasefoldV1};
 
 /// Thrown when a policy that needs UTF-8 meets bytes that are not UTF-8.
 class InvalidUtf8Error : public std::runtime_error {
@@ -22,10 +35,18 @@ class InvalidUtf8Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// "none", "nfc" or "nfc-casefold".
+/// "none", "nfc" or "nfc-casefold" (both nfc-casefold versions).
 [[nodiscard]] std::string_view policy_name(NormalizePolicy p) noexcept;
 
-/// Parses a policy name; throws std::invalid_argument naming the bad value.
+/// Version of the policy's rules: 1, except 2 for the current nfc-casefold.
+/// The Unicode version of utf8proc is recorded beside it.
+[[nodiscard]] std::uint32_t policy_version(NormalizePolicy p) noexcept;
+
+/// "name/vN", e.g. "nfc-casefold/v2": what checkpoints and `info` show.
+[[nodiscard]] std::string policy_label(NormalizePolicy p);
+
+/// Parses "name" (the current version) or "name/vN"; throws
+/// std::invalid_argument naming the bad value.
 [[nodiscard]] NormalizePolicy parse_policy(std::string_view name);
 
 /// Unicode version of the linked utf8proc (e.g. "15.0.0").
@@ -33,7 +54,7 @@ class InvalidUtf8Error : public std::runtime_error {
 
 /// Writes the normalized key into `out` (replacing its contents) and returns
 /// a view of it. For kNone returns `key` itself and leaves `out` alone (no
-/// copy). Throws InvalidUtf8Error for invalid UTF-8 under kNfc/kNfcCasefold.
+/// copy). Throws InvalidUtf8Error for invalid UTF-8 under every other policy.
 /// NUL bytes are valid code points and are kept; the empty key stays empty.
 std::string_view normalize_key(NormalizePolicy policy, std::string_view key, std::string& out);
 

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -73,9 +74,17 @@ class RecordReader {
   /// (verified: the byte before the offset must be '\n' or the offset must be
   /// the file size, and records == 0 iff offset == 0); compressed files are
   /// re-read and discarded up to `cursor.records` lines and the offset reached
-  /// must equal the saved one. Throws InputError "resume cursor mismatch: ..."
-  /// otherwise, or std::logic_error if records were already read.
-  void skip_to(InputCursor cursor);
+  /// must equal the saved one, and so must the prefix digest if one is given
+  /// (a seeked file takes it as its own). Throws InputError "resume cursor
+  /// mismatch: ..." otherwise, or std::logic_error if records were already read.
+  void skip_to(InputCursor cursor, std::optional<std::uint64_t> prefix_digest = std::nullopt);
+
+  /// Digest of every byte consumed so far (the lines and terminators before
+  /// cursor()), chained record by record with XXH3-64; a too-long line
+  /// stands in by its kept prefix, length and terminator. Saved with the
+  /// cursor so that a resume can tell the consumed prefix is unchanged
+  /// (--revalidate-inputs). Costs one XXH3 pass over the input bytes.
+  [[nodiscard]] std::uint64_t prefix_digest() const noexcept { return digest_; }
 
   /// Records consumed and offset after the last one.
   [[nodiscard]] InputCursor cursor() const noexcept;
@@ -86,6 +95,7 @@ class RecordReader {
  private:
   bool refill();
   bool skip_long_line(Record& out);
+  void mix(const char* bytes, std::size_t n, std::uint64_t extra) noexcept;
   [[noreturn]] void rethrow_with_location(const InputError& e) const;
 
   ReaderOptions options_;
@@ -100,7 +110,8 @@ class RecordReader {
   bool eof_ = false;
   std::uint64_t offset_ = 0;  // decompressed offset of buf_[begin_]
   std::uint64_t records_ = 0;
-  std::string long_prefix_;  // prefix of the last too-long line (reserved once)
+  std::uint64_t digest_ = 0;  // prefix_digest()
+  std::string long_prefix_;   // prefix of the last too-long line (reserved once)
 };
 
 }  // namespace bloomshard::io
