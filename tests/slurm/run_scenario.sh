@@ -12,7 +12,8 @@
 #   ranks         checkpoint on 4 ranks (no requeue: exit 75), resubmit on 2 ranks
 #   chain         slurm/chain.sh: 3 chained jobs, the 1st checkpointed, the 2nd
 #                 finishes, the 3rd does nothing
-#   broken        a truncated .zst input: fails once with exit 1 and a message
+#   broken        a truncated .zst input with --on-input-error fail: fails once with exit 1
+#                 and a message
 #                 naming the file, never requeued
 # Exit 77 (skip) when Slurm is not installed or, for the checkpoint
 # scenarios, when the program has no --state yet. KEEP_TMP=1 keeps temp dirs.
@@ -291,8 +292,10 @@ scenario_broken() {
   log "truncated $(basename "$victim")"
   local job id
   job=$(job_file corpus-dedup.ini)
+  # --on-input-error fail: the failure path under Slurm (the default, skip,
+  # completes the job and reports the broken file: e2e.skip covers it).
   local args=(--input "$WORK/smoke/corpus" --output "$WORK/out" --capacity "$RECORDS"
-    --metrics "$WORK/metrics.json")
+    --metrics "$WORK/metrics.json" --on-input-error fail)
   ((HAS_STATE)) && args+=(--state "$WORK/state")
   id=$(submit run -n 2 --overcommit -- "$job" "${args[@]}")
   wait_job_state "$id" 90 COMPLETED FAILED CANCELLED
