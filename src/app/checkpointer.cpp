@@ -47,7 +47,7 @@ Checkpointer::Checkpointer(const comm::Communicator& comm, const DedupConfig& co
 }
 
 void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::RouterStats& router,
-                         std::uint64_t rounds, bool finished) {
+                         std::uint64_t rounds, bool finished, bool segment_ends) {
   const auto start = std::chrono::steady_clock::now();
   // 1. Outputs durable, cursors known (every rank).
   const std::vector<FileState> states = feed.commit();
@@ -120,13 +120,13 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   // 4. Write, commit, re-base.
   comm::heartbeat();
   io::CheckpointWriteStats stats;
-  const std::filesystem::path file =
-      io::write_checkpoint(comm_, config_.state_dir, h, layers, set,
-                           {.keep = config_.keep_generations,
-                            .data_path = config_.checkpoint_data_path,
-                            .before_commit = fence_,
-                            .compaction = {config_.compaction_fanout, config_.max_runs}},
-                           &stats);
+  const std::filesystem::path file = io::write_checkpoint(
+      comm_, config_.state_dir, h, layers, set,
+      {.keep = config_.keep_generations,
+       .data_path = config_.checkpoint_data_path,
+       .before_commit = fence_,
+       .compaction = {config_.compaction_fanout, config_.max_runs, segment_ends}},
+      &stats);
   warn_prune_error(stats.prune_error);
   comm::heartbeat();
   io::rebase_on_checkpoint(comm_, file, set);

@@ -289,7 +289,7 @@ class DedupJob {
                            (config_.checkpoint_rounds > 0 &&
                             rounds_since_checkpoint >= config_.checkpoint_rounds))) {
         set_activity("writing a checkpoint", rounds);
-        checkpointer->write(feed, set, router.stats(), rounds, false);
+        checkpointer->write(feed, set, router.stats(), rounds, false, stopped);
         comm::heartbeat();
         peak_rss_anon = std::max(peak_rss_anon, rss_anon_bytes());
         rounds_since_checkpoint = 0;
@@ -313,7 +313,7 @@ class DedupJob {
       // A consistent cut still: the broken input stays unfinished at its
       // last good record, so a resume after it is replaced, or with
       // --on-input-error skip, goes on from here.
-      if (checkpointer) checkpointer->write(feed, set, router.stats(), rounds, false);
+      if (checkpointer) checkpointer->write(feed, set, router.stats(), rounds, false, true);
       feed.finish();
       if (!input_error.empty()) {
         std::cerr << "bloomshard dedup: rank " << world_.rank() << ": input error: " << input_error
@@ -346,7 +346,7 @@ class DedupJob {
     set_activity("finishing the run");
     comm::heartbeat();
     if (checkpointer) {
-      checkpointer->write(feed, set, router.stats(), rounds, true);
+      checkpointer->write(feed, set, router.stats(), rounds, true, true);
       checkpointer->wait_for_pruning();
     }
     feed.finish();

@@ -16,7 +16,7 @@ CompactionPlan plan_compaction(std::span<const std::uint32_t> levels,
   if (std::find(levels.begin(), levels.end(), kLegacyRunLevel) != levels.end()) {
     return {n, kBaseRunLevel};  // a format-1 history: one rewrite into format 2
   }
-  for (;;) {
+  while (!policy.cap_only) {
     std::size_t same = 0;
     while (plan.merge_runs + same < n && newest(plan.merge_runs + same) == plan.level) ++same;
     if (same + 1 < policy.fanout) break;

@@ -180,6 +180,20 @@ TEST(RunCompaction, TieredPlans) {
   EXPECT_THROW((void)plan_compaction({}, {4, 0}), std::invalid_argument);
 }
 
+// A segment's last checkpoint defers the cascade but never the cap; the
+// next segment's first checkpoint absorbs the deferred level.
+TEST(RunCompaction, CapOnlyDefersTheCascadeToTheNextSegment) {
+  const CompactionPolicy last{4, 10, true};
+  const std::vector<std::uint32_t> three_l0{0, 0, 0};
+  EXPECT_EQ(plan_compaction(three_l0, last), (CompactionPlan{0, 0}));
+  const std::vector<std::uint32_t> four_l0{0, 0, 0, 0};
+  EXPECT_EQ(plan_compaction(four_l0, CompactionPolicy{4, 10}), (CompactionPlan{4, 1}));
+  const std::vector<std::uint32_t> full{9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
+  EXPECT_EQ(plan_compaction(full, last), (CompactionPlan{1, 1}));
+  const std::vector<std::uint32_t> legacy{kLegacyRunLevel};
+  EXPECT_EQ(plan_compaction(legacy, last), (CompactionPlan{1, kBaseRunLevel}));
+}
+
 TEST(RunCompaction, WriteAmplificationAndRunBound) {
   std::size_t most = 0;
   // The figures run_compaction.hpp states (equal deltas, fanout 4, cap 10).

@@ -39,8 +39,11 @@ class Checkpointer {
   /// Collective: writes the next generation from `feed` (after a completed
   /// round), `set` and the segment's counters, then re-bases `set` on it.
   /// Throws on every rank if any rank failed (nothing is committed then).
+  /// `segment_ends`: no round follows in this process (finished, stopped,
+  /// failed), so the tiered compaction cascade is deferred to the next
+  /// segment (core::CompactionPolicy::cap_only).
   void write(InputFeed& feed, core::TwoTierSet& set, const comm::RouterStats& router,
-             std::uint64_t rounds, bool finished);
+             std::uint64_t rounds, bool finished, bool segment_ends);
 
   /// Rank 0 (others return at once): waits for the background deletion of
   /// old generations that write() started, warning on stderr if it failed.

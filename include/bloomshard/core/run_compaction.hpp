@@ -12,7 +12,9 @@
 // 1.6 after 10 checkpoints, 3.25 after 64, 4.3 after 1000, 5.9 after 10^4;
 // at most 4, 9, 10, 10 runs. The largest single merge is the whole history
 // (when every level fills at once), at most once per fanout^levels
-// checkpoints.
+// checkpoints. A segment's last checkpoint may defer the cascade
+// (CompactionPolicy::cap_only); the deferred runs stay at their level and the
+// next plan absorbs them (a level holding >= fanout - 1 runs cascades).
 #pragma once
 
 #include <cstddef>
@@ -31,6 +33,13 @@ inline constexpr std::uint32_t kBaseRunLevel = 32;
 struct CompactionPolicy {
   std::uint32_t fanout = 4;   ///< runs of one level merged into one of the next (>= 2)
   std::size_t max_runs = 10;  ///< runs a generation may reference (>= 1)
+  /// Merge only what max_runs requires, skipping the tiered cascade. For the
+  /// last checkpoint of a job segment (finished, stopped by a signal, failed):
+  /// compaction pays off in the lookups that follow, and those happen in the
+  /// next segment, whose first checkpoint makes the same merge. A stop
+  /// checkpoint inside a preemption grace window, and the end of a job
+  /// before its time limit, so cost only the delta.
+  bool cap_only = false;
 };
 
 /// How the new run is made: it merges the delta with the newest
