@@ -51,6 +51,7 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   const auto start = std::chrono::steady_clock::now();
   // 1. Outputs durable, cursors known (every rank).
   const std::vector<FileState> states = feed.commit();
+  const auto outputs_done = std::chrono::steady_clock::now();
   std::vector<std::uint64_t> fields(base_.inputs.size() * kFieldsPerInput, 0);
   for (const FileState& s : states) {
     std::uint64_t* f = &fields[s.index * kFieldsPerInput];
@@ -129,13 +130,26 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
       &stats);
   warn_prune_error(stats.prune_error);
   comm::heartbeat();
-  io::rebase_on_checkpoint(comm_, file, set);
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto written = std::chrono::steady_clock::now();
+  // Re-basing maps the new run so that the next rounds' lookups find the
+  // delta there; after a segment's last checkpoint no round follows (the
+  // set's counts are the same either way), so the open costs nothing.
+  if (!segment_ends) io::rebase_on_checkpoint(comm_, file, set);
+  const auto end = std::chrono::steady_clock::now();
+  const double secs = std::chrono::duration<double>(end - start).count();
+  const auto seconds_between = [](auto from, auto to) {
+    return std::chrono::duration<double>(to - from).count();
+  };
+  const double phases[] = {seconds_between(start, outputs_done), stats.merge_seconds,
+                           stats.io_seconds, stats.commit_seconds, seconds_between(written, end)};
   const std::vector<std::uint64_t> bytes =
       comm_.allreduce_sum(std::vector<std::uint64_t>{stats.bytes_written, stats.compaction_bytes});
-  metrics_.history.push_back({generation_, comm_.allreduce_max(secs), bytes[0], bytes[1],
-                              stats.tier2_keys, stats.run_keys, stats.runs, stats.merged_runs});
+  std::vector<double> slowest(std::begin(phases), std::end(phases));
+  slowest.push_back(secs);
+  for (double& v : slowest) v = comm_.allreduce_max(v);  // a few doubles per checkpoint
+  metrics_.history.push_back({generation_, slowest.back(), bytes[0], bytes[1], stats.tier2_keys,
+                              stats.run_keys, stats.runs, stats.merged_runs, slowest[0], slowest[1],
+                              slowest[2], slowest[3], slowest[4]});
   metrics_.seconds_total += metrics_.history.back().seconds;
   metrics_.bytes_written += bytes[0];
   metrics_.compaction_bytes += bytes[1];

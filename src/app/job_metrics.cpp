@@ -191,6 +191,11 @@ std::string metrics_json(const JobSummary& s) {
     j.value("run_keys", c.run_keys);
     j.value("runs", c.runs);
     j.value("merged_runs", c.merged_runs);
+    j.value("outputs_seconds", c.outputs_seconds);
+    j.value("merge_seconds", c.merge_seconds);
+    j.value("io_seconds", c.io_seconds);
+    j.value("commit_seconds", c.commit_seconds);
+    j.value("rebase_seconds", c.rebase_seconds);
     j.end_object();
   }
   j.end_array();

@@ -41,7 +41,8 @@ class Checkpointer {
   /// Throws on every rank if any rank failed (nothing is committed then).
   /// `segment_ends`: no round follows in this process (finished, stopped,
   /// failed), so the tiered compaction cascade is deferred to the next
-  /// segment (core::CompactionPolicy::cap_only).
+  /// segment (core::CompactionPolicy::cap_only) and `set` is not re-based
+  /// (it keeps its delta; only its counts may be read afterwards).
   void write(InputFeed& feed, core::TwoTierSet& set, const comm::RouterStats& router,
              std::uint64_t rounds, bool finished, bool segment_ends);
 

@@ -48,6 +48,15 @@ struct CheckpointRecord {
   std::uint64_t run_keys = 0;          ///< keys of its new run
   std::uint64_t runs = 0;              ///< runs the generation references
   std::uint64_t merged_runs = 0;       ///< older runs the new run absorbed
+  // Where the seconds went, each the slowest rank's: making the outputs
+  // durable and agreeing on the cut; sizing, merging and checksumming tier 2
+  // (CPU); HDF5 writes and closes; fsync, fence, rename and LATEST; mapping
+  // the new generation (re-base).
+  double outputs_seconds = 0;
+  double merge_seconds = 0;
+  double io_seconds = 0;
+  double commit_seconds = 0;
+  double rebase_seconds = 0;
 };
 
 /// Every checkpoint of this segment, and their totals.
