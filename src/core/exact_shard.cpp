@@ -445,6 +445,11 @@ void ExactShard::prefetch(std::uint64_t fp) const noexcept {
   __builtin_prefetch(impl_->slots.data() + impl_->home_slot(fp));
 }
 
+void ExactShard::prefetch_runs(std::uint32_t slice, std::uint64_t fp) const noexcept {
+  const std::uint32_t local = slice - owned_.first;  // caller checked ownership
+  for (const auto& run : impl_->runs) run.views[local].prefetch(fp);
+}
+
 void ExactShard::attach_base(std::uint32_t slice, SliceBaseView view,
                              std::shared_ptr<const void> keepalive) {
   const std::uint32_t local = local_slice(owned_, slice);

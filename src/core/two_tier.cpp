@@ -79,9 +79,23 @@ void TwoTierSet::decide_batch(std::span<const KeyRef> keys, std::span<Verdict> o
       exact_.prefetch(fingerprint(keys[j].hash));
     }
   };
+  // Second stage, half way: the key's Bloom blocks are in cache by now, so
+  // asking Bloom is cheap; for a maybe (a likely tier-2 lookup) the lines
+  // the lookup starts at in each mapped run are fetched. Keys decided in
+  // between may change the answer; it is only a hint.
+  constexpr std::size_t kRunsAhead = kPrefetchDistance / 2;
+  auto prefetch_runs = [&](std::size_t j) {
+    const std::uint32_t slice = slice_of(keys[j].hash, num_slices);
+    if (range.contains(slice) && bloom_.may_contain(keys[j].hash)) {
+      exact_.prefetch_runs(slice, fingerprint(keys[j].hash));
+    }
+  };
+  const bool has_runs = !exact_.runs().empty();
   for (std::size_t j = 0; j < n && j < kPrefetchDistance; ++j) prefetch(j);
+  for (std::size_t j = 0; has_runs && j < n && j < kRunsAhead; ++j) prefetch_runs(j);
   for (std::size_t i = 0; i < n; ++i) {
     if (i + kPrefetchDistance < n) prefetch(i + kPrefetchDistance);
+    if (has_runs && i + kRunsAhead < n) prefetch_runs(i + kRunsAhead);
     out[i] = decide(keys[i]);
   }
 }

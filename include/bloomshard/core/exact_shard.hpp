@@ -63,6 +63,9 @@ class ExactShard {
   /// Prefetches the delta index line a lookup or insert of `fingerprint`
   /// starts at (a hint; no effect on results).
   void prefetch(std::uint64_t fingerprint) const noexcept;
+  /// Prefetches where a lookup of `fingerprint` starts in each run of the
+  /// owned `slice` (a hint, for keys Bloom calls maybe).
+  void prefetch_runs(std::uint32_t slice, std::uint64_t fingerprint) const noexcept;
 
   /// merge depth meaning "the delta and every run".
   static constexpr std::size_t kAllRuns = static_cast<std::size_t>(-1);

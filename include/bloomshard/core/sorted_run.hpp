@@ -29,9 +29,19 @@ struct SliceBaseView {
   std::span<const char> bytes;
   [[nodiscard]] std::size_t size() const noexcept { return fingerprints.size(); }
   [[nodiscard]] std::string_view key(std::size_t i) const noexcept;
-  /// Exact membership by binary search on the fingerprint, then bytes:
-  /// log2(keys) dependent reads (about 20 at 10^6 keys per slice).
+  /// Where `fingerprint` is expected if fingerprints are uniform over 2^64
+  /// (they are hash values): fingerprint * size / 2^64.
+  [[nodiscard]] std::size_t expected_position(std::uint64_t fingerprint) const noexcept;
+  /// The first index whose fingerprint is >= `fingerprint` (size() if none),
+  /// by galloping from expected_position(): for uniform fingerprints about
+  /// log2(sqrt(keys)) reads within one or two pages (10 at 10^6 keys per
+  /// slice, instead of 20 for a binary search over the whole slice);
+  /// correct for any sorted array.
+  [[nodiscard]] std::size_t lower_bound(std::uint64_t fingerprint) const noexcept;
+  /// Exact membership: lower_bound(), then bytes among equal fingerprints.
   [[nodiscard]] bool contains(std::uint64_t fingerprint, std::string_view key) const noexcept;
+  /// Prefetches the fingerprint line a lookup starts at (a hint).
+  void prefetch(std::uint64_t fingerprint) const noexcept;
 };
 
 /// Owned storage of one slice's run (what merging into memory produces).
