@@ -114,8 +114,8 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   if (!manifest_error.empty()) throw std::runtime_error(manifest_error);
   std::vector<io::CheckpointLayerInfo> layers;
   for (std::size_t i = 0; i < set.bloom().num_layers(); ++i) {
-    const core::BloomLayerStats st = set.bloom().layer_stats(i);
-    layers.push_back({st.geometry, comm_.allreduce_sum(st.inserted)});
+    layers.push_back(
+        {set.bloom().layer_geometry(i), comm_.allreduce_sum(set.bloom().layer_inserted(i))});
   }
 
   // 4. Write, commit, re-base.

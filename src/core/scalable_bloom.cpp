@@ -144,7 +144,7 @@ void ScalableBloom::insert_batch(std::span<const KeyHash> hashes) {
 void ScalableBloom::add_layer() {
   const auto index = static_cast<std::uint32_t>(layers_.size());
   Layer layer;
-  layer.geometry = layer_geometry(params_, index);
+  layer.geometry = core::layer_geometry(params_, index);
   const double words = static_cast<double>(owned_.size()) *
                        static_cast<double>(layer.geometry.blocks_per_slice) *
                        static_cast<double>(kBlockWords);
@@ -161,12 +161,24 @@ bool ScalableBloom::layer_full(std::uint64_t global_inserted) const noexcept {
   return global_inserted >= layers_.back().geometry.capacity;
 }
 
-BloomLayerStats ScalableBloom::layer_stats(std::size_t layer) const {
+const ScalableBloom::Layer& ScalableBloom::layer_at(std::size_t layer) const {
   if (layer >= layers_.size()) {
     throw std::out_of_range("layer " + std::to_string(layer) + " of " +
                             std::to_string(layers_.size()));
   }
-  const Layer& l = layers_[layer];
+  return layers_[layer];
+}
+
+const BloomLayerGeometry& ScalableBloom::layer_geometry(std::size_t layer) const {
+  return layer_at(layer).geometry;
+}
+
+std::uint64_t ScalableBloom::layer_inserted(std::size_t layer) const {
+  return layer_at(layer).inserted;
+}
+
+BloomLayerStats ScalableBloom::layer_stats(std::size_t layer) const {
+  const Layer& l = layer_at(layer);
   BloomLayerStats s;
   s.geometry = l.geometry;
   s.inserted = l.inserted;

@@ -470,7 +470,7 @@ std::string validate_inputs(const CheckpointHeader& h, std::span<const Checkpoin
            std::to_string(set.bloom().num_layers()) + " layers";
   }
   for (std::size_t l = 0; l < layers.size(); ++l) {
-    const core::BloomLayerGeometry g = set.bloom().layer_stats(l).geometry;
+    const core::BloomLayerGeometry& g = set.bloom().layer_geometry(l);
     const core::BloomLayerGeometry& w = layers[l].geometry;
     if (g.capacity != w.capacity || g.k != w.k || g.blocks_per_slice != w.blocks_per_slice) {
       return "layer " + std::to_string(l) + " info does not match the filter's geometry";

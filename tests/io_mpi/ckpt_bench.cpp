@@ -5,6 +5,10 @@
 // of the same file size (docs/checkpoint-format.md lists the figures).
 //   mpiexec -n R ckpt_bench <keys> <state_dir> [repeat]  (writes generations 1..repeat)
 //   mpiexec -n R ckpt_bench load <file>     (load only, e.g. after dropping caches)
+//   mpiexec -n R ckpt_bench buildup <keys> <state_dir> <checkpoints>
+//     (a job's history: equal deltas of keys/checkpoints new keys, a
+//     checkpoint and a re-base after each, as the dedup job does; one line
+//     per checkpoint: history keys, seconds, bytes, runs, absorbed runs)
 // BLOOMSHARD_CHECKPOINT_IO=auto|direct|mpiio picks the write's data path.
 #include <algorithm>
 #include <chrono>
@@ -26,6 +30,67 @@ namespace {
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
+std::vector<io::CheckpointLayerInfo> layer_infos(const comm::Communicator& world,
+                                                 const core::TwoTierSet& set) {
+  std::vector<io::CheckpointLayerInfo> layers;
+  for (std::size_t l = 0; l < set.bloom().num_layers(); ++l) {
+    layers.push_back(
+        {set.bloom().layer_geometry(l), world.allreduce_sum(set.bloom().layer_inserted(l))});
+  }
+  return layers;
+}
+
+// Flat cost (issue 10): does the last checkpoint of a long build-up cost
+// what the first did? Keys are distinct URLs-like strings of 30-40 bytes.
+int buildup(const comm::Communicator& world, int argc, char** argv) {
+  if (argc < 5) {
+    if (world.rank() == 0) std::fprintf(stderr, "usage: ckpt_bench buildup <keys> <dir> <n>\n");
+    return 2;
+  }
+  const std::uint64_t n = std::strtoull(argv[2], nullptr, 10);
+  const std::filesystem::path dir = argv[3];
+  const std::uint64_t checkpoints = std::max<std::uint64_t>(1, std::strtoull(argv[4], nullptr, 10));
+  core::ScalableBloomParams params;
+  params.initial_capacity = n;
+  params.num_slices = 4096;
+  const core::SliceRange owned = core::slices_of_rank(world.urank(), world.usize(), 4096);
+  core::TwoTierSet set(params, owned);
+  set.bloom().set_auto_grow(false);
+  io::CheckpointHeader h;
+  h.hash_scheme = std::string(core::kHashSchemeName);
+  h.bloom_layout = std::string(core::kBloomLayoutName);
+  h.params = params;
+  std::string key;
+  std::uint64_t next = 0;
+  if (world.rank() == 0) std::printf("generation history_keys seconds bytes runs merged\n");
+  for (std::uint64_t g = 1; g <= checkpoints; ++g) {
+    const std::uint64_t end = n / checkpoints * g + (g == checkpoints ? n % checkpoints : 0);
+    for (; next < end; ++next) {  // every rank walks all keys, decides its own
+      key = "https://example.org/doc/" + std::to_string(next * 2654435761ULL % 1000000007ULL) +
+            "/" + std::to_string(next);
+      const core::KeyHash kh = core::hash_key(key);
+      if (owned.contains(core::slice_of(kh, 4096))) (void)set.decide({kh, key});
+    }
+    h.generation = g;
+    if (world.rank() == 0) (void)io::wait_for_background_prune();  // the job's rounds hide it
+    io::CheckpointWriteStats stats;
+    world.barrier();
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::filesystem::path path =
+        io::write_checkpoint(world, dir, h, layer_infos(world, set), set, {}, &stats);
+    io::rebase_on_checkpoint(world, path, set);
+    const double secs = world.allreduce_max(seconds_since(t0));
+    const std::uint64_t bytes = world.allreduce_sum(stats.bytes_written);
+    if (world.rank() == 0) {
+      std::printf("%llu %llu %.3f %llu %zu %zu\n", static_cast<unsigned long long>(g),
+                  static_cast<unsigned long long>(stats.tier2_keys), secs,
+                  static_cast<unsigned long long>(bytes), stats.runs, stats.merged_runs);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -35,6 +100,7 @@ int main(int argc, char** argv) {
     if (world.rank() == 0) std::fprintf(stderr, "usage: ckpt_bench <keys> <state_dir> [repeat]\n");
     return 2;
   }
+  if (std::string(argv[1]) == "buildup") return buildup(world, argc, argv);
   if (std::string(argv[1]) == "load") {
     const std::filesystem::path file = argv[2];
     const auto p = io::read_checkpoint_summary(file).header.params.num_slices;
@@ -74,8 +140,8 @@ int main(int argc, char** argv) {
   h.generation = 1;
   std::vector<io::CheckpointLayerInfo> layers;
   for (std::size_t l = 0; l < set.bloom().num_layers(); ++l) {
-    const auto s = set.bloom().layer_stats(l);
-    layers.push_back({s.geometry, world.allreduce_sum(s.inserted)});
+    layers.push_back(
+        {set.bloom().layer_geometry(l), world.allreduce_sum(set.bloom().layer_inserted(l))});
   }
   io::CheckpointWriteOptions options;
   if (const char* path = std::getenv("BLOOMSHARD_CHECKPOINT_IO"); path != nullptr) {
@@ -104,7 +170,7 @@ int main(int argc, char** argv) {
         }
       }
       for (std::size_t l = 0; l < set.bloom().num_layers(); ++l) {
-        layers[l].inserted = world.allreduce_sum(set.bloom().layer_stats(l).inserted);
+        layers[l].inserted = world.allreduce_sum(set.bloom().layer_inserted(l));
       }
     }
     h.generation = static_cast<std::uint64_t>(g);

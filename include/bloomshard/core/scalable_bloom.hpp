@@ -96,7 +96,13 @@ class ScalableBloom {
   [[nodiscard]] const ScalableBloomParams& params() const noexcept { return params_; }
   [[nodiscard]] SliceRange owned() const noexcept { return owned_; }
   [[nodiscard]] std::size_t num_layers() const noexcept { return layers_.size(); }
+  /// Geometry and statistics of a layer. O(bits): it counts the set bits
+  /// (for fill, FPR and cardinality estimates), so it is for reports, not
+  /// for every checkpoint; layer_geometry() and layer_inserted() are O(1).
   [[nodiscard]] BloomLayerStats layer_stats(std::size_t layer) const;
+  [[nodiscard]] const BloomLayerGeometry& layer_geometry(std::size_t layer) const;
+  /// Keys inserted into the layer on this rank.
+  [[nodiscard]] std::uint64_t layer_inserted(std::size_t layer) const;
   /// Inserts counted in the newest layer on this rank.
   [[nodiscard]] std::uint64_t newest_layer_inserted() const noexcept;
 
@@ -118,6 +124,7 @@ class ScalableBloom {
     BlockWords words;  // owned_.size() * blocks_per_slice * 8, 64-byte aligned
   };
   [[nodiscard]] LayerLayout layout(std::size_t index) const noexcept;
+  [[nodiscard]] const Layer& layer_at(std::size_t layer) const;  // std::out_of_range
 
   ScalableBloomParams params_;
   SliceRange owned_;
