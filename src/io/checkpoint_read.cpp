@@ -306,7 +306,19 @@ class Tier2Map {
   }
   [[nodiscard]] std::shared_ptr<const void> keepalive() const { return mapping_; }
   void advise_random() const noexcept { mapping_->advise_random(); }
-  void advise_willneed() const noexcept { mapping_->advise_willneed(); }
+  // Reads in the three per-key datasets' extents of slices [first, last)
+  // only: on R ranks a rank's share is about 1/R of the run file.
+  void advise_willneed(core::SliceRange owned) const noexcept {
+    if (owned.first >= owned.last) return;
+    const std::uint32_t a = owned.first;
+    const std::uint32_t b = owned.last - 1;
+    const auto keys_to = [&](std::uint32_t s) { return idx_->key_start[s] + idx_->slice_keys[s]; };
+    mapping_->advise_willneed(fps_ + idx_->key_start[a] * 8, (keys_to(b) - idx_->key_start[a]) * 8);
+    mapping_->advise_willneed(offs_ + (idx_->key_start[a] + a) * 8,
+                              (keys_to(b) + b + 1 - idx_->key_start[a] - a) * 8);
+    mapping_->advise_willneed(bytes_ + idx_->byte_start[a],
+                              idx_->byte_start[b] + idx_->slice_bytes[b] - idx_->byte_start[a]);
+  }
 
  private:
   static std::uint64_t locate(hid_t file, const char* name, std::uint64_t length) {
@@ -525,7 +537,7 @@ std::vector<std::string> map_tier2(const comm::Communicator& comm, const Tier2Fi
       }
       // Unverified (a rebase on a run just written, O_DIRECT: not cached):
       // read it in now, before lookups fault it in page by page.
-      if (!full) map.advise_willneed();
+      if (!full) map.advise_willneed(range);
       map.advise_random();
       keep = map.keepalive();
       return 0;
@@ -593,7 +605,7 @@ LoadedCheckpoint load_checkpoint(const comm::Communicator& comm, const std::file
     bloom.set_auto_grow(false);
     while (bloom.num_layers() < idx.summary.layers.size()) bloom.add_layer();
     for (std::size_t l = 0; l < idx.summary.layers.size(); ++l) {
-      const core::BloomLayerGeometry mine = bloom.layer_stats(l).geometry;
+      const core::BloomLayerGeometry& mine = bloom.layer_geometry(l);
       const core::BloomLayerGeometry& stored = idx.summary.layers[l].geometry;
       if (mine.capacity != stored.capacity || mine.k != stored.k ||
           mine.blocks_per_slice != stored.blocks_per_slice) {
