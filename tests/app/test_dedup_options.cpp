@@ -32,12 +32,12 @@ TEST_F(DedupOptionsTest, CommandLineValuesAreParsed) {
        "meta.id", "--capacity", "5000", "--fpr", "0.01", "--slices", "64", "--normalize",
        "nfc-casefold", "--batch-bytes", "65536"});
   ASSERT_FALSE(p.exit_code) << p.message;
-  EXPECT_EQ(p.config.key_field, "meta.id");
+  EXPECT_EQ(p.config.key.fields, std::vector<std::string>{"meta.id"});
   ASSERT_TRUE(p.config.capacity);
   EXPECT_EQ(*p.config.capacity, 5000U);
   EXPECT_DOUBLE_EQ(p.config.fpr, 0.01);
   EXPECT_EQ(p.config.slices, 64U);
-  EXPECT_EQ(p.config.normalize, core::NormalizePolicy::kNfcCasefold);
+  EXPECT_EQ(p.config.key.normalize, core::NormalizePolicy::kNfcCasefold);
   EXPECT_EQ(p.config.batch_bytes, 65536U);
   EXPECT_EQ(p.config.checkpoint_data_path, io::CheckpointDataPath::kAuto);  // the default
 }
@@ -63,7 +63,7 @@ TEST_F(DedupOptionsTest, JobFileFillsOptionsAndCommandLineWins) {
   EXPECT_EQ(p.config.slices, 32U);                              // command line wins
   EXPECT_EQ(p.config.output_dir, (dir_ / "cli-out").string());  // command line wins
   EXPECT_DOUBLE_EQ(p.config.fpr, 0.02);                         // from the job file
-  EXPECT_EQ(p.config.key_field, "url");
+  EXPECT_EQ(p.config.key.fields, std::vector<std::string>{"url"});
   ASSERT_EQ(p.config.inputs.size(), 1U);
   EXPECT_FALSE(p.config.capacity);  // unset: estimated by the job
 }
