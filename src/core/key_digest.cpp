@@ -1,19 +1,38 @@
-// Digest keys over XXH3's streaming API and our SHA-256.
+// Digest keys over XXH3's streaming API and OpenSSL's SHA-256 (libcrypto,
+// a dependency HDF5's Debian package pulls in already). OpenSSL uses the
+// SHA-NI instructions where the CPU has them: 0.69 GB/s per core here over
+// a 200 MB key, against 0.15 GB/s for our portable FIPS 180-4 code that this
+// replaced (docs/keys.md); xxh3-128 runs at 3.5 GB/s.
 #include "bloomshard/core/key_digest.hpp"
 
+#include <openssl/evp.h>
 #include <xxhash.h>
 
+#include <new>
 #include <stdexcept>
-
-#include "bloomshard/core/sha256.hpp"
 
 namespace bloomshard::core {
 
 struct KeyDigester::State {
   XXH3_state_t* xxh = nullptr;  // XXH3-128 streaming state, seed 0
-  Sha256 sha;
-  ~State() { XXH3_freeState(xxh); }
+  EVP_MD_CTX* sha = nullptr;    // SHA-256
+  ~State() {
+    XXH3_freeState(xxh);
+    EVP_MD_CTX_free(sha);
+  }
 };
+
+namespace {
+
+constexpr std::size_t kSha256Bytes = 32;
+
+void start_sha256(EVP_MD_CTX* ctx) {
+  if (EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("OpenSSL: cannot start a SHA-256 digest");
+  }
+}
+
+}  // namespace
 
 std::string_view key_digest_name(KeyDigest d) noexcept {
   switch (d) {
@@ -42,7 +61,7 @@ std::size_t key_digest_bytes(KeyDigest d) noexcept {
     case KeyDigest::kXxh3_128:
       return 16;
     case KeyDigest::kSha256:
-      return Sha256::kDigestBytes;
+      return kSha256Bytes;
     case KeyDigest::kNone:
       break;
   }
@@ -55,6 +74,10 @@ KeyDigester::KeyDigester(KeyDigest kind) : kind_(kind), state_(std::make_unique<
     state_->xxh = XXH3_createState();
     if (state_->xxh == nullptr) throw std::bad_alloc();
     XXH3_128bits_reset(state_->xxh);
+  } else {
+    state_->sha = EVP_MD_CTX_new();
+    if (state_->sha == nullptr) throw std::bad_alloc();
+    start_sha256(state_->sha);
   }
 }
 
@@ -66,7 +89,9 @@ void KeyDigester::update(std::string_view bytes) noexcept {
   if (kind_ == KeyDigest::kXxh3_128) {
     XXH3_128bits_update(state_->xxh, bytes.data(), bytes.size());
   } else {
-    state_->sha.update(bytes);
+    // Cannot fail for an initialized SHA-256 context (no engine, no provider
+    // fetch after init).
+    (void)EVP_DigestUpdate(state_->sha, bytes.data(), bytes.size());
   }
 }
 
@@ -77,9 +102,13 @@ void KeyDigester::finish(std::string& out) {
     out.assign(reinterpret_cast<const char*>(canon.digest), sizeof canon.digest);
     XXH3_128bits_reset(state_->xxh);
   } else {
-    const Sha256::Digest d = state_->sha.final();
-    out.assign(reinterpret_cast<const char*>(d.data()), d.size());
-    state_->sha.reset();
+    unsigned char d[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    if (EVP_DigestFinal_ex(state_->sha, d, &n) != 1 || n != kSha256Bytes) {
+      throw std::runtime_error("OpenSSL: SHA-256 digest failed");
+    }
+    out.assign(reinterpret_cast<const char*>(d), n);
+    start_sha256(state_->sha);
   }
 }
 

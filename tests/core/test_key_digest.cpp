@@ -1,4 +1,4 @@
-// Digest keys: our SHA-256 against the FIPS 180-4 example vectors (NIST
+// Digest keys: SHA-256 against the FIPS 180-4 example vectors (NIST
 // CSRC "Examples with intermediate values", SHA256.pdf and
 // SHA2_Additional.pdf) and xxh3-128 against the xxHash reference value for
 // the empty input; streaming in any pieces gives the one-shot digest.
@@ -7,7 +7,6 @@
 #include <string>
 
 #include "bloomshard/core/key_digest.hpp"
-#include "bloomshard/core/sha256.hpp"
 
 namespace bloomshard::core {
 namespace {

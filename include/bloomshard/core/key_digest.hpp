@@ -3,7 +3,8 @@
 // whatever the text's length. Named and versioned like the hash scheme,
 // because a saved tier 2 holds digests: `none/v1` (the bytes themselves),
 // `xxh3-128/v1` (XXH3-128, seed 0, 16 bytes, canonical big-endian order,
-// XXH128_canonicalFromHash) and `sha256/v1` (FIPS 180-4, 32 bytes). The
+// XXH128_canonicalFromHash) and `sha256/v1` (FIPS 180-4, 32 bytes, OpenSSL
+// libcrypto; checked against the NIST example vectors in the tests). The
 // routing hash (key_hash.hpp) is then taken over the digest bytes.
 // Collision figures and why they are acceptable: docs/keys.md.
 #pragma once
