@@ -238,8 +238,17 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
     core::KeyScheme& key = out.config.key;
     if (!raw.key_fields.empty()) key.fields = raw.key_fields;
     key.normalize = core::parse_policy(raw.normalize);
-    key.text = core::parse_text_normalize(raw.text_normalize);
-    key.digest = core::parse_key_digest(raw.key_digest);
+    // Named after the option, so the message says which one to fix.
+    const auto named = [](const char* option, auto parse) {
+      try {
+        return parse();
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string(option) + ": " + e.what());
+      }
+    };
+    key.text =
+        named("--text-normalize", [&] { return core::parse_text_normalize(raw.text_normalize); });
+    key.digest = named("--key-digest", [&] { return core::parse_key_digest(raw.key_digest); });
     if (raw.missing_field == "reject") {
       key.missing = core::MissingField::kReject;
     } else if (raw.missing_field == "empty") {

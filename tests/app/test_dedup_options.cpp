@@ -113,5 +113,42 @@ TEST_F(DedupOptionsTest, HelpAndVersionExitZero) {
   EXPECT_NE(version.message.find("xxh3-128/v1"), std::string::npos);
 }
 
+TEST_F(DedupOptionsTest, KeySchemeOptions) {
+  const std::string in = (dir_ / "in").string();
+  ParsedDedup p = parse_dedup_options({"--input", in, "--output", "o"});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.key, core::KeyScheme{});  // id, reject, none, none, none
+  p = parse_dedup_options({"--input", in, "--output", "o", "--key-field", "url", "--key-field",
+                           "meta.title", "--missing-field", "empty", "--text-normalize", "ws-lower",
+                           "--key-digest", "sha256"});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.key.fields, (std::vector<std::string>{"url", "meta.title"}));
+  EXPECT_EQ(p.config.key.missing, core::MissingField::kEmpty);
+  EXPECT_EQ(p.config.key.text, core::TextNormalize::kWsLower);
+  EXPECT_EQ(p.config.key.digest, core::KeyDigest::kSha256);
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"--key-digest", "md5"},
+                                              {"--text-normalize", "nfkc"},
+                                              {"--missing-field", "skip"},
+                                              {"--key-field", "a,b"},
+                                              {"--key-field", ""}}) {
+    std::vector<std::string> args{"--input", in, "--output", "o"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    p = parse_dedup_options(args);
+    EXPECT_EQ(p.exit_code, kExitUsage) << bad[0] << " " << bad[1];
+    EXPECT_NE(p.message.find(bad[0].substr(2)), std::string::npos) << p.message;
+  }
+}
+
+TEST_F(DedupOptionsTest, KeyFieldsOfTheCommandLineReplaceTheJobFilesList) {
+  const std::string job = write_job("input = " + (dir_ / "in").string() +
+                                    "\noutput = x\nkey-field = url\nkey-field = title\n");
+  ParsedDedup p = parse_dedup_options({"--config", job});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.key.fields, (std::vector<std::string>{"url", "title"}));
+  p = parse_dedup_options({"--config", job, "--key-field", "id"});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.key.fields, std::vector<std::string>{"id"});
+}
+
 }  // namespace
 }  // namespace bloomshard::app
