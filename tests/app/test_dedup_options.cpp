@@ -150,5 +150,15 @@ TEST_F(DedupOptionsTest, KeyFieldsOfTheCommandLineReplaceTheJobFilesList) {
   EXPECT_EQ(p.config.key.fields, std::vector<std::string>{"id"});
 }
 
+TEST_F(DedupOptionsTest, ShippedContentJobFileParses) {
+  const std::string job = std::string(BLOOMSHARD_TEST_DATA_DIR) + "/../../jobs/content-digest.ini";
+  const ParsedDedup p = parse_dedup_options(
+      {"--config", job, "--input", (dir_ / "in").string(), "--output", (dir_ / "o").string()});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.key.fields, std::vector<std::string>{"text"});
+  EXPECT_EQ(p.config.key.text, core::TextNormalize::kWsLower);
+  EXPECT_EQ(p.config.key.digest, core::KeyDigest::kSha256);
+}
+
 }  // namespace
 }  // namespace bloomshard::app
