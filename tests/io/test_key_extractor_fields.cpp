@@ -16,8 +16,7 @@ namespace bloomshard::io {
 namespace {
 
 KeyExtractor composite(bool missing_is_empty = false, std::size_t max_key = kDefaultMaxKeyBytes) {
-  return KeyExtractor(
-      {Format::kJsonLines, "id", max_key, {"url", "meta.title"}, missing_is_empty});
+  return KeyExtractor({Format::kJsonLines, "id", max_key, {"url", "meta.title"}, missing_is_empty});
 }
 
 std::vector<std::string> values_of(KeyExtractor& x, const std::string& line) {
