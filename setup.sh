@@ -18,6 +18,7 @@ PACKAGES=(
   python3-matplotlib e2fsprogs  # issue 10: checkpoint-cost plot; ENOSPC test (mkfs.ext4, resize2fs)
   iproute2 util-linux mount gzip  # issue 9: netns hosts, loop mounts
   unicode-data bzip2 clang libclang-rt-14-dev valgrind  # issue 11: conformance data, fuzzing
+  libssl-dev  # issue 15: SHA-256 digest keys (OpenSSL libcrypto; libhdf5-openmpi-dev pulls it in)
 )
 
 # Open MPI refuses root and more ranks than cores without these; with more

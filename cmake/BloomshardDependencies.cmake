@@ -18,6 +18,8 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(xxhash REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(zstd REQUIRED IMPORTED_TARGET libzstd)
 pkg_check_modules(utf8proc REQUIRED IMPORTED_TARGET libutf8proc)
+# SHA-256 digest keys (issue 15); libssl-dev, which libhdf5-openmpi-dev pulls in.
+pkg_check_modules(libcrypto REQUIRED IMPORTED_TARGET libcrypto)
 
 # HDF5's include dirs lack mpi.h: one interface target bundles both.
 add_library(bloomshard_hdf5 INTERFACE)

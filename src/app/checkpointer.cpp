@@ -7,6 +7,7 @@
 #include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/run_state.hpp"
 #include "bloomshard/app/skipped_inputs.hpp"
+#include "bloomshard/app/state_key_scheme.hpp"
 #include "bloomshard/app/version.hpp"
 #include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/core/bloom_kernel.hpp"
@@ -91,9 +92,7 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   h.hash_scheme = std::string(core::kHashSchemeName);
   h.hash_seed = config_.hash_seed;
   h.bloom_layout = std::string(core::kBloomLayoutName);
-  h.normalization = normalization_identity(config_);
-  h.key_field = config_.key_field;
-  h.key_encoding = "bytes";
+  put_key_scheme(config_.key, h);
   h.params = set.bloom().params();
   h.generation = generation_;
   h.run_id = base_.run_id;

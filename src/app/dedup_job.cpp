@@ -132,11 +132,11 @@ class DedupJob {
     const StartPlan plan = decode_plan(std::string_view(setup).substr(nl + 1, plan_size));
     const std::vector<io::InputFile> files =
         decode_inputs(std::string_view(setup).substr(nl + 1 + plan_size));
-    if (plan.normalize != config_.normalize && world_.rank() == 0) {
+    if (plan.normalize != config_.key.normalize && world_.rank() == 0) {
       std::cerr << "bloomshard dedup: the state was saved with "
                 << core::policy_label(plan.normalize) << " rules; keeping them\n";
     }
-    config_.normalize = plan.normalize;
+    config_.key.normalize = plan.normalize;
     if (plan.kind == StartKind::kFinished) {
       if (world_.rank() == 0) {
         std::cout << "bloomshard dedup: the run in '" << config_.state_dir

@@ -16,7 +16,11 @@ namespace po = boost::program_options;
 namespace {
 
 struct RawOptions {
+  std::vector<std::string> key_fields;
   std::string normalize = "none";
+  std::string text_normalize = "none";
+  std::string key_digest = "none";
+  std::string missing_field = "reject";
   std::string checkpoint_io = "auto";
   std::string progress_style = "auto";
   std::string exchange = "auto";
@@ -35,8 +39,19 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
      "input files or directories (walked recursively; names starting with '_' or '.' are "
      "skipped); repeatable")
     ("output", po::value(&c.output_dir), "output directory; mirrors the inputs' relative paths")
-    ("key-field", po::value(&c.key_field)->default_value(c.key_field),
-     "JSONL key field, dotted path for nested fields (plain-line files use the whole line)")
+    ("key-field", po::value(&raw.key_fields)->composing(),
+     "JSONL key field, dotted path for nested fields (default id; plain-line files use the "
+     "whole line); repeatable: the key is the tuple of the fields, length-prefixed "
+     "(docs/keys.md)")
+    ("missing-field", po::value(&raw.missing_field)->default_value(raw.missing_field),
+     "a record without a key field: reject (to the reject file) | empty (the field's value "
+     "is the empty string)")
+    ("text-normalize", po::value(&raw.text_normalize)->default_value(raw.text_normalize),
+     "content-key text rules, before --normalize: none | ws (trim, collapse Unicode "
+     "White_Space runs to one space) | ws-lower (ws, then nfc-casefold); docs/keys.md")
+    ("key-digest", po::value(&raw.key_digest)->default_value(raw.key_digest),
+     "none | xxh3-128 | sha256: the key becomes the 16- or 32-byte digest of the normalized "
+     "field(s), so tier 2 stores a fixed size per key and no field is too long")
     ("capacity", po::value(&raw.capacity),
      "expected distinct keys (first layer); the filter grows by layers past it. "
      "Default: estimated from the input bytes")
@@ -50,7 +65,7 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
     ("batch-bytes", po::value(&c.batch_bytes)->default_value(c.batch_bytes),
      "input bytes each rank reads per round (bounds round memory)")
     ("max-key-bytes", po::value(&c.max_key_bytes)->default_value(c.max_key_bytes),
-     "longer keys are rejected")
+     "longer keys are rejected (not with --key-digest: a digest key has a fixed size)")
     ("max-line-bytes", po::value(&c.max_line_bytes)->default_value(c.max_line_bytes),
      "longer lines are rejected")
     ("max-exchange-bytes",
@@ -133,6 +148,7 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
 
 std::string validate(const DedupConfig& c) {
   if (c.inputs.empty()) return "no --input given";
+  if (std::string p = core::key_scheme_problem(c.key); !p.empty()) return "--key-field: " + p;
   if (c.output_dir.empty()) return "no --output given";
   if (!(c.fpr > 0.0 && c.fpr <= 0.5)) return "--fpr must be in (0, 0.5]";
   if (c.slices > core::kMaxSlices) {
@@ -209,14 +225,38 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
         return out;
       }
       po::parsed_options from_file = po::parse_config_file(file, all);
-      if (vm.count("input")) {  // --input is composing; the command line's list wins whole
-        std::erase_if(from_file.options,
-                      [](const po::option& o) { return o.string_key == "input"; });
+      // --input and --key-field are composing; the command line's list wins whole.
+      for (const char* name : {"input", "key-field"}) {
+        if (vm.count(name)) {
+          std::erase_if(from_file.options,
+                        [name](const po::option& o) { return o.string_key == name; });
+        }
       }
       po::store(from_file, vm);
     }
     po::notify(vm);
-    out.config.normalize = core::parse_policy(raw.normalize);
+    core::KeyScheme& key = out.config.key;
+    if (!raw.key_fields.empty()) key.fields = raw.key_fields;
+    key.normalize = core::parse_policy(raw.normalize);
+    // Named after the option, so the message says which one to fix.
+    const auto named = [](const char* option, auto parse) {
+      try {
+        return parse();
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string(option) + ": " + e.what());
+      }
+    };
+    key.text =
+        named("--text-normalize", [&] { return core::parse_text_normalize(raw.text_normalize); });
+    key.digest = named("--key-digest", [&] { return core::parse_key_digest(raw.key_digest); });
+    if (raw.missing_field == "reject") {
+      key.missing = core::MissingField::kReject;
+    } else if (raw.missing_field == "empty") {
+      key.missing = core::MissingField::kEmpty;
+    } else {
+      throw std::invalid_argument("--missing-field must be reject or empty, not '" +
+                                  raw.missing_field + "'");
+    }
     out.config.normalize_pinned = raw.normalize.find('/') != std::string::npos;
     const auto data_path = io::parse_checkpoint_data_path(raw.checkpoint_io);
     if (!data_path) {

@@ -1,10 +1,27 @@
 #include "bloomshard/app/input_feed.hpp"
 
+#include <limits>
+
 #include "bloomshard/core/normalize.hpp"
 #include "bloomshard/io/checkpoint_generations.hpp"
 #include "bloomshard/io/reject_reasons.hpp"
 
 namespace bloomshard::app {
+namespace {
+
+// A digest key has a fixed size, so no field is too long for it; without a
+// digest each field is held to --max-key-bytes (and a tuple as a whole).
+io::KeyExtractorOptions extractor_options(const DedupConfig& config, io::Format format) {
+  return {.format = format,
+          .key_path = config.key.fields.front(),
+          .max_key_bytes = config.key.digest == core::KeyDigest::kNone
+                               ? config.max_key_bytes
+                               : std::numeric_limits<std::size_t>::max(),
+          .key_paths = config.key.fields,
+          .missing_is_empty = config.key.missing == core::MissingField::kEmpty};
+}
+
+}  // namespace
 
 InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
                      const std::filesystem::path& reject_path, bool durable)
@@ -12,14 +29,11 @@ InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
       durable_(durable),
       tasks_(std::move(tasks)),
       reader_(io::ReaderOptions{.max_line_bytes = config.max_line_bytes}),
-      plain_keys_(io::KeyExtractorOptions{.format = io::Format::kPlainLines,
-                                          .key_path = config.key_field,
-                                          .max_key_bytes = config.max_key_bytes}),
-      json_keys_(io::KeyExtractorOptions{.format = io::Format::kJsonLines,
-                                         .key_path = config.key_field,
-                                         .max_key_bytes = config.max_key_bytes}),
+      plain_keys_(extractor_options(config, io::Format::kPlainLines)),
+      json_keys_(extractor_options(config, io::Format::kJsonLines)),
       outputs_(tasks_.size()),
-      rejects_(io::RejectWriter::create(reject_path)) {
+      rejects_(io::RejectWriter::create(reject_path)),
+      keys_(config.key) {
   states_.reserve(tasks_.size());
   for (const FileTask& t : tasks_) {
     states_.push_back({t.index, t.cursor, false, t.output_length, t.prefix_digest});
@@ -89,7 +103,7 @@ void InputFeed::take(const io::Record& record, RoundBatch& batch) {
     return;
   }
   io::KeyExtractor& extractor = file.format == io::Format::kJsonLines ? json_keys_ : plain_keys_;
-  const io::KeyResult result = extractor.extract(record.line);
+  const io::FieldsResult result = extractor.extract_fields(record.line);
   if (!result.ok()) {
     ++counters_.rejected;
     rejects_.write(file.absolute_path.native(), record.line_number, result.reject_reason,
@@ -98,10 +112,17 @@ void InputFeed::take(const io::Record& record, RoundBatch& batch) {
   }
   std::string_view key;
   try {
-    key = core::normalize_key(config_.normalize, result.key, normalized_);
+    key = keys_.build(result.values);
   } catch (const core::InvalidUtf8Error&) {
     ++counters_.rejected;
     rejects_.write(file.absolute_path.native(), record.line_number, kRejectInvalidUtf8,
+                   record.line);
+    return;
+  }
+  if (result.values.size() > 1 && config_.key.digest == core::KeyDigest::kNone &&
+      key.size() > config_.max_key_bytes) {
+    ++counters_.rejected;  // each field fit, the encoded tuple does not
+    rejects_.write(file.absolute_path.native(), record.line_number, io::reason::kKeyTooLong,
                    record.line);
     return;
   }

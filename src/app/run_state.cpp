@@ -10,6 +10,7 @@
 #include "bloomshard/app/exit_codes.hpp"
 #include "bloomshard/app/output_guard.hpp"
 #include "bloomshard/app/run_manifest.hpp"
+#include "bloomshard/app/state_key_scheme.hpp"
 #include "bloomshard/core/bloom_kernel.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/normalize.hpp"
@@ -95,14 +96,15 @@ std::string adopt_state_normalization(const std::string& stored, DedupConfig& c)
   } catch (const std::invalid_argument&) {
     return {};  // unknown to this build: header_difference names it
   }
-  if (saved == c.normalize) return {};
-  if (core::policy_name(saved) != core::policy_name(c.normalize)) return {};
+  if (saved == c.key.normalize) return {};
+  if (core::policy_name(saved) != core::policy_name(c.key.normalize)) return {};
   if (!c.normalize_pinned) {
-    c.normalize = saved;
+    c.key.normalize = saved;
     return {};
   }
   return "the state was saved with " + label + " rules and this job asks for " +
-         core::policy_label(c.normalize) + "; one state never mixes versions (give --normalize " +
+         core::policy_label(c.key.normalize) +
+         "; one state never mixes versions (give --normalize " +
          std::string(core::policy_name(saved)) +
          " to keep the state's rules, or use a new --state for the new ones)";
 }
@@ -121,10 +123,18 @@ std::string header_difference(const io::CheckpointHeader& h, const DedupConfig& 
   if (h.bloom_layout != core::kBloomLayoutName) {
     return differs("Bloom layout", h.bloom_layout, std::string(core::kBloomLayoutName));
   }
+  // The key scheme first: its message names the option that differs
+  // (--key-digest, --text-normalize, ...) with the state's and the job's value.
+  core::KeyScheme saved;
+  try {
+    saved = key_scheme_of(h);
+  } catch (const std::invalid_argument& e) {
+    return std::string("key scheme unreadable: ") + e.what();
+  }
+  if (std::string diff = core::key_scheme_difference(saved, c.key); !diff.empty()) return diff;
   if (h.normalization != normalization_identity(c)) {
     return differs("normalization", h.normalization, normalization_identity(c));
   }
-  if (h.key_field != c.key_field) return differs("key field", h.key_field, c.key_field);
   return {};
 }
 
@@ -226,14 +236,17 @@ InputChanges reconcile_inputs(RunManifest& m, std::span<const io::InputFile> inp
 }
 
 std::string normalization_identity(const DedupConfig& config) {
-  return core::policy_label(config.normalize) + " unicode " +
-         std::string(core::normalization_unicode_version());
+  return normalization_identity(config.key);
 }
 
 std::string run_identity(const DedupConfig& config, std::span<const io::InputFile> inputs) {
   std::string canon = fs::absolute(config.output_dir).lexically_normal().string();
-  canon += '\0' + config.key_field + '\0' + normalization_identity(config) + '\0' +
+  canon += '\0' + core::key_fields_text(config.key) + '\0' + normalization_identity(config) + '\0' +
            std::to_string(config.hash_seed) + '\0';
+  // Legacy schemes add nothing, so a run's identity is what earlier builds gave it.
+  if (const std::string scheme = core::key_scheme_attribute(config.key); !scheme.empty()) {
+    canon += scheme + '\0';
+  }
   for (const auto& f : inputs) {
     canon +=
         f.relative_path + '\0' + std::to_string(f.size) + '\0' + std::to_string(f.mtime_ns) + '\0';
@@ -248,7 +261,7 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
                            std::span<const io::InputFile> inputs) {
   StartDecision d;
   d.plan.run_id = run_identity(c, inputs);
-  d.plan.normalize = c.normalize;
+  d.plan.normalize = c.key.normalize;
   try {
     if (c.state_dir.empty()) {
       const OutputCheck check = prepare_output_dir(c.output_dir, input_args, inputs, c.overwrite);
@@ -299,7 +312,7 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
     if (std::string diff = adopt_state_normalization(h.normalization, adopted); !diff.empty()) {
       return refuse("cannot use the checkpoint in '" + state.string() + "': " + diff);
     }
-    d.plan.normalize = adopted.normalize;
+    d.plan.normalize = adopted.key.normalize;
     if (std::string diff = header_difference(h, adopted); !diff.empty()) {
       return refuse("cannot use the checkpoint in '" + state.string() + "': " + diff);
     }

@@ -8,6 +8,7 @@
 #include "bloomshard/app/exit_codes.hpp"
 #include "bloomshard/app/json_writer.hpp"
 #include "bloomshard/app/run_manifest.hpp"
+#include "bloomshard/app/state_key_scheme.hpp"
 #include "bloomshard/comm/communicator.hpp"
 #include "bloomshard/comm/environment.hpp"
 #include "bloomshard/core/bloom_math.hpp"
@@ -82,6 +83,8 @@ int run_info(const std::vector<std::string>& args) {
   j.value("hash_scheme", s.header.hash_scheme);
   j.value("normalization", s.header.normalization);
   j.value("key_field", s.header.key_field);
+  // The whole key scheme, also for states without the attribute.
+  j.value("key_scheme", describe_key_scheme(s.header));
   j.value("slices", static_cast<std::uint64_t>(s.header.params.num_slices));
   j.value("written_by_ranks", static_cast<std::uint64_t>(s.written_by_ranks));
   j.value("exact_keys", s.tier2_keys);
@@ -168,6 +171,7 @@ int run_info(const std::vector<std::string>& args) {
   std::printf("scheme      %s, normalization %s, key field '%s', %u slices\n",
               s.header.hash_scheme.c_str(), s.header.normalization.c_str(),
               s.header.key_field.c_str(), s.header.params.num_slices);
+  std::printf("key scheme  %s\n", describe_key_scheme(s.header).c_str());
   std::printf("keys        %llu exact (%.1f MiB), estimated %.0f; filter FPR estimate %.3g\n",
               static_cast<unsigned long long>(s.tier2_keys),
               static_cast<double>(s.tier2_bytes) / 1048576.0, cardinality, fpr);

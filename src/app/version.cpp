@@ -5,6 +5,7 @@
 #include "bloomshard/comm/mpi_library.hpp"
 #include "bloomshard/core/bloom_kernel.hpp"
 #include "bloomshard/core/key_hash.hpp"
+#include "bloomshard/core/key_scheme.hpp"
 #include "bloomshard/core/normalize.hpp"
 #include "bloomshard/io/checkpoint_layout.hpp"
 #include "bloomshard/io/hdf5_library.hpp"
@@ -22,6 +23,11 @@ std::string version_text() {
   text += "normalization:";
   for (const auto p : core::kAllPolicies) text += " " + core::policy_label(p);
   text += " (unicode " + std::string(core::normalization_unicode_version()) + ")\n";
+  text += "text normalization:";
+  for (const auto t : core::kAllTextNormalizations) text += " " + core::text_normalize_label(t);
+  text += "\nkey digests:";
+  for (const auto d : core::kAllKeyDigests) text += " " + core::key_digest_label(d);
+  text += "\nkey scheme: " + std::string(core::kKeySchemeVersionLabel) + "\n";
   text += "mpi: built with " + comm::mpi_build_version() + "; running " +
           comm::mpi_library_version() + "\n";
   text += "hdf5: built with " + io::hdf5_build_version() + "; running " +

@@ -134,6 +134,8 @@ NormalizePolicy parse_policy(std::string_view name) {
                               "' (expected none, nfc, nfc-casefold or nfc-casefold/v1)");
 }
 
+void check_utf8(std::string_view text) { validate_utf8(text, first_non_ascii(text)); }
+
 std::string_view normalization_unicode_version() noexcept { return utf8proc_unicode_version(); }
 
 std::string_view normalize_key(NormalizePolicy policy, std::string_view key, std::string& out) {

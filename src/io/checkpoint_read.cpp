@@ -141,6 +141,7 @@ class IndexReader {
     h.normalization = str(ckpt::kNormalization);
     h.key_field = str(ckpt::kKeyField);
     h.key_encoding = str(ckpt::kKeyEncoding);
+    if (has_attr(file_, ckpt::kKeyScheme)) h.key_scheme = str(ckpt::kKeyScheme);
     const std::uint64_t p = u64(ckpt::kNumSlices);
     if (p == 0 || p > core::kMaxSlices) fail("num_slices " + std::to_string(p) + " out of range");
     h.params.num_slices = static_cast<std::uint32_t>(p);

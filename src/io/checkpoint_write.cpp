@@ -99,6 +99,7 @@ CheckpointHeader broadcast_header(const comm::Communicator& comm, const Checkpoi
   p.str(h.normalization);
   p.str(h.key_field);
   p.str(h.key_encoding);
+  p.str(h.key_scheme);
   p.u64(h.params.num_slices);
   p.u64(h.params.initial_capacity);
   p.f64(h.params.fpr_target);
@@ -121,6 +122,7 @@ CheckpointHeader broadcast_header(const comm::Communicator& comm, const Checkpoi
   out.normalization = u.str();
   out.key_field = u.str();
   out.key_encoding = u.str();
+  out.key_scheme = u.str();
   out.params.num_slices = static_cast<std::uint32_t>(u.u64());
   out.params.initial_capacity = u.u64();
   out.params.fpr_target = u.f64();
@@ -198,6 +200,7 @@ void write_header_attributes(hid_t root, const CheckpointHeader& h, std::uint32_
   write_attr_string(root, ckpt::kNormalization, h.normalization);
   write_attr_string(root, ckpt::kKeyField, h.key_field);
   write_attr_string(root, ckpt::kKeyEncoding, h.key_encoding);
+  if (!h.key_scheme.empty()) write_attr_string(root, ckpt::kKeyScheme, h.key_scheme);
   write_attr_u32(root, ckpt::kNumSlices, h.params.num_slices);
   write_attr_u64(root, ckpt::kInitialCapacity, h.params.initial_capacity);
   write_attr_f64(root, ckpt::kFprTarget, h.params.fpr_target);

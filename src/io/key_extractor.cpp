@@ -12,6 +12,7 @@
 
 #include <simdjson.h>
 
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <stdexcept>
@@ -78,15 +79,22 @@ struct KeyExtractor::Json {
   od::parser parser;
   std::unique_ptr<char[]> buf;  // line copy + SIMDJSON_PADDING, grown to the longest line
   std::size_t cap = 0;
-  std::vector<std::string> path;
+  std::vector<std::vector<std::string>> paths;  // every key path, split at '.'
+  std::vector<std::string> path;                // the path the On Demand walk follows
   std::size_t max_key_bytes = 0;
+  bool missing_is_empty = false;
   char int_text[24] = {};
+  std::vector<std::array<char, 24>> int_texts;  // DOM: one decimal text per key path
+  std::vector<std::string_view> values;         // extract_fields' answer
+  std::vector<std::string> owned;               // On Demand values of a composite key
   // Outcome of the current line's key lookup (first occurrence wins).
   std::string_view key;
   std::string_view key_reason;
 
-  KeyResult extract(std::string_view line);
-  bool extract_dom(std::size_t len, KeyResult& out);
+  FieldsResult extract_fields(std::string_view line);
+  bool parse_dom(std::size_t len, simdjson::dom::element& root);
+  KeyResult lookup_dom(simdjson::dom::element element, const std::vector<std::string>& p,
+                       std::array<char, 24>& digits) const;
   KeyResult extract_on_demand(std::size_t len);
   error_code walk(od::value& v, int depth, int level);
   error_code walk_object(od::object& o, int depth, int level);
@@ -95,7 +103,7 @@ struct KeyExtractor::Json {
   error_code validate_root(od::document& doc, od::json_type type);
 };
 
-KeyResult KeyExtractor::Json::extract(std::string_view line) {
+FieldsResult KeyExtractor::Json::extract_fields(std::string_view line) {
   std::size_t first = 0;
   while (first < line.size() && is_json_space(line[first])) ++first;
   if (first == line.size()) return {{}, reason::kEmptyLine};
@@ -108,54 +116,83 @@ KeyResult KeyExtractor::Json::extract(std::string_view line) {
   std::memcpy(buf.get(), line.data(), line.size());
   std::memset(buf.get() + line.size(), 0, simdjson::SIMDJSON_PADDING);
 
-  KeyResult result;
-  if (line.size() <= kDomMaxLineBytes && extract_dom(line.size(), result)) return result;
-  return extract_on_demand(line.size());
+  // A missing field under missing_is_empty is the empty value; any other
+  // reason of the first field without a value rejects the line.
+  const auto settle = [&](std::size_t i, const KeyResult& r) {
+    if (r.ok()) {
+      values[i] = r.key;
+      return true;
+    }
+    if (r.reject_reason == reason::kKeyMissing && missing_is_empty) {
+      values[i] = {};
+      return true;
+    }
+    return false;
+  };
+  simdjson::dom::element root;
+  if (line.size() <= kDomMaxLineBytes && parse_dom(line.size(), root)) {
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      const KeyResult r = lookup_dom(root, paths[i], int_texts[i]);
+      if (!settle(i, r)) return {{}, r.reject_reason};
+    }
+    return {values, {}};
+  }
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    path = paths[i];
+    const KeyResult r = extract_on_demand(line.size());
+    if (!settle(i, r)) return {{}, r.reject_reason};
+    if (paths.size() > 1 && r.ok()) {  // the next walk reuses simdjson's string buffer
+      owned[i].assign(r.key);
+      values[i] = owned[i];
+    }
+  }
+  return {values, {}};
 }
 
-// The fast path: true with `out` set when DOM parsed the line as an object;
-// false when the On Demand walk must decide.
-bool KeyExtractor::Json::extract_dom(std::size_t len, KeyResult& out) {
+// The fast path: true with `root` set when DOM parsed the line as an
+// object; false when the On Demand walk must decide.
+bool KeyExtractor::Json::parse_dom(std::size_t len, simdjson::dom::element& root) {
   if (!dom_ready) {
     if (dom_parser.allocate(std::max(len, std::size_t{4096}), kDomMaxDepth) != simdjson::SUCCESS) {
       return false;
     }
     dom_ready = true;
   }
-  simdjson::dom::element element;
-  if (dom_parser.parse(buf.get(), len, false).get(element) != simdjson::SUCCESS) return false;
-  if (!element.is_object()) return false;
-  for (const std::string& component : path) {
+  if (dom_parser.parse(buf.get(), len, false).get(root) != simdjson::SUCCESS) return false;
+  return root.is_object();
+}
+
+KeyResult KeyExtractor::Json::lookup_dom(simdjson::dom::element element,
+                                         const std::vector<std::string>& p,
+                                         std::array<char, 24>& digits) const {
+  for (const std::string& component : p) {
     simdjson::dom::object object;
     if (element.get_object().get(object) != simdjson::SUCCESS ||
         object.at_key(component).get(element) != simdjson::SUCCESS) {
-      out = {{}, reason::kKeyMissing};
-      return true;
+      return {{}, reason::kKeyMissing};
     }
   }
   std::string_view k;
+  char* const begin = digits.data();
+  char* const end = begin + digits.size();
   switch (element.type()) {
     case simdjson::dom::element_type::STRING:
       k = element.get_string().value_unsafe();
       break;
     case simdjson::dom::element_type::INT64: {
-      const auto r =
-          std::to_chars(int_text, int_text + sizeof int_text, element.get_int64().value_unsafe());
-      k = std::string_view(int_text, static_cast<std::size_t>(r.ptr - int_text));
+      const auto r = std::to_chars(begin, end, element.get_int64().value_unsafe());
+      k = std::string_view(begin, static_cast<std::size_t>(r.ptr - begin));
       break;
     }
     case simdjson::dom::element_type::UINT64: {
-      const auto r =
-          std::to_chars(int_text, int_text + sizeof int_text, element.get_uint64().value_unsafe());
-      k = std::string_view(int_text, static_cast<std::size_t>(r.ptr - int_text));
+      const auto r = std::to_chars(begin, end, element.get_uint64().value_unsafe());
+      k = std::string_view(begin, static_cast<std::size_t>(r.ptr - begin));
       break;
     }
     default:
-      out = {{}, reason::kKeyWrongType};
-      return true;
+      return {{}, reason::kKeyWrongType};
   }
-  out = k.size() > max_key_bytes ? KeyResult{{}, reason::kKeyTooLong} : KeyResult{k, {}};
-  return true;
+  return k.size() > max_key_bytes ? KeyResult{{}, reason::kKeyTooLong} : KeyResult{k, {}};
 }
 
 KeyResult KeyExtractor::Json::extract_on_demand(std::size_t len) {
@@ -340,19 +377,29 @@ KeyExtractor::KeyExtractor(KeyExtractorOptions options) : options_(std::move(opt
   if (options_.format != Format::kJsonLines) return;
   json_ = std::make_unique<Json>();
   json_->max_key_bytes = options_.max_key_bytes;
-  std::string_view rest = options_.key_path;
-  if (rest.empty()) throw std::invalid_argument("JSON key path is empty");
-  for (;;) {
-    const std::size_t dot = rest.find('.');
-    const std::string_view part = rest.substr(0, dot);
-    if (part.empty()) {
-      throw std::invalid_argument("JSON key path '" + options_.key_path +
-                                  "' has an empty component");
+  json_->missing_is_empty = options_.missing_is_empty;
+  const std::vector<std::string> given =
+      options_.key_paths.empty() ? std::vector<std::string>{options_.key_path} : options_.key_paths;
+  for (const std::string& key_path : given) {
+    std::vector<std::string> parts;
+    std::string_view rest = key_path;
+    if (rest.empty()) throw std::invalid_argument("JSON key path is empty");
+    for (;;) {
+      const std::size_t dot = rest.find('.');
+      const std::string_view part = rest.substr(0, dot);
+      if (part.empty()) {
+        throw std::invalid_argument("JSON key path '" + key_path + "' has an empty component");
+      }
+      parts.emplace_back(part);
+      if (dot == std::string_view::npos) break;
+      rest.remove_prefix(dot + 1);
     }
-    json_->path.emplace_back(part);
-    if (dot == std::string_view::npos) break;
-    rest.remove_prefix(dot + 1);
+    json_->paths.push_back(std::move(parts));
   }
+  json_->path = json_->paths.front();
+  json_->int_texts.resize(json_->paths.size());
+  json_->values.resize(json_->paths.size());
+  json_->owned.resize(json_->paths.size());
 }
 
 KeyExtractor::~KeyExtractor() = default;
@@ -360,9 +407,19 @@ KeyExtractor::KeyExtractor(KeyExtractor&&) noexcept = default;
 KeyExtractor& KeyExtractor::operator=(KeyExtractor&&) noexcept = default;
 
 KeyResult KeyExtractor::extract(std::string_view line) {
-  if (json_) return json_->extract(line);
+  if (json_ && json_->paths.size() != 1) {
+    throw std::logic_error("KeyExtractor::extract: a composite key needs extract_fields");
+  }
+  const FieldsResult r = extract_fields(line);
+  if (!r.ok()) return {{}, r.reject_reason};
+  return {r.values.front(), {}};
+}
+
+FieldsResult KeyExtractor::extract_fields(std::string_view line) {
+  if (json_) return json_->extract_fields(line);
   if (line.size() > options_.max_key_bytes) return {{}, reason::kKeyTooLong};
-  return {line, {}};
+  line_value_ = line;
+  return {std::span<const std::string_view>(&line_value_, 1), {}};
 }
 
 }  // namespace bloomshard::io

@@ -32,12 +32,12 @@ TEST_F(DedupOptionsTest, CommandLineValuesAreParsed) {
        "meta.id", "--capacity", "5000", "--fpr", "0.01", "--slices", "64", "--normalize",
        "nfc-casefold", "--batch-bytes", "65536"});
   ASSERT_FALSE(p.exit_code) << p.message;
-  EXPECT_EQ(p.config.key_field, "meta.id");
+  EXPECT_EQ(p.config.key.fields, std::vector<std::string>{"meta.id"});
   ASSERT_TRUE(p.config.capacity);
   EXPECT_EQ(*p.config.capacity, 5000U);
   EXPECT_DOUBLE_EQ(p.config.fpr, 0.01);
   EXPECT_EQ(p.config.slices, 64U);
-  EXPECT_EQ(p.config.normalize, core::NormalizePolicy::kNfcCasefold);
+  EXPECT_EQ(p.config.key.normalize, core::NormalizePolicy::kNfcCasefold);
   EXPECT_EQ(p.config.batch_bytes, 65536U);
   EXPECT_EQ(p.config.checkpoint_data_path, io::CheckpointDataPath::kAuto);  // the default
 }
@@ -63,7 +63,7 @@ TEST_F(DedupOptionsTest, JobFileFillsOptionsAndCommandLineWins) {
   EXPECT_EQ(p.config.slices, 32U);                              // command line wins
   EXPECT_EQ(p.config.output_dir, (dir_ / "cli-out").string());  // command line wins
   EXPECT_DOUBLE_EQ(p.config.fpr, 0.02);                         // from the job file
-  EXPECT_EQ(p.config.key_field, "url");
+  EXPECT_EQ(p.config.key.fields, std::vector<std::string>{"url"});
   ASSERT_EQ(p.config.inputs.size(), 1U);
   EXPECT_FALSE(p.config.capacity);  // unset: estimated by the job
 }
@@ -111,6 +111,53 @@ TEST_F(DedupOptionsTest, HelpAndVersionExitZero) {
   const ParsedDedup version = parse_dedup_options({"--version"});
   ASSERT_TRUE(version.exit_code);
   EXPECT_NE(version.message.find("xxh3-128/v1"), std::string::npos);
+}
+
+TEST_F(DedupOptionsTest, KeySchemeOptions) {
+  const std::string in = (dir_ / "in").string();
+  ParsedDedup p = parse_dedup_options({"--input", in, "--output", "o"});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.key, core::KeyScheme{});  // id, reject, none, none, none
+  p = parse_dedup_options({"--input", in, "--output", "o", "--key-field", "url", "--key-field",
+                           "meta.title", "--missing-field", "empty", "--text-normalize", "ws-lower",
+                           "--key-digest", "sha256"});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.key.fields, (std::vector<std::string>{"url", "meta.title"}));
+  EXPECT_EQ(p.config.key.missing, core::MissingField::kEmpty);
+  EXPECT_EQ(p.config.key.text, core::TextNormalize::kWsLower);
+  EXPECT_EQ(p.config.key.digest, core::KeyDigest::kSha256);
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"--key-digest", "md5"},
+                                              {"--text-normalize", "nfkc"},
+                                              {"--missing-field", "skip"},
+                                              {"--key-field", "a,b"},
+                                              {"--key-field", ""}}) {
+    std::vector<std::string> args{"--input", in, "--output", "o"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    p = parse_dedup_options(args);
+    EXPECT_EQ(p.exit_code, kExitUsage) << bad[0] << " " << bad[1];
+    EXPECT_NE(p.message.find(bad[0].substr(2)), std::string::npos) << p.message;
+  }
+}
+
+TEST_F(DedupOptionsTest, KeyFieldsOfTheCommandLineReplaceTheJobFilesList) {
+  const std::string job = write_job("input = " + (dir_ / "in").string() +
+                                    "\noutput = x\nkey-field = url\nkey-field = title\n");
+  ParsedDedup p = parse_dedup_options({"--config", job});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.key.fields, (std::vector<std::string>{"url", "title"}));
+  p = parse_dedup_options({"--config", job, "--key-field", "id"});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.key.fields, std::vector<std::string>{"id"});
+}
+
+TEST_F(DedupOptionsTest, ShippedContentJobFileParses) {
+  const std::string job = std::string(BLOOMSHARD_TEST_DATA_DIR) + "/../../jobs/content-digest.ini";
+  const ParsedDedup p = parse_dedup_options(
+      {"--config", job, "--input", (dir_ / "in").string(), "--output", (dir_ / "o").string()});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.key.fields, std::vector<std::string>{"text"});
+  EXPECT_EQ(p.config.key.text, core::TextNormalize::kWsLower);
+  EXPECT_EQ(p.config.key.digest, core::KeyDigest::kSha256);
 }
 
 }  // namespace

@@ -181,10 +181,10 @@ TEST_F(RunStateTest, IdentityFollowsInputsAndPolicy) {
   EXPECT_EQ(id.size(), 16U);
   EXPECT_EQ(run_identity(config_, inputs()), id);  // deterministic
   DedupConfig other = config_;
-  other.key_field = "url";
+  other.key.fields = {"url"};
   EXPECT_NE(run_identity(other, inputs()), id);
   other = config_;
-  other.normalize = core::NormalizePolicy::kNfc;
+  other.key.normalize = core::NormalizePolicy::kNfc;
   EXPECT_NE(run_identity(other, inputs()), id);
   std::ofstream(dir_ / "in/b.txt", std::ios::app) << "more\n";
   EXPECT_NE(run_identity(config_, inputs()), id);
@@ -209,7 +209,7 @@ TEST_F(RunStateTest, FreshRunRecordsItsIdentityAndRestartsOverItsOwnOutputs) {
 TEST_F(RunStateTest, AnotherRunsStateOrOutputsAreRefused) {
   ASSERT_TRUE(decide_start(config_, args_, inputs()).error.empty());
   DedupConfig other = config_;
-  other.key_field = "url";  // another run, same state dir
+  other.key.fields = {"url"};  // another run, same state dir
   const StartDecision d = decide_start(other, args_, inputs());
   EXPECT_EQ(d.exit_code, kExitUsage);
   EXPECT_NE(d.error.find("belongs to another run"), std::string::npos) << d.error;

@@ -25,6 +25,9 @@ TEST(VersionText, NamesEverySavedFormatAndTheLibraries) {
   for (const auto p : core::kAllPolicies) {
     EXPECT_NE(text.find(" " + core::policy_label(p)), std::string::npos) << text;
   }
+  EXPECT_TRUE(has_line(text, "text normalization: none/v1 ws/v1 ws-lower/v1")) << text;
+  EXPECT_TRUE(has_line(text, "key digests: none/v1 xxh3-128/v1 sha256/v1")) << text;
+  EXPECT_TRUE(has_line(text, "key scheme: key-scheme/v1")) << text;
   EXPECT_NE(text.find("mpi: built with " + comm::mpi_build_version() + "; running "),
             std::string::npos)
       << text;

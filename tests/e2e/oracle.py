@@ -29,6 +29,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import unicodedata
@@ -139,70 +140,138 @@ def _first_member_wins(pairs):
     return obj
 
 
-class KeyPolicy:
-    """Extracts and normalizes keys the way the job is specified to."""
+# Unicode White_Space (PropList.txt, Unicode 15.0): what --text-normalize ws
+# collapses. Python's str.isspace() is another set (it has U+001C..U+001F,
+# and lacks nothing of these), so the set is spelled out.
+WHITE_SPACE = ("\u0009\u000a\u000b\u000c\u000d\u0020\u0085\u00a0\u1680"
+               "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+               "\u2028\u2029\u202f\u205f\u3000")
+WHITE_SPACE_RUN = re.compile("[" + WHITE_SPACE + "]+")
 
-    def __init__(self, fmt, key_field, normalize, max_key_bytes, max_line_bytes):
+
+def fold_nfc_casefold(text, version="v2"):
+    if version == "v1":
+        return unicodedata.normalize("NFC", text.casefold())  # v1: folded as given, then NFC
+    # Canonical caseless matching (Unicode D145), emitted in NFC.
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", text).casefold())
+
+
+def text_normalize(policy, text):
+    """--text-normalize: none, ws (trim + collapse White_Space runs to one
+    U+0020), ws-lower (ws, then nfc-casefold v2)."""
+    if policy == "none":
+        return text
+    text = " ".join(w for w in WHITE_SPACE_RUN.split(text) if w)
+    return fold_nfc_casefold(text) if policy == "ws-lower" else text
+
+
+def leb128(n):
+    out = bytearray()
+    while True:
+        low, n = n & 0x7F, n >> 7
+        out.append(low | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+class KeyPolicy:
+    """Extracts and normalizes keys the way the job is specified to. With
+    several key fields the key is the tuple: per field LEB128(length) then
+    the bytes. A digest (--key-digest) changes the key's bytes but not which
+    records share a key (barring a collision), so the oracle keys on the
+    undigested bytes, an independent answer to the same question."""
+
+    def __init__(self, fmt, key_field, normalize, max_key_bytes, max_line_bytes,
+                 missing_field="reject", text="none", digest="none"):
         self.fmt = fmt
-        self.path = key_field.split(".")
+        fields = key_field if isinstance(key_field, list) else [key_field]
+        self.paths = [f.split(".") for f in fields]
         self.normalize = normalize
         self.max_key_bytes = max_key_bytes
         self.max_line_bytes = max_line_bytes
+        self.missing_empty = missing_field == "empty"
+        self.text = text
+        self.digest = digest
 
     def format_of(self, rel):
         if self.fmt != "auto":
             return self.fmt
         return split_suffixes(os.path.basename(rel))[0]
 
-    def key(self, fmt, body):
-        """Returns (key_bytes, None) or (None, reason)."""
-        if len(body) > self.max_line_bytes:
-            return None, "line too long"
-        if fmt == "lines":
-            raw = body
-            text = None
-        else:
-            if not body.strip(b" \t\r\n"):
-                return None, "empty line"
-            try:
-                obj = json.loads(body.decode("utf-8"), parse_constant=_no_constants,
-                                 object_pairs_hook=_first_member_wins)
-            except (UnicodeDecodeError, ValueError, RecursionError):
-                return None, "malformed JSON"
-            if not isinstance(obj, dict):
-                return None, "JSON line is not an object"
-            node = obj
-            for part in self.path:
-                if not isinstance(node, dict) or part not in node:
-                    return None, "key field missing"
-                node = node[part]
-            if isinstance(node, int) and not isinstance(node, bool):
-                if not INT64_MIN <= node <= UINT64_MAX:
-                    return None, "key integer out of 64-bit range"
-                node = str(node)  # an integer key is its decimal text
-            if not isinstance(node, str):
-                return None, "key field is not a string or integer"
-            text = node
-            try:
-                raw = text.encode("utf-8")
-            except UnicodeEncodeError:  # a lone surrogate escape
-                return None, "malformed JSON"
-        if len(raw) > self.max_key_bytes:
+    def field(self, obj, path):
+        """Returns (text, None) or (None, reason) for one key path."""
+        node = obj
+        for part in path:
+            if not isinstance(node, dict) or part not in node:
+                return ("", None) if self.missing_empty else (None, "key field missing")
+            node = node[part]
+        if isinstance(node, int) and not isinstance(node, bool):
+            if not INT64_MIN <= node <= UINT64_MAX:
+                return None, "key integer out of 64-bit range"
+            node = str(node)  # an integer key is its decimal text
+        if not isinstance(node, str):
+            return None, "key field is not a string or integer"
+        try:
+            raw = node.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate escape
+            return None, "malformed JSON"
+        if self.digest == "none" and len(raw) > self.max_key_bytes:
             return None, "key too long"
-        if self.normalize == "none":
+        return node, None
+
+    def normalized(self, raw, text):
+        """One value's bytes after --text-normalize and --normalize."""
+        if self.text == "none" and self.normalize == "none":
             return raw, None
         if text is None:
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
                 return None, "invalid utf-8 key"
+        text = text_normalize(self.text, text)
         if self.normalize in ("nfc-casefold", "nfc-casefold/v2"):
-            # Canonical caseless matching (Unicode D145), emitted in NFC.
-            text = unicodedata.normalize("NFD", text).casefold()
+            text = fold_nfc_casefold(text)
         elif self.normalize == "nfc-casefold/v1":
-            text = text.casefold()  # v1: folded as given, then NFC
-        text = unicodedata.normalize("NFC", text)
+            text = fold_nfc_casefold(text, "v1")
+        elif self.normalize == "nfc":
+            text = unicodedata.normalize("NFC", text)
         return text.encode("utf-8"), None
+
+    def key(self, fmt, body):
+        """Returns (key_bytes, None) or (None, reason)."""
+        if len(body) > self.max_line_bytes:
+            return None, "line too long"
+        if fmt == "lines":
+            if self.digest == "none" and len(body) > self.max_key_bytes:
+                return None, "key too long"
+            return self.normalized(body, None)
+        if not body.strip(b" \t\r\n"):
+            return None, "empty line"
+        try:
+            obj = json.loads(body.decode("utf-8"), parse_constant=_no_constants,
+                             object_pairs_hook=_first_member_wins)
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return None, "malformed JSON"
+        if not isinstance(obj, dict):
+            return None, "JSON line is not an object"
+        texts = []
+        for path in self.paths:  # the first field without a value decides
+            text, reason = self.field(obj, path)
+            if reason:
+                return None, reason
+            texts.append(text)
+        values = []
+        for text in texts:
+            value, reason = self.normalized(text.encode("utf-8"), text)
+            if reason:
+                return None, reason
+            values.append(value)
+        if len(values) == 1:
+            return values[0], None
+        key = b"".join(leb128(len(v)) + v for v in values)
+        if self.digest == "none" and len(key) > self.max_key_bytes:
+            return None, "key too long"
+        return key, None
 
 
 def magic_compression(path):
@@ -222,8 +291,9 @@ def show(key):
 class Oracle:
     def __init__(self, args):
         self.args = args
-        self.policy = KeyPolicy(args.format, args.key_field, args.normalize, args.max_key_bytes,
-                                args.max_line_bytes)
+        self.policy = KeyPolicy(args.format, args.key_field or ["id"], args.normalize,
+                                args.max_key_bytes, args.max_line_bytes, args.missing_field,
+                                args.text_normalize, args.key_digest)
         self.violations = []
         self.input_files = list_data_files(args.input, output=False)
         self.input_keys = {}  # key -> (rel, line) of its first input occurrence
@@ -420,7 +490,12 @@ def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--input", required=True, help="input directory (or one file)")
     p.add_argument("--output", help="output directory of the dedup job")
-    p.add_argument("--key-field", default="id", help="JSONL key field (dotted path for nesting)")
+    p.add_argument("--key-field", action="append",
+                   help="JSONL key field (dotted path for nesting; default id); repeatable: "
+                        "the key is the tuple of the fields")
+    p.add_argument("--missing-field", choices=("reject", "empty"), default="reject")
+    p.add_argument("--text-normalize", choices=("none", "ws", "ws-lower"), default="none")
+    p.add_argument("--key-digest", choices=("none", "xxh3-128", "sha256"), default="none")
     p.add_argument("--format", choices=("auto", "jsonl", "lines"), default="auto",
                    help="auto: .jsonl/.ndjson are JSONL, .txt are plain lines")
     p.add_argument("--normalize", choices=("none", "nfc", "nfc-casefold", "nfc-casefold/v2", "nfc-casefold/v1"), default="none")

@@ -25,6 +25,10 @@
 #        versions nfc-casefold/v2 merges U+1FB3 U+0304 with its NFD, v1 does not;
 #                a v1 state keeps v1 rules (named by info), a pinned v2 is refused
 #        synth   the generator alone: determinism, manifest = oracle --stats
+#        keyscheme composite keys ((ab,c) != (a,bc)), --missing-field, --text-normalize
+#                ws/ws-lower (CRLF, tabs, NBSP, U+3000, ...) and --key-digest against the
+#                oracle; digest keys keep the records full keys keep with 16/32 tier-2
+#                bytes per key; a state refuses another --key-digest
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
 set -euo pipefail
 
@@ -564,9 +568,119 @@ case_changes() {
   log "changes: changed started input refused unless revalidated; unstarted changes accepted"
 }
 
+# keyscheme (issue 15): composite keys, --missing-field, --text-normalize and
+# --key-digest against the oracle's own implementation of each rule.
+keyscheme_corpus() {
+  "$PY" - "$IN" <<'EOF'
+import json, os, sys
+root = sys.argv[1]
+def line(**f):
+    return (json.dumps(f, ensure_ascii=False) + "\n").encode()
+rows = [
+    # Tuples: ("ab","c") and ("a","bc") are two keys; a repeat is one.
+    line(id="k1", url="ab", title="c", text="tuple one"),
+    line(id="k2", url="a", title="bc", text="tuple two"),
+    line(id="k3", url="ab", title="c", text="tuple one again"),
+    line(id="k4", url="x", title="", text="empty title"),
+    line(id="k5", url="x", text="no title: a reject, or (x, '') under --missing-field empty"),
+    line(id="k6", url="", title="x", text="('', x) is not (x, '')"),
+    # Text: one text under ws in CRLF, tab, NBSP, ideographic-space spellings.
+    line(id="t1", url="u1", title="t", text="Hello  world\r\n"),
+    line(id="t2", url="u2", title="t", text="Hello\tworld"),
+    line(id="t3", url="u3", title="t", text="Hello\u00a0world"),
+    line(id="t4", url="u4", title="t", text="\u3000Hello world\u3000"),
+    line(id="t5", url="u5", title="t", text="HELLO\u2003WORLD"),   # ws-lower: the same text
+    line(id="t6", url="u6", title="t", text="Hello\u200bworld"),   # ZWSP is not White_Space
+    line(id="t7", url="u7", title="t", text="hello\u2029world\u0085"),
+]
+with open(os.path.join(root, "content.jsonl"), "wb") as f:
+    f.write(b"".join(rows))
+EOF
+}
+
+output_has() { # OUT_DIR ID: the record with this id was kept
+  local out=$1 id=$2 text
+  text=$(cat "$out/content.jsonl")
+  [[ $text == *"\"id\": \"$id\""* ]]
+}
+
+case_keyscheme() {
+  synth base --records 3000 --dup-rate 0.3 --files 3 --compress zst --seed 301
+  keyscheme_corpus
+  local records
+  records=$(($(manifest_sum records) + 13))
+
+  # 1. Tuples, missing field rejected (every synth record lacks a title).
+  dedup_ok "$TMP/out-tuple" "$RANKS" --key-field url --key-field title --max-reject-fraction 1
+  oracle --output "$TMP/out-tuple" --key-field url --key-field title --expect-unique 11
+  check_metrics "$TMP/out-tuple/metrics.json" "records=$records" kept=11
+  output_has "$TMP/out-tuple" k1 && output_has "$TMP/out-tuple" k2 ||
+    fail "(ab,c) and (a,bc) are not both kept"
+  ! output_has "$TMP/out-tuple" k3 || fail "the repeat of (ab,c) was kept"
+  log "tuple keys: (ab,c) != (a,bc), the repeat dropped, missing fields rejected"
+
+  # 2. Tuples, missing field as empty: (x,'') and (x, missing) are one key.
+  dedup_ok "$TMP/out-empty" "$RANKS" --key-field url --key-field title --missing-field empty
+  oracle --output "$TMP/out-empty" --key-field url --key-field title --missing-field empty \
+    --rejects-expected 0
+  output_has "$TMP/out-empty" k4 && ! output_has "$TMP/out-empty" k5 ||
+    fail "(x, missing) is not the key of (x, '')"
+  output_has "$TMP/out-empty" k6 || fail "('', x) was taken for (x, '')"
+
+  # 3. Text keys: ws + sha256, ws-lower + xxh3-128, each against the oracle.
+  dedup_ok "$TMP/out-ws" "$RANKS" --key-field text --text-normalize ws --key-digest sha256
+  oracle --output "$TMP/out-ws" --key-field text --text-normalize ws --key-digest sha256 \
+    --rejects-expected 0
+  local id
+  for id in t2 t3 t4; do ! output_has "$TMP/out-ws" $id || fail "ws kept $id, a repeat of t1"; done
+  output_has "$TMP/out-ws" t5 && output_has "$TMP/out-ws" t6 || fail "ws merged t5 or t6"
+  dedup_ok "$TMP/out-wsl" "$RANKS" --key-field text --text-normalize ws-lower \
+    --key-digest xxh3-128
+  oracle --output "$TMP/out-wsl" --key-field text --text-normalize ws-lower \
+    --key-digest xxh3-128 --rejects-expected 0
+  for id in t5 t7; do ! output_has "$TMP/out-wsl" $id || fail "ws-lower kept $id"; done
+  log "text keys: ws and ws-lower (CRLF, tab, NBSP, U+3000, U+2003, U+2029, NEL) as the oracle"
+
+  # 4. Digest keys keep the very records full keys keep; tier 2 holds 16 or
+  #    32 bytes per key whatever the key's length.
+  local d info keys bytes per
+  for d in none xxh3-128 sha256; do
+    dedup_ok "$TMP/out-d-$d" "$RANKS" --key-field id --key-digest "$d" --state "$TMP/st-$d"
+    oracle --output "$TMP/out-d-$d" --key-field id --key-digest "$d" --rejects-expected 0
+  done
+  for d in xxh3-128 sha256; do
+    diff -r -x _bloomshard.lock -x metrics.json "$TMP/out-d-none" "$TMP/out-d-$d" >/dev/null ||
+      fail "--key-digest $d kept other records than full keys"
+    info=$("$BIN" info --json --state "$TMP/st-$d")
+    keys=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["exact_keys"])' "$info")
+    bytes=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["exact_key_bytes"])' "$info")
+    per=16
+    [[ $d == sha256 ]] && per=32
+    [[ $keys -gt 0 && $bytes == $((keys * per)) ]] ||
+      fail "--key-digest $d: $bytes tier-2 bytes for $keys keys (want $per per key)"
+  done
+  log "digest keys: the same kept records as full keys; tier 2 holds 16 / 32 bytes per key"
+
+  # 5. A state keeps its key scheme: today's crawl with another digest is
+  #    refused naming both; with the same digest it runs incrementally.
+  mkdir -p "$IN/today"
+  "$BIN" synth --out "$IN/today" --manifest "$META/today.json" --records 200 --seed 302 >/dev/null
+  dedup "$TMP/out-inc" "$RANKS" --key-field id --state "$TMP/st-sha256"
+  local said
+  said=$(cat "$TMP/out-inc.log")
+  [[ $JOB_RC == 2 && $said == *"the state has sha256/v1, this job asks for none/v1"* ]] ||
+    { echo "$said" >&2; fail "another --key-digest on a sha256 state: exit $JOB_RC"; }
+  rm -rf "$TMP/out-inc"
+  dedup_ok "$TMP/out-inc" "$RANKS" --key-field id --key-digest sha256 --state "$TMP/st-sha256"
+  said=$(cat "$TMP/out-inc.log")
+  [[ $said == *"incremental run"* ]] || fail "the sha256 state was not continued incrementally"
+  check_metrics "$TMP/out-inc/metrics.json" kept=200
+  log "a sha256 state refuses --key-digest none (naming both) and continues with sha256"
+}
+
 case "$CASE" in
   mixed | keyset | special | rejects | lines | synth | incremental | hotkey | layers | nodeexchange | \
-    versions | skip | changes)
+    versions | skip | changes | keyscheme)
     "case_$CASE" ;;
   *) echo "run_dedup_case.sh: unknown case '$CASE'" >&2; exit 2 ;;
 esac

@@ -7,34 +7,57 @@
 # this build then writes verifies.
 #
 # usage: v1_state.sh BLOOMSHARD ORACLE_PY FIXTURE_DIR [--mpiexec M] [--np-flag F] [--python P]
+#                    [--archive TAR_GZ --format N]
+# --archive/--format run the same checks on another fixture of the same inputs:
+# tests/data/main_v2_state (format 2, written by main before issue 15's key
+# scheme) must resume and run incrementally the same way, and refuse a job
+# asking for another key scheme, naming both.
 # The fixture's run identity holds fixed absolute paths, so it is unpacked at
 # /tmp/bloomshard-v1-fixture (this test's own directory; removed at the end).
 set -euo pipefail
 BIN=$1 ORACLE=$2 FIX=$3
 shift 3
-MPIEXEC=mpiexec NP_FLAG=-n PY=python3
+MPIEXEC=mpiexec NP_FLAG=-n PY=python3 ARCHIVE=$FIX/v1_state.tar.gz FORMAT=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --mpiexec) MPIEXEC=$2; shift 2 ;;
     --np-flag) NP_FLAG=$2; shift 2 ;;
     --python) PY=$2; shift 2 ;;
+    --archive) ARCHIVE=$2; shift 2 ;;
+    --format) FORMAT=$2; shift 2 ;;
     *) echo "v1_state.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
 ROOT=/tmp/bloomshard-v1-fixture
-fail() { echo "FAIL [v1 state]: $*" >&2; exit 1; }
-log() { echo "[v1 state] $*"; }
+fail() { echo "FAIL [format-$FORMAT state]: $*" >&2; exit 1; }
+log() { echo "[format-$FORMAT state] $*"; }
 cleanup() { [[ ${KEEP_TMP:-0} == 1 ]] && echo "kept $ROOT" || rm -rf "$ROOT"; }
 trap cleanup EXIT
 
 rm -rf "$ROOT"
 mkdir -p "$ROOT"
-tar -C "$ROOT" -xzf "$FIX/v1_state.tar.gz"
+tar -C "$ROOT" -xzf "$ARCHIVE"
 "$FIX/make_v1_inputs.sh" "$BIN" "$ROOT"
 for s in state-fin state-unf; do
-  "$BIN" info --json --state "$ROOT/$s" | grep -q '"format_version": *1[,}]' ||
-    { "$BIN" info --state "$ROOT/$s" >&2; fail "$s is not a format-1 state"; }
+  info=$("$BIN" info --json --state "$ROOT/$s")
+  [[ $info =~ \"format_version\":\ *$FORMAT[,}] ]] ||
+    { echo "$info" >&2; fail "$s is not a format-$FORMAT state"; }
 done
+
+# A job asking for another key scheme is refused, naming both sides, and
+# leaves the state alone (issue 15).
+for opt in "--key-digest sha256" "--text-normalize ws" "--key-field url"; do
+  set +e
+  # shellcheck disable=SC2086
+  "$BIN" dedup --input "$ROOT/in/today" --output "$ROOT/out-refused" --state "$ROOT/state-fin" \
+    $opt >"$ROOT/refused.log" 2>&1
+  rc=$?
+  set -e
+  refused=$(cat "$ROOT/refused.log")
+  [[ $rc == 2 && $refused == *"differs: the state has"* ]] ||
+    { echo "$refused" >&2; fail "dedup $opt on the old state: exit $rc, not a refusal"; }
+done
+log "another --key-digest / --text-normalize / --key-field is refused, naming both"
 
 keys() { # kept keys of an output tree, sorted
   find "$1" -name '*.jsonl*' ! -path '*/_rejects/*' -print0 | sort -z |
@@ -57,7 +80,7 @@ keys "$ROOT/out-res" | cmp -s - "$ROOT/expected-res.txt" || fail "resumed run ke
   fail "oracle rejected the resumed outputs"
 "$MPIEXEC" "$NP_FLAG" 2 --oversubscribe "$BIN" verify --state "$ROOT/state-unf" >"$ROOT/verify.log" 2>&1 ||
   { cat "$ROOT/verify.log" >&2; fail "verify of the state written after the resume failed"; }
-log "resume of a format-1 generation on 3 ranks: same kept keys, exactly once, verifies"
+log "resume of a format-$FORMAT generation on 3 ranks: same kept keys, exactly once, verifies"
 
 # 2. Today's crawl against the finished format-1 state, on 1 rank.
 run 1 "$ROOT/today.log" --input "$ROOT/in/today" --output "$ROOT/out-today" --state "$ROOT/state-fin"
@@ -65,5 +88,5 @@ grep -q "incremental run" "$ROOT/today.log" || { cat "$ROOT/today.log" >&2; fail
 keys "$ROOT/out-today" | cmp -s - "$ROOT/expected-today.txt" || fail "incremental run kept other keys"
 "$MPIEXEC" "$NP_FLAG" 2 --oversubscribe "$BIN" verify --state "$ROOT/state-fin" >"$ROOT/verify2.log" 2>&1 ||
   { cat "$ROOT/verify2.log" >&2; fail "verify after the incremental run failed"; }
-log "incremental run on a finished format-1 state: same kept keys, verifies"
+log "incremental run on a finished format-$FORMAT state: same kept keys, verifies"
 log PASS

@@ -26,7 +26,7 @@ io::KeyExtractor& extractor(unsigned config) {
   if (x == nullptr) {
     const io::Format format = (config & 8U) != 0 ? io::Format::kPlainLines : io::Format::kJsonLines;
     const std::size_t max_key = (config & 4U) != 0 ? 16 : io::kDefaultMaxKeyBytes;
-    x = new io::KeyExtractor({format, kPaths[config & 3U], max_key});
+    x = new io::KeyExtractor({format, kPaths[config & 3U], max_key, {}, false});
   }
   return *x;
 }

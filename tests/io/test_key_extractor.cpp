@@ -12,7 +12,7 @@ namespace bloomshard::io {
 namespace {
 
 KeyExtractor json_extractor(std::string path = "id", std::size_t max_key = kDefaultMaxKeyBytes) {
-  return KeyExtractor({Format::kJsonLines, std::move(path), max_key});
+  return KeyExtractor({Format::kJsonLines, std::move(path), max_key, {}, false});
 }
 
 std::string key_of(KeyExtractor& x, std::string_view line) {
@@ -28,7 +28,7 @@ std::string_view reason_of(KeyExtractor& x, std::string_view line) {
 }
 
 TEST(IoKeyExtractor, PlainLineIsTheKey) {
-  KeyExtractor x({Format::kPlainLines, "ignored", 8});
+  KeyExtractor x({Format::kPlainLines, "ignored", 8, {}, false});
   EXPECT_EQ(key_of(x, "hello"), "hello");
   const KeyResult empty = x.extract("");
   EXPECT_TRUE(empty.ok());  // the empty key is a valid key

@@ -12,7 +12,7 @@ namespace bloomshard::io {
 namespace {
 
 KeyExtractor json_extractor(std::string path = "id") {
-  return KeyExtractor({Format::kJsonLines, std::move(path), kDefaultMaxKeyBytes});
+  return KeyExtractor({Format::kJsonLines, std::move(path), kDefaultMaxKeyBytes, {}, false});
 }
 
 std::string_view reason(KeyExtractor& x, std::string_view line) {

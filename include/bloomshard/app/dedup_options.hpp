@@ -12,7 +12,7 @@
 #include "bloomshard/app/progress.hpp"
 #include "bloomshard/app/run_lease.hpp"
 #include "bloomshard/comm/router.hpp"
-#include "bloomshard/core/normalize.hpp"
+#include "bloomshard/core/key_scheme.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
 
 namespace bloomshard::app {
@@ -25,11 +25,12 @@ enum class OnInputError : std::uint8_t { kFail = 0, kSkip = 1 };
 struct DedupConfig {
   std::vector<std::string> inputs;
   std::string output_dir;
-  std::string key_field = "id";
+  /// Key fields, --normalize, --text-normalize, --key-digest and
+  /// --missing-field: how a record's key bytes are made (core/key_scheme.hpp).
+  core::KeyScheme key;
   std::optional<std::uint64_t> capacity;  ///< unset: estimated from input bytes
   double fpr = 0.001;
-  std::uint32_t slices = 0;  ///< 0: core::default_num_slices(ranks, capacity)
-  core::NormalizePolicy normalize = core::NormalizePolicy::kNone;
+  std::uint32_t slices = 0;                ///< 0: core::default_num_slices(ranks, capacity)
   bool normalize_pinned = false;           ///< the version was named ("nfc-casefold/v2"): a state
                                            ///< saved with another version is refused, not adopted
   std::uint64_t batch_bytes = 8ULL << 20;  ///< input bytes read per rank per round

@@ -1,8 +1,7 @@
 // This rank's share of the corpus: reads its files in order, turns lines
-// into keys (extract, normalize, hash), sends bad lines to the reject file,
-// writes the kept records of each round to the mirrored outputs, and at a
-// checkpoint cut makes its outputs durable and reports where it stands.
-// Not collective; one per rank.
+// into keys (extract, normalize, encode, digest, hash: core::KeyBuilder), sends bad lines to the
+// reject file, writes the kept records of each round to the mirrored outputs, and at a checkpoint
+// cut makes its outputs durable and reports where it stands. Not collective; one per rank.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +14,7 @@
 #include "bloomshard/app/dedup_options.hpp"
 #include "bloomshard/app/round_batch.hpp"
 #include "bloomshard/app/skipped_inputs.hpp"
+#include "bloomshard/core/key_builder.hpp"
 #include "bloomshard/io/key_extractor.hpp"
 #include "bloomshard/io/output_writer.hpp"
 #include "bloomshard/io/record_reader.hpp"
@@ -123,7 +123,7 @@ class InputFeed {
   std::vector<io::OutputWriter> outputs_;  // one per task
   io::RejectWriter rejects_;
   std::uint64_t reject_length_ = 0;
-  std::string normalized_;
+  core::KeyBuilder keys_;  // field values -> key bytes under config_.key
   FeedCounters counters_;
   bool positioned_ = false;          // the reader stands in tasks_[next_ - 1] (open, skipped to)
   std::optional<std::size_t> held_;  // task whose read broke, not done

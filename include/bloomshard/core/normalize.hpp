@@ -52,6 +52,10 @@ class InvalidUtf8Error : public std::runtime_error {
 /// Unicode version of the linked utf8proc (e.g. "15.0.0").
 [[nodiscard]] std::string_view normalization_unicode_version() noexcept;
 
+/// Throws InvalidUtf8Error (naming the byte offset and why) unless `text`
+/// is valid UTF-8: no overlongs, no surrogates, nothing above U+10FFFF.
+void check_utf8(std::string_view text);
+
 /// Writes the normalized key into `out` (replacing its contents) and returns
 /// a view of it. For kNone returns `key` itself and leaves `out` alone (no
 /// copy). Throws InvalidUtf8Error for invalid UTF-8 under every other policy.

@@ -25,6 +25,10 @@ inline constexpr const char* kBloomLayout = "bloom_layout";
 inline constexpr const char* kNormalization = "normalization";
 inline constexpr const char* kKeyField = "key_field";
 inline constexpr const char* kKeyEncoding = "key_encoding";
+// Optional (issue 15): written only for a key scheme the builds before it
+// could not express; absent means one field, missing rejected, text
+// none/v1, digest none/v1 (core/key_scheme.hpp, docs/checkpoint-format.md).
+inline constexpr const char* kKeyScheme = "key_scheme";
 inline constexpr const char* kNumSlices = "num_slices";
 inline constexpr const char* kInitialCapacity = "initial_capacity";
 inline constexpr const char* kFprTarget = "fpr_target";

@@ -45,6 +45,7 @@ struct CheckpointHeader {
   std::string normalization;  ///< policy + versions, as the app gives it
   std::string key_field;
   std::string key_encoding;  ///< "bytes"
+  std::string key_scheme;    ///< optional attribute, "" = absent (core::key_scheme_attribute)
   core::ScalableBloomParams params;
   std::uint64_t generation = 0;
   std::string run_id;

@@ -9,11 +9,16 @@
 // duplicate member names the first occurrence wins. Path components cannot
 // contain '.' (no escaping syntax). Keys longer than max_key_bytes are
 // rejected. One padded buffer is reused: no allocation per record once the
-// longest line has been seen.
+// longest line has been seen. Several key paths (a composite key, see
+// core/key_builder.hpp) are looked up in one DOM parse; a line that needs
+// the On Demand walk is walked once per path (the values are then copied).
+// Limit: the whole line is held (the reader's line, this buffer, simdjson's
+// string buffer), about 4x the line in all: docs/keys.md has the figures.
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,10 +38,24 @@ struct KeyResult {
   [[nodiscard]] bool ok() const noexcept { return reject_reason.empty(); }
 };
 
+/// The values of every key path of one line (reject_reason empty), or why
+/// the line has none. The views are valid until the next extract call.
+struct FieldsResult {
+  std::span<const std::string_view> values;
+  std::string_view reject_reason;
+  [[nodiscard]] bool ok() const noexcept { return reject_reason.empty(); }
+};
+
 struct KeyExtractorOptions {
   Format format = Format::kPlainLines;
   std::string key_path = "id";  // JSONL only: dotted path, non-empty components
+  /// Longest value accepted (each field); SIZE_MAX for digest keys.
   std::size_t max_key_bytes = kDefaultMaxKeyBytes;
+  /// JSONL only: when not empty, the key paths of a composite key (in
+  /// order), used instead of key_path.
+  std::vector<std::string> key_paths;
+  /// A missing field gives "" instead of a kKeyMissing reject.
+  bool missing_is_empty = false;
 };
 
 class KeyExtractor {
@@ -52,12 +71,18 @@ class KeyExtractor {
   /// The key of `line` (without terminator) or why it has none.
   [[nodiscard]] KeyResult extract(std::string_view line);
 
+  /// Every key path's value of `line` (plain lines: the line, one value),
+  /// in the order of key_paths (or key_path alone), or the reject reason of
+  /// the first field in that order that has none.
+  [[nodiscard]] FieldsResult extract_fields(std::string_view line);
+
   [[nodiscard]] const KeyExtractorOptions& options() const noexcept { return options_; }
 
  private:
   struct Json;
   KeyExtractorOptions options_;
-  std::unique_ptr<Json> json_;  // simdjson state, JSONL only
+  std::unique_ptr<Json> json_;   // simdjson state, JSONL only
+  std::string_view line_value_;  // plain lines: the one value of extract_fields
 };
 
 }  // namespace bloomshard::io

@@ -1,0 +1,73 @@
+// The key scheme: everything that decides which bytes a record's key is,
+// in ONE struct with ONE write / read / compare, so that every command that
+// opens a state (dedup, and query/merge) derives keys exactly as the state
+// was built. Stored in a checkpoint as the existing `key_field` and
+// `normalization` attributes plus the optional `key_scheme` attribute
+// (docs/checkpoint-format.md); a state without it has the scheme of the
+// builds before it: one field, missing field rejected, text none/v1,
+// digest none/v1.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bloomshard/core/key_digest.hpp"
+#include "bloomshard/core/normalize.hpp"
+#include "bloomshard/core/text_normalize.hpp"
+
+namespace bloomshard::core {
+
+/// What a record without one of the key fields is: a reject, or a record
+/// whose value for that field is the empty string.
+enum class MissingField : std::uint8_t { kReject = 0, kEmpty = 1 };
+
+struct KeyScheme {
+  /// JSONL field paths (dotted); more than one makes the key a tuple. Plain
+  /// line files always key on the whole line (one value).
+  std::vector<std::string> fields{"id"};
+  MissingField missing = MissingField::kReject;
+  NormalizePolicy normalize = NormalizePolicy::kNone;  ///< per field, after `text`
+  TextNormalize text = TextNormalize::kNone;           ///< per field, first
+  KeyDigest digest = KeyDigest::kNone;                 ///< over the (tuple) key, last
+  friend bool operator==(const KeyScheme&, const KeyScheme&) = default;
+};
+
+/// Version of the `key_scheme` attribute's syntax and of the tuple
+/// encoding (key_builder.hpp).
+inline constexpr std::string_view kKeySchemeVersionLabel = "key-scheme/v1";
+
+/// Why `s` cannot be used (no field, an empty field, a field holding ',' or
+/// ';' which the attribute uses as separators), or "" if it can.
+[[nodiscard]] std::string key_scheme_problem(const KeyScheme& s);
+
+/// True when the scheme is one the builds before the key_scheme attribute
+/// could express (one field, reject, text none, digest none).
+[[nodiscard]] bool is_legacy_key_scheme(const KeyScheme& s) noexcept;
+
+/// The `key_field` attribute: the fields joined by ','.
+[[nodiscard]] std::string key_fields_text(const KeyScheme& s);
+
+/// "fields=url,title; missing=reject; text=none/v1; digest=none/v1": the
+/// scheme's items besides normalize (which has its own attribute).
+[[nodiscard]] std::string key_scheme_items(const KeyScheme& s);
+
+/// The `key_scheme` attribute: "" for a legacy scheme (the attribute is
+/// then not written), else e.g.
+/// "key-scheme/v1; fields=url,title; missing=empty; text=ws/v1; digest=sha256/v1".
+[[nodiscard]] std::string key_scheme_attribute(const KeyScheme& s);
+
+/// The scheme a state was saved with, from its `key_field` attribute, the
+/// normalization label ("nfc/v1") and the `key_scheme` attribute (may be
+/// empty). Throws std::invalid_argument naming what it cannot read.
+[[nodiscard]] KeyScheme key_scheme_from_state(std::string_view key_field,
+                                              std::string_view normalization_label,
+                                              std::string_view attribute);
+
+/// The first difference between the scheme a state was saved with and the
+/// one a job asks for, naming both ("text normalization differs: the state
+/// has ws/v1, this job asks for none/v1"), or "" when they agree.
+[[nodiscard]] std::string key_scheme_difference(const KeyScheme& saved, const KeyScheme& job);
+
+}  // namespace bloomshard::core

@@ -1,0 +1,125 @@
+#include "bloomshard/core/key_scheme.hpp"
+
+#include <stdexcept>
+
+namespace bloomshard::core {
+namespace {
+
+std::string_view missing_name(MissingField m) noexcept {
+  return m == MissingField::kEmpty ? "empty" : "reject";
+}
+
+std::vector<std::string> split_fields(std::string_view text) {
+  std::vector<std::string> out;
+  for (;;) {
+    const std::size_t comma = text.find(',');
+    out.emplace_back(text.substr(0, comma));
+    if (comma == std::string_view::npos) return out;
+    text.remove_prefix(comma + 1);
+  }
+}
+
+}  // namespace
+
+std::string key_scheme_problem(const KeyScheme& s) {
+  if (s.fields.empty()) return "no key field";
+  for (const std::string& f : s.fields) {
+    if (f.empty()) return "a key field is empty";
+    if (f.find_first_of(",;") != std::string::npos) {
+      return "key field '" + f + "' contains ',' or ';' (they separate fields in the state)";
+    }
+  }
+  return {};
+}
+
+bool is_legacy_key_scheme(const KeyScheme& s) noexcept {
+  return s.fields.size() == 1 && s.missing == MissingField::kReject &&
+         s.text == TextNormalize::kNone && s.digest == KeyDigest::kNone;
+}
+
+std::string key_fields_text(const KeyScheme& s) {
+  std::string out;
+  for (const std::string& f : s.fields) out += (out.empty() ? "" : ",") + f;
+  return out;
+}
+
+std::string key_scheme_items(const KeyScheme& s) {
+  return "fields=" + key_fields_text(s) + "; missing=" + std::string(missing_name(s.missing)) +
+         "; text=" + text_normalize_label(s.text) + "; digest=" + key_digest_label(s.digest);
+}
+
+std::string key_scheme_attribute(const KeyScheme& s) {
+  if (is_legacy_key_scheme(s)) return {};
+  return std::string(kKeySchemeVersionLabel) + "; " + key_scheme_items(s);
+}
+
+KeyScheme key_scheme_from_state(std::string_view key_field, std::string_view normalization_label,
+                                std::string_view attribute) {
+  KeyScheme s;
+  s.normalize = parse_policy(normalization_label);
+  if (attribute.empty()) {
+    s.fields = {std::string(key_field)};
+    return s;
+  }
+  const std::string prefix = std::string(kKeySchemeVersionLabel) + "; ";
+  if (attribute.substr(0, prefix.size()) != prefix) {
+    throw std::invalid_argument("key_scheme '" + std::string(attribute) + "' is not " +
+                                std::string(kKeySchemeVersionLabel) +
+                                " (written by a newer bloomshard?)");
+  }
+  std::string_view rest = attribute.substr(prefix.size());
+  bool seen_fields = false;
+  while (!rest.empty()) {
+    const std::size_t end = rest.find("; ");
+    const std::string_view item = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 2);
+    const std::size_t eq = item.find('=');
+    const std::string_view name = item.substr(0, eq);
+    const std::string_view value = eq == std::string_view::npos ? "" : item.substr(eq + 1);
+    if (name == "fields") {
+      s.fields = split_fields(value);
+      seen_fields = true;
+    } else if (name == "missing" && (value == "reject" || value == "empty")) {
+      s.missing = value == "empty" ? MissingField::kEmpty : MissingField::kReject;
+    } else if (name == "text") {
+      s.text = parse_text_normalize(value);
+    } else if (name == "digest") {
+      s.digest = parse_key_digest(value);
+    } else {
+      throw std::invalid_argument("key_scheme item '" + std::string(item) + "' is not known");
+    }
+  }
+  if (!seen_fields || key_fields_text(s) != key_field) {
+    throw std::invalid_argument("key_scheme fields do not match key_field '" +
+                                std::string(key_field) + "'");
+  }
+  return s;
+}
+
+std::string key_scheme_difference(const KeyScheme& saved, const KeyScheme& job) {
+  const auto differs = [](const char* what, const std::string& then, const std::string& now) {
+    return std::string(what) + " differs: the state has " + then + ", this job asks for " + now;
+  };
+  if (saved.fields != job.fields) {
+    return differs("key field", "'" + key_fields_text(saved) + "'",
+                   "'" + key_fields_text(job) + "'");
+  }
+  if (saved.missing != job.missing) {
+    return differs("--missing-field", std::string(missing_name(saved.missing)),
+                   std::string(missing_name(job.missing)));
+  }
+  if (saved.normalize != job.normalize) {
+    return differs("normalization", policy_label(saved.normalize), policy_label(job.normalize));
+  }
+  if (saved.text != job.text) {
+    return differs("text normalization (--text-normalize)", text_normalize_label(saved.text),
+                   text_normalize_label(job.text));
+  }
+  if (saved.digest != job.digest) {
+    return differs("key digest (--key-digest)", key_digest_label(saved.digest),
+                   key_digest_label(job.digest));
+  }
+  return {};
+}
+
+}  // namespace bloomshard::core
