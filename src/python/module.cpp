@@ -152,7 +152,7 @@ py::dict info_base(const ReadOnlyState& st) {
     e["inserted"] = l.inserted;
     e["k"] = l.geometry.k;
     e["bits"] = static_cast<std::uint64_t>(bits);
-    e["fill_estimate"] = 1.0 - std::exp(-l.geometry.k * n / bits);
+    e["fill_estimate"] = 1.0 - std::exp(-static_cast<double>(l.geometry.k) * n / bits);
     e["fpr_target"] = l.geometry.fpr_target;
     e["fpr_estimate"] = layer_fpr;
     layers.append(e);

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Benchmark (not a test) of the Python module's lookups (issue 14, target
+>= 1 M keys/s per process through contains on 10-100 byte keys in batches
+>= 1000), against a Python set holding the same keys and the pure-Python
+h5py reader (python/examples/pure_reader.py). It writes N random ASCII keys
+of 10-100 bytes as a plain-line file, deduplicates them with a real job
+into a state, then queries half present, half fresh keys.
+
+    PYTHONPATH=build/release/python /usr/bin/python3 tests/bench/python_contains_bench.py \\
+        --bin build/release/bin/bloomshard --keys 2000000 --work /tmp/pybench
+
+Prints one line per method: keys/s (median of --repeat runs) and the
+batch size. Timings on shared machines are noisy: compare ratios of one run.
+"""
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+
+import bloomshard
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "examples"))
+import pure_reader  # noqa: E402
+
+ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:"
+
+
+def random_keys(n, seed):
+    rnd = random.Random(seed)
+    return ["".join(rnd.choices(ALPHABET, k=rnd.randint(10, 100))) for _ in range(n)]
+
+
+def rate(fn, batches, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        for b in batches:
+            fn(b)
+        times.append(time.perf_counter() - t)
+    n = sum(len(b) for b in batches)
+    return n / statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--keys", type=int, default=2000000, help="keys in the state")
+    ap.add_argument("--queries", type=int, default=1000000)
+    ap.add_argument("--batch", type=int, nargs="+", default=[1000, 10000, 100000])
+    ap.add_argument("--ranks", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--work", default="/tmp/bloomshard-pybench")
+    a = ap.parse_args()
+
+    state = os.path.join(a.work, "state")
+    keys = random_keys(a.keys, 1)
+    if not os.path.exists(os.path.join(state, "LATEST")):
+        os.makedirs(os.path.join(a.work, "in"), exist_ok=True)
+        with open(os.path.join(a.work, "in", "keys.txt"), "w") as f:
+            f.write("\n".join(keys) + "\n")
+        subprocess.run(["mpiexec", "-n", str(a.ranks), "--oversubscribe", a.bin, "dedup",
+                        "--input", os.path.join(a.work, "in"), "--output",
+                        os.path.join(a.work, "out"), "--state", state,
+                        "--capacity", str(a.keys)], check=True, stdout=subprocess.DEVNULL)
+    s = bloomshard.open_state(state)
+    print("state: %d keys, %d Bloom layers, %d runs, probe %s, python %s"
+          % (s.info()["exact_keys"], len(s.info()["layers"]), s.info()["run_count"],
+             bloomshard.probe_isa(), sys.version.split()[0]))
+    rnd = random.Random(2)
+    present = rnd.sample(keys, a.queries // 2)
+    queries = present + random_keys(a.queries - len(present), 3)
+    rnd.shuffle(queries)
+    as_bytes = [q.encode() for q in queries]
+    py_set = set(keys)
+    assert sum(s.contains(queries[:20000])) == sum(q in py_set for q in queries[:20000])
+    for bs in a.batch:
+        batches = [queries[i:i + bs] for i in range(0, len(queries), bs)]
+        bbatches = [as_bytes[i:i + bs] for i in range(0, len(as_bytes), bs)]
+        print("batch %6d  contains(str)   %6.2f M keys/s" % (bs, rate(s.contains, batches, a.repeat) / 1e6))
+        print("batch %6d  contains(bytes) %6.2f M keys/s" % (bs, rate(s.contains, bbatches, a.repeat) / 1e6))
+        print("batch %6d  maybe(str)      %6.2f M keys/s" % (bs, rate(s.maybe, batches, a.repeat) / 1e6))
+        print("batch %6d  python set      %6.2f M keys/s"
+              % (bs, rate(lambda b: [k in py_set for k in b], batches, a.repeat) / 1e6))
+    one = queries[:100000]
+    print("single      contains_one    %6.2f M keys/s"
+          % (rate(lambda b: [s.contains_one(k) for k in b], [one], a.repeat) / 1e6))
+    pure = pure_reader.PureState(state)
+    few = queries[:20000]
+    print("single      pure-Python     %6.3f M keys/s" % (rate(pure.contains, [few], 1) / 1e6))
+
+
+if __name__ == "__main__":
+    main()
