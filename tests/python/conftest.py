@@ -65,12 +65,14 @@ def info_json(state):
 def job(tmp_path_factory):
     """A real job: 200k records (30% duplicates) deduplicated on RANKS ranks
     into a state with a small announced capacity (so the filter grows to
-    several Bloom layers) and a high FPR target (tier 1 alone then has false
-    positives to compare) and a checkpoint every round (several tier-2 runs,
+    several Bloom layers) a high FPR target and few slices (61: not a power of
+    two; with the default 4096 a small filter rounds up to one block per
+    slice and has almost no false positives, and tier 1 alone then has
+    false positives to compare) and a checkpoint every round (several tier-2 runs,
     kept generations), plus 120k fresh keys from another seed."""
     root = tmp_path_factory.mktemp("job")
     synth(root / "in", 200000, 7, dup_rate=0.3)
-    dedup(root / "in", root / "out", root / "state", None, "--capacity", "30000", "--fpr", "0.02",
+    dedup(root / "in", root / "out", root / "state", None, "--capacity", "30000", "--fpr", "0.02", "--slices", "61",
           "--checkpoint-rounds", "1", "--batch-bytes", "1048576", "--keep-generations", "3")
     synth(root / "fresh", 120000, 99)
     kept = json_ids(root / "out")

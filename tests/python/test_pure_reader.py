@@ -43,3 +43,18 @@ def test_older_generation_and_casefold(job, tmp_path):
     # Upper-case spellings: the state is normalized with "none", so they are new.
     upper = [k.upper() for k in keys[:500]]
     assert p.contains(upper) == s.contains(upper) == [False] * len(upper)
+
+
+def test_all_sixteen_salts(tmp_path):
+    # A very low FPR target gives k = 16 probes per layer: every salt of the
+    # layout is then used, and a wrong one would lose present keys.
+    from conftest import dedup, json_ids, synth
+    synth(tmp_path / "in", 5000, 11, dup_rate=0.2, files=2)
+    dedup(tmp_path / "in", tmp_path / "out", tmp_path / "state", 2, "--fpr", "1e-6",
+          "--slices", "7", "--capacity", "1500")
+    s = bloomshard.open_state(tmp_path / "state")
+    assert all(layer["k"] == 16 for layer in s.info()["layers"])
+    assert len(s.info()["layers"]) >= 2
+    kept = json_ids(tmp_path / "out")
+    p = pure_reader.PureState(str(tmp_path / "state"))
+    assert [p.contains_one(k, exact=False) for k in kept] == s.maybe(kept) == [True] * len(kept)
