@@ -372,7 +372,8 @@ void ReadOnlyState::lookup(std::span<const std::string_view> keys, std::span<Ans
   if (out.size() != keys.size()) throw std::invalid_argument("lookup: out.size() != keys.size()");
   const std::uint64_t seed = summary_.header.hash_seed;
   const std::uint32_t p = summary_.header.params.num_slices;
-  std::vector<std::string> normalized(kChunk);
+  // Sized to the batch: a one-key call must not build kChunk strings.
+  std::vector<std::string> normalized(std::min(kChunk, keys.size()));
   std::vector<std::string_view> chunk_keys;
   std::vector<std::size_t> where;
   std::vector<core::KeyHash> hashes;

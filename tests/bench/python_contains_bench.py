@@ -34,6 +34,16 @@ def random_keys(n, seed):
     return ["".join(rnd.choices(ALPHABET, k=rnd.randint(10, 100))) for _ in range(n)]
 
 
+def rss_mib():
+    """(anonymous, file-backed) resident MiB of this process."""
+    out = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(("RssAnon:", "RssFile:")):
+                out[line.split(":")[0]] = int(line.split()[1]) / 1024
+    return out.get("RssAnon", 0), out.get("RssFile", 0)
+
+
 def rate(fn, batches, repeat):
     times = []
     for _ in range(repeat):
@@ -66,16 +76,26 @@ def main():
                         "--input", os.path.join(a.work, "in"), "--output",
                         os.path.join(a.work, "out"), "--state", state,
                         "--capacity", str(a.keys)], check=True, stdout=subprocess.DEVNULL)
-    s = bloomshard.open_state(state)
-    print("state: %d keys, %d Bloom layers, %d runs, probe %s, python %s"
-          % (s.info()["exact_keys"], len(s.info()["layers"]), s.info()["run_count"],
-             bloomshard.probe_isa(), sys.version.split()[0]))
     rnd = random.Random(2)
     present = rnd.sample(keys, a.queries // 2)
     queries = present + random_keys(a.queries - len(present), 3)
     rnd.shuffle(queries)
     as_bytes = [q.encode() for q in queries]
+    anon0, file0 = rss_mib()
+    s = bloomshard.open_state(state)
+    print("state: %d keys, %d Bloom layers, %d runs, probe %s, python %s"
+          % (s.info()["exact_keys"], len(s.info()["layers"]), s.info()["run_count"],
+             bloomshard.probe_isa(), sys.version.split()[0]))
+    s.contains(queries)
+    anon1, file1 = rss_mib()
+    print("memory: state open + 1 pass of queries: +%.0f MiB anonymous, +%.0f MiB file-backed "
+          "(page cache); state files %.0f MiB"
+          % (anon1 - anon0, file1 - file0,
+             sum(os.path.getsize(os.path.join(state, n)) for n in os.listdir(state)
+                 if n.endswith(".h5")) / 2**20))
     py_set = set(keys)
+    print("memory: python set of the same keys: %.0f MiB (the set and its str objects)"
+          % ((sys.getsizeof(py_set) + sum(sys.getsizeof(k) for k in keys)) / 2**20))
     assert sum(s.contains(queries[:20000])) == sum(q in py_set for q in queries[:20000])
     for bs in a.batch:
         batches = [queries[i:i + bs] for i in range(0, len(queries), bs)]
@@ -85,6 +105,19 @@ def main():
         print("batch %6d  maybe(str)      %6.2f M keys/s" % (bs, rate(s.maybe, batches, a.repeat) / 1e6))
         print("batch %6d  python set      %6.2f M keys/s"
               % (bs, rate(lambda b: [k in py_set for k in b], batches, a.repeat) / 1e6))
+    # Two threads sharing the state (the GIL is released in the lookup).
+    import threading
+    batches = [queries[i:i + 10000] for i in range(0, len(queries), 10000)]
+    for threads in (1, 2):
+        t0 = time.perf_counter()
+        ts = [threading.Thread(target=lambda: [s.contains(b) for b in batches]) for _ in range(threads)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        total = threads * len(queries)
+        print("threads %d   contains(str)   %6.2f M keys/s (all threads, batch 10000)"
+              % (threads, total / (time.perf_counter() - t0) / 1e6))
     one = queries[:100000]
     print("single      contains_one    %6.2f M keys/s"
           % (rate(lambda b: [s.contains_one(k) for k in b], [one], a.repeat) / 1e6))
