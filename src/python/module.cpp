@@ -26,6 +26,8 @@ using bloomshard::python::StateError;
 
 namespace {
 
+constexpr Py_ssize_t kObjectPrefetch = 8;
+
 // The keys of one call as byte views. str and bytes objects own their
 // buffers (kept alive by `seq`); bytearray contents are copied, since
 // another thread could resize one while the GIL is released.
@@ -70,6 +72,9 @@ KeyBatch read_keys(const py::handle& keys) {
   b.copies.resize(arrays);
   std::size_t next = 0;
   for (Py_ssize_t i = 0; i < n; ++i) {
+    // The key objects lie wherever Python allocated them (a shuffled list:
+    // one cache miss each); fetch a few ahead.
+    if (i + kObjectPrefetch < n) __builtin_prefetch(items[i + kObjectPrefetch]);
     std::string* copy = PyByteArray_Check(items[i]) ? &b.copies[next++] : nullptr;
     b.views[static_cast<std::size_t>(i)] = key_view(items[i], static_cast<std::size_t>(i), copy);
   }
