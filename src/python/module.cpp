@@ -125,14 +125,15 @@ py::dict info_base(const ReadOnlyState& st) {
   d["exact_keys"] = s.tier2_keys;
   d["exact_key_bytes"] = s.tier2_bytes;
   py::list runs;
+  const std::vector<std::filesystem::path> files = st.run_files();
   std::uint64_t run_file_bytes = 0;
   for (std::size_t i = 0; i < s.runs.size(); ++i) {
     std::error_code ec;
-    const auto size = std::filesystem::file_size(st.run_files()[i], ec);
+    const auto size = std::filesystem::file_size(files[i], ec);
     const std::uint64_t bytes = ec ? 0 : static_cast<std::uint64_t>(size);
     run_file_bytes += bytes;
     py::dict r;
-    r["file"] = st.run_files()[i].filename().string();
+    r["file"] = files[i].filename().string();
     r["level"] = s.runs[i].level;
     r["keys"] = s.runs[i].keys;
     r["key_bytes"] = s.runs[i].bytes;

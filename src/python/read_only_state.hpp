@@ -2,11 +2,12 @@
 // the newest (or a chosen) generation of a --state dir, its Bloom layers and
 // tier-2 runs memory-mapped from the files (format 2: ckpt-<g>.h5 + the
 // run-<g>-<tag>.h5 files it lists; format 1: tier 2 inside ckpt-<g>.h5).
-// Nothing is copied into RAM: a lookup touches one Bloom line per layer and,
-// for a Bloom positive, a binary search in each run's slice (newest first),
-// through the page cache. Serves the Python module (module.cpp); the
-// lookups are the core's (query_layer_batch, SliceBaseView::contains), the
-// file checks the io layer's (read_checkpoint_summary, checkpoint_validate).
+// Nothing of tier 2 is copied into RAM: a lookup touches one Bloom line per
+// layer and, for a Bloom positive, a binary search in each run's slice
+// (newest first), through the page cache. Serves the Python module
+// (module.cpp); the lookups are the core's (query_layer_batch,
+// SliceBaseView::contains), the file checks the io layer's
+// (read_checkpoint_summary, checkpoint_validate).
 //
 // MPI is never initialized: HDF5 is only used in open(), with the default
 // (sec2) file driver, which parallel HDF5 runs without MPI_Init.
@@ -15,7 +16,8 @@
 // (this HDF5 build is not thread-safe; the Python module holds the GIL).
 #pragma once
 
-#include <atomic>
+#include <hdf5.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -25,19 +27,14 @@
 #include <string_view>
 #include <vector>
 
-#include "bloomshard/core/key_hash.hpp"
+#include "bloomshard/core/bloom_kernel.hpp"
 #include "bloomshard/core/normalize.hpp"
-#include "bloomshard/core/sorted_run.hpp"
 #include "bloomshard/io/checkpoint_mapping.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
+#include "mapped_run.hpp"
+#include "state_error.hpp"
 
 namespace bloomshard::python {
-
-/// A state that cannot be opened or used; what() names the file and cause.
-class StateError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct OpenOptions {
   /// Recompute every checksum (both tiers, every slice of every run) and the
@@ -56,7 +53,9 @@ class ReadOnlyState {
   /// Opens `path`: a --state dir, or one generation file ckpt-<g>.h5. Throws
   /// StateError naming the file and problem (no checkpoint, not HDF5, a
   /// format/hash scheme/layout this build does not read, a missing or
-  /// mismatched run file, a failed checksum with `verify`).
+  /// mismatched run file, a failed checksum with `verify`). Format 2: the
+  /// Bloom words are faulted in (MADV_WILLNEED + populate, about 2 bytes per
+  /// key of capacity); tier 2 stays on disk until lookups touch it.
   [[nodiscard]] static std::unique_ptr<ReadOnlyState> open(const std::filesystem::path& path,
                                                            const OpenOptions& options = {});
   ~ReadOnlyState();
@@ -65,10 +64,8 @@ class ReadOnlyState {
 
   [[nodiscard]] const io::CheckpointSummary& summary() const noexcept { return summary_; }
   [[nodiscard]] const std::filesystem::path& generation_file() const noexcept { return file_; }
-  /// The file holding run i (oldest first) and its size in bytes.
-  [[nodiscard]] const std::vector<std::filesystem::path>& run_files() const noexcept {
-    return run_paths_;
-  }
+  /// The file of each run, oldest first (format 1: the generation file).
+  [[nodiscard]] std::vector<std::filesystem::path> run_files() const;
   [[nodiscard]] core::NormalizePolicy policy() const noexcept { return policy_; }
 
   /// The key bytes the filter stores for `key` under the state's policy.
@@ -86,9 +83,16 @@ class ReadOnlyState {
   void lookup(std::span<const std::string_view> keys, std::span<Answer> out, bool exact) const;
 
  private:
-  struct Layer;
-  struct Run;
+  // One Bloom layer: its words in the mapped generation file (or a copy
+  // when the file places them off a 64-byte boundary: the SIMD probes load
+  // whole aligned blocks).
+  struct Layer {
+    core::LayerLayout layout;
+    const std::uint64_t* words = nullptr;
+    core::BlockWords copy;
+  };
   ReadOnlyState() = default;
+  void map_layers(hid_t file, bool verify, std::vector<std::string>& problems);
   [[nodiscard]] bool in_tier2(std::uint32_t slice, std::uint64_t fingerprint,
                               std::string_view key) const;
 
@@ -97,8 +101,7 @@ class ReadOnlyState {
   core::NormalizePolicy policy_ = core::NormalizePolicy::kNone;
   std::shared_ptr<const io::FileMapping> generation_mapping_;  // the Bloom words live here
   std::vector<Layer> layers_;
-  std::vector<Run> runs_;  // oldest first
-  std::vector<std::filesystem::path> run_paths_;
+  std::vector<MappedRun> runs_;  // oldest first
 };
 
 }  // namespace bloomshard::python
