@@ -123,7 +123,8 @@ int run_info(const std::vector<std::string>& args) {
     const double bits =
         static_cast<double>(l.geometry.blocks_per_slice) * 512.0 * s.header.params.num_slices;
     const double n = static_cast<double>(l.inserted);
-    const double fill = 1.0 - std::exp(-l.geometry.k * n / bits);
+    // k is unsigned: negate it as a double (-k would wrap to ~2^32).
+    const double fill = 1.0 - std::exp(-static_cast<double>(l.geometry.k) * n / bits);
     const double layer_fpr = n > 0 ? core::blocked_fpr(bits / n, l.geometry.k) : 0.0;
     cardinality += n;
     fpr += layer_fpr;

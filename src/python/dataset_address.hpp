@@ -1,0 +1,40 @@
+// Where a contiguous dataset's data lies in its file (for mapping it).
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bloomshard/io/checkpoint_validate.hpp"
+#include "bloomshard/io/hdf5_call.hpp"
+#include "bloomshard/io/hdf5_parallel.hpp"
+#include "state_error.hpp"
+
+namespace bloomshard::python {
+
+/// File offset of dataset `name` of `count` elements of `size` bytes in the
+/// open `file` named `where` (0 when empty: a zero-sized dataset has no
+/// address and is never mapped). Throws StateError naming `where` unless
+/// it has that shape, is contiguous, allocated and aligned to `size`.
+inline std::uint64_t dataset_address(hid_t file, const std::string& where, const std::string& name,
+                                     std::uint64_t count, std::uint64_t size) {
+  const auto fail = [&](const std::string& why) {
+    throw StateError(where + ": dataset " + name + " " + why);
+  };
+  if (!io::has_link(file, name)) fail("is missing");
+  io::Hid d = io::open_dataset(file, name);
+  if (io::dataset_dims(d.get()) != std::vector<std::uint64_t>{count}) {
+    fail("does not have " + std::to_string(count) + " values");
+  }
+  if (!io::dataset_is_contiguous(d.get())) fail("is not contiguous");
+  if (count == 0) return 0;
+  (void)io::checked_mul(count, size, name);
+  const auto addr = io::dataset_file_offset(d.get());
+  if (!addr) fail("has no file address");
+  if (*addr % size != 0) fail("is not " + std::to_string(size) + "-byte aligned in the file");
+  return *addr;
+}
+
+}  // namespace bloomshard::python

@@ -1,0 +1,268 @@
+// ReadOnlyState: choose the generation, check the header, map the Bloom
+// layers and the runs (serial HDF5, sec2 driver; no MPI), look keys up.
+#include "read_only_state.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "bloomshard/core/key_hash.hpp"
+#include "bloomshard/core/scalable_bloom.hpp"
+#include "bloomshard/core/slice_map.hpp"
+#include "bloomshard/io/checkpoint_checksum.hpp"
+#include "bloomshard/io/checkpoint_generations.hpp"
+#include "bloomshard/io/checkpoint_layout.hpp"
+#include "bloomshard/io/checkpoint_validate.hpp"
+#include "bloomshard/io/hdf5_call.hpp"
+#include "bloomshard/io/hdf5_parallel.hpp"
+#include "dataset_address.hpp"
+
+namespace bloomshard::python {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Keys are decided in chunks: bounded scratch memory, and the chunk's
+// hashes stay in cache between the Bloom pass of each layer and tier 2.
+constexpr std::size_t kChunk = 4096;
+// At most this many problems are listed by a verifying open (then a count).
+constexpr std::size_t kMaxListed = 8;
+
+std::string layer_path(std::size_t l) { return "/bloom/layer_" + std::to_string(l); }
+
+std::string summarize(const std::vector<std::string>& problems) {
+  std::string text;
+  for (std::size_t i = 0; i < problems.size() && i < kMaxListed; ++i) {
+    text += (i ? "\n" : "") + problems[i];
+  }
+  if (problems.size() > kMaxListed) {
+    text += "\n... and " + std::to_string(problems.size() - kMaxListed) + " more problems";
+  }
+  return text;
+}
+
+// The generation file `path` names: itself (a file), or in a state dir
+// generation `g`, else LATEST's, else the newest.
+fs::path choose_generation(const fs::path& path, std::optional<std::uint64_t> g) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) {
+    if (!fs::is_regular_file(path, ec)) {
+      throw StateError(path.string() + ": no such state directory or checkpoint file");
+    }
+    return path;
+  }
+  if (g) {
+    const fs::path file = io::generation_path(path, *g);
+    if (!fs::is_regular_file(file, ec)) {
+      throw StateError(path.string() + ": no generation " + std::to_string(*g) + " (no file " +
+                       file.filename().string() + ")");
+    }
+    return file;
+  }
+  const std::vector<std::uint64_t> candidates = io::resume_candidates(path);
+  if (candidates.empty()) throw StateError(path.string() + ": no checkpoint in this directory");
+  return io::generation_path(path, candidates.front());
+}
+
+// The policy a header's "normalization" attribute names ("nfc-casefold/v2
+// unicode 15.0.0"); refuses a Unicode version other than this build's for
+// policies that depend on it.
+core::NormalizePolicy policy_of(const std::string& stored, const fs::path& file) {
+  const std::size_t space = stored.find(' ');
+  const std::string label = stored.substr(0, space);
+  core::NormalizePolicy p{};
+  try {
+    p = core::parse_policy(label);
+  } catch (const std::invalid_argument&) {
+    throw StateError(file.string() + ": normalization '" + stored +
+                     "' is not one this build knows");
+  }
+  const std::string unicode = space == std::string::npos ? "" : stored.substr(space + 1);
+  const std::string mine = "unicode " + std::string(core::normalization_unicode_version());
+  if (p != core::NormalizePolicy::kNone && !unicode.empty() && unicode != mine) {
+    throw StateError(file.string() + ": normalization '" + stored + "' needs " + unicode +
+                     ", this build has " + mine);
+  }
+  return p;
+}
+
+// What this build can use: its hash scheme and Bloom layout.
+void check_header(const io::CheckpointHeader& h, const fs::path& file,
+                  std::optional<std::uint64_t> g) {
+  if (g && h.generation != *g) {
+    throw StateError(file.string() + " holds generation " + std::to_string(h.generation) +
+                     ", not " + std::to_string(*g));
+  }
+  if (h.hash_scheme != core::kHashSchemeName) {
+    throw StateError(file.string() + ": hash scheme '" + h.hash_scheme +
+                     "' differs from this build's '" + std::string(core::kHashSchemeName) + "'");
+  }
+  if (h.bloom_layout != core::kBloomLayoutName) {
+    throw StateError(file.string() + ": Bloom layout '" + h.bloom_layout +
+                     "' differs from this build's '" + std::string(core::kBloomLayoutName) + "'");
+  }
+}
+
+}  // namespace
+
+ReadOnlyState::~ReadOnlyState() = default;
+
+std::unique_ptr<ReadOnlyState> ReadOnlyState::open(const fs::path& path,
+                                                   const OpenOptions& options) {
+  std::unique_ptr<ReadOnlyState> st(new ReadOnlyState());
+  st->file_ = choose_generation(path, options.generation);
+  const fs::path& file = st->file_;
+  try {
+    st->summary_ = io::read_checkpoint_summary(file);
+  } catch (const io::CheckpointError& e) {
+    throw StateError(e.what());
+  }
+  const io::CheckpointHeader& h = st->summary_.header;
+  check_header(h, file, options.generation);
+  st->policy_ = policy_of(h.normalization, file);
+  const std::uint32_t p = h.params.num_slices;
+  const bool format1 = h.format_version == 1;
+
+  std::vector<std::string> problems;
+  try {
+    io::quiet_hdf5_errors();
+    {
+      io::Hid f = io::open_serial_file(file);
+      st->generation_mapping_ = io::FileMapping::map(file);
+      st->map_layers(f.get(), options.verify, problems);
+      f.close("H5Fclose");
+    }
+    // Format 2: the generation file is the Bloom words plus a little
+    // metadata (~2 bytes per key of capacity). Fault it in now, page tables
+    // included: a first lookup pass otherwise paid a minor fault per 4 KiB
+    // page it touched (3x slower on a 2M-key state). A format-1 file holds
+    // tier 2 too: not it.
+    if (!format1) st->generation_mapping_->advise_willneed();
+    // Tier 2: format 1 holds it in the generation file, format 2 in runs.
+    for (const io::CheckpointRunRef& ref : st->summary_.runs) {
+      const fs::path run_file = format1 ? file : io::run_path(file.parent_path(), ref.id);
+      st->runs_.push_back(MappedRun::open(run_file, ref, p, format1));
+      if (options.verify) st->runs_.back().verify(problems);
+    }
+  } catch (const StateError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw StateError(file.string() + ": cannot read state: " + e.what());
+  }
+  if (!problems.empty()) throw StateError(summarize(problems));
+  return st;
+}
+
+void ReadOnlyState::map_layers(hid_t file, bool verify, std::vector<std::string>& problems) {
+  const io::CheckpointHeader& h = summary_.header;
+  const std::uint32_t p = h.params.num_slices;
+  layers_.resize(summary_.layers.size());
+  for (std::size_t l = 0; l < layers_.size(); ++l) {
+    const core::BloomLayerGeometry& g = summary_.layers[l].geometry;
+    const core::BloomLayerGeometry mine =
+        core::layer_geometry(h.params, static_cast<std::uint32_t>(l));
+    if (mine.capacity != g.capacity || mine.k != g.k ||
+        mine.blocks_per_slice != g.blocks_per_slice) {
+      throw StateError(file_.string() + ": " + layer_path(l) +
+                       " geometry differs from what this build computes (capacity " +
+                       std::to_string(g.capacity) + " vs " + std::to_string(mine.capacity) +
+                       ", k " + std::to_string(g.k) + " vs " + std::to_string(mine.k) + ")");
+    }
+    Layer& layer = layers_[l];
+    layer.layout = {g.blocks_per_slice, p, 0, static_cast<std::uint32_t>(l), g.k};
+    const std::uint64_t words = io::checked_mul(
+        io::checked_mul(g.blocks_per_slice, p, layer_path(l)), core::kBlockWords, layer_path(l));
+    const std::uint64_t addr = dataset_address(file, file_.string(), layer_path(l), words, 8);
+    const auto bytes = generation_mapping_->range(addr, words * 8, layer_path(l).c_str());
+    if (reinterpret_cast<std::uintptr_t>(bytes.data()) % core::kBlockBytes == 0) {
+      layer.words = reinterpret_cast<const std::uint64_t*>(bytes.data());
+    } else {  // not seen in files this build writes (64-byte alignment)
+      layer.copy.assign(words, 0);
+      std::memcpy(layer.copy.data(), bytes.data(), bytes.size());
+      layer.words = layer.copy.data();
+    }
+  }
+  if (!verify) return;
+  io::Hid d = io::open_dataset(file, io::ckpt::kBloomChecksums);
+  std::vector<std::uint64_t> sums(layers_.size() * p);
+  io::check_h5(H5Dread(d.get(), H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, sums.data()),
+               "H5Dread(/bloom/checksums)");
+  for (std::size_t l = 0; l < layers_.size(); ++l) {
+    const std::uint64_t per = layers_[l].layout.blocks_per_slice * core::kBlockWords;
+    for (std::uint32_t s = 0; s < p; ++s) {
+      if (io::bloom_slice_checksum({layers_[l].words + s * per, per}) != sums[l * p + s]) {
+        problems.push_back(file_.string() + " " + layer_path(l) + " slice " + std::to_string(s) +
+                           ": XXH3 checksum mismatch");
+      }
+    }
+  }
+}
+
+std::vector<fs::path> ReadOnlyState::run_files() const {
+  std::vector<fs::path> out;
+  for (const MappedRun& r : runs_) out.push_back(r.path());
+  return out;
+}
+
+std::string ReadOnlyState::normalize(std::string_view key) const {
+  std::string out;
+  const std::string_view v = core::normalize_key(policy_, key, out);
+  return std::string(v);
+}
+
+bool ReadOnlyState::in_tier2(std::uint32_t slice, std::uint64_t fingerprint,
+                             std::string_view key) const {
+  // Newest first: a present key stops at its run (runs are disjoint).
+  for (auto it = runs_.rbegin(); it != runs_.rend(); ++it) {
+    if (it->contains(slice, fingerprint, key)) return true;
+  }
+  return false;
+}
+
+void ReadOnlyState::lookup(std::span<const std::string_view> keys, std::span<Answer> out,
+                           bool exact) const {
+  if (out.size() != keys.size()) throw std::invalid_argument("lookup: out.size() != keys.size()");
+  const std::uint64_t seed = summary_.header.hash_seed;
+  const std::uint32_t p = summary_.header.params.num_slices;
+  // Sized to the batch: a one-key call must not build kChunk strings.
+  std::vector<std::string> normalized(std::min(kChunk, keys.size()));
+  std::vector<std::string_view> chunk_keys;
+  std::vector<std::size_t> where;
+  std::vector<core::KeyHash> hashes;
+  std::vector<std::uint8_t> maybe;
+  for (std::size_t begin = 0; begin < keys.size(); begin += kChunk) {
+    const std::size_t end = std::min(keys.size(), begin + kChunk);
+    chunk_keys.clear();
+    where.clear();
+    hashes.clear();
+    for (std::size_t i = begin; i < end; ++i) {
+      std::string_view k = keys[i];
+      if (policy_ != core::NormalizePolicy::kNone) {
+        try {
+          k = core::normalize_key(policy_, k, normalized[i - begin]);
+        } catch (const core::InvalidUtf8Error&) {
+          out[i] = Answer::kInvalidKey;
+          continue;
+        }
+      }
+      chunk_keys.push_back(k);
+      where.push_back(i);
+      hashes.push_back(core::hash_key(k, seed));
+    }
+    maybe.assign(hashes.size(), 0);
+    for (std::size_t l = 0; l < layers_.size(); ++l) {
+      core::query_layer_batch(layers_[l].words, layers_[l].layout, hashes, maybe, l > 0);
+    }
+    for (std::size_t j = 0; j < hashes.size(); ++j) {
+      bool present = maybe[j] != 0;
+      if (present && exact) {
+        present =
+            in_tier2(core::slice_of(hashes[j], p), core::fingerprint(hashes[j]), chunk_keys[j]);
+      }
+      out[where[j]] = present ? Answer::kPresent : Answer::kAbsent;
+    }
+  }
+}
+
+}  // namespace bloomshard::python

@@ -1,0 +1,107 @@
+// A saved bloomshard state opened read-only in one process, without MPI:
+// the newest (or a chosen) generation of a --state dir, its Bloom layers and
+// tier-2 runs memory-mapped from the files (format 2: ckpt-<g>.h5 + the
+// run-<g>-<tag>.h5 files it lists; format 1: tier 2 inside ckpt-<g>.h5).
+// Nothing of tier 2 is copied into RAM: a lookup touches one Bloom line per
+// layer and, for a Bloom positive, a binary search in each run's slice
+// (newest first), through the page cache. Serves the Python module
+// (module.cpp); the lookups are the core's (query_layer_batch,
+// SliceBaseView::contains), the file checks the io layer's
+// (read_checkpoint_summary, checkpoint_validate).
+//
+// MPI is never initialized: HDF5 is only used in open(), with the default
+// (sec2) file driver, which parallel HDF5 runs without MPI_Init.
+// Thread safety: every const member may be called from many threads at
+// once; open() must not run concurrently with other HDF5 use in the process
+// (this HDF5 build is not thread-safe; the Python module holds the GIL).
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bloomshard/core/bloom_kernel.hpp"
+#include "bloomshard/core/normalize.hpp"
+#include "bloomshard/io/checkpoint_mapping.hpp"
+#include "bloomshard/io/checkpoint_store.hpp"
+#include "mapped_run.hpp"
+#include "state_error.hpp"
+
+namespace bloomshard::python {
+
+struct OpenOptions {
+  /// Recompute every checksum (both tiers, every slice of every run) and the
+  /// key order at open: reads the whole state once. Without it, each slice's
+  /// offsets are still checked (on its first lookup) before they are used.
+  bool verify = false;
+  /// The generation to open; default: LATEST's, else the newest file.
+  std::optional<std::uint64_t> generation;
+};
+
+/// Outcome of one key of a batch.
+enum class Answer : std::uint8_t { kAbsent = 0, kPresent = 1, kInvalidKey = 2 };
+
+class ReadOnlyState {
+ public:
+  /// Opens `path`: a --state dir, or one generation file ckpt-<g>.h5. Throws
+  /// StateError naming the file and problem (no checkpoint, not HDF5, a
+  /// format/hash scheme/layout this build does not read, a missing or
+  /// mismatched run file, a failed checksum with `verify`). Format 2: the
+  /// Bloom words are faulted in (MADV_WILLNEED + populate, about 2 bytes per
+  /// key of capacity); tier 2 stays on disk until lookups touch it.
+  [[nodiscard]] static std::unique_ptr<ReadOnlyState> open(const std::filesystem::path& path,
+                                                           const OpenOptions& options = {});
+  ~ReadOnlyState();
+  ReadOnlyState(const ReadOnlyState&) = delete;
+  ReadOnlyState& operator=(const ReadOnlyState&) = delete;
+
+  [[nodiscard]] const io::CheckpointSummary& summary() const noexcept { return summary_; }
+  [[nodiscard]] const std::filesystem::path& generation_file() const noexcept { return file_; }
+  /// The file of each run, oldest first (format 1: the generation file).
+  [[nodiscard]] std::vector<std::filesystem::path> run_files() const;
+  [[nodiscard]] core::NormalizePolicy policy() const noexcept { return policy_; }
+
+  /// The key bytes the filter stores for `key` under the state's policy.
+  /// Throws core::InvalidUtf8Error when the policy needs UTF-8 and `key` is not.
+  [[nodiscard]] std::string normalize(std::string_view key) const;
+
+  /// Answers keys[i] into out[i] (out.size() == keys.size()): normalized by
+  /// the state's policy, hashed with its seed, tier 1 probed (batched and
+  /// prefetched, one pass per layer), and with `exact` every Bloom positive
+  /// confirmed in tier 2 (runs newest first). Without `exact` kPresent means
+  /// "maybe" (false positives at about the filter's FPR). A key the policy
+  /// refuses (invalid UTF-8) is kInvalidKey: the job rejects such records,
+  /// so it is never in the state. Throws StateError if a slice a lookup
+  /// needs turns out to be damaged (its offsets do not span its bytes).
+  void lookup(std::span<const std::string_view> keys, std::span<Answer> out, bool exact) const;
+
+ private:
+  // One Bloom layer: its words in the mapped generation file (or a copy
+  // when the file places them off a 64-byte boundary: the SIMD probes load
+  // whole aligned blocks).
+  struct Layer {
+    core::LayerLayout layout;
+    const std::uint64_t* words = nullptr;
+    core::BlockWords copy;
+  };
+  ReadOnlyState() = default;
+  void map_layers(hid_t file, bool verify, std::vector<std::string>& problems);
+  [[nodiscard]] bool in_tier2(std::uint32_t slice, std::uint64_t fingerprint,
+                              std::string_view key) const;
+
+  std::filesystem::path file_;
+  io::CheckpointSummary summary_;
+  core::NormalizePolicy policy_ = core::NormalizePolicy::kNone;
+  std::shared_ptr<const io::FileMapping> generation_mapping_;  // the Bloom words live here
+  std::vector<Layer> layers_;
+  std::vector<MappedRun> runs_;  // oldest first
+};
+
+}  // namespace bloomshard::python
