@@ -14,6 +14,7 @@
 #include "bloomshard/core/bloom_kernel.hpp"
 #include "bloomshard/core/bloom_math.hpp"
 #include "bloomshard/core/key_hash.hpp"
+#include "bloomshard/core/key_scheme.hpp"
 #include "bloomshard/core/normalize.hpp"
 #include "bloomshard/core/run_compaction.hpp"
 #include "read_only_state.hpp"
@@ -120,6 +121,9 @@ py::dict info_base(const ReadOnlyState& st) {
   d["hash_scheme"] = h.hash_scheme;
   d["normalization"] = h.normalization;
   d["key_field"] = h.key_field;
+  // As `bloomshard info --json` words it (app::describe_key_scheme).
+  d["key_scheme"] = "normalize=" + bloomshard::core::policy_label(st.key_scheme().normalize) +
+                    "; " + bloomshard::core::key_scheme_items(st.key_scheme());
   d["slices"] = h.params.num_slices;
   d["written_by_ranks"] = s.written_by_ranks;
   d["exact_keys"] = s.tier2_keys;

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
+#include "bloomshard/core/key_builder.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/scalable_bloom.hpp"
 #include "bloomshard/core/slice_map.hpp"
@@ -78,7 +80,15 @@ core::NormalizePolicy policy_of(const std::string& stored, const fs::path& file)
     throw StateError(file.string() + ": normalization '" + stored +
                      "' is not one this build knows");
   }
-  const std::string unicode = space == std::string::npos ? "" : stored.substr(space + 1);
+  // "<policy> unicode <version>[ key-scheme/v1]": the version is the token
+  // after "unicode" (a key-scheme suffix follows it on newer states).
+  std::string unicode;
+  if (const std::size_t u = stored.find(" unicode "); u != std::string::npos) {
+    const std::size_t from = u + 1;
+    const std::size_t version_end = stored.find(' ', from + 8);
+    unicode = stored.substr(
+        from, version_end == std::string::npos ? std::string::npos : version_end - from);
+  }
   const std::string mine = "unicode " + std::string(core::normalization_unicode_version());
   if (p != core::NormalizePolicy::kNone && !unicode.empty() && unicode != mine) {
     throw StateError(file.string() + ": normalization '" + stored + "' needs " + unicode +
@@ -121,6 +131,19 @@ std::unique_ptr<ReadOnlyState> ReadOnlyState::open(const fs::path& path,
   const io::CheckpointHeader& h = st->summary_.header;
   check_header(h, file, options.generation);
   st->policy_ = policy_of(h.normalization, file);
+  try {
+    st->scheme_ = core::key_scheme_from_state(
+        h.key_field, h.normalization.substr(0, h.normalization.find(' ')), h.key_scheme);
+  } catch (const std::invalid_argument& e) {
+    throw StateError(file.string() + ": key scheme: " + e.what());
+  }
+  st->legacy_scheme_ = core::is_legacy_key_scheme(st->scheme_);
+  if (st->scheme_.fields.size() > 1) {
+    throw StateError(file.string() + ": the state's keys are tuples of the fields " +
+                     core::key_fields_text(st->scheme_) +
+                     "; the Python module looks up one-value keys only (use the C++ query "
+                     "command for tuple keys)");
+  }
   const std::uint32_t p = h.params.num_slices;
   const bool format1 = h.format_version == 1;
 
@@ -206,6 +229,11 @@ std::vector<fs::path> ReadOnlyState::run_files() const {
 }
 
 std::string ReadOnlyState::normalize(std::string_view key) const {
+  if (!legacy_scheme_) {  // text rule, policy and digest: the key bytes the state stores
+    core::KeyBuilder builder(scheme_);
+    const std::string_view one[] = {key};
+    return std::string(builder.build(one));
+  }
   std::string out;
   const std::string_view v = core::normalize_key(policy_, key, out);
   return std::string(v);
@@ -231,6 +259,8 @@ void ReadOnlyState::lookup(std::span<const std::string_view> keys, std::span<Ans
   std::vector<std::size_t> where;
   std::vector<core::KeyHash> hashes;
   std::vector<std::uint8_t> maybe;
+  std::optional<core::KeyBuilder> builder;  // per call: it holds scratch state
+  if (!legacy_scheme_) builder.emplace(scheme_);
   for (std::size_t begin = 0; begin < keys.size(); begin += kChunk) {
     const std::size_t end = std::min(keys.size(), begin + kChunk);
     chunk_keys.clear();
@@ -238,7 +268,16 @@ void ReadOnlyState::lookup(std::span<const std::string_view> keys, std::span<Ans
     hashes.clear();
     for (std::size_t i = begin; i < end; ++i) {
       std::string_view k = keys[i];
-      if (policy_ != core::NormalizePolicy::kNone) {
+      if (builder) {
+        try {
+          const std::string_view one[] = {k};
+          normalized[i - begin].assign(builder->build(one));  // valid until the next build
+          k = normalized[i - begin];
+        } catch (const core::InvalidUtf8Error&) {
+          out[i] = Answer::kInvalidKey;
+          continue;
+        }
+      } else if (policy_ != core::NormalizePolicy::kNone) {
         try {
           k = core::normalize_key(policy_, k, normalized[i - begin]);
         } catch (const core::InvalidUtf8Error&) {

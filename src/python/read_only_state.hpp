@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "bloomshard/core/bloom_kernel.hpp"
+#include "bloomshard/core/key_scheme.hpp"
 #include "bloomshard/core/normalize.hpp"
 #include "bloomshard/io/checkpoint_mapping.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
@@ -67,6 +68,8 @@ class ReadOnlyState {
   /// The file of each run, oldest first (format 1: the generation file).
   [[nodiscard]] std::vector<std::filesystem::path> run_files() const;
   [[nodiscard]] core::NormalizePolicy policy() const noexcept { return policy_; }
+  /// How a key value becomes the stored key bytes (fields, text rule, policy, digest).
+  [[nodiscard]] const core::KeyScheme& key_scheme() const noexcept { return scheme_; }
 
   /// The key bytes the filter stores for `key` under the state's policy.
   /// Throws core::InvalidUtf8Error when the policy needs UTF-8 and `key` is not.
@@ -99,6 +102,8 @@ class ReadOnlyState {
   std::filesystem::path file_;
   io::CheckpointSummary summary_;
   core::NormalizePolicy policy_ = core::NormalizePolicy::kNone;
+  core::KeyScheme scheme_;     // fields, text rule, policy, digest (core/key_scheme.hpp)
+  bool legacy_scheme_ = true;  // one field, no text rule, no digest: policy_ alone
   std::shared_ptr<const io::FileMapping> generation_mapping_;  // the Bloom words live here
   std::vector<Layer> layers_;
   std::vector<MappedRun> runs_;  // oldest first
