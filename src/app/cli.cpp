@@ -9,6 +9,7 @@
 #include "bloomshard/app/bench_filter.hpp"
 #include "bloomshard/app/dedup_job.hpp"
 #include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/query_job.hpp"
 #include "bloomshard/app/state_commands.hpp"
 #include "bloomshard/app/synth.hpp"
 #include "bloomshard/app/version.hpp"
@@ -21,6 +22,7 @@ constexpr std::string_view kUsage = R"(usage: bloomshard <command> [options]
 
 commands:
   dedup        remove records whose key was seen before (run under mpirun/srun)
+  query        which input records' keys a saved --state holds (read only; mpirun/srun)
   synth        write a deterministic synthetic corpus with a known duplicate rate
   info         show what a --state dir's newest checkpoint holds
   verify       recompute every checksum of a --state dir's checkpoint
@@ -51,6 +53,7 @@ int run_cli(int argc, char** argv) {
   args.erase(args.begin());
   try {
     if (command == "dedup") return run_dedup(args);
+    if (command == "query") return run_query(args);
     if (command == "synth") return run_synth(args);
     if (command == "info") return run_info(args);
     if (command == "verify") return run_verify(args);
