@@ -23,6 +23,8 @@
 #        merge_crash  merges SIGKILLed (all ranks) at random moments: after each
 #                kill there is no C or a complete C that verifies; a merge run
 #                to its end then gives the answers of AB
+#        v1      the format-1 fixture (tests/data/v1_state) queried, and merged
+#                with a state of this build into a format-2 state
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
 set -euo pipefail
 
@@ -152,6 +154,11 @@ case_query() {
 
   query_check "$TMP/state" "$TMP/q-hits" hits "$RANKS" "$TMP/hist"
   query_check "$TMP/state" "$TMP/q-misses" misses "$RANKS" "$TMP/hist"
+  # The oracle can say no: the hits are not the misses.
+  if "$PY" "$MEMBERSHIP" --history "$TMP/hist" --query-input "$TMP/probe" --output "$TMP/q-hits" \
+    --emit misses >/dev/null 2>&1; then
+    fail "the oracle accepts the hits as misses"
+  fi
   # A loose filter (--fpr 0.3, 16 slices, capacity below the keys: layers):
   # false positives happen and cost no answer.
   local fp
@@ -193,10 +200,151 @@ time.sleep(600)' "$TMP/state/LOCK" "$TMP/locked" &
   log "the state dir is byte for byte unchanged"
 }
 
+info_field() { # STATE FIELD: one field of `info --json`
+  "$BIN" info --state "$1" --json | "$PY" -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$2"
+}
+
+# Two crawls under one parent (so that one dedup can read both), the second
+# with a re-crawled file of the first: keys in both states.
+two_crawls() { # RECORDS
+  synth "$TMP/crawls/a" --records "$1" --dup-rate 0.25 --files 2 --compress zst --seed 21
+  synth "$TMP/crawls/b" --records "$1" --dup-rate 0.35 --files 2 --compress gz --seed 22
+  cp "$TMP/crawls/a/part-00000.jsonl.zst" "$TMP/crawls/b/recrawl.jsonl.zst"
+  # A and B with other Bloom geometries (capacity, FPR): tier 1 is rebuilt.
+  run_ok "$TMP/dedup-a.log" 2 dedup --input "$TMP/crawls/a" --output "$TMP/out-a" \
+    --state "$TMP/A" --slices 16 --capacity 3000 --fpr 0.3
+  run_ok "$TMP/dedup-b.log" 1 dedup --input "$TMP/crawls/b" --output "$TMP/out-b" \
+    --state "$TMP/B" --slices 16 --capacity 8000 --fpr 0.1
+  run_ok "$TMP/dedup-ab.log" 2 dedup --input "$TMP/crawls" --output "$TMP/out-ab" \
+    --state "$TMP/AB" --slices 16 --capacity 3000 --fpr 0.3
+}
+
+case_merge() {
+  two_crawls 12000
+  local digest_a digest_b
+  digest_a=$(digest "$TMP/A")
+  digest_b=$(digest "$TMP/B")
+  run_ok "$TMP/merge.log" "$RANKS" merge --from "$TMP/A" --from "$TMP/B" --into "$TMP/C"
+  cat "$TMP/merge.log"
+  [[ $(info_field "$TMP/C" state) == finished ]] || fail "C is not a finished state"
+  [[ $(info_field "$TMP/C" format_version) == 2 ]] || fail "C is not format 2"
+  local keys_c keys_ab
+  keys_c=$(info_field "$TMP/C" exact_keys)
+  keys_ab=$(info_field "$TMP/AB" exact_keys)
+  [[ $keys_c == "$keys_ab" ]] || fail "C holds $keys_c exact keys, AB $keys_ab"
+  run_ok "$TMP/verify.log" "$RANKS" verify --state "$TMP/C"
+  log "C: $keys_c exact keys like AB, finished, format 2, verifies"
+
+  probe_corpus "$TMP/probe" "$TMP/crawls/a/part-00001.jsonl.zst" "$TMP/crawls/b/part-00000.jsonl.gz"
+  query_check "$TMP/C" "$TMP/q-c" hits "$RANKS" "$TMP/crawls/a" "$TMP/crawls/b"
+  query_check "$TMP/AB" "$TMP/q-ab" hits "$RANKS" "$TMP/crawls/a" "$TMP/crawls/b"
+  same_outputs "$TMP/q-c" "$TMP/q-ab"
+  query_check "$TMP/C" "$TMP/q-cm" misses "$RANKS" "$TMP/crawls/a" "$TMP/crawls/b"
+  log "C answers every probe like AB (and like the oracle)"
+
+  # Today's crawl, incrementally on C and on AB: the same records kept.
+  synth "$TMP/today/new" --records 5000 --dup-rate 0.2 --files 2 --compress none --seed 23
+  cp "$TMP/crawls/b/part-00001.jsonl.gz" "$TMP/today/recrawl.jsonl.gz"
+  run_ok "$TMP/inc-c.log" "$RANKS" dedup --input "$TMP/today" --output "$TMP/inc-c" --state "$TMP/C"
+  run_ok "$TMP/inc-ab.log" "$RANKS" dedup --input "$TMP/today" --output "$TMP/inc-ab" --state "$TMP/AB"
+  local text
+  text=$(cat "$TMP/inc-c.log")
+  [[ $text == *"incremental run"* ]] || { cat "$TMP/inc-c.log"; fail "dedup did not run incrementally on C"; }
+  same_outputs "$TMP/inc-c" "$TMP/inc-ab"
+  log "an incremental dedup on C keeps exactly what one on AB keeps"
+  [[ $(digest "$TMP/A") == "$digest_a" && $(digest "$TMP/B") == "$digest_b" ]] ||
+    fail "a source state changed during the merge"
+
+  # Refusals, each naming what differs.
+  run_ok "$TMP/dedup-d.log" 1 dedup --input "$TMP/crawls/a" --output "$TMP/out-d" \
+    --state "$TMP/D" --slices 16 --key-field url
+  run_refused "$TMP/r1.log" 2 "key field differs" "$RANKS" merge --from "$TMP/A" --from "$TMP/D" \
+    --into "$TMP/E"
+  run_ok "$TMP/dedup-f.log" 1 dedup --input "$TMP/crawls/a" --output "$TMP/out-f" \
+    --state "$TMP/F" --slices 32
+  run_refused "$TMP/r2.log" 2 "slice count differs" "$RANKS" merge --from "$TMP/A" \
+    --from "$TMP/F" --into "$TMP/E"
+  run_refused "$TMP/r3.log" 2 "exists" "$RANKS" merge --from "$TMP/A" --from "$TMP/B" \
+    --into "$TMP/C"
+  [[ ! -e $TMP/E ]] || fail "a refused merge left --into behind"
+  log "refusals name the key field, the slice count, an existing --into"
+}
+
+case_merge_crash() {
+  two_crawls 60000
+  local expect
+  expect=$(info_field "$TMP/AB" exact_keys)
+  mkdir -p "$TMP/bin"
+  ln -s "$(realpath "$BIN")" "$TMP/bin/bs-merge"
+  # Kill moments spread over a whole merge's time (mpiexec start included).
+  local t0 full_ms
+  t0=$(date +%s%N)
+  run_ok "$TMP/full.log" "$RANKS" merge --from "$TMP/A" --from "$TMP/B" --into "$TMP/C-timing"
+  full_ms=$(( ($(date +%s%N) - t0) / 1000000 + 100 ))
+  local kills=0 complete=0 none=0 i
+  for i in $(seq 1 8); do
+    rm -rf "$TMP/C"
+    "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$TMP/bin/bs-merge" merge --from "$TMP/A" \
+      --from "$TMP/B" --into "$TMP/C" >"$TMP/kill-$i.log" 2>&1 &
+    local launcher=$!
+    local delay_ms=$(( RANDOM % full_ms + 50 ))
+    sleep "$(printf '0.%03d' $((delay_ms % 1000)))"
+    sleep $((delay_ms / 1000))
+    # Every process of this attempt: mpiexec and its ranks (own process groups).
+    local pids=()
+    mapfile -t pids < <(pgrep -f -- "$TMP/bin/bs-merge" || true)
+    ((${#pids[@]} == 0)) || kill -KILL "${pids[@]}" 2>/dev/null || true
+    wait "$launcher" 2>/dev/null || true
+    for _ in $(seq 50); do
+      mapfile -t pids < <(pgrep -f -- "$TMP/bin/bs-merge" || true)
+      ((${#pids[@]} == 0)) && break
+      sleep 0.1
+    done
+    kills=$((kills + 1))
+    if [[ -e $TMP/C ]]; then
+      run_ok "$TMP/kv-$i.log" 1 verify --state "$TMP/C"
+      [[ $(info_field "$TMP/C" state) == finished ]] || fail "kill $i left an unfinished C"
+      [[ $(info_field "$TMP/C" exact_keys) == "$expect" ]] || fail "kill $i left a C with other keys"
+      complete=$((complete + 1))
+    else
+      none=$((none + 1))
+    fi
+  done
+  log "$kills kills within $full_ms ms: $none left no C, $complete a complete one"
+  rm -rf "$TMP/C"
+  run_ok "$TMP/final.log" "$RANKS" merge --from "$TMP/A" --from "$TMP/B" --into "$TMP/C"
+  [[ $(info_field "$TMP/C" exact_keys) == "$expect" ]] || fail "the final merge holds other keys"
+  [[ ! -e $TMP/.C.merge-tmp ]] || fail "the staging dir of killed merges is left behind"
+  probe_corpus "$TMP/probe" "$TMP/crawls/a/part-00001.jsonl.zst"
+  query_check "$TMP/C" "$TMP/q-c" hits "$RANKS" "$TMP/crawls/a" "$TMP/crawls/b"
+  log "the merge after the kills answers like the oracle"
+}
+
+# Format-1 states keep working: the checked-in fixture's finished state
+# (tests/data/v1_state) is queried, and merged with a state of this build.
+case_v1() {
+  local fix=$ORACLE_DIR/../data/v1_state
+  tar -C "$TMP" -xzf "$fix/v1_state.tar.gz"
+  bash "$fix/make_v1_inputs.sh" "$BIN" "$TMP"
+  local before
+  before=$(digest "$TMP/state-fin")
+  probe_corpus "$TMP/probe" "$TMP/in/hist/part-00001.jsonl.zst" "$TMP/in/today/part-00000.jsonl.gz"
+  query_check "$TMP/state-fin" "$TMP/q-v1" hits "$RANKS" "$TMP/in/hist"
+  run_ok "$TMP/dedup-t.log" 1 dedup --input "$TMP/in/today" --output "$TMP/out-t" \
+    --state "$TMP/T" --slices "$(info_field "$TMP/state-fin" slices)"
+  run_ok "$TMP/merge.log" "$RANKS" merge --from "$TMP/state-fin" --from "$TMP/T" --into "$TMP/C"
+  [[ $(info_field "$TMP/C" format_version) == 2 ]] || fail "the merge did not write format 2"
+  query_check "$TMP/C" "$TMP/q-c" hits "$RANKS" "$TMP/in/hist" "$TMP/in/today"
+  query_check "$TMP/C" "$TMP/q-cm" misses "$RANKS" "$TMP/in/hist" "$TMP/in/today"
+  [[ $(digest "$TMP/state-fin") == "$before" ]] || fail "the format-1 state changed"
+  log "a format-1 state answers queries and merges into a format-2 state"
+}
+
 case "$CASE" in
   query) case_query ;;
   merge) case_merge ;;
   merge_crash) case_merge_crash ;;
+  v1) case_v1 ;;
   *) fail "unknown case '$CASE'" ;;
 esac
 log "ok"
