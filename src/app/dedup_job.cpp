@@ -19,6 +19,7 @@
 #include "bloomshard/app/input_manifest.hpp"
 #include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/output_guard.hpp"
+#include "bloomshard/app/plan_command.hpp"
 #include "bloomshard/app/progress.hpp"
 #include "bloomshard/app/rank_tasks.hpp"
 #include "bloomshard/app/resource_usage.hpp"
@@ -158,6 +159,14 @@ class DedupJob {
       return kExitUsage;
     }
     const core::SliceRange owned = core::slices_of_rank(world_.urank(), world_.usize(), slices);
+    if (world_.rank() == 0 && plan.kind != StartKind::kResume) {
+      std::uint64_t input_bytes = 0;
+      for (const io::InputFile& f : files) input_bytes += f.size;
+      std::cerr << "bloomshard dedup: "
+                << dedup_plan_line(config_, input_bytes, initial_capacity(files), world_.usize(),
+                                   slices)
+                << '\n';
+    }
 
     set_activity("loading the checkpoint");
     comm::heartbeat();

@@ -25,6 +25,8 @@
 #                to its end then gives the answers of AB
 #        v1      the format-1 fixture (tests/data/v1_state) queried, and merged
 #                with a state of this build into a format-2 state
+#        plan    `bloomshard plan` against a measured dedup run (peak RSS, state
+#                bytes, tier-2 lookups within 25%); dedup prints the plan line
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
 set -euo pipefail
 
@@ -340,11 +342,60 @@ case_v1() {
   log "a format-1 state answers queries and merges into a format-2 state"
 }
 
+# The sizing plan against a measured run: a corpus whose duplicates repeat
+# uniformly drawn earlier keys (plan_corpus.py), the plan for its facts, then
+# dedup with the plan's recommended --capacity and --slices: peak RSS, state
+# bytes and tier-2 lookups within 25% of the plan; dedup printed the plan's
+# one-line summary once (rank 0).
+case_plan() {
+  local facts
+  facts=$("$PY" "$ORACLE_DIR/plan_corpus.py" "$TMP/corpus" 300000 0.35 4 7)
+  local records unique key_bytes record_bytes
+  read -r records unique key_bytes record_bytes < <("$PY" -c 'import json,sys
+f=json.loads(sys.argv[1]); print(f["records"], f["unique"], f["key_bytes"], f["record_bytes"])' "$facts")
+  local plan_args=(--records "$records" --unique-fraction "$("$PY" -c "print($unique / $records)")"
+    --key-bytes "$key_bytes" --record-bytes "$record_bytes" --ranks "$RANKS" --batch-bytes 65536)
+  "$BIN" plan "${plan_args[@]}" >"$TMP/plan.txt" || fail "plan failed"
+  "$BIN" plan "${plan_args[@]}" --json >"$TMP/plan.json" || fail "plan --json failed"
+  cat "$TMP/plan.txt"
+  local capacity slices
+  read -r capacity slices < <("$PY" -c 'import json,sys
+p=json.load(open(sys.argv[1])); print(p["recommended"]["capacity"], p["recommended"]["slices"])' "$TMP/plan.json")
+  run_ok "$TMP/dedup.log" "$RANKS" dedup --input "$TMP/corpus" --output "$TMP/out" \
+    --state "$TMP/state" --capacity "$capacity" --slices "$slices" --batch-bytes 65536 \
+    --metrics "$TMP/metrics.json"
+  local lines
+  lines=$(grep -c "bloomshard dedup: plan: $RANKS ranks" "$TMP/dedup.log" || true)
+  [[ $lines == 1 ]] || { cat "$TMP/dedup.log"; fail "dedup printed the plan line $lines times (want 1)"; }
+  "$PY" - "$TMP/plan.json" "$TMP/metrics.json" "$TMP/state" <<'PYEOF' || fail "the plan is more than 25% off"
+import glob, json, os, sys
+plan = json.load(open(sys.argv[1]))
+top = json.load(open(sys.argv[2]))
+flat = {}
+def walk(d):
+    for k, v in d.items():
+        walk(v) if isinstance(v, dict) else flat.setdefault(k, v)
+walk(top)
+state = sum(os.path.getsize(p) for p in glob.glob(os.path.join(sys.argv[3], "*.h5")))
+pairs = [("peak RSS per rank", plan["per_rank"]["peak_rss_bytes"], flat["max_rss_bytes"]),
+         ("state bytes", plan["state_bytes"], state),
+         ("tier-2 lookups", plan["tier2_lookups"], flat["tier2_lookups"])]
+bad = False
+for name, want, got in pairs:
+    ratio = want / got
+    print(f"{name}: plan {want:.0f}, measured {got:.0f}, plan/measured {ratio:.3f}")
+    bad |= not 0.75 <= ratio <= 1.25
+sys.exit(1 if bad else 0)
+PYEOF
+  log "plan and measured run agree within 25%"
+}
+
 case "$CASE" in
   query) case_query ;;
   merge) case_merge ;;
   merge_crash) case_merge_crash ;;
   v1) case_v1 ;;
+  plan) case_plan ;;
   *) fail "unknown case '$CASE'" ;;
 esac
 log "ok"
