@@ -88,8 +88,8 @@ void print_table(const core::SizingPlan& p) {
   std::printf("per round (per rank)\n");
   std::printf("  rounds              %10llu\n", static_cast<unsigned long long>(p.rounds));
   std::printf("  keys                %10.0f\n", p.keys_per_round);
-  std::printf("  exchange bytes      %10.1f MiB (keys out, verdicts back)\n",
-              p.exchange_bytes / kMiB);
+  std::printf("  exchange bytes      %10.1f KiB (keys out, verdicts back)\n",
+              p.exchange_bytes / 1024.0);
   std::printf("  messages            %10llu\n", static_cast<unsigned long long>(p.messages));
   std::printf("whole job\n");
   std::printf("  state on disk       %10.1f MiB\n", p.state_bytes / kMiB);
