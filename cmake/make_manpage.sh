@@ -44,6 +44,9 @@ ROFF
   "$bin" --help | literal
   printf '.fi\n'
   section "DEDUP OPTIONS" dedup
+  section "QUERY OPTIONS" query
+  section "MERGE OPTIONS" merge
+  section "PLAN OPTIONS" plan
   section "SYNTH OPTIONS" synth
   section "INFO OPTIONS" info
   section "VERIFY OPTIONS" verify
@@ -64,7 +67,7 @@ rejected records with file, line and reason
 .BR mpiexec (1),
 .BR sbatch (1),
 .BR h5dump (1);
-docs/ of the source tree: design.md, checkpoint-format.md, slurm.md, performance.md, library.md
+docs/ of the source tree: design.md, commands.md, checkpoint-format.md, slurm.md, performance.md, library.md
 ROFF
 } >"$out.tmp"
 mv "$out.tmp" "$out"

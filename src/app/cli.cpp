@@ -9,6 +9,9 @@
 #include "bloomshard/app/bench_filter.hpp"
 #include "bloomshard/app/dedup_job.hpp"
 #include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/merge_job.hpp"
+#include "bloomshard/app/plan_command.hpp"
+#include "bloomshard/app/query_job.hpp"
 #include "bloomshard/app/state_commands.hpp"
 #include "bloomshard/app/synth.hpp"
 #include "bloomshard/app/version.hpp"
@@ -21,6 +24,9 @@ constexpr std::string_view kUsage = R"(usage: bloomshard <command> [options]
 
 commands:
   dedup        remove records whose key was seen before (run under mpirun/srun)
+  query        which input records' keys a saved --state holds (read only; mpirun/srun)
+  merge        the union of compatible finished states into a new one (mpirun/srun)
+  plan         a dedup job's memory, disk, checkpoint and exchange costs before it runs
   synth        write a deterministic synthetic corpus with a known duplicate rate
   info         show what a --state dir's newest checkpoint holds
   verify       recompute every checksum of a --state dir's checkpoint
@@ -51,6 +57,9 @@ int run_cli(int argc, char** argv) {
   args.erase(args.begin());
   try {
     if (command == "dedup") return run_dedup(args);
+    if (command == "query") return run_query(args);
+    if (command == "merge") return run_merge(args);
+    if (command == "plan") return run_plan(args);
     if (command == "synth") return run_synth(args);
     if (command == "info") return run_info(args);
     if (command == "verify") return run_verify(args);

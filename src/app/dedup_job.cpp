@@ -19,7 +19,9 @@
 #include "bloomshard/app/input_manifest.hpp"
 #include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/output_guard.hpp"
+#include "bloomshard/app/plan_command.hpp"
 #include "bloomshard/app/progress.hpp"
+#include "bloomshard/app/rank_tasks.hpp"
 #include "bloomshard/app/resource_usage.hpp"
 #include "bloomshard/app/round_batch.hpp"
 #include "bloomshard/app/run_lease.hpp"
@@ -34,7 +36,6 @@
 #include "bloomshard/core/two_tier.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
 #include "bloomshard/io/errors.hpp"
-#include "bloomshard/io/file_assignment.hpp"
 #include "bloomshard/io/input_file.hpp"
 
 namespace bloomshard::app {
@@ -158,6 +159,14 @@ class DedupJob {
       return kExitUsage;
     }
     const core::SliceRange owned = core::slices_of_rank(world_.urank(), world_.usize(), slices);
+    if (world_.rank() == 0 && plan.kind != StartKind::kResume) {
+      std::uint64_t input_bytes = 0;
+      for (const io::InputFile& f : files) input_bytes += f.size;
+      std::cerr << "bloomshard dedup: "
+                << dedup_plan_line(config_, input_bytes, initial_capacity(files), world_.usize(),
+                                   slices)
+                << '\n';
+    }
 
     set_activity("loading the checkpoint");
     comm::heartbeat();
@@ -168,7 +177,8 @@ class DedupJob {
     if (plan.kind == StartKind::kResume) prepare_resumed_outputs(begun->manifest);
 
     std::uint64_t total_bytes = 0;
-    std::vector<FileTask> mine = my_tasks(begun->manifest, total_bytes);
+    std::vector<FileTask> mine =
+        tasks_of_rank(begun->manifest, world_.rank(), world_.size(), total_bytes);
     const bool checkpointing = !config_.state_dir.empty();
     InputFeed feed(config_, std::move(mine),
                    fs::path(config_.output_dir) / kRejectsDirName /
@@ -517,27 +527,6 @@ class DedupJob {
       }
     }
     world_.barrier();
-  }
-
-  // This rank's share of the unfinished inputs, balanced by size.
-  std::vector<FileTask> my_tasks(const RunManifest& m, std::uint64_t& total_bytes) const {
-    std::vector<std::size_t> open_inputs;
-    std::vector<std::uint64_t> weights;
-    total_bytes = 0;
-    for (std::size_t i = 0; i < m.inputs.size(); ++i) {
-      total_bytes += m.inputs[i].file.size;
-      if (m.inputs[i].done) continue;
-      open_inputs.push_back(i);
-      weights.push_back(m.inputs[i].file.size);
-    }
-    const std::vector<int> owners = io::assign_files_to_ranks(weights, world_.size());
-    std::vector<FileTask> tasks;
-    for (std::size_t j = 0; j < open_inputs.size(); ++j) {
-      if (owners[j] != world_.rank()) continue;
-      const InputProgress& p = m.inputs[open_inputs[j]];
-      tasks.push_back({p.file, open_inputs[j], p.cursor, p.output_length, p.prefix_digest});
-    }
-    return tasks;
   }
 
   // --- fencing. Collective: rank 0 takes the run's lock (waiting up to

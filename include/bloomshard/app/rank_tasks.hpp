@@ -1,0 +1,20 @@
+// Which unfinished inputs of a run one rank reads: the files are balanced
+// over the ranks by size (io::assign_files_to_ranks), the same split on
+// every rank without a message. Shared by `dedup` and `query`.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "bloomshard/app/input_feed.hpp"
+#include "bloomshard/app/run_manifest.hpp"
+
+namespace bloomshard::app {
+
+/// Rank `rank` of `ranks`'s share of the inputs of `m` that are not done,
+/// in list order, each starting at its saved cursor. `total_bytes` gets the
+/// on-disk size of all inputs (done ones too), for progress.
+[[nodiscard]] std::vector<FileTask> tasks_of_rank(const RunManifest& m, int rank, int ranks,
+                                                  std::uint64_t& total_bytes);
+
+}  // namespace bloomshard::app

@@ -1,0 +1,192 @@
+#include "bloomshard/app/plan_command.hpp"
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/json_writer.hpp"
+#include "bloomshard/core/sizing_plan.hpp"
+
+namespace bloomshard::app {
+namespace po = boost::program_options;
+namespace {
+
+constexpr double kMiB = 1048576.0;
+
+std::string plan_json(const core::SizingPlan& p) {
+  JsonWriter j;
+  j.begin_object();
+  j.begin_object("inputs");
+  j.value("records", p.in.records);
+  j.value("unique_fraction", p.in.unique_fraction);
+  j.value("key_bytes", p.in.key_bytes);
+  j.value("record_bytes", p.in.record_bytes);
+  j.value("ranks", static_cast<std::uint64_t>(p.in.ranks));
+  j.value("fpr", p.in.fpr);
+  j.value("capacity", p.in.capacity);
+  j.value("slices", static_cast<std::uint64_t>(p.in.slices));
+  j.value("batch_bytes", p.in.batch_bytes);
+  j.value("checkpoint_every", p.in.checkpoint_every);
+  j.value("records_per_second", p.in.records_per_second);
+  j.value("disk_bandwidth", p.in.disk_bandwidth);
+  j.value("batch_duplicate_fraction", p.in.batch_duplicate_fraction);
+  j.end_object();
+  j.begin_object("per_rank");
+  j.value("bloom_bytes", p.bloom_bytes);
+  j.value("tier2_disk_bytes", p.tier2_disk_bytes);
+  j.value("delta_bytes", p.delta_bytes);
+  j.value("round_buffer_bytes", p.round_buffer_bytes);
+  j.value("peak_rss_bytes", p.peak_rss_bytes);
+  j.end_object();
+  j.begin_object("per_checkpoint");
+  j.value("checkpoints", p.checkpoints);
+  j.value("bytes", p.checkpoint_bytes);
+  j.value("seconds", p.checkpoint_seconds);
+  j.end_object();
+  j.begin_object("per_round");
+  j.value("rounds", p.rounds);
+  j.value("keys", p.keys_per_round);
+  j.value("exchange_bytes", p.exchange_bytes);
+  j.value("messages", p.messages);
+  j.end_object();
+  j.value("unique_keys", p.unique_keys);
+  j.value("duplicates", p.duplicates);
+  j.value("layers", static_cast<std::uint64_t>(p.layers));
+  j.value("false_positives", p.false_positives);
+  j.value("tier2_lookups", p.tier2_lookups);
+  j.value("state_bytes", p.state_bytes);
+  j.value("seconds", p.seconds);
+  j.begin_object("recommended");
+  j.value("capacity", p.recommended_capacity);
+  j.value("slices", static_cast<std::uint64_t>(p.recommended_slices));
+  j.value("batch_bytes", p.recommended_batch_bytes);
+  j.end_object();
+  j.value("summary", core::plan_summary_line(p));
+  j.end_object();
+  return j.str() + '\n';
+}
+
+void print_table(const core::SizingPlan& p) {
+  std::printf("bloomshard plan: %llu records (%llu distinct keys, %llu duplicates) on %u ranks\n",
+              static_cast<unsigned long long>(p.in.records),
+              static_cast<unsigned long long>(p.unique_keys),
+              static_cast<unsigned long long>(p.duplicates), p.in.ranks);
+  std::printf("per rank\n");
+  std::printf("  Bloom bits          %10.1f MiB (%u layer(s))\n", p.bloom_bytes / kMiB, p.layers);
+  std::printf("  tier 2 on disk      %10.1f MiB\n", p.tier2_disk_bytes / kMiB);
+  std::printf("  delta in RAM        %10.1f MiB (largest, between checkpoints)\n",
+              p.delta_bytes / kMiB);
+  std::printf("  round buffers       %10.1f MiB\n", p.round_buffer_bytes / kMiB);
+  std::printf("  peak RSS            %10.1f MiB\n", p.peak_rss_bytes / kMiB);
+  std::printf("per checkpoint (whole job)\n");
+  std::printf("  checkpoints         %10llu\n", static_cast<unsigned long long>(p.checkpoints));
+  std::printf("  bytes               %10.1f MiB (largest)\n", p.checkpoint_bytes / kMiB);
+  std::printf("  seconds             %10.2f at %.2f GB/s\n", p.checkpoint_seconds,
+              p.in.disk_bandwidth / 1e9);
+  std::printf("per round (per rank)\n");
+  std::printf("  rounds              %10llu\n", static_cast<unsigned long long>(p.rounds));
+  std::printf("  keys                %10.0f\n", p.keys_per_round);
+  std::printf("  exchange bytes      %10.1f KiB (keys out, verdicts back)\n",
+              p.exchange_bytes / 1024.0);
+  std::printf("  messages            %10llu\n", static_cast<unsigned long long>(p.messages));
+  std::printf("whole job\n");
+  std::printf("  state on disk       %10.1f MiB\n", p.state_bytes / kMiB);
+  std::printf("  tier-2 lookups      %10.0f (%llu duplicates + %.0f false positives)\n",
+              p.tier2_lookups, static_cast<unsigned long long>(p.duplicates), p.false_positives);
+  std::printf("  seconds             %10.1f at %.0f records/s per rank\n", p.seconds,
+              p.in.records_per_second);
+  std::printf("recommended\n  --capacity %llu --slices %u --batch-bytes %llu\n",
+              static_cast<unsigned long long>(p.recommended_capacity), p.recommended_slices,
+              static_cast<unsigned long long>(p.recommended_batch_bytes));
+}
+
+}  // namespace
+
+std::string dedup_plan_line(const DedupConfig& c, std::uint64_t input_bytes, std::uint64_t capacity,
+                            std::uint32_t ranks, std::uint32_t slices) {
+  core::PlanInputs in;
+  in.records = std::max<std::uint64_t>(1, capacity);
+  // dedup knows no record or key size before reading: 64 B, as its
+  // capacity estimate assumes, or more when the inputs say so.
+  in.record_bytes =
+      std::max(64.0, static_cast<double>(input_bytes) / static_cast<double>(in.records));
+  in.key_bytes = 64.0;
+  in.ranks = ranks;
+  in.fpr = c.fpr;
+  in.capacity = capacity;
+  in.slices = slices;
+  in.batch_bytes = c.batch_bytes;
+  in.checkpoint_every = c.checkpoint_every;
+  in.max_delta_bytes = c.max_delta_bytes;
+  try {
+    const core::SizingPlan p = core::make_plan(in);
+    char cmd[256];
+    std::snprintf(cmd, sizeof cmd,
+                  " [bloomshard plan --records %llu --unique-fraction 1 --key-bytes %.0f "
+                  "--record-bytes %.0f --ranks %u for the table]",
+                  static_cast<unsigned long long>(in.records), in.key_bytes, in.record_bytes,
+                  ranks);
+    return core::plan_summary_line(p) + cmd;
+  } catch (const std::exception& e) {
+    return std::string("plan: not available (") + e.what() + ")";
+  }
+}
+
+int run_plan(const std::vector<std::string>& args) {
+  core::PlanInputs in;
+  double bandwidth_gb = in.disk_bandwidth / 1e9;
+  bool json = false;
+  po::options_description desc("plan options");
+  // clang-format off
+  desc.add_options()
+    ("help,h", "show this help")
+    ("records", po::value(&in.records)->required(), "input records of the job")
+    ("unique-fraction", po::value(&in.unique_fraction)->default_value(in.unique_fraction),
+     "distinct keys / records")
+    ("key-bytes", po::value(&in.key_bytes)->default_value(in.key_bytes), "mean key bytes")
+    ("record-bytes", po::value(&in.record_bytes)->default_value(in.record_bytes),
+     "mean record bytes (line and newline)")
+    ("ranks", po::value(&in.ranks)->required(), "MPI ranks of the job")
+    ("fpr", po::value(&in.fpr)->default_value(in.fpr), "dedup's --fpr")
+    ("capacity", po::value(&in.capacity)->default_value(0),
+     "dedup's --capacity (0: the recommended one)")
+    ("slices", po::value(&in.slices)->default_value(0), "dedup's --slices (0: the default)")
+    ("batch-bytes", po::value(&in.batch_bytes)->default_value(0),
+     "dedup's --batch-bytes (0: the recommended one)")
+    ("checkpoint-every", po::value(&in.checkpoint_every)->default_value(0),
+     "dedup's --checkpoint-every in seconds (0: one checkpoint at the end)")
+    ("disk-bandwidth", po::value(&bandwidth_gb)->default_value(bandwidth_gb),
+     "GB/s the file system gives the whole job for checkpoints")
+    ("records-per-second", po::value(&in.records_per_second)->default_value(in.records_per_second),
+     "records one rank reads and decides per second (measured: docs/commands.md)")
+    ("batch-duplicate-fraction",
+     po::value(&in.batch_duplicate_fraction)->default_value(in.batch_duplicate_fraction),
+     "share of duplicates whose first copy is in the same rank's round (never reach tier 2; "
+     "an earlier run's metrics give batch_duplicates / duplicates)")
+    ("json", po::bool_switch(&json), "print one JSON object");
+  // clang-format on
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: bloomshard plan --records N --ranks R [options]\n\n" << desc;
+      return kExitOk;
+    }
+    po::notify(vm);
+    in.disk_bandwidth = bandwidth_gb * 1e9;
+    const core::SizingPlan p = core::make_plan(in);
+    if (json) {
+      std::cout << plan_json(p);
+    } else {
+      print_table(p);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "bloomshard plan: " << e.what() << '\n';
+    return kExitUsage;
+  }
+  return kExitOk;
+}
+
+}  // namespace bloomshard::app

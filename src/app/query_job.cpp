@@ -1,0 +1,382 @@
+#include "bloomshard/app/query_job.hpp"
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "bloomshard/app/checkpointer.hpp"
+#include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/input_feed.hpp"
+#include "bloomshard/app/input_manifest.hpp"
+#include "bloomshard/app/json_writer.hpp"
+#include "bloomshard/app/output_guard.hpp"
+#include "bloomshard/app/query_options.hpp"
+#include "bloomshard/app/rank_tasks.hpp"
+#include "bloomshard/app/resource_usage.hpp"
+#include "bloomshard/app/round_batch.hpp"
+#include "bloomshard/app/run_state.hpp"
+#include "bloomshard/app/state_key_scheme.hpp"
+#include "bloomshard/comm/environment.hpp"
+#include "bloomshard/comm/router.hpp"
+#include "bloomshard/core/first_occurrence.hpp"
+#include "bloomshard/core/membership_query.hpp"
+#include "bloomshard/io/checkpoint_store.hpp"
+#include "bloomshard/io/errors.hpp"
+
+namespace bloomshard::app {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// What rank 0 found: the generations to try, the slice count, the inputs.
+struct QuerySetup {
+  std::vector<std::uint64_t> candidates;
+  std::uint32_t num_slices = 0;
+  std::vector<io::InputFile> inputs;
+};
+
+// Rank 0: reads the newest readable header, checks the given scheme flags
+// against it and prepares the output dir. First byte: exit code (0 = go),
+// then "slices g1 g2 ...\n" and the input list, or the error text. Nothing
+// in the state dir is created or written.
+std::string setup_on_rank0(const QueryConfig& q) {
+  const auto fail = [](int code, const std::string& why) {
+    return std::string(1, static_cast<char>(code)) + why;
+  };
+  try {
+    const fs::path state(q.state_dir);
+    if (!fs::is_directory(state)) return fail(kExitUsage, "no state dir '" + q.state_dir + "'");
+    const std::vector<std::uint64_t> candidates = io::resume_candidates(state);
+    std::optional<io::CheckpointSummary> summary;
+    std::string unreadable;
+    for (const std::uint64_t g : candidates) {
+      try {
+        summary = io::read_checkpoint_summary(io::generation_path(state, g));
+        break;
+      } catch (const std::exception& e) {
+        unreadable += std::string("\n  ") + e.what();
+      }
+    }
+    if (!summary) {
+      return fail(kExitFailure,
+                  "no checkpoint in '" + q.state_dir + "' can be read" +
+                      (candidates.empty() ? std::string(" (there is none)") : ":" + unreadable));
+    }
+    const StateScheme scheme = state_scheme_of(summary->header);
+    if (std::string conflict = key_scheme_conflict(scheme, q.scheme_flags); !conflict.empty()) {
+      return fail(kExitUsage, conflict + " (a query uses the state's key scheme)");
+    }
+    std::vector<fs::path> args(q.feed.inputs.begin(), q.feed.inputs.end());
+    const std::vector<io::InputFile> files = io::discover_inputs(args);
+    if (files.empty()) return fail(kExitUsage, "no input files found");
+    const OutputCheck check = prepare_output_dir(q.feed.output_dir, args, files, q.feed.overwrite);
+    if (!check.error.empty()) return fail(check.exit_code, check.error);
+    if (!summary->header.finished) {
+      std::cerr << "bloomshard query: note: the state holds an unfinished run; the answers are "
+                   "those of its generation "
+                << summary->header.generation << '\n';
+    }
+    std::string head = std::to_string(summary->header.params.num_slices);
+    for (const std::uint64_t g : candidates) head += ' ' + std::to_string(g);
+    return std::string(1, '\0') + head + '\n' + encode_inputs(files);
+  } catch (const std::exception& e) {
+    return fail(kExitFailure, e.what());
+  }
+}
+
+QuerySetup decode_setup(std::string_view text) {
+  QuerySetup s;
+  const std::size_t nl = text.find('\n');
+  std::istringstream head{std::string(text.substr(1, nl - 1))};
+  head >> s.num_slices;
+  std::uint64_t g = 0;
+  while (head >> g) s.candidates.push_back(g);
+  s.inputs = decode_inputs(text.substr(nl + 1));
+  return s;
+}
+
+// Job-wide figures of a query (sums over ranks).
+struct QueryTotals {
+  std::uint64_t records = 0;  ///< lines read, rejects included
+  std::uint64_t rejected = 0;
+  std::uint64_t hits = 0;    ///< records whose key the state holds
+  std::uint64_t misses = 0;  ///< records with a key it does not hold
+  std::uint64_t emitted = 0;
+  std::uint64_t output_bytes = 0;
+  std::uint64_t input_bytes = 0;
+  std::uint64_t skipped_inputs = 0;
+  core::QueryCounters keys;  ///< per key decided at an owner (batch repeats combined)
+  std::uint64_t rounds = 0;
+  std::uint64_t generation = 0;
+  double seconds = 0;
+  double load_seconds = 0;
+  std::uint64_t max_rss_anon_bytes = 0;
+};
+
+std::string totals_json(const QueryTotals& t, const QueryConfig& q) {
+  JsonWriter j;
+  j.begin_object();
+  j.value("command", "query");
+  j.value("state", q.state_dir);
+  j.value("generation", t.generation);
+  j.value("emit", q.emit == QueryEmit::kHits ? "hits" : "misses");
+  j.value("records", t.records);
+  j.value("rejected", t.rejected);
+  j.value("hits", t.hits);
+  j.value("misses", t.misses);
+  j.value("emitted", t.emitted);
+  j.value("output_bytes", t.output_bytes);
+  j.value("input_bytes", t.input_bytes);
+  j.value("skipped_inputs", t.skipped_inputs);
+  j.value("keys_queried", t.keys.queried);
+  j.value("tier1_absent", t.keys.tier1_absent);
+  j.value("tier1_maybe", t.keys.tier1_maybe);
+  j.value("tier2_lookups", t.keys.tier2_lookups);
+  j.value("key_hits", t.keys.hits);
+  j.value("false_positives", t.keys.false_positives);
+  j.value("rounds", t.rounds);
+  j.value("seconds", t.seconds);
+  j.value("load_seconds", t.load_seconds);
+  j.value("input_mb_per_second",
+          t.seconds > 0 ? static_cast<double>(t.input_bytes) / 1e6 / t.seconds : 0.0);
+  j.value("max_rss_anon_bytes", t.max_rss_anon_bytes);
+  j.end_object();
+  return j.str() + '\n';
+}
+
+class QueryJob {
+ public:
+  QueryJob(const comm::Communicator& world, QueryConfig config)
+      : world_(world), q_(std::move(config)) {}
+
+  int run() {
+    const Clock::time_point start = Clock::now();
+    const std::string setup = world_.broadcast(world_.rank() == 0 ? setup_on_rank0(q_) : "");
+    if (setup[0] != '\0') {
+      if (world_.rank() == 0) std::cerr << "bloomshard query: " << setup.substr(1) << '\n';
+      return setup[0];
+    }
+    const QuerySetup s = decode_setup(setup);
+    if (s.num_slices < world_.usize()) {
+      if (world_.rank() == 0) {
+        std::cerr << "bloomshard query: the state has " << s.num_slices << " slices for "
+                  << world_.size() << " ranks; every rank must own a slice (use fewer ranks)\n";
+      }
+      return kExitUsage;
+    }
+    const core::SliceRange owned =
+        core::slices_of_rank(world_.urank(), world_.usize(), s.num_slices);
+    std::optional<io::LoadedCheckpoint> loaded = load(s.candidates, owned);
+    if (!loaded) return kExitFailure;
+    QueryTotals totals;
+    totals.load_seconds = world_.allreduce_max(seconds_since(start));
+    totals.generation = loaded->summary.header.generation;
+    apply_state_scheme(state_scheme_of(loaded->summary.header), q_.feed);
+
+    RunManifest m;
+    for (const io::InputFile& f : s.inputs) m.inputs.push_back({f, {}, false, 0, {}, {}});
+    std::vector<FileTask> mine = tasks_of_rank(m, world_.rank(), world_.size(), totals.input_bytes);
+    InputFeed feed(
+        q_.feed, std::move(mine),
+        fs::path(q_.feed.output_dir) / kRejectsDirName / reject_file_name(world_.rank(), 0), false);
+    comm::KeyRouter router(world_, s.num_slices, {}, q_.feed.exchange);
+    const int failed = answer_all(feed, router, *loaded->set, totals);
+    feed.finish();
+    if (failed != kExitOk) return failed;
+    return report(feed, totals, seconds_since(start));
+  }
+
+ private:
+  // Collective: the newest generation that loads and verifies; older ones
+  // as fallback (each failure one line on rank 0).
+  std::optional<io::LoadedCheckpoint> load(const std::vector<std::uint64_t>& candidates,
+                                           core::SliceRange owned) {
+    for (const std::uint64_t g : candidates) {
+      const fs::path path = io::generation_path(q_.state_dir, g);
+      try {
+        return io::load_checkpoint(world_, path, owned);
+      } catch (const std::exception& e) {
+        if (world_.rank() == 0) {
+          std::cerr << "bloomshard query: warning: checkpoint generation " << g
+                    << " cannot be used: " << one_line(e.what()) << "; trying an older one\n";
+        }
+      }
+    }
+    if (world_.rank() == 0) {
+      std::cerr << "bloomshard query: no checkpoint generation in '" << q_.state_dir
+                << "' verifies (bloomshard verify --state DIR tells why)\n";
+    }
+    return std::nullopt;
+  }
+
+  // Collective: the rounds. Returns kExitOk, or the exit code of an input
+  // failure (agreed by every rank).
+  int answer_all(InputFeed& feed, comm::KeyRouter& router, const core::TwoTierSet& set,
+                 QueryTotals& totals) {
+    RoundBatch batch;
+    std::vector<core::Verdict> membership;
+    std::vector<core::Verdict> emit;
+    std::vector<std::uint8_t> hits;
+    std::vector<std::uint32_t> first_of;
+    core::FirstOccurrenceFinder firsts;
+    std::string input_error;
+    for (;;) {
+      if (!feed.exhausted()) {
+        try {
+          feed.fill(batch);
+        } catch (const io::InputError& e) {
+          input_error = e.what();
+          feed.abandon();
+        }
+      } else {
+        batch.clear();
+      }
+      const std::span<const core::KeyRef> keys = batch.keys();
+      membership.resize(keys.size());
+      // Owners answer "in the state" as kDuplicate, "not in it" as kNew.
+      router.route(keys,
+                   [&](std::span<const core::KeyRef> owned_keys, std::span<core::Verdict> out) {
+                     hits.resize(owned_keys.size());
+                     core::query_batch(set, owned_keys, hits, key_counters_);
+                     for (std::size_t i = 0; i < out.size(); ++i) {
+                       out[i] = hits[i] != 0 ? core::Verdict::kDuplicate : core::Verdict::kNew;
+                     }
+                   },
+                   membership, {.budget = q_.feed.max_exchange_bytes});
+      // route() marks later copies of a key in the batch as duplicates
+      // (its combining); a query gives them their first copy's answer.
+      firsts.find(keys, first_of);
+      emit.resize(keys.size());
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        const bool in_state = membership[first_of[i]] == core::Verdict::kDuplicate;
+        record_hits_ += in_state ? 1 : 0;
+        const bool wanted = in_state == (q_.emit == QueryEmit::kHits);
+        // InputFeed writes the records it calls kept.
+        emit[i] = wanted ? core::Verdict::kNew : core::Verdict::kDuplicate;
+      }
+      feed.write_kept(batch, emit);
+      ++totals.rounds;
+      peak_rss_anon_ = std::max(peak_rss_anon_, rss_anon_bytes());
+      const std::vector<std::uint64_t> g = world_.allreduce_sum(
+          std::vector<std::uint64_t>{feed.exhausted() ? 0U : 1U, input_error.empty() ? 0U : 1U,
+                                     feed.skip_pending() ? 1U : 0U});
+      if (g[1] != 0) {
+        if (!input_error.empty()) {
+          std::cerr << "bloomshard query: rank " << world_.rank()
+                    << ": input error: " << input_error << '\n';
+        }
+        world_.barrier();
+        return kExitFailure;
+      }
+      if (g[2] != 0) {
+        skipped_ += g[2];
+        const bool skip = skipped_ <= q_.feed.max_skipped_inputs;
+        feed.resolve_held_input(skip);
+        if (!skip) {
+          if (world_.rank() == 0) {
+            std::cerr << "bloomshard query: more broken inputs than --max-skipped-inputs "
+                      << q_.feed.max_skipped_inputs << '\n';
+          }
+          return kExitTooManyRejects;
+        }
+        if (world_.rank() == 0) {
+          std::cerr << "bloomshard query: warning: " << g[2]
+                    << " input(s) broke and were skipped from the damage on\n";
+        }
+        continue;
+      }
+      if (g[0] == 0) return kExitOk;
+    }
+  }
+
+  // Collective: sums the figures, prints the summary (rank 0), writes
+  // --metrics. Exit 3 over --max-reject-fraction.
+  int report(const InputFeed& feed, QueryTotals& t, double seconds) {
+    const FeedCounters& c = feed.counters();
+    const core::QueryCounters& k = key_counters_;
+    const std::vector<std::uint64_t> sums = world_.allreduce_sum(std::vector<std::uint64_t>{
+        c.records, c.rejected, record_hits_, c.kept, c.output_bytes, k.queried, k.tier1_absent,
+        k.tier1_maybe, k.tier2_lookups, k.hits, k.false_positives});
+    t.records = sums[0];
+    t.rejected = sums[1];
+    t.hits = sums[2];
+    t.misses = t.records - t.rejected - t.hits;
+    t.emitted = sums[3];
+    t.output_bytes = sums[4];
+    t.keys = {sums[5], sums[6], sums[7], sums[8], sums[9], sums[10]};
+    t.skipped_inputs = skipped_;
+    t.seconds = world_.allreduce_max(seconds);
+    t.max_rss_anon_bytes = world_.allreduce_max(peak_rss_anon_);
+    const double reject_fraction =
+        t.records ? static_cast<double>(t.rejected) / static_cast<double>(t.records) : 0.0;
+    if (world_.rank() != 0)
+      return reject_fraction > q_.feed.max_reject_fraction ? kExitTooManyRejects : kExitOk;
+    if (!q_.feed.metrics_path.empty()) {
+      std::ofstream out(q_.feed.metrics_path, std::ios::trunc);
+      out << totals_json(t, q_);
+      if (!out)
+        std::cerr << "bloomshard query: warning: cannot write " << q_.feed.metrics_path << '\n';
+    }
+    std::printf(
+        "bloomshard query: %llu records, %llu hits, %llu misses, %llu rejected; %llu %s written "
+        "to %s\n"
+        "  keys: %llu queried, %llu tier-1 maybes, %llu tier-2 lookups, %llu false positives\n"
+        "  state generation %llu, %.2f s (load %.2f s), %.1f MB/s of input\n",
+        static_cast<unsigned long long>(t.records), static_cast<unsigned long long>(t.hits),
+        static_cast<unsigned long long>(t.misses), static_cast<unsigned long long>(t.rejected),
+        static_cast<unsigned long long>(t.emitted), q_.emit == QueryEmit::kHits ? "hits" : "misses",
+        q_.feed.output_dir.c_str(), static_cast<unsigned long long>(t.keys.queried),
+        static_cast<unsigned long long>(t.keys.tier1_maybe),
+        static_cast<unsigned long long>(t.keys.tier2_lookups),
+        static_cast<unsigned long long>(t.keys.false_positives),
+        static_cast<unsigned long long>(t.generation), t.seconds, t.load_seconds,
+        t.seconds > 0 ? static_cast<double>(t.input_bytes) / 1e6 / t.seconds : 0.0);
+    std::fflush(stdout);
+    if (reject_fraction > q_.feed.max_reject_fraction) {
+      std::cerr << "bloomshard query: " << t.rejected << " of " << t.records
+                << " records rejected, more than --max-reject-fraction; see "
+                << (fs::path(q_.feed.output_dir) / kRejectsDirName).string() << '\n';
+      return kExitTooManyRejects;
+    }
+    return kExitOk;
+  }
+
+  comm::Communicator world_;
+  QueryConfig q_;
+  core::QueryCounters key_counters_;  // this rank as owner
+  std::uint64_t record_hits_ = 0;     // this rank's records found in the state
+  std::uint64_t skipped_ = 0;         // broken inputs skipped, all ranks
+  std::uint64_t peak_rss_anon_ = 0;
+};
+
+}  // namespace
+
+int run_query(const std::vector<std::string>& args) {
+  comm::Environment env;
+  comm::Communicator world;
+  ParsedQuery parsed = parse_query_options(args);
+  if (parsed.exit_code) {
+    if (world.rank() == 0) {
+      (*parsed.exit_code == kExitOk ? std::cout : std::cerr)
+          << (*parsed.exit_code == kExitOk ? "" : "bloomshard query: ") << parsed.message
+          << (parsed.message.ends_with('\n') ? "" : "\n");
+    }
+    return *parsed.exit_code;
+  }
+  try {
+    return QueryJob(world, std::move(parsed.config)).run();
+  } catch (const std::exception& e) {
+    std::cerr << "bloomshard query: rank " << world.rank() << " of " << world.size()
+              << ": error: " << e.what() << '\n'
+              << std::flush;
+    comm::abort_job(kExitFailure);
+  }
+}
+
+}  // namespace bloomshard::app

@@ -1,0 +1,129 @@
+// The sizing plan's arithmetic: distinct keys and duplicates, the
+// recommended flags, Bloom bytes equal to the filter's own geometry, the
+// false-positive integral against the closed form of a one-layer filter,
+// per-rank figures that shrink with ranks, the delta cap, and refusals.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "bloomshard/core/bloom_math.hpp"
+#include "bloomshard/core/scalable_bloom.hpp"
+#include "bloomshard/core/sizing_plan.hpp"
+#include "bloomshard/core/slice_map.hpp"
+
+namespace bloomshard::core {
+namespace {
+
+PlanInputs inputs() {
+  PlanInputs in;
+  in.records = 1'000'000;
+  in.unique_fraction = 0.7;
+  in.key_bytes = 40;
+  in.record_bytes = 200;
+  in.ranks = 4;
+  return in;
+}
+
+TEST(SizingPlan, KeysAndRecommendedFlags) {
+  const SizingPlan p = make_plan(inputs());
+  EXPECT_EQ(p.unique_keys, 700'000U);
+  EXPECT_EQ(p.duplicates, 300'000U);
+  EXPECT_EQ(p.recommended_capacity, 770'000U);  // 10% headroom
+  EXPECT_EQ(p.recommended_slices, default_num_slices(4, 770'000));
+  EXPECT_EQ(p.recommended_batch_bytes, 8U << 20);
+  EXPECT_EQ(p.layers, 1U);
+  EXPECT_EQ(p.messages, 9U);  // 3 collectives x (R - 1)
+}
+
+TEST(SizingPlan, BloomBytesAreTheFiltersGeometry) {
+  const SizingPlan p = make_plan(inputs());
+  ScalableBloomParams params;
+  params.initial_capacity = p.in.capacity;
+  params.fpr_target = p.in.fpr;
+  params.num_slices = p.in.slices;
+  const BloomLayerGeometry g = layer_geometry(params, 0);
+  EXPECT_DOUBLE_EQ(p.bloom_bytes * 4, static_cast<double>(g.blocks_per_slice) * 64 * p.in.slices);
+}
+
+TEST(SizingPlan, FalsePositivesIntegrateTheFillOfOneLayer) {
+  PlanInputs in = inputs();
+  in.fpr = 0.2;  // loose: many false positives, a stable integral
+  in.slices = 64;
+  const SizingPlan p = make_plan(in);
+  ScalableBloomParams params;
+  params.initial_capacity = p.in.capacity;
+  params.fpr_target = in.fpr;
+  params.num_slices = 64;
+  const BloomLayerGeometry g = layer_geometry(params, 0);
+  const double bits = static_cast<double>(g.blocks_per_slice) * 512 * 64;
+  double want = 0;  // a finer midpoint sum of the same model
+  const int steps = 4096;
+  for (int s = 0; s < steps; ++s) {
+    want += 700'000.0 / steps * blocked_fpr(bits / ((s + 0.5) * 700'000.0 / steps), g.k);
+  }
+  EXPECT_NEAR(p.false_positives, want, want * 0.01);
+  EXPECT_DOUBLE_EQ(p.tier2_lookups, 300'000 + p.false_positives);
+}
+
+TEST(SizingPlan, UnderSizedCapacityOpensLayers) {
+  PlanInputs in = inputs();
+  in.capacity = 100'000;
+  const SizingPlan p = make_plan(in);
+  EXPECT_GE(p.layers, 3U);  // 100k + 200k + 400k >= 700k
+  const SizingPlan sized = make_plan(inputs());
+  EXPECT_GT(p.bloom_bytes, 0.0);
+  EXPECT_LT(std::abs(p.bloom_bytes - sized.bloom_bytes) / sized.bloom_bytes, 2.0);
+}
+
+TEST(SizingPlan, PerRankFiguresShrinkWithRanks) {
+  PlanInputs in = inputs();
+  in.ranks = 1;
+  const SizingPlan one = make_plan(in);
+  in.ranks = 8;
+  in.slices = one.in.slices;
+  const SizingPlan eight = make_plan(in);
+  EXPECT_NEAR(eight.tier2_disk_bytes * 8, one.tier2_disk_bytes, 1.0);
+  EXPECT_LT(eight.delta_bytes, one.delta_bytes);
+  EXPECT_LT(eight.peak_rss_bytes, one.peak_rss_bytes);
+  EXPECT_DOUBLE_EQ(eight.state_bytes, one.state_bytes);
+}
+
+TEST(SizingPlan, CheckpointIntervalAndDeltaCapBoundTheDelta) {
+  PlanInputs in = inputs();
+  in.ranks = 1;
+  in.records = 100'000'000;
+  const SizingPlan capped = make_plan(in);
+  EXPECT_LE(capped.delta_bytes, static_cast<double>(in.max_delta_bytes) + 65536);
+  EXPECT_GT(capped.checkpoints, 1U);
+  in.checkpoint_every = 1;  // 0.8M records/s -> 560k keys per interval
+  const SizingPlan timed = make_plan(in);
+  EXPECT_NEAR(timed.delta_bytes, 560'000.0 * (kDeltaBytesPerKey + 40) + 65536, 1.0);
+  EXPECT_GE(timed.checkpoints, 125U);  // 125 s of reading
+}
+
+TEST(SizingPlan, RefusesBadInputs) {
+  PlanInputs in = inputs();
+  in.records = 0;
+  EXPECT_THROW((void)make_plan(in), std::invalid_argument);
+  in = inputs();
+  in.unique_fraction = 1.5;
+  EXPECT_THROW((void)make_plan(in), std::invalid_argument);
+  in = inputs();
+  in.slices = 2;  // fewer than ranks
+  EXPECT_THROW((void)make_plan(in), std::invalid_argument);
+  in = inputs();
+  in.fpr = 0.9;
+  EXPECT_THROW((void)make_plan(in), std::invalid_argument);
+}
+
+TEST(SizingPlan, SummaryLineNamesTheFigures) {
+  const std::string line = plan_summary_line(make_plan(inputs()));
+  EXPECT_NE(line.find("plan: 4 ranks, 1.0M records (700.0k distinct)"), std::string::npos) << line;
+  EXPECT_NE(line.find("peak RSS"), std::string::npos);
+  EXPECT_NE(line.find("tier-2 lookups"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace bloomshard::core
