@@ -76,13 +76,15 @@ std::string state_scheme_difference(const StateScheme& a, const StateScheme& b) 
   if (a.bloom_layout != b.bloom_layout) {
     return differs("Bloom layout", a.bloom_layout, b.bloom_layout);
   }
+  // The key scheme first: it names the item (digest, text rule, fields);
+  // the normalization text only differs after it in its Unicode version.
+  if (std::string d = core::key_scheme_difference(a.key, b.key); !d.empty()) return d;
   if (a.normalization != b.normalization) {
     return differs("normalization", a.normalization, b.normalization);
   }
   if (a.key_encoding != b.key_encoding) {
     return differs("key encoding", a.key_encoding, b.key_encoding);
   }
-  if (std::string d = core::key_scheme_difference(a.key, b.key); !d.empty()) return d;
   return {};
 }
 
