@@ -91,6 +91,11 @@ class IndexReader {
       fail(std::string("missing dataset ") + ckpt::kManifestJson);
     Hid d = open_dataset(file_, ckpt::kManifestJson);
     const std::string where = std::string(ckpt::kManifestJson) + "/";
+    // One string: H5Dread below writes every element into a one-string buffer.
+    if (const std::vector<std::uint64_t> dims = dataset_dims(d.get());
+        std::any_of(dims.begin(), dims.end(), [](std::uint64_t n) { return n != 1; })) {
+      fail(std::string(ckpt::kManifestJson) + " does not hold exactly one string");
+    }
     Hid type = datatype_hid(H5Dget_type(d.get()), "H5Dget_type");
     if (H5Tget_class(type.get()) != H5T_STRING ||
         check_h5(H5Tis_variable_str(type.get()), "H5Tis_variable_str") > 0) {
@@ -175,7 +180,13 @@ class IndexReader {
       if (bps == 0 || bps > (std::uint64_t{1} << 40) / p) {
         fail(name + " blocks_per_slice " + std::to_string(bps) + " out of range");
       }
-      (void)dataset(name, {p * bps * core::kBlockWords});
+      Hid words = dataset(name, {p * bps * core::kBlockWords});
+      // The words must be stored in the file, not only declared: a reader
+      // sizes its Bloom layers by them.
+      if (H5Dget_storage_size(words.get()) != p * bps * core::kBlockWords * 8) {
+        fail(name + " holds " + std::to_string(H5Dget_storage_size(words.get())) +
+             " bytes, its shape needs " + std::to_string(p * bps * core::kBlockWords * 8));
+      }
       s.layers.push_back(info);
     }
     (void)dataset(ckpt::kBloomChecksums, {num_layers, p});
@@ -215,7 +226,13 @@ class IndexReader {
     const auto column = [&](const char* name) {
       if (!has_link(file_, name)) fail(std::string("missing dataset ") + name);
       Hid d = open_dataset(file_, name);
-      if (dataset_dims(d.get()).size() != 1) fail(std::string(name) + " is not 1-D");
+      const std::vector<std::uint64_t> dims = dataset_dims(d.get());
+      if (dims.size() != 1) fail(std::string(name) + " is not 1-D");
+      // Bounded before the read sizes a vector by it.
+      if (dims[0] > kMaxRunsPerGeneration) {
+        fail(std::string(name) + " lists " + std::to_string(dims[0]) + " runs (more than " +
+             std::to_string(kMaxRunsPerGeneration) + ")");
+      }
       return read_all_u64(d.get(), dxpl_);
     };
     const std::vector<std::uint64_t> ids = column(ckpt::kRunIds);
@@ -601,12 +618,13 @@ LoadedCheckpoint load_checkpoint(const comm::Communicator& comm, const std::file
                             std::to_string(owned.last) + ") outside the file's " +
                             std::to_string(h.params.num_slices) + " slices");
     }
-    out.set = std::make_unique<core::TwoTierSet>(h.params, owned);
-    core::ScalableBloom& bloom = out.set->bloom();
-    bloom.set_auto_grow(false);
-    while (bloom.num_layers() < idx.summary.layers.size()) bloom.add_layer();
+    // Each stored layer's geometry against what this build computes from the
+    // stored parameters, BEFORE anything is allocated by them: a damaged
+    // capacity or FPR would otherwise size the Bloom layers (found by
+    // fuzz_checkpoint_loader: 10 GB for a 22 KB file).
     for (std::size_t l = 0; l < idx.summary.layers.size(); ++l) {
-      const core::BloomLayerGeometry& mine = bloom.layer_geometry(l);
+      const core::BloomLayerGeometry mine =
+          core::layer_geometry(h.params, static_cast<std::uint32_t>(l));
       const core::BloomLayerGeometry& stored = idx.summary.layers[l].geometry;
       if (mine.capacity != stored.capacity || mine.k != stored.k ||
           mine.blocks_per_slice != stored.blocks_per_slice) {
@@ -617,6 +635,12 @@ LoadedCheckpoint load_checkpoint(const comm::Communicator& comm, const std::file
                               std::to_string(mine.capacity) + ", " + std::to_string(mine.k) + ", " +
                               std::to_string(mine.blocks_per_slice) + ")");
       }
+    }
+    out.set = std::make_unique<core::TwoTierSet>(h.params, owned);
+    core::ScalableBloom& bloom = out.set->bloom();
+    bloom.set_auto_grow(false);
+    while (bloom.num_layers() < idx.summary.layers.size()) bloom.add_layer();
+    for (std::size_t l = 0; l < idx.summary.layers.size(); ++l) {
       bloom.set_layer_inserted(
           l, share_of(idx.summary.layers[l].inserted, owned, h.params.num_slices));
     }

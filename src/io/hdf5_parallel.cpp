@@ -317,7 +317,8 @@ void write_columns_2d(hid_t dset, hid_t dxpl, hid_t mem_type, std::uint64_t rows
 
 std::vector<std::uint64_t> read_all_u64(hid_t dset, hid_t dxpl) {
   const std::vector<std::uint64_t> dims = dataset_dims(dset);
-  if (dims.size() != 1) throw std::invalid_argument("read_all_u64: dataset is not 1-D");
+  // Hdf5Error, not a logic error: the shape comes from the file.
+  if (dims.size() != 1) throw Hdf5Error("read_all_u64", "dataset is not 1-D");
   std::vector<std::uint64_t> out(static_cast<std::size_t>(dims[0]));
   if (out.empty()) return out;
   check_h5(H5Dread(dset, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, dxpl, out.data()), "H5Dread");
@@ -367,8 +368,25 @@ bool has_attr(hid_t obj, const char* name) {
   return check_h5(H5Aexists(obj, name), "H5Aexists") > 0;
 }
 
+namespace {
+
+// H5Aread writes every element of an attribute: one read into a single value
+// (or one string) is safe only for an attribute holding exactly one, which a
+// damaged or hostile file need not have (found by fuzz_checkpoint_loader).
+void require_one_value(hid_t attr, const char* name) {
+  Hid space = dataspace_hid(H5Aget_space(attr), "H5Aget_space");
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  if (n != 1) {
+    throw Hdf5Error("H5Aread", std::string("attribute ") + name + " holds " + std::to_string(n) +
+                                   " values, expected one");
+  }
+}
+
+}  // namespace
+
 std::uint64_t read_attr_u64(hid_t obj, const char* name) {
   Hid attr = attribute_hid(H5Aopen(obj, name, H5P_DEFAULT), "H5Aopen");
+  require_one_value(attr.get(), name);
   std::uint64_t value = 0;
   check_h5(H5Aread(attr.get(), H5T_NATIVE_UINT64, &value), "H5Aread");
   return value;
@@ -376,6 +394,7 @@ std::uint64_t read_attr_u64(hid_t obj, const char* name) {
 
 double read_attr_f64(hid_t obj, const char* name) {
   Hid attr = attribute_hid(H5Aopen(obj, name, H5P_DEFAULT), "H5Aopen");
+  require_one_value(attr.get(), name);
   double value = 0;
   check_h5(H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value), "H5Aread");
   return value;
@@ -383,6 +402,7 @@ double read_attr_f64(hid_t obj, const char* name) {
 
 std::string read_attr_string(hid_t obj, const char* name) {
   Hid attr = attribute_hid(H5Aopen(obj, name, H5P_DEFAULT), "H5Aopen");
+  require_one_value(attr.get(), name);
   Hid type = datatype_hid(H5Aget_type(attr.get()), "H5Aget_type");
   if (H5Tget_class(type.get()) != H5T_STRING) {
     throw Hdf5Error("read_attr_string", std::string("attribute ") + name + " is not a string");

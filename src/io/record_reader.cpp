@@ -113,10 +113,11 @@ bool RecordReader::next(Record& out) {
       if (out.too_long) {
         long_prefix_.assign(base + begin_, std::min(len, kTooLongPrefixBytes));
         out.line = long_prefix_;
+        mix_too_long(len, out.terminator);
       } else {
         out.line = std::string_view(base + begin_, len);
+        mix(base + begin_, nl_pos + 1 - begin_, 0);
       }
-      mix(base + begin_, nl_pos + 1 - begin_, 0);
       offset_ += nl_pos + 1 - begin_;
       begin_ = scan_ = nl_pos + 1;
       out.line_number = ++records_;
@@ -134,10 +135,11 @@ bool RecordReader::next(Record& out) {
       if (out.too_long) {
         long_prefix_.assign(base + begin_, std::min(pending, kTooLongPrefixBytes));
         out.line = long_prefix_;
+        mix_too_long(pending, out.terminator);
       } else {
         out.line = std::string_view(base + begin_, pending);
+        mix(base + begin_, pending, 0);
       }
-      mix(base + begin_, pending, 0);
       offset_ += pending;
       begin_ = scan_ = end_;
       out.line_number = ++records_;
@@ -151,11 +153,29 @@ bool RecordReader::next(Record& out) {
   }
 }
 
+// A too-long line enters the digest as its first kTooLongPrefixBytes bytes
+// (long_prefix_), its length and its terminator, never as its full bytes:
+// skip_long_line does not have them, and the digest must not depend on
+// which of the two paths (whole line buffered, or skipped) a line took,
+// since that depends on where the buffer's refills happened to fall.
+void RecordReader::mix_too_long(std::uint64_t length, std::string_view terminator) noexcept {
+  mix(long_prefix_.data(), long_prefix_.size(), length * 4 + terminator.size() + 1);
+}
+
 // Called with at least max_line_bytes + 2 bytes of one line buffered and no
-// '\n' among them: keeps a prefix, then discards blocks until the newline.
+// '\n' among them: discards blocks until the newline, keeping the line's
+// first kTooLongPrefixBytes bytes. The prefix is collected across refills:
+// how much of the line was buffered on entry (at least max_line_bytes + 2
+// bytes, often less than the prefix) depends on the buffer's history (its
+// size, earlier files, a resume), and the prefix goes to the reject file and
+// into the prefix digest, which must be the same on every read.
 bool RecordReader::skip_long_line(Record& out) {
   const char* base = buf_.get();
   long_prefix_.assign(base + begin_, std::min(end_ - begin_, kTooLongPrefixBytes));
+  const auto keep = [this](const char* bytes, std::size_t n) {
+    if (long_prefix_.size() >= kTooLongPrefixBytes) return;
+    long_prefix_.append(bytes, std::min(n, kTooLongPrefixBytes - long_prefix_.size()));
+  };
   std::uint64_t length = end_ - begin_;
   bool last_was_cr = base[end_ - 1] == '\r';
   offset_ += end_ - begin_;
@@ -166,6 +186,7 @@ bool RecordReader::skip_long_line(Record& out) {
     base = buf_.get();
     const void* nl = std::memchr(base, '\n', end_);
     if (nl == nullptr) {
+      keep(base, end_);
       length += end_;
       offset_ += end_;
       last_was_cr = base[end_ - 1] == '\r';
@@ -173,6 +194,7 @@ bool RecordReader::skip_long_line(Record& out) {
       continue;
     }
     const auto nl_pos = static_cast<std::size_t>(static_cast<const char*>(nl) - base);
+    keep(base, nl_pos);
     const bool cr = nl_pos > 0 ? base[nl_pos - 1] == '\r' : last_was_cr;
     length += nl_pos;
     out.terminator = kLf;
@@ -184,11 +206,12 @@ bool RecordReader::skip_long_line(Record& out) {
     begin_ = scan_ = nl_pos + 1;
     break;
   }
+  // A line shorter than the prefix may have taken the '\r' of its "\r\n".
+  if (long_prefix_.size() > length) long_prefix_.resize(static_cast<std::size_t>(length));
   out.line = long_prefix_;
   out.line_bytes = length;
   out.too_long = true;
-  // Not buffered whole: its prefix, length and terminator stand for it.
-  mix(long_prefix_.data(), long_prefix_.size(), length * 4 + out.terminator.size() + 1);
+  mix_too_long(length, out.terminator);
   out.line_number = ++records_;
   out.end_offset = offset_;
   return true;

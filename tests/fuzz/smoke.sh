@@ -10,7 +10,8 @@ secs=${2:-30}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-fuzz-smoke.XXXXXX")
 status=0
-for target in fuzz_key_extractor fuzz_record_reader fuzz_reject_writer fuzz_run_manifest; do
+for target in fuzz_key_extractor fuzz_record_reader fuzz_reject_writer fuzz_run_manifest \
+  fuzz_checkpoint_loader; do
   mkdir -p "$work/$target"
   log=$work/$target.log
   if (cd "$work" && "$bin_dir/$target" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 \

@@ -111,7 +111,9 @@ void read_columns_2d(hid_t dset, hid_t dxpl, hid_t mem_type, std::uint64_t rows,
 void write_columns_2d(hid_t dset, hid_t dxpl, hid_t mem_type, std::uint64_t rows,
                       std::uint64_t col_begin, std::uint64_t col_end, const void* data,
                       std::size_t elem_size, IoModeTracker* tracker = nullptr);
-/// Independent (any dxpl) read of a whole 1-D dataset into a vector of uint64.
+/// Independent (any dxpl) read of a whole 1-D dataset into a vector of uint64;
+/// Hdf5Error if it is not 1-D. The caller bounds its length first (it sizes
+/// the vector).
 [[nodiscard]] std::vector<std::uint64_t> read_all_u64(hid_t dset, hid_t dxpl);
 
 /// Attributes: scalar numbers and fixed-length UTF-8 strings. Writing is
@@ -123,7 +125,9 @@ void write_attr_f64(hid_t obj, const char* name, double value);
 void write_attr_string(hid_t obj, const char* name, const std::string& value);
 [[nodiscard]] bool has_attr(hid_t obj, const char* name);
 /// Reads a numeric attribute converting to the requested type (HDF5 converts
-/// between integer widths; an out-of-range value fails).
+/// between integer widths; an out-of-range value fails). Every read_attr_*
+/// throws Hdf5Error unless the attribute holds exactly one value (a scalar or
+/// a one-element array): the file is untrusted.
 [[nodiscard]] std::uint64_t read_attr_u64(hid_t obj, const char* name);
 [[nodiscard]] double read_attr_f64(hid_t obj, const char* name);
 /// Reads a fixed- or variable-length string attribute.

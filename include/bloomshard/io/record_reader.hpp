@@ -95,6 +95,7 @@ class RecordReader {
  private:
   bool refill();
   bool skip_long_line(Record& out);
+  void mix_too_long(std::uint64_t length, std::string_view terminator) noexcept;
   void mix(const char* bytes, std::size_t n, std::uint64_t extra) noexcept;
   [[noreturn]] void rethrow_with_location(const InputError& e) const;
 
