@@ -48,4 +48,4 @@ done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 mV=$(median "${V[@]}") mC=$(median "${C[@]}") mL=$(median "${L[@]}")
 echo "generation $G: ${#FILES[@]} files, $((BYTES >> 20)) MiB; median cold load $mV s, cold cat $mC s, ratio $(echo "scale=2; $mV / $mC" | bc)"
-echo "launch alone (mpiexec -n $RANKS bloomshard --version) $mL s; load without it $(echo "scale=3; $mV - $mL" | bc) s, ratio $(echo "scale=2; ($mV - $mL) / $mC" | bc)"
+echo "launch alone (mpiexec -n $RANKS $(basename "$LAUNCH_PROBE") running no test) $mL s; load without it $(echo "scale=3; $mV - $mL" | bc) s, ratio $(echo "scale=2; ($mV - $mL) / $mC" | bc)"
