@@ -1,8 +1,8 @@
 // A sorted run of one slice: lookup by a search on the fingerprint that
 // starts where a uniform fingerprint is expected (fingerprints are 64-bit
-// hash values, independent of the slice), then a byte compare among equal fingerprints (64-bit
-// collisions of different keys are legal), and the invariant check readers apply to untrusted
-// (mapped) runs.
+// hash values, independent of the slice), then a byte compare among equal
+// fingerprints (64-bit collisions of different keys are legal), and the
+// invariant check readers apply to untrusted (mapped) runs.
 #include "bloomshard/core/sorted_run.hpp"
 
 #include <algorithm>
