@@ -4,7 +4,7 @@
 #   bash setup.sh test     build if needed, then run the whole test suite (ctest)
 # Steps can be run alone: deps | build | demo | test | asan | fuzz.
 #   asan   ASan + UBSan build (build/asan), unit tests and e2e at 1-3 ranks
-#   fuzz   libFuzzer targets (build/fuzz, clang), FUZZ_SECONDS (30) each from the seeds
+#   fuzz   libFuzzer targets (build/fuzz, clang), FUZZ_SECONDS (20) each from the seeds
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -92,7 +92,7 @@ asan() {
 fuzz() {
   cmake --preset fuzz >/dev/null
   cmake --build --preset fuzz
-  bash tests/fuzz/smoke.sh build/fuzz/bin "${FUZZ_SECONDS:-30}"
+  bash tests/fuzz/smoke.sh build/fuzz/bin "${FUZZ_SECONDS:-20}"
 }
 
 case "${1:-all}" in
