@@ -2,7 +2,9 @@
 # Flat checkpoint cost (issue 10), a benchmark, not a test: a build-up of
 # KEYS keys in CHECKPOINTS equal deltas at R ranks (ckpt_bench buildup: each
 # delta decided into the set, then a checkpoint and a re-base, as the dedup
-# job does), one line per checkpoint; then the ratios the issue asks about
+# job does; the last one ends the segment like the job's last checkpoint:
+# cap-only compaction, no re-base), one line per checkpoint; then the ratios
+# the issue asks about, the compacting checkpoints (the worst case)
 # and a PNG of seconds vs history size (compacting checkpoints marked).
 # usage: tests/bench/flat_cost.sh BUILD_DIR [keys 100000000] [checkpoints 20]
 #          [ranks 2] [work dir] [png docs/checkpoint-buildup.png]
@@ -30,6 +32,10 @@ print(f"first checkpoint {first:.3f} s, last {last:.3f} s: last/first {last / fi
 if len(plain) > 1:
     print(f"checkpoints that absorb no run: first {plain[0][2]:.3f} s, last {plain[-1][2]:.3f} s,"
           f" last/first {plain[-1][2] / plain[0][2]:.2f}, median {statistics.median(x[2] for x in plain):.3f} s")
+for x in g:
+    if x[5] > 0:
+        print(f"  compacting g{x[0]}: {x[2]:.3f} s, {x[3] / 1e9:.2f} GB written, absorbed {x[5]} runs,"
+              f" {x[4]} runs after")
 total = sum(x[2] for x in g)
 print(f"all {len(g)} checkpoints: {total:.1f} s, {total / len(g):.3f} s each on average"
       f" ({total / len(g) / first:.2f}x the first); bytes written {sum(x[3] for x in g) / 1e9:.2f} GB;"

@@ -7,8 +7,10 @@
 //   mpiexec -n R ckpt_bench load <file>     (load only, e.g. after dropping caches)
 //   mpiexec -n R ckpt_bench buildup <keys> <state_dir> <checkpoints>
 //     (a job's history: equal deltas of keys/checkpoints new keys, a
-//     checkpoint and a re-base after each, as the dedup job does; one line
-//     per checkpoint: history keys, seconds, bytes, runs, absorbed runs)
+//     checkpoint and a re-base after each, as the dedup job does, whose
+//     last checkpoint ends the segment: it defers the compaction cascade
+//     and is not re-based; one line per checkpoint: history keys, seconds,
+//     bytes, runs, absorbed runs)
 // BLOOMSHARD_CHECKPOINT_IO=auto|direct|mpiio picks the write's data path.
 #include <algorithm>
 #include <chrono>
@@ -73,12 +75,15 @@ int buildup(const comm::Communicator& world, int argc, char** argv) {
     }
     h.generation = g;
     if (world.rank() == 0) (void)io::wait_for_background_prune();  // the job's rounds hide it
+    const bool segment_ends = g == checkpoints;
+    io::CheckpointWriteOptions options;
+    options.compaction.cap_only = segment_ends;
     io::CheckpointWriteStats stats;
     world.barrier();
     const auto t0 = std::chrono::steady_clock::now();
     const std::filesystem::path path =
-        io::write_checkpoint(world, dir, h, layer_infos(world, set), set, {}, &stats);
-    io::rebase_on_checkpoint(world, path, set);
+        io::write_checkpoint(world, dir, h, layer_infos(world, set), set, options, &stats);
+    if (!segment_ends) io::rebase_on_checkpoint(world, path, set);
     const double secs = world.allreduce_max(seconds_since(t0));
     const std::uint64_t bytes = world.allreduce_sum(stats.bytes_written);
     if (world.rank() == 0) {
