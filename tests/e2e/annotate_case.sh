@@ -16,7 +16,8 @@
 #                still exactly once and aligned
 #        refuse  an unfinished annotate run (SIGUSR1, exit 75) refuses a resume
 #                with --mode filter or another --annotate-format (exit 2,
-#                naming the options), then finishes with its own
+#                naming the options), then finishes with its own; a filter run
+#                killed before its first checkpoint refuses an annotate restart
 # Set KEEP_TMP=1 to keep the temp dir.
 set -euo pipefail
 CASE="" RANKS=1 BIN="" ODIR="" MPIEXEC=mpiexec NP_FLAG=-n PY=python3
@@ -236,6 +237,27 @@ PY
       { cat "$TMP/b.log" >&2; fail "the resume with the run's own mode failed"; }
     "$PY" "$ORACLE" --input "$IN" --output "$TMP/out" --format dolma --key-field id ||
       fail "oracle rejected the resumed run's attribute files"
+    # Killed before its first checkpoint (only RUN.json): the restart in
+    # another mode is another run, refused through the run identity.
+    ARGS2=(--input "$IN" --output "$TMP/out2" --state "$TMP/s2" --key-field id --batch-bytes 4096
+      --max-reject-fraction 1)
+    "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" dedup "${ARGS2[@]}" >"$TMP/c.log" 2>&1 &
+    job=$!
+    for ((i = 0; i < 2000; i++)); do
+      [[ -e $TMP/s2/RUN.json ]] && break
+      sleep 0.002
+    done
+    mapfile -t ranks < <(pgrep -P "$job" || true)
+    kill -KILL "${ranks[@]}" "$job" 2>/dev/null || true
+    wait "$job" 2>/dev/null || true
+    for pid in "${ranks[@]}"; do # no rank may outlive its launcher (platform notes)
+      for ((i = 0; i < 250; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.02; done
+    done
+    [[ -e $TMP/s2/RUN.json && ! -e $TMP/s2/LATEST ]] || fail "no RUN.json-only state to test"
+    rc=0
+    out=$(mpi "$RANKS" dedup "${ARGS2[@]}" --mode annotate 2>&1) || rc=$?
+    ((rc == 2)) && [[ $out == *"belongs to another run"* ]] ||
+      fail "an annotate restart of a filter run killed before its first checkpoint: exit $rc: $out"
     echo "[annotate refuse] a resume with another mode or format is refused; its own finishes"
     ;;
   *) fail "unknown case" ;;
