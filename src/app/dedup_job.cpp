@@ -444,6 +444,7 @@ class DedupJob {
     Start s;
     s.manifest.run_id = plan.run_id;
     s.manifest.output_dir = fs::absolute(config_.output_dir).lexically_normal().string();
+    s.manifest.mode = run_mode_label(config_.annotate);  // pinned for resume (run_state.cpp)
     for (const auto& f : files) s.manifest.inputs.push_back({f, {}, false, 0, {}, {}});
     if (plan.kind == StartKind::kFresh) {
       core::ScalableBloomParams params;

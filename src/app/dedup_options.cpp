@@ -28,6 +28,8 @@ struct RawOptions {
   std::uint64_t capacity = 0;
   std::string fencing = "auto";
   std::string on_input_error = "skip";
+  std::string mode = "filter";
+  std::string annotate_format = "bloomshard";
 };
 
 po::options_description describe(DedupConfig& c, RawOptions& raw) {
@@ -39,6 +41,14 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
      "input files or directories (walked recursively; names starting with '_' or '.' are "
      "skipped); repeatable")
     ("output", po::value(&c.output_dir), "output directory; mirrors the inputs' relative paths")
+    ("mode", po::value(&raw.mode)->default_value(raw.mode),
+     "filter (write the kept records) | annotate (write per input an attribute file at the "
+     "mirrored path, same compression: one JSON line per input line, rejects included; "
+     "docs/commands.md)")
+    ("annotate-format", po::value(&raw.annotate_format)->default_value(raw.annotate_format),
+     "with --mode annotate: bloomshard ({\"key\", \"duplicate\", \"reject\"}) | dolma "
+     "({\"id\", \"attributes\": {\"bloomshard_duplicate\": [[0, chars, 1.0]] or []}}, "
+     "for `dolma mix`)")
     ("key-field", po::value(&raw.key_fields)->composing(),
      "JSONL key field, dotted path for nested fields (default id; plain-line files use the "
      "whole line); repeatable: the key is the tuple of the fields, length-prefixed "
@@ -290,6 +300,15 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
       throw std::invalid_argument("--on-input-error must be fail or skip, not '" +
                                   raw.on_input_error + "'");
     }
+    const auto mode = parse_run_mode(raw.mode);
+    const auto annotate_format = parse_annotate_format(raw.annotate_format);
+    if (!mode)
+      throw std::invalid_argument("--mode must be filter or annotate, not '" + raw.mode + "'");
+    if (!annotate_format) {
+      throw std::invalid_argument("--annotate-format must be bloomshard or dolma, not '" +
+                                  raw.annotate_format + "'");
+    }
+    out.config.annotate = {*mode, *annotate_format};
     if (vm.count("capacity")) out.config.capacity = raw.capacity;
     if (out.config.hash_seed == 0) out.config.hash_seed = core::kDefaultHashSeed;
   } catch (const std::exception& e) {

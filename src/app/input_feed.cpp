@@ -34,6 +34,9 @@ InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
       outputs_(tasks_.size()),
       rejects_(io::RejectWriter::create(reject_path)),
       keys_(config.key) {
+  if (config.annotate.mode == RunMode::kAnnotate) {
+    annotations_.emplace(config.annotate.format, config.key.digest != core::KeyDigest::kNone);
+  }
   states_.reserve(tasks_.size());
   for (const FileTask& t : tasks_) {
     states_.push_back({t.index, t.cursor, false, t.output_length, t.prefix_digest});
@@ -96,42 +99,45 @@ void InputFeed::abandon() noexcept {
 void InputFeed::take(const io::Record& record, RoundBatch& batch) {
   ++counters_.records;
   const io::InputFile& file = tasks_[next_ - 1].file;
-  if (record.too_long) {
+  const auto slot = static_cast<std::uint32_t>(next_ - 1);
+  // A reject goes to the reject file and, in annotate mode, gets its line
+  // in the attribute file too (in input order).
+  const auto reject = [&](std::string_view reason,
+                          std::optional<std::span<const std::string_view>> values) {
     ++counters_.rejected;
-    rejects_.write(file.absolute_path.native(), record.line_number, io::reason::kLineTooLong,
-                   record.line, true);
+    rejects_.write(file.absolute_path.native(), record.line_number, reason, record.line,
+                   record.too_long);
+    if (annotations_) annotations_->add_reject(slot, file.format, record.line, values, reason);
+  };
+  if (record.too_long) {
+    reject(io::reason::kLineTooLong, std::nullopt);
     return;
   }
   io::KeyExtractor& extractor = file.format == io::Format::kJsonLines ? json_keys_ : plain_keys_;
   const io::FieldsResult result = extractor.extract_fields(record.line);
   if (!result.ok()) {
-    ++counters_.rejected;
-    rejects_.write(file.absolute_path.native(), record.line_number, result.reject_reason,
-                   record.line);
+    reject(result.reject_reason, std::nullopt);
     return;
   }
   std::string_view key;
   try {
     key = keys_.build(result.values);
   } catch (const core::InvalidUtf8Error&) {
-    ++counters_.rejected;
-    rejects_.write(file.absolute_path.native(), record.line_number, kRejectInvalidUtf8,
-                   record.line);
+    reject(kRejectInvalidUtf8, result.values);
     return;
   }
   if (result.values.size() > 1 && config_.key.digest == core::KeyDigest::kNone &&
       key.size() > config_.max_key_bytes) {
-    ++counters_.rejected;  // each field fit, the encoded tuple does not
-    rejects_.write(file.absolute_path.native(), record.line_number, io::reason::kKeyTooLong,
-                   record.line);
+    reject(io::reason::kKeyTooLong, result.values);  // each field fit, the encoded tuple does not
     return;
   }
-  batch.add(static_cast<std::uint32_t>(next_ - 1), record.line, record.terminator,
-            core::hash_key(key, config_.hash_seed), key);
+  batch.add(slot, record.line, record.terminator, core::hash_key(key, config_.hash_seed), key);
+  if (annotations_) annotations_->add_record(slot, file.format, record.line, result.values, key);
 }
 
 void InputFeed::fill(RoundBatch& batch) {
   batch.clear();
+  if (annotations_) annotations_->clear();
   io::Record record;
   while (batch.bytes() < config_.batch_bytes) {
     if (held_) return;  // a broken input waits for the job's decision
@@ -154,6 +160,10 @@ void InputFeed::fill(RoundBatch& batch) {
 }
 
 void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdict> verdicts) {
+  if (annotations_) {
+    write_annotations(batch, verdicts);
+    return;
+  }
   for (std::size_t i = 0; i < batch.size(); ++i) {
     if (!core::is_kept(verdicts[i])) {
       ++counters_.dropped;
@@ -164,6 +174,15 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
     counters_.output_bytes += bytes.size();
     outputs_[batch.file_slot(i)].write_bytes(bytes);
   }
+  close_finished_outputs();
+}
+
+void InputFeed::write_annotations(const RoundBatch& batch,
+                                  std::span<const core::Verdict> verdicts) {
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    ++(core::is_kept(verdicts[i]) ? counters_.kept : counters_.dropped);
+  }
+  counters_.output_bytes += annotations_->write(verdicts.first(batch.size()), outputs_);
   close_finished_outputs();
 }
 

@@ -100,6 +100,10 @@ std::string manifest_to_json(const RunManifest& m) {
   put_string(out, "run_id", m.run_id);
   out += ",\n";
   put_string(out, "output_dir", m.output_dir);
+  if (m.mode != "filter") {  // optional: filter runs write what earlier builds wrote
+    out += ",\n";
+    put_string(out, "mode", m.mode);
+  }
   out += ",\n\"inputs\":[";
   for (std::size_t i = 0; i < m.inputs.size(); ++i) {
     const InputProgress& p = m.inputs[i];
@@ -170,6 +174,8 @@ RunManifest manifest_from_json(std::string_view json) {
   RunManifest m;
   m.run_id = std::string(field<std::string_view>(doc, "run_id"));
   m.output_dir = std::string(field<std::string_view>(doc, "output_dir"));
+  std::string_view mode;
+  if (doc["mode"].get(mode) == simdjson::SUCCESS) m.mode = std::string(mode);  // optional
   for (simdjson::dom::element e : field<simdjson::dom::array>(doc, "inputs")) {
     InputProgress p;
     p.file.absolute_path = std::string(field<std::string_view>(e, "path"));

@@ -243,6 +243,9 @@ std::string run_identity(const DedupConfig& config, std::span<const io::InputFil
   std::string canon = fs::absolute(config.output_dir).lexically_normal().string();
   canon += '\0' + core::key_fields_text(config.key) + '\0' + normalization_identity(config) + '\0' +
            std::to_string(config.hash_seed) + '\0';
+  // Filter runs add nothing (their identity is what earlier builds gave them);
+  // an annotate run is another run than a filter run of the same inputs.
+  if (config.annotate.mode != RunMode::kFilter) canon += run_mode_label(config.annotate) + '\0';
   // Legacy schemes add nothing, so a run's identity is what earlier builds gave it.
   if (const std::string scheme = core::key_scheme_attribute(config.key); !scheme.empty()) {
     canon += scheme + '\0';
@@ -333,6 +336,13 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
       if (manifest.output_dir != out_now) {
         return refuse("the unfinished run in '" + state.string() + "' writes to '" +
                       manifest.output_dir + "', not '" + out_now + "'");
+      }
+      if (const std::string mode = run_mode_label(c.annotate); manifest.mode != mode) {
+        return refuse("the unfinished run in '" + state.string() + "' was started with " +
+                      run_mode_options(manifest.mode) + ", this job asks for " +
+                      run_mode_options(mode) +
+                      "; finish it with the same mode (its outputs are half written in it), "
+                      "or use another --state");
       }
       d.plan.kind = StartKind::kResume;
       d.plan.run_id = h.run_id;

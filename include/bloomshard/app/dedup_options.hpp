@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bloomshard/app/annotate_mode.hpp"
 #include "bloomshard/app/progress.hpp"
 #include "bloomshard/app/run_lease.hpp"
 #include "bloomshard/comm/router.hpp"
@@ -25,6 +26,8 @@ enum class OnInputError : std::uint8_t { kFail = 0, kSkip = 1 };
 struct DedupConfig {
   std::vector<std::string> inputs;
   std::string output_dir;
+  /// --mode and --annotate-format (issue 13): kept records or attribute files.
+  AnnotateConfig annotate;
   /// Key fields, --normalize, --text-normalize, --key-digest and
   /// --missing-field: how a record's key bytes are made (core/key_scheme.hpp).
   core::KeyScheme key;

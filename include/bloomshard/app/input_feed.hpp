@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bloomshard/app/annotation_writer.hpp"
 #include "bloomshard/app/dedup_options.hpp"
 #include "bloomshard/app/round_batch.hpp"
 #include "bloomshard/app/skipped_inputs.hpp"
@@ -82,8 +83,9 @@ class InputFeed {
   /// Inputs this rank skipped in this segment.
   [[nodiscard]] std::span<const SkippedInput> skipped() const noexcept { return skipped_; }
 
-  /// Writes the kept records of `batch` (verdicts in batch order) and
-  /// closes the outputs of files read to their end.
+  /// Writes the kept records of `batch` (verdicts in batch order), or in
+  /// annotate mode every line read in the round, and closes the outputs of
+  /// files read to their end.
   void write_kept(const RoundBatch& batch, std::span<const core::Verdict> verdicts);
 
   /// At a cut (after write_kept): ends the open output's frame, flushes and
@@ -109,6 +111,7 @@ class InputFeed {
   void close_finished_outputs();
   void take(const io::Record& record, RoundBatch& batch);
   void hold(const io::InputError& e);
+  void write_annotations(const RoundBatch& batch, std::span<const core::Verdict> verdicts);
 
   DedupConfig config_;
   bool durable_;
@@ -129,6 +132,7 @@ class InputFeed {
   std::optional<std::size_t> held_;  // task whose read broke, not done
   std::string held_reason_;
   std::vector<SkippedInput> skipped_;
+  std::optional<RoundAnnotations> annotations_;  // annotate mode: this round's lines
 };
 
 }  // namespace bloomshard::app

@@ -66,6 +66,9 @@ struct JobCounters {
 struct RunManifest {
   std::string run_id;
   std::string output_dir;  ///< absolute
+  /// app::run_mode_label of the run (issue 13); "filter" when the manifest
+  /// has no "mode" (every manifest before it, and filter runs still).
+  std::string mode = "filter";
   std::vector<InputProgress> inputs;
   std::vector<RejectSegment> rejects;
   JobCounters counters;
