@@ -34,6 +34,8 @@ InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
       outputs_(tasks_.size()),
       rejects_(io::RejectWriter::create(reject_path)),
       keys_(config.key) {
+  if (config.key.unit == core::KeyUnit::kParagraph)
+    paragraphs_.emplace(config.key, config.hash_seed);
   states_.reserve(tasks_.size());
   for (const FileTask& t : tasks_) {
     states_.push_back({t.index, t.cursor, false, t.output_length, t.prefix_digest});
@@ -119,6 +121,18 @@ void InputFeed::take(const io::Record& record, RoundBatch& batch) {
                    record.line);
     return;
   }
+  if (paragraphs_) {
+    std::string_view why;
+    try {
+      why = paragraphs_->add(batch, static_cast<std::uint32_t>(next_ - 1), record.line,
+                             record.terminator, result.values.front(),
+                             file.format == io::Format::kJsonLines);
+    } catch (const core::InvalidUtf8Error&) {
+      why = kRejectInvalidUtf8;
+    }
+    if (!why.empty()) reject(record, why);
+    return;
+  }
   if (result.values.size() > 1 && config_.key.digest == core::KeyDigest::kNone &&
       key.size() > config_.max_key_bytes) {
     ++counters_.rejected;  // each field fit, the encoded tuple does not
@@ -130,8 +144,15 @@ void InputFeed::take(const io::Record& record, RoundBatch& batch) {
             core::hash_key(key, config_.hash_seed), key);
 }
 
+void InputFeed::reject(const io::Record& record, std::string_view reason) {
+  ++counters_.rejected;
+  rejects_.write(tasks_[next_ - 1].file.absolute_path.native(), record.line_number, reason,
+                 record.line);
+}
+
 void InputFeed::fill(RoundBatch& batch) {
   batch.clear();
+  if (paragraphs_) paragraphs_->clear();
   io::Record record;
   while (batch.bytes() < config_.batch_bytes) {
     if (held_) return;  // a broken input waits for the job's decision
@@ -154,6 +175,20 @@ void InputFeed::fill(RoundBatch& batch) {
 }
 
 void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdict> verdicts) {
+  if (paragraphs_) {  // verdicts per paragraph key: the record is decided from its keys'
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const std::uint64_t before = outputs_[batch.file_slot(i)].bytes_in();
+      if (paragraphs_->write(batch, i, verdicts, outputs_[batch.file_slot(i)]) ==
+          ParagraphOutcome::kDropped) {
+        ++counters_.dropped;
+      } else {
+        ++counters_.kept;
+        counters_.output_bytes += outputs_[batch.file_slot(i)].bytes_in() - before;
+      }
+    }
+    close_finished_outputs();
+    return;
+  }
   for (std::size_t i = 0; i < batch.size(); ++i) {
     if (!core::is_kept(verdicts[i])) {
       ++counters_.dropped;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bloomshard/app/dedup_options.hpp"
+#include "bloomshard/app/paragraph_records.hpp"
 #include "bloomshard/app/round_batch.hpp"
 #include "bloomshard/app/skipped_inputs.hpp"
 #include "bloomshard/core/key_builder.hpp"
@@ -102,12 +103,17 @@ class InputFeed {
   void abandon() noexcept;
 
   [[nodiscard]] const FeedCounters& counters() const noexcept { return counters_; }
+  /// --unit paragraph counters (all zero under --unit record).
+  [[nodiscard]] ParagraphCounters paragraph_counters() const noexcept {
+    return paragraphs_ ? paragraphs_->counters() : ParagraphCounters{};
+  }
   [[nodiscard]] const io::RejectCounts& reject_counts() const noexcept { return rejects_.counts(); }
 
  private:
   bool open_next_file();
   void close_finished_outputs();
   void take(const io::Record& record, RoundBatch& batch);
+  void reject(const io::Record& record, std::string_view reason);
   void hold(const io::InputError& e);
 
   DedupConfig config_;
@@ -123,7 +129,8 @@ class InputFeed {
   std::vector<io::OutputWriter> outputs_;  // one per task
   io::RejectWriter rejects_;
   std::uint64_t reject_length_ = 0;
-  core::KeyBuilder keys_;  // field values -> key bytes under config_.key
+  core::KeyBuilder keys_;                       // field values -> key bytes under config_.key
+  std::optional<ParagraphRecords> paragraphs_;  // --unit paragraph only
   FeedCounters counters_;
   bool positioned_ = false;          // the reader stands in tasks_[next_ - 1] (open, skipped to)
   std::optional<std::size_t> held_;  // task whose read broke, not done
