@@ -13,7 +13,7 @@
 #               set is the 1-rank one; (3) the state keeps the paragraph scheme:
 #               another --min-paragraph-bytes is refused naming both values,
 #               the same one continues incrementally
-#        kill   SIGKILLs of all ranks at random moments of a checkpointing run
+#        kill   4 SIGKILLs of all ranks at random moments of a checkpointing run
 #               (--checkpoint-rounds 1), resumed on 1..3 ranks each time, then run
 #               to the end on N ranks: exactly once (invariants) with the key
 #               set of an uninterrupted run
@@ -127,30 +127,35 @@ case_dedup() {
 }
 
 case_kill() {
-  corpus "$TMP/in" --files 3 --records 3000 --seed 21 --gz
+  corpus "$TMP/in" --files 3 --records 2000 --seed 21 --gz
   local args=(--input "$TMP/in" --key-field text --unit paragraph "${BLANK[@]}"
-    --batch-bytes 8192 --slices 32 --checkpoint-rounds 1)
+    --batch-bytes 32768 --slices 32 --checkpoint-rounds 1)
   local att=0 kills=0 marker r
   RANDOM=7
-  while ((kills < 5)); do
+  local gens=""
+  while ((kills < 4)); do
     att=$((att + 1))
     marker=$MARKER_DIR/bs-a$att
+    local before
+    before=$(cat "$TMP/state/LATEST" 2>/dev/null || echo none)
     ln -s "$BIN" "$marker"
     timeout -s KILL 60 "$MPIEXEC" "$NP_FLAG" $((RANDOM % 3 + 1)) --oversubscribe "$marker" dedup \
       "${args[@]}" --output "$TMP/out" --state "$TMP/state" >"$TMP/att-$att.log" 2>&1 &
     local job=$!
-    # Kill once a generation exists (the run has state to resume from), a
-    # random 0-400 ms later.
+    # Kill once this attempt committed a generation of its own (it made
+    # progress past its resume point), a random 0-300 ms later.
     local waited=0
-    while kill -0 $job 2>/dev/null && [[ ! -f $TMP/state/LATEST ]] && ((waited < 3000)); do
+    while kill -0 $job 2>/dev/null && [[ $(cat "$TMP/state/LATEST" 2>/dev/null || echo none) == "$before" ]] &&
+      ((waited < 5000)); do
       sleep 0.01
       waited=$((waited + 10))
     done
-    r=$((RANDOM % 400))
+    r=$((RANDOM % 300))
     sleep "0.$(printf '%03d' $r)"
     if kill -0 $job 2>/dev/null; then
       kill_markers "$marker"
       kills=$((kills + 1))
+      gens+=" $(cat "$TMP/state/LATEST" 2>/dev/null || echo -)"
     fi
     wait $job 2>/dev/null || true
     if grep -q "already finished" "$TMP/att-$att.log" || grep -q "records," "$TMP/att-$att.log"; then
@@ -158,11 +163,11 @@ case_kill() {
     fi
     ((att < 30)) || fail "no progress after $att attempts"
   done
-  log "$kills kills in $att attempts"
+  log "$kills kills in $att attempts (LATEST at each kill:$gens) after $((SECONDS - start)) s"
   "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" dedup "${args[@]}" --output "$TMP/out" \
     --state "$TMP/state" --metrics "$TMP/out/metrics.json" >"$TMP/final.log" 2>&1 ||
     { cat "$TMP/final.log" >&2; fail "the final resume failed"; }
-  oracle --input "$TMP/in" --output "$TMP/out" "${BLANK_ORACLE[@]}"
+  oracle --input "$TMP/in" --output "$TMP/out" "${BLANK_ORACLE[@]}" --metrics "$TMP/out/metrics.json"
   dedup_ok "$TMP/in" "$TMP/ref" 1 "${BLANK[@]}"
   local a b
   a=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["tier2_keys"])' "$TMP/ref/metrics.json")
