@@ -299,6 +299,14 @@ std::string summary_text(const JobSummary& s) {
                 static_cast<double>(s.filter_bits) / 8.0 / 1048576.0, s.fpr_estimate,
                 static_cast<double>(s.max_rss_bytes) / 1048576.0);
   std::string text = buf;
+  if (s.counters.paragraphs != 0) {  // --unit paragraph: "duplicates" above are paragraphs
+    const JobCounters& c = s.counters;
+    text += "  paragraphs: " + std::to_string(c.paragraphs) + " split, " +
+            std::to_string(c.paragraphs_keyed) + " keyed, " + std::to_string(c.paragraphs_removed) +
+            " removed (" + std::to_string(c.paragraph_bytes_removed) + " bytes) from " +
+            std::to_string(c.records_changed) + " changed records; " +
+            std::to_string(c.records_dropped) + " records dropped over the removed fraction\n";
+  }
   if (!s.skipped_inputs.empty()) {
     text += "  skipped " + std::to_string(s.skipped_inputs.size()) +
             " broken input(s) from the damage on:";
