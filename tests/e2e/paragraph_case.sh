@@ -12,7 +12,9 @@
 #               paragraph kept exactly once, blankline split; the kept paragraph
 #               set is the 1-rank one; (3) the state keeps the paragraph scheme:
 #               another --min-paragraph-bytes is refused naming both values,
-#               the same one continues incrementally
+#               the same one continues incrementally; (4, 2 ranks) two merged
+#               paragraph states hold one run's paragraph set, merging with a
+#               record state and querying a paragraph state are refused
 #        kill   4 SIGKILLs of all ranks at random moments of a checkpointing run
 #               (--checkpoint-rounds 1), resumed on 1..3 ranks each time, then run
 #               to the end on N ranks: exactly once (invariants) with the key
@@ -124,6 +126,43 @@ case_dedup() {
   [[ $info == *"unit=paragraph/v1; split=newline/v1; min-paragraph-bytes=8; drop-if-removed-fraction=0.6"* ]] ||
     { echo "$info" >&2; fail "info does not show the paragraph scheme"; }
   log "a paragraph state refuses another --min-paragraph-bytes and continues with its own"
+  [[ $RANKS == 2 ]] || return 0
+  # 4. (2 ranks only) merge: two paragraph states give the paragraph set of
+  #    one run over both inputs; a record state is refused; query refuses.
+  mkdir -p "$TMP/both"
+  cp "$TMP/one/part-000.jsonl" "$TMP/both/a.jsonl"
+  cp "$TMP/today/part-000.jsonl" "$TMP/both/b.jsonl"
+  dedup_ok "$TMP/both" "$TMP/out-both" "$RANKS" "${EXACT[@]}"
+  dedup_ok "$TMP/today" "$TMP/out-t2" "$RANKS" "${EXACT[@]}" --state "$TMP/st-today"
+  rm -rf "$TMP/state"
+  dedup_ok "$TMP/one" "$TMP/out-o2" "$RANKS" "${EXACT[@]}" --state "$TMP/st-one"
+  "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" merge --from "$TMP/st-one" \
+    --from "$TMP/st-today" --into "$TMP/st-merged" >"$TMP/merge.log" 2>&1 ||
+    { cat "$TMP/merge.log" >&2; fail "merging two paragraph states failed"; }
+  local merged want
+  merged=$("$BIN" info --json --state "$TMP/st-merged" |
+    "$PY" -c 'import json,sys; print(json.load(sys.stdin)["exact_keys"])')
+  want=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["tier2_keys"])' \
+    "$TMP/out-both/metrics.json")
+  [[ $merged == "$want" ]] || fail "merged state holds $merged paragraph keys, one run $want"
+  "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" dedup --input "$TMP/today" \
+    --output "$TMP/out-rec" --key-field text --key-digest xxh3-128 --text-normalize ws \
+    --state "$TMP/st-rec" >/dev/null 2>&1 || true
+  set +e
+  said=$("$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" merge --from "$TMP/st-one" \
+    --from "$TMP/st-rec" --into "$TMP/st-bad" 2>&1)
+  local rc=$?
+  set -e
+  [[ $rc != 0 && $said == *"key unit (--unit) differs"* ]] ||
+    { echo "$said" >&2; fail "merging a paragraph and a record state: exit $rc"; }
+  set +e
+  said=$("$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" query --state "$TMP/st-one" \
+    --input "$TMP/today" --output "$TMP/out-q" 2>&1)
+  rc=$?
+  set -e
+  [[ $rc == 2 && $said == *"paragraph keys"* ]] ||
+    { echo "$said" >&2; fail "query on a paragraph state: exit $rc, want 2"; }
+  log "merge: $merged paragraph keys as one run over both inputs; record state and query refused"
 }
 
 case_kill() {
