@@ -34,8 +34,9 @@ InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
       outputs_(tasks_.size()),
       rejects_(io::RejectWriter::create(reject_path)),
       keys_(config.key) {
-  if (config.key.unit == core::KeyUnit::kParagraph)
+  if (config.key.unit == core::KeyUnit::kParagraph) {
     paragraphs_.emplace(config.key, config.hash_seed);
+  }
   states_.reserve(tasks_.size());
   for (const FileTask& t : tasks_) {
     states_.push_back({t.index, t.cursor, false, t.output_length, t.prefix_digest});

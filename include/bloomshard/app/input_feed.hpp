@@ -1,7 +1,9 @@
 // This rank's share of the corpus: reads its files in order, turns lines
 // into keys (extract, normalize, encode, digest, hash: core::KeyBuilder), sends bad lines to the
 // reject file, writes the kept records of each round to the mirrored outputs, and at a checkpoint
-// cut makes its outputs durable and reports where it stands. Not collective; one per rank.
+// cut makes its outputs durable and reports where it stands. Under --unit paragraph a record's
+// keys are its paragraphs' and its output is decided by app/paragraph_records.hpp. Not
+// collective; one per rank.
 #pragma once
 
 #include <cstdint>
