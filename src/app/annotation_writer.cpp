@@ -126,28 +126,99 @@ void RoundAnnotations::add_reject(std::uint32_t file_slot, io::Format format, st
   entries_.push_back(e);
 }
 
-std::uint64_t RoundAnnotations::write(std::span<const core::Verdict> verdicts,
-                                      std::span<io::OutputWriter> outputs) {
+void RoundAnnotations::add_paragraph_record(std::uint32_t file_slot, io::Format format,
+                                            std::string_view line) {
+  Entry e{file_slot, false, arena_.size(), 0, 0};
+  if (format_ == AnnotateFormat::kDolma) {
+    append_dolma_id(format, line);
+  } else {
+    arena_ += "{\"duplicate\":";
+  }
+  e.end = arena_.size();
+  entries_.push_back(e);
+}
+
+std::uint64_t RoundAnnotations::write_entries(
+    const std::function<void(std::size_t, std::string&)>& tail,
+    std::span<io::OutputWriter> outputs) {
   std::uint64_t bytes = 0;
-  std::size_t next_verdict = 0;
-  std::string tail;
+  std::size_t record = 0;
+  std::string end;
   for (const Entry& e : entries_) {
     io::OutputWriter& out = outputs[e.file_slot];
     const std::string_view head(arena_.data() + e.begin, e.end - e.begin);
     out.write_bytes(head);
     bytes += head.size();
     if (e.reject) continue;
-    const bool duplicate = !core::is_kept(verdicts[next_verdict++]);
-    if (format_ == AnnotateFormat::kDolma) {
-      tail = duplicate ? "[[0," + std::to_string(e.text_chars) + ",1.0]]}}\n" : "[]}}\n";
-    } else {
-      tail = duplicate ? "true}\n" : "false}\n";
-    }
-    out.write_bytes(tail);
-    bytes += tail.size();
+    end.clear();
+    tail(record++, end);
+    out.write_bytes(end);
+    bytes += end.size();
   }
   clear();
   return bytes;
+}
+
+std::uint64_t RoundAnnotations::write(std::span<const core::Verdict> verdicts,
+                                      std::span<io::OutputWriter> outputs) {
+  std::vector<std::uint64_t> chars;  // dolma: each record's text length
+  for (const Entry& e : entries_) {
+    if (!e.reject) chars.push_back(e.text_chars);
+  }
+  return write_entries(
+      [&](std::size_t i, std::string& tail) {
+        const bool duplicate = !core::is_kept(verdicts[i]);
+        if (format_ == AnnotateFormat::kDolma) {
+          tail = duplicate ? "[[0," + std::to_string(chars[i]) + ",1.0]]}}\n" : "[]}}\n";
+        } else {
+          tail = duplicate ? "true}\n" : "false}\n";
+        }
+      },
+      outputs);
+}
+
+std::uint64_t RoundAnnotations::write_paragraphs(
+    const std::function<ParagraphDecision(std::size_t)>& decide,
+    std::span<io::OutputWriter> outputs) {
+  return write_entries(
+      [&](std::size_t i, std::string& tail) {
+        const ParagraphDecision d = decide(i);
+        if (format_ == AnnotateFormat::kDolma) {
+          // Character offsets of each cut, counted in one pass over the text.
+          tail += '[';
+          std::size_t at = 0;
+          std::uint64_t chars = 0;
+          const auto chars_to = [&](std::size_t byte) {
+            chars += code_points(d.text.substr(at, byte - at));
+            at = byte;
+            return chars;
+          };
+          for (std::size_t k = 0; k < d.duplicates.size(); ++k) {
+            if (k != 0) tail += ',';
+            tail += '[';
+            tail += std::to_string(chars_to(d.duplicates[k].start));
+            tail += ',';
+            tail += std::to_string(chars_to(d.duplicates[k].cut_end));
+            tail += ",1.0]";
+          }
+          tail += "]}}\n";
+          return;
+        }
+        tail += d.dropped ? "true" : "false";
+        tail += ",\"paragraphs\":";
+        tail += std::to_string(d.paragraphs);
+        tail += ",\"duplicate_spans\":[";
+        for (std::size_t k = 0; k < d.duplicates.size(); ++k) {
+          if (k != 0) tail += ',';
+          tail += '[';
+          tail += std::to_string(d.duplicates[k].start);
+          tail += ',';
+          tail += std::to_string(d.duplicates[k].end);
+          tail += ']';
+        }
+        tail += "]}\n";
+      },
+      outputs);
 }
 
 }  // namespace bloomshard::app

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/paragraph_options.hpp"
 #include "bloomshard/app/version.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/slice_map.hpp"
@@ -30,6 +31,7 @@ struct RawOptions {
   std::string on_input_error = "skip";
   std::string mode = "filter";
   std::string annotate_format = "bloomshard";
+  ParagraphFlags paragraph;  // --unit paragraph (paragraph_options.hpp)
 };
 
 po::options_description describe(DedupConfig& c, RawOptions& raw) {
@@ -151,6 +153,7 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
     ("version", "show the version")
     ("config", po::value(&raw.config_file), "INI job file with the options above (see jobs/)");
   // clang-format on
+  add_paragraph_options(job, raw.paragraph);
   po::options_description all;
   all.add(generic).add(job);
   return all;
@@ -267,6 +270,7 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
       throw std::invalid_argument("--missing-field must be reject or empty, not '" +
                                   raw.missing_field + "'");
     }
+    apply_paragraph_flags(raw.paragraph, key);
     out.config.normalize_pinned = raw.normalize.find('/') != std::string::npos;
     const auto data_path = io::parse_checkpoint_data_path(raw.checkpoint_io);
     if (!data_path) {

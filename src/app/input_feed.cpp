@@ -37,6 +37,9 @@ InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
   if (config.annotate.mode == RunMode::kAnnotate) {
     annotations_.emplace(config.annotate.format, config.key.digest != core::KeyDigest::kNone);
   }
+  if (config.key.unit == core::KeyUnit::kParagraph) {
+    paragraphs_.emplace(config.key, config.hash_seed);
+  }
   states_.reserve(tasks_.size());
   for (const FileTask& t : tasks_) {
     states_.push_back({t.index, t.cursor, false, t.output_length, t.prefix_digest});
@@ -126,6 +129,21 @@ void InputFeed::take(const io::Record& record, RoundBatch& batch) {
     reject(kRejectInvalidUtf8, result.values);
     return;
   }
+  if (paragraphs_) {
+    std::string_view why;
+    try {
+      why = paragraphs_->add(batch, slot, record.line, record.terminator, result.values.front(),
+                             file.format == io::Format::kJsonLines);
+    } catch (const core::InvalidUtf8Error&) {
+      why = kRejectInvalidUtf8;
+    }
+    if (!why.empty()) {
+      reject(why, result.values);
+    } else if (annotations_) {
+      annotations_->add_paragraph_record(slot, file.format, record.line);
+    }
+    return;
+  }
   if (result.values.size() > 1 && config_.key.digest == core::KeyDigest::kNone &&
       key.size() > config_.max_key_bytes) {
     reject(io::reason::kKeyTooLong, result.values);  // each field fit, the encoded tuple does not
@@ -138,6 +156,7 @@ void InputFeed::take(const io::Record& record, RoundBatch& batch) {
 void InputFeed::fill(RoundBatch& batch) {
   batch.clear();
   if (annotations_) annotations_->clear();
+  if (paragraphs_) paragraphs_->clear();
   io::Record record;
   while (batch.bytes() < config_.batch_bytes) {
     if (held_) return;  // a broken input waits for the job's decision
@@ -164,6 +183,20 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
     write_annotations(batch, verdicts);
     return;
   }
+  if (paragraphs_) {  // verdicts per paragraph key: the record is decided from its keys'
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const std::uint64_t before = outputs_[batch.file_slot(i)].bytes_in();
+      if (paragraphs_->write(batch, i, verdicts, outputs_[batch.file_slot(i)]) ==
+          ParagraphOutcome::kDropped) {
+        ++counters_.dropped;
+      } else {
+        ++counters_.kept;
+        counters_.output_bytes += outputs_[batch.file_slot(i)].bytes_in() - before;
+      }
+    }
+    close_finished_outputs();
+    return;
+  }
   for (std::size_t i = 0; i < batch.size(); ++i) {
     if (!core::is_kept(verdicts[i])) {
       ++counters_.dropped;
@@ -179,6 +212,17 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
 
 void InputFeed::write_annotations(const RoundBatch& batch,
                                   std::span<const core::Verdict> verdicts) {
+  if (paragraphs_) {  // a record is decided from its paragraph keys' verdicts
+    counters_.output_bytes += annotations_->write_paragraphs(
+        [&](std::size_t i) {
+          ParagraphDecision d = paragraphs_->decide(batch, i, verdicts);
+          ++(d.dropped ? counters_.dropped : counters_.kept);
+          return d;
+        },
+        outputs_);
+    close_finished_outputs();
+    return;
+  }
   for (std::size_t i = 0; i < batch.size(); ++i) {
     ++(core::is_kept(verdicts[i]) ? counters_.kept : counters_.dropped);
   }

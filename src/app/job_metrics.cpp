@@ -13,10 +13,11 @@ namespace {
 
 // Every reason the read path can give, in a fixed order, so counts reduce as
 // one vector. Anything else lands in "other".
-constexpr std::array<std::string_view, 9> kKnownReasons = {
+constexpr std::array<std::string_view, 10> kKnownReasons = {
     io::reason::kLineTooLong,     io::reason::kEmptyLine,  io::reason::kMalformedJson,
     io::reason::kNotAnObject,     io::reason::kKeyMissing, io::reason::kKeyWrongType,
-    io::reason::kKeyIntegerRange, io::reason::kKeyTooLong, kRejectInvalidUtf8};
+    io::reason::kKeyIntegerRange, io::reason::kKeyTooLong, kRejectInvalidUtf8,
+    kRejectParagraphNotString};
 
 std::vector<std::uint64_t> reason_vector(const io::RejectCounts& counts) {
   std::vector<std::uint64_t> v(kKnownReasons.size() + 1, 0);
@@ -53,15 +54,39 @@ JobCounters local_counters(const InputFeed& feed, const core::TwoTierSet& set,
   c.bytes_exchanged = router.payload_bytes_sent_remote;
   c.payload_bytes = router.payload_bytes_sent;
   c.rounds = rounds;
+  const ParagraphCounters p = feed.paragraph_counters();
+  c.paragraphs = p.paragraphs;
+  c.paragraphs_keyed = p.paragraphs_keyed;
+  c.paragraphs_removed = p.paragraphs_removed;
+  c.records_changed = p.records_changed;
+  c.records_dropped = p.records_dropped;
+  c.paragraph_bytes_removed = p.bytes_removed;
   for (const auto& [reason, n] : feed.reject_counts()) c.rejected_by_reason[reason] = n;
   return c;
 }
 
 JobCounters reduce_counters(const comm::Communicator& comm, const JobCounters& local) {
-  const std::vector<std::uint64_t> sums = comm.allreduce_sum(std::vector<std::uint64_t>{
-      local.records, local.kept, local.dropped, local.rejected, local.decided, local.tier1_absent,
-      local.tier1_maybe, local.tier2_lookups, local.duplicates, local.false_positives,
-      local.output_bytes, local.bytes_exchanged, local.payload_bytes, local.batch_duplicates});
+  const std::vector<std::uint64_t> sums =
+      comm.allreduce_sum(std::vector<std::uint64_t>{local.records,
+                                                    local.kept,
+                                                    local.dropped,
+                                                    local.rejected,
+                                                    local.decided,
+                                                    local.tier1_absent,
+                                                    local.tier1_maybe,
+                                                    local.tier2_lookups,
+                                                    local.duplicates,
+                                                    local.false_positives,
+                                                    local.output_bytes,
+                                                    local.bytes_exchanged,
+                                                    local.payload_bytes,
+                                                    local.batch_duplicates,
+                                                    local.paragraphs,
+                                                    local.paragraphs_keyed,
+                                                    local.paragraphs_removed,
+                                                    local.records_changed,
+                                                    local.records_dropped,
+                                                    local.paragraph_bytes_removed});
   JobCounters g;
   g.records = sums[0];
   g.kept = sums[1];
@@ -77,6 +102,12 @@ JobCounters reduce_counters(const comm::Communicator& comm, const JobCounters& l
   g.bytes_exchanged = sums[11];
   g.payload_bytes = sums[12];
   g.batch_duplicates = sums[13];
+  g.paragraphs = sums[14];
+  g.paragraphs_keyed = sums[15];
+  g.paragraphs_removed = sums[16];
+  g.records_changed = sums[17];
+  g.records_dropped = sums[18];
+  g.paragraph_bytes_removed = sums[19];
   g.rounds = comm.allreduce_max(local.rounds);
   g.subrounds = comm.allreduce_max(local.subrounds);  // the same on every rank
   io::RejectCounts local_reasons;
@@ -162,6 +193,16 @@ std::string metrics_json(const JobSummary& s) {
   j.value("payload_bytes", s.counters.payload_bytes);
   j.value("rounds", s.counters.rounds);
   j.value("subrounds", s.counters.subrounds);
+  // --unit paragraph (zeros under --unit record). "duplicates", "decided"
+  // and tier2_keys then count paragraph keys; "dropped" = records_dropped.
+  j.begin_object("paragraph_dedup");
+  j.value("paragraphs", s.counters.paragraphs);
+  j.value("paragraphs_keyed", s.counters.paragraphs_keyed);
+  j.value("paragraphs_removed", s.counters.paragraphs_removed);
+  j.value("records_changed", s.counters.records_changed);
+  j.value("records_dropped", s.counters.records_dropped);
+  j.value("bytes_removed", s.counters.paragraph_bytes_removed);
+  j.end_object();
   // Broken inputs: the part from `record` (1-based) and decompressed byte
   // `offset` on was skipped for `reason`.
   j.begin_array("skipped_inputs");
@@ -258,6 +299,14 @@ std::string summary_text(const JobSummary& s) {
                 static_cast<double>(s.filter_bits) / 8.0 / 1048576.0, s.fpr_estimate,
                 static_cast<double>(s.max_rss_bytes) / 1048576.0);
   std::string text = buf;
+  if (s.counters.paragraphs != 0) {  // --unit paragraph: "duplicates" above are paragraphs
+    const JobCounters& c = s.counters;
+    text += "  paragraphs: " + std::to_string(c.paragraphs) + " split, " +
+            std::to_string(c.paragraphs_keyed) + " keyed, " + std::to_string(c.paragraphs_removed) +
+            " removed (" + std::to_string(c.paragraph_bytes_removed) + " bytes) from " +
+            std::to_string(c.records_changed) + " changed records; " +
+            std::to_string(c.records_dropped) + " records dropped over the removed fraction\n";
+  }
   if (!s.skipped_inputs.empty()) {
     text += "  skipped " + std::to_string(s.skipped_inputs.size()) +
             " broken input(s) from the damage on:";

@@ -72,6 +72,11 @@ std::string setup_on_rank0(const QueryConfig& q) {
     if (std::string conflict = key_scheme_conflict(scheme, q.scheme_flags); !conflict.empty()) {
       return fail(kExitUsage, conflict + " (a query uses the state's key scheme)");
     }
+    if (scheme.key.unit == core::KeyUnit::kParagraph) {
+      return fail(kExitUsage,
+                  "the state holds paragraph keys (--unit paragraph); query answers one key "
+                  "per record and cannot use it yet");
+    }
     std::vector<fs::path> args(q.feed.inputs.begin(), q.feed.inputs.end());
     const std::vector<io::InputFile> files = io::discover_inputs(args);
     if (files.empty()) return fail(kExitUsage, "no input files found");

@@ -7,38 +7,59 @@ namespace bloomshard::app {
 void RoundBatch::clear() noexcept {
   arena_.clear();
   records_.clear();
+  keys_of_.clear();
   keys_.clear();
 }
 
-void RoundBatch::add(std::uint32_t file_slot, std::string_view line, std::string_view terminator,
-                     const core::KeyHash& hash, std::string_view key) {
+void RoundBatch::add_record(std::uint32_t file_slot, std::string_view line,
+                            std::string_view terminator) {
   Entry e{};
   e.file_slot = file_slot;
   e.record_offset = arena_.size();
   e.record_length = line.size() + terminator.size();
+  e.first_key = keys_of_.size();
   arena_.insert(arena_.end(), line.begin(), line.end());
   arena_.insert(arena_.end(), terminator.begin(), terminator.end());
-  e.key_length = static_cast<std::uint32_t>(key.size());
+  records_.push_back(e);
+}
+
+void RoundBatch::add_key(const core::KeyHash& hash, std::string_view key) {
+  KeyEntry k{};
+  k.key_length = static_cast<std::uint32_t>(key.size());
+  k.key_offset = arena_.size();
+  k.hash = hash;
+  arena_.insert(arena_.end(), key.begin(), key.end());
+  keys_of_.push_back(k);
+  ++records_.back().key_count;
+}
+
+void RoundBatch::add(std::uint32_t file_slot, std::string_view line, std::string_view terminator,
+                     const core::KeyHash& hash, std::string_view key) {
+  add_record(file_slot, line, terminator);
+  const Entry& e = records_.back();
+  KeyEntry k{};
+  k.key_length = static_cast<std::uint32_t>(key.size());
   // A key that is a piece of its line (plain lines, unnormalized) is not
   // copied twice. Compare addresses as integers: the two views may belong
   // to different buffers, where pointer comparison is unspecified.
   const auto line_begin = reinterpret_cast<std::uintptr_t>(line.data());
   const auto key_begin = reinterpret_cast<std::uintptr_t>(key.data());
   if (key_begin >= line_begin && key_begin + key.size() <= line_begin + line.size()) {
-    e.key_offset = e.record_offset + (key_begin - line_begin);
+    k.key_offset = e.record_offset + (key_begin - line_begin);
   } else {
-    e.key_offset = arena_.size();
+    k.key_offset = arena_.size();
     arena_.insert(arena_.end(), key.begin(), key.end());
   }
-  e.hash = hash;
-  records_.push_back(e);
+  k.hash = hash;
+  keys_of_.push_back(k);
+  ++records_.back().key_count;
 }
 
 std::span<const core::KeyRef> RoundBatch::keys() {
   keys_.clear();
-  keys_.reserve(records_.size());
-  for (const Entry& e : records_) {
-    keys_.push_back({e.hash, std::string_view(arena_.data() + e.key_offset, e.key_length)});
+  keys_.reserve(keys_of_.size());
+  for (const KeyEntry& k : keys_of_) {
+    keys_.push_back({k.hash, std::string_view(arena_.data() + k.key_offset, k.key_length)});
   }
   return keys_;
 }

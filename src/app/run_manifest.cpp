@@ -56,11 +56,18 @@ void for_each_counter(Counters& c, F&& f) {
   f("rounds", c.rounds);
   f("batch_duplicates", c.batch_duplicates);
   f("subrounds", c.subrounds);
+  f("paragraphs", c.paragraphs);
+  f("paragraphs_keyed", c.paragraphs_keyed);
+  f("paragraphs_removed", c.paragraphs_removed);
+  f("records_changed", c.records_changed);
+  f("records_dropped", c.records_dropped);
+  f("paragraph_bytes_removed", c.paragraph_bytes_removed);
 }
 
 // Counters a manifest written by an older build may lack (0 then).
 bool is_optional_counter(std::string_view name) {
-  return name == "batch_duplicates" || name == "subrounds";
+  return name == "batch_duplicates" || name == "subrounds" || name.starts_with("paragraph") ||
+         name == "records_changed" || name == "records_dropped";
 }
 
 template <typename T, typename Node>
@@ -91,6 +98,12 @@ JobCounters& JobCounters::operator+=(const JobCounters& o) {
   rounds += o.rounds;
   batch_duplicates += o.batch_duplicates;
   subrounds += o.subrounds;
+  paragraphs += o.paragraphs;
+  paragraphs_keyed += o.paragraphs_keyed;
+  paragraphs_removed += o.paragraphs_removed;
+  records_changed += o.records_changed;
+  records_dropped += o.records_dropped;
+  paragraph_bytes_removed += o.paragraph_bytes_removed;
   for (const auto& [reason, n] : o.rejected_by_reason) rejected_by_reason[reason] += n;
   return *this;
 }

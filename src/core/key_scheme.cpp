@@ -1,5 +1,6 @@
 #include "bloomshard/core/key_scheme.hpp"
 
+#include <charconv>
 #include <stdexcept>
 
 namespace bloomshard::core {
@@ -19,6 +20,35 @@ std::vector<std::string> split_fields(std::string_view text) {
   }
 }
 
+std::string_view unit_label(KeyUnit u) noexcept {
+  return u == KeyUnit::kParagraph ? "paragraph/v1" : "record/v1";
+}
+
+// Shortest text that reads back as the same double (std::to_chars).
+std::string fraction_text(double f) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, f);
+  return std::string(buf, r.ptr);
+}
+
+std::uint64_t parse_count(std::string_view item, std::string_view value) {
+  std::uint64_t n = 0;
+  const auto r = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (r.ec != std::errc() || r.ptr != value.data() + value.size()) {
+    throw std::invalid_argument("key_scheme item '" + std::string(item) + "' is not a count");
+  }
+  return n;
+}
+
+double parse_fraction(std::string_view item, std::string_view value) {
+  double f = 0;
+  const auto r = std::from_chars(value.data(), value.data() + value.size(), f);
+  if (r.ec != std::errc() || r.ptr != value.data() + value.size()) {
+    throw std::invalid_argument("key_scheme item '" + std::string(item) + "' is not a number");
+  }
+  return f;
+}
+
 }  // namespace
 
 std::string key_scheme_problem(const KeyScheme& s) {
@@ -29,12 +59,20 @@ std::string key_scheme_problem(const KeyScheme& s) {
       return "key field '" + f + "' contains ',' or ';' (they separate fields in the state)";
     }
   }
+  if (s.unit == KeyUnit::kParagraph) {
+    if (s.fields.size() != 1) return "--unit paragraph splits one text field, not a tuple";
+    if (s.digest == KeyDigest::kNone) return "--unit paragraph keys paragraphs by a digest";
+    if (!(s.drop_if_removed_fraction >= 0.0 && s.drop_if_removed_fraction <= 1.0)) {
+      return "--drop-if-removed-fraction must be in [0, 1]";
+    }
+  }
   return {};
 }
 
 bool is_legacy_key_scheme(const KeyScheme& s) noexcept {
   return s.fields.size() == 1 && s.missing == MissingField::kReject &&
-         s.text == TextNormalize::kNone && s.digest == KeyDigest::kNone;
+         s.text == TextNormalize::kNone && s.digest == KeyDigest::kNone &&
+         s.unit == KeyUnit::kRecord;
 }
 
 std::string key_fields_text(const KeyScheme& s) {
@@ -44,8 +82,17 @@ std::string key_fields_text(const KeyScheme& s) {
 }
 
 std::string key_scheme_items(const KeyScheme& s) {
-  return "fields=" + key_fields_text(s) + "; missing=" + std::string(missing_name(s.missing)) +
-         "; text=" + text_normalize_label(s.text) + "; digest=" + key_digest_label(s.digest);
+  std::string items =
+      "fields=" + key_fields_text(s) + "; missing=" + std::string(missing_name(s.missing)) +
+      "; text=" + text_normalize_label(s.text) + "; digest=" + key_digest_label(s.digest);
+  // Record-unit schemes keep the part-2 text, so their states stay as they were.
+  if (s.unit == KeyUnit::kParagraph) {
+    items += "; unit=" + std::string(unit_label(s.unit)) +
+             "; split=" + paragraph_split_label(s.paragraph_split) +
+             "; min-paragraph-bytes=" + std::to_string(s.min_paragraph_bytes) +
+             "; drop-if-removed-fraction=" + fraction_text(s.drop_if_removed_fraction);
+  }
+  return items;
 }
 
 std::string key_scheme_attribute(const KeyScheme& s) {
@@ -85,6 +132,14 @@ KeyScheme key_scheme_from_state(std::string_view key_field, std::string_view nor
       s.text = parse_text_normalize(value);
     } else if (name == "digest") {
       s.digest = parse_key_digest(value);
+    } else if (name == "unit" && value == unit_label(KeyUnit::kParagraph)) {
+      s.unit = KeyUnit::kParagraph;
+    } else if (name == "split") {
+      s.paragraph_split = parse_paragraph_split(value);
+    } else if (name == "min-paragraph-bytes") {
+      s.min_paragraph_bytes = parse_count(item, value);
+    } else if (name == "drop-if-removed-fraction") {
+      s.drop_if_removed_fraction = parse_fraction(item, value);
     } else {
       throw std::invalid_argument("key_scheme item '" + std::string(item) + "' is not known");
     }
@@ -118,6 +173,24 @@ std::string key_scheme_difference(const KeyScheme& saved, const KeyScheme& job) 
   if (saved.digest != job.digest) {
     return differs("key digest (--key-digest)", key_digest_label(saved.digest),
                    key_digest_label(job.digest));
+  }
+  if (saved.unit != job.unit) {
+    return differs("key unit (--unit)", std::string(unit_label(saved.unit)),
+                   std::string(unit_label(job.unit)));
+  }
+  if (saved.unit == KeyUnit::kParagraph) {
+    if (saved.paragraph_split != job.paragraph_split) {
+      return differs("--paragraph-split", paragraph_split_label(saved.paragraph_split),
+                     paragraph_split_label(job.paragraph_split));
+    }
+    if (saved.min_paragraph_bytes != job.min_paragraph_bytes) {
+      return differs("--min-paragraph-bytes", std::to_string(saved.min_paragraph_bytes),
+                     std::to_string(job.min_paragraph_bytes));
+    }
+    if (saved.drop_if_removed_fraction != job.drop_if_removed_fraction) {
+      return differs("--drop-if-removed-fraction", fraction_text(saved.drop_if_removed_fraction),
+                     fraction_text(job.drop_if_removed_fraction));
+    }
   }
   return {};
 }

@@ -16,10 +16,22 @@
 //               {"id":"d2","attributes":{"bloomshard_duplicate":[[0,N,1.0]]}}
 //               N = characters (Unicode code points) of the "text" field,
 //               Dolma's span unit (Python str slicing); rejects add "reject".
+// Under --unit paragraph (issue 15 part 3) a record's line lists its
+// duplicate paragraphs instead of one flag:
+//   bloomshard: {"duplicate":false,"paragraphs":4,"duplicate_spans":[[6,11]]}
+//               spans [start, end) in bytes of the original (unescaped)
+//               text, without the separator; "duplicate" is true when the
+//               record goes whole (--drop-if-removed-fraction)
+//   dolma:      {"id":"d1","attributes":{"bloomshard_duplicate":[[6,12,1.0]]}}
+//               [start, end) in characters, each covering the paragraph
+//               and the separator after it: the convention of Dolma's own
+//               paragraph deduper (src/deduper.rs), which `dolma mix`'s
+//               span replacement applies
 // Cost: dolma parses each JSON line twice more (the id and text fields).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -27,6 +39,7 @@
 #include <vector>
 
 #include "bloomshard/app/annotate_mode.hpp"
+#include "bloomshard/app/paragraph_records.hpp"
 #include "bloomshard/core/two_tier.hpp"
 #include "bloomshard/io/input_file.hpp"
 #include "bloomshard/io/key_extractor.hpp"
@@ -51,6 +64,10 @@ class RoundAnnotations {
   void add_record(std::uint32_t file_slot, io::Format format, std::string_view line,
                   std::span<const std::string_view> values, std::string_view key);
 
+  /// Under --unit paragraph: a record that went into the batch with its
+  /// paragraph keys (its line is made from its ParagraphDecision).
+  void add_paragraph_record(std::uint32_t file_slot, io::Format format, std::string_view line);
+
   /// A rejected line: `values` when the fields were extracted (the reject
   /// came later, e.g. invalid UTF-8 for normalization), else none.
   void add_reject(std::uint32_t file_slot, io::Format format, std::string_view line,
@@ -60,6 +77,11 @@ class RoundAnnotations {
   /// (the batch's), to outputs[file_slot], then clears. Returns the bytes
   /// written. Throws io::OutputError.
   std::uint64_t write(std::span<const core::Verdict> verdicts, std::span<io::OutputWriter> outputs);
+
+  /// Under --unit paragraph: like write(), the i-th record's line made
+  /// from decide(i), called once per record in batch order.
+  std::uint64_t write_paragraphs(const std::function<ParagraphDecision(std::size_t)>& decide,
+                                 std::span<io::OutputWriter> outputs);
 
   [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
 
@@ -71,6 +93,10 @@ class RoundAnnotations {
     std::uint64_t end;         // the part before the verdict (record)
     std::uint64_t text_chars;  // dolma: code points of "text"
   };
+  // Writes every entry, a record's line ended by tail(i, out) for the i-th
+  // record, then clears.
+  std::uint64_t write_entries(const std::function<void(std::size_t, std::string&)>& tail,
+                              std::span<io::OutputWriter> outputs);
   void append_key(std::span<const std::string_view> values);
   void append_dolma_id(io::Format format, std::string_view line);
   std::uint64_t dolma_text_chars(io::Format format, std::string_view line);

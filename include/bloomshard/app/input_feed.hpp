@@ -1,7 +1,9 @@
 // This rank's share of the corpus: reads its files in order, turns lines
 // into keys (extract, normalize, encode, digest, hash: core::KeyBuilder), sends bad lines to the
 // reject file, writes the kept records of each round to the mirrored outputs, and at a checkpoint
-// cut makes its outputs durable and reports where it stands. Not collective; one per rank.
+// cut makes its outputs durable and reports where it stands. Under --unit paragraph a record's
+// keys are its paragraphs' and its output is decided by app/paragraph_records.hpp. Not
+// collective; one per rank.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 
 #include "bloomshard/app/annotation_writer.hpp"
 #include "bloomshard/app/dedup_options.hpp"
+#include "bloomshard/app/paragraph_records.hpp"
 #include "bloomshard/app/round_batch.hpp"
 #include "bloomshard/app/skipped_inputs.hpp"
 #include "bloomshard/core/key_builder.hpp"
@@ -104,6 +107,10 @@ class InputFeed {
   void abandon() noexcept;
 
   [[nodiscard]] const FeedCounters& counters() const noexcept { return counters_; }
+  /// --unit paragraph counters (all zero under --unit record).
+  [[nodiscard]] ParagraphCounters paragraph_counters() const noexcept {
+    return paragraphs_ ? paragraphs_->counters() : ParagraphCounters{};
+  }
   [[nodiscard]] const io::RejectCounts& reject_counts() const noexcept { return rejects_.counts(); }
 
  private:
@@ -126,7 +133,8 @@ class InputFeed {
   std::vector<io::OutputWriter> outputs_;  // one per task
   io::RejectWriter rejects_;
   std::uint64_t reject_length_ = 0;
-  core::KeyBuilder keys_;  // field values -> key bytes under config_.key
+  core::KeyBuilder keys_;                       // field values -> key bytes under config_.key
+  std::optional<ParagraphRecords> paragraphs_;  // --unit paragraph only
   FeedCounters counters_;
   bool positioned_ = false;          // the reader stands in tasks_[next_ - 1] (open, skipped to)
   std::optional<std::size_t> held_;  // task whose read broke, not done

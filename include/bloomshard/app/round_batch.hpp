@@ -1,6 +1,9 @@
 // One round's worth of this rank's records: the kept-or-not candidates with
 // their keys, copied into one arena so they outlive the reader's buffer
 // until the verdicts come back. Bounded by --batch-bytes (plus one record).
+// A record has one key (--unit record) or any number, zero included
+// (--unit paragraph: one per keyed paragraph); keys() lists them record
+// after record, so verdicts come back in that order.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +25,20 @@ class RoundBatch {
   void add(std::uint32_t file_slot, std::string_view line, std::string_view terminator,
            const core::KeyHash& hash, std::string_view key);
 
+  /// Adds a record with no key yet; add_key() gives it its keys.
+  void add_record(std::uint32_t file_slot, std::string_view line, std::string_view terminator);
+
+  /// Adds a key (copied) to the record added last.
+  void add_key(const core::KeyHash& hash, std::string_view key);
+
+  /// Index of record i's first key in keys(), and how many it has.
+  [[nodiscard]] std::size_t first_key(std::size_t i) const noexcept {
+    return records_[i].first_key;
+  }
+  [[nodiscard]] std::size_t key_count(std::size_t i) const noexcept {
+    return records_[i].key_count;
+  }
+
   /// Builds the key views (call once after the last add(); views are valid
   /// until the next add() or clear()).
   [[nodiscard]] std::span<const core::KeyRef> keys();
@@ -37,14 +54,19 @@ class RoundBatch {
  private:
   struct Entry {
     std::uint32_t file_slot;
-    std::uint32_t key_length;
     std::uint64_t record_offset;  // line + terminator
     std::uint64_t record_length;
+    std::size_t first_key;  // into keys_of_
+    std::size_t key_count;
+  };
+  struct KeyEntry {
+    std::uint32_t key_length;
     std::uint64_t key_offset;
     core::KeyHash hash;
   };
   std::vector<char> arena_;
   std::vector<Entry> records_;
+  std::vector<KeyEntry> keys_of_;
   std::vector<core::KeyRef> keys_;
 };
 

@@ -59,6 +59,14 @@ struct JobCounters {
   // Added after format 1 shipped: absent in older manifests, read as 0.
   std::uint64_t batch_duplicates = 0;  ///< later copies in one rank's batch (never routed)
   std::uint64_t subrounds = 0;         ///< exchanges of all rounds (> rounds: split rounds)
+  // --unit paragraph (issue 15 part 3; app/paragraph_records.hpp); absent
+  // in older manifests, read as 0.
+  std::uint64_t paragraphs = 0;
+  std::uint64_t paragraphs_keyed = 0;
+  std::uint64_t paragraphs_removed = 0;
+  std::uint64_t records_changed = 0;
+  std::uint64_t records_dropped = 0;
+  std::uint64_t paragraph_bytes_removed = 0;
   std::map<std::string, std::uint64_t> rejected_by_reason;
   JobCounters& operator+=(const JobCounters& o);
 };

@@ -15,6 +15,7 @@
 
 #include "bloomshard/core/key_digest.hpp"
 #include "bloomshard/core/normalize.hpp"
+#include "bloomshard/core/paragraph_split.hpp"
 #include "bloomshard/core/text_normalize.hpp"
 
 namespace bloomshard::core {
@@ -22,6 +23,10 @@ namespace bloomshard::core {
 /// What a record without one of the key fields is: a reject, or a record
 /// whose value for that field is the empty string.
 enum class MissingField : std::uint8_t { kReject = 0, kEmpty = 1 };
+
+/// What one key stands for: a whole record, or each paragraph of its text
+/// field (--unit paragraph: many keys per record, docs/keys.md).
+enum class KeyUnit : std::uint8_t { kRecord = 0, kParagraph = 1 };
 
 struct KeyScheme {
   /// JSONL field paths (dotted); more than one makes the key a tuple. Plain
@@ -31,6 +36,17 @@ struct KeyScheme {
   NormalizePolicy normalize = NormalizePolicy::kNone;  ///< per field, after `text`
   TextNormalize text = TextNormalize::kNone;           ///< per field, first
   KeyDigest digest = KeyDigest::kNone;                 ///< over the (tuple) key, last
+  // --unit paragraph (issue 15 part 3); the rest only counts with it. A
+  // state stores them all: a resume must split, skip and drop as the run
+  // began, or its kept set would depend on where it was cut.
+  KeyUnit unit = KeyUnit::kRecord;
+  ParagraphSplit paragraph_split = ParagraphSplit::kNewline;
+  /// Paragraphs whose normalized text is shorter are kept and not keyed
+  /// (1: only empty ones; blank lines under ws).
+  std::uint64_t min_paragraph_bytes = 1;
+  /// A record that lost more than this fraction of its text is dropped
+  /// whole (1.0: never).
+  double drop_if_removed_fraction = 1.0;
   friend bool operator==(const KeyScheme&, const KeyScheme&) = default;
 };
 
@@ -43,14 +59,17 @@ inline constexpr std::string_view kKeySchemeVersionLabel = "key-scheme/v1";
 [[nodiscard]] std::string key_scheme_problem(const KeyScheme& s);
 
 /// True when the scheme is one the builds before the key_scheme attribute
-/// could express (one field, reject, text none, digest none).
+/// could express (one field, reject, text none, digest none, record unit).
 [[nodiscard]] bool is_legacy_key_scheme(const KeyScheme& s) noexcept;
 
 /// The `key_field` attribute: the fields joined by ','.
 [[nodiscard]] std::string key_fields_text(const KeyScheme& s);
 
 /// "fields=url,title; missing=reject; text=none/v1; digest=none/v1": the
-/// scheme's items besides normalize (which has its own attribute).
+/// scheme's items besides normalize (which has its own attribute); a
+/// paragraph scheme adds "; unit=paragraph/v1; split=blankline/v1;
+/// min-paragraph-bytes=N; drop-if-removed-fraction=F" (F in shortest
+/// round-trip decimal), items the part-2 builds do not know and refuse.
 [[nodiscard]] std::string key_scheme_items(const KeyScheme& s);
 
 /// The `key_scheme` attribute: "" for a legacy scheme (the attribute is
