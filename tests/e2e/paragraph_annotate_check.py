@@ -21,8 +21,15 @@ import json
 import sys
 
 
+def lines(path):
+    data = open(path, "rb").read()
+    return [l.decode("utf-8") for l in data.split(b"\n")[:-1 if data.endswith(b"\n") else None]]
+
+
 def main():
-    inp, filt, bs, dl = (open(p, encoding="utf-8").read().splitlines() for p in sys.argv[1:5])
+    # Lines end at b"\n" only (str.splitlines would also split at U+2028,
+    # which texts hold raw).
+    inp, filt, bs, dl = (lines(p) for p in sys.argv[1:5])
     if not (len(inp) == len(bs) == len(dl)):
         sys.exit(f"{len(inp)} input lines, {len(bs)} bloomshard and {len(dl)} dolma lines")
     out = iter(filt)
