@@ -7,6 +7,7 @@
 
 #include "bloomshard/app/exit_codes.hpp"
 #include "bloomshard/app/version.hpp"
+#include "bloomshard/app/window_slots.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/slice_map.hpp"
 #include "bloomshard/io/hdf5_parallel.hpp"
@@ -28,6 +29,9 @@ struct RawOptions {
   std::uint64_t capacity = 0;
   std::string fencing = "auto";
   std::string on_input_error = "skip";
+  std::uint32_t window = 0;  // issue 13 windows: app/window_slots.hpp
+  std::uint64_t slot_records = 0;
+  std::string slot_every;
 };
 
 po::options_description describe(DedupConfig& c, RawOptions& raw) {
@@ -109,6 +113,14 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
     ("max-runs", po::value(&c.max_runs)->default_value(c.max_runs),
      "tier-2 runs a checkpoint generation may reference (>= 2); a Bloom positive "
      "searches each")
+    // Rolling windows (issue 13, docs/commands.md "Windows").
+    ("window", po::value(&raw.window),
+     "keep only the last N slots of history (1..32; needs --state): a key is a duplicate when "
+     "it occurred in the current slot or the N before it; a slot is one run on the state, "
+     "unless --slot-records or --slot-every")
+    ("slot-records", po::value(&raw.slot_records), "with --window: a new slot every M records")
+    ("slot-every", po::value(&raw.slot_every),
+     "with --window: a new slot every DURATION of job wall time (e.g. 90s, 30m, 24h)")
     ("mpiio-hints", po::value(&c.mpiio_hints),
      "MPI-IO hints for checkpoint files, key=value[,key=value...] (e.g. Lustre "
      "striping_factor=8,striping_unit=4194304, cb_nodes=4); default: $BLOOMSHARD_MPIIO_HINTS")
@@ -188,6 +200,7 @@ std::string validate(const DedupConfig& c) {
   if (c.state_dir.empty() && (c.checkpoint_every > 0 || c.checkpoint_rounds > 0)) {
     return "--checkpoint-every/--checkpoint-rounds need --state";
   }
+  if (c.state_dir.empty() && c.window.window != 0) return "--window needs --state";
   for (const auto& in : c.inputs) {
     if (!std::filesystem::exists(in)) return "input '" + in + "' does not exist";
   }
@@ -291,6 +304,7 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
                                   raw.on_input_error + "'");
     }
     if (vm.count("capacity")) out.config.capacity = raw.capacity;
+    out.config.window = parse_window_options(raw.window, raw.slot_records, raw.slot_every);
     if (out.config.hash_seed == 0) out.config.hash_seed = core::kDefaultHashSeed;
   } catch (const std::exception& e) {
     out.exit_code = kExitUsage;
