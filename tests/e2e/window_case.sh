@@ -17,7 +17,9 @@
 #        records  one run of 6000 fixed-length records on 1 rank with --window 2
 #                 --slot-records 1000 and rounds of exactly 250 records: the
 #                 output equals the oracle byte for byte; the state ends in
-#                 slot 6 (opened when slot 5 filled) with slots 4..6 live
+#                 slot 6 (opened when slot 5 filled) with slots 4..6 live; then
+#                 the same records as two runs (3500 on 1 rank, 2500 on 3
+#                 ranks) on a new state: slots go on across runs, same oracle
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
 set -euo pipefail
 
@@ -182,6 +184,28 @@ assert [s["age"] for s in info["slots"]] == [2, 1, 0], info["slots"]
 assert info["slots"][2]["keys"] == 0, info["slots"]
 PYEOF
   log "slot-records run equals the oracle; slots 4..6 live"
+  # Records slots go on across runs, and across rank counts: 3500 records on
+  # 1 rank end half way through slot 3; an incremental run of the other 2500
+  # on 3 ranks continues slot 3 from the stored progress (500 records).
+  mkdir -p "$TMP/in-a" "$TMP/in-b"
+  head -n 3500 "$TMP/in/all.jsonl" >"$TMP/in-a/a.jsonl"
+  tail -n +3501 "$TMP/in/all.jsonl" >"$TMP/in-b/b.jsonl"
+  local r=0 n
+  for part in a b; do
+    n=$((r == 0 ? 1 : 3))
+    run_ok "$TMP/run-$part.log" $n dedup --input "$TMP/in-$part" --output "$TMP/out-$part" \
+      --key-field id --state "$TMP/state2" --window 2 --slot-records 1000 \
+      --batch-bytes $((250 * (len + 7)))
+    r=$((r + 1))
+  done
+  "$BIN" info --state "$TMP/state2" --json >"$TMP/info2.json"
+  "$PY" -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i["current_slot"] == 6, i' \
+    "$TMP/info2.json" || fail "the second run did not continue the slots"
+  "$PY" "$ORACLE" check-records --window 2 --slot-records 1000 \
+    --input "$TMP/in-a/a.jsonl" "$TMP/in-b/b.jsonl" \
+    --output "$TMP/out-a/a.jsonl" "$TMP/out-b/b.jsonl" ||
+    fail "two runs (1 then 3 ranks) differ from the oracle of one sequence"
+  log "slot-records slots go on across runs (1 -> 3 ranks)"
 }
 
 "case_$CASE"

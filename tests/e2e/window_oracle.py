@@ -15,8 +15,9 @@ earlier (file order, then line order) nor in any of the N slots before it.
           (the tier-2 keys `info` must list per slot)
   gen-records --out FILE --records K --seed S
           one file of fixed-length lines (every line the same number of bytes)
-  check-records --window N --slot-records M --input FILE --output FILE
-          one run whose slot s holds records [s*M, (s+1)*M)
+  check-records --window N --slot-records M --input FILE... --output FILE...
+          runs (one per file, in order) whose slot s holds records [s*M, (s+1)*M)
+          of the files' concatenation; outputs equal the oracle byte for byte
 """
 import argparse
 import json
@@ -143,12 +144,14 @@ def cmd_gen_records(a):
 
 
 def cmd_check_records(a):
-    lines = read_lines(a.input)
+    # Several inputs/outputs: successive runs on one state, whose records
+    # slots go on across runs (the concatenation is one sequence).
+    lines = [l for path in a.input for l in read_lines(path)]
     if len({len(l) for l in lines}) != 1:
         sys.exit("check-records: input lines are not all of one length")
     flags = kept_lines([(i // a.slot_records, l) for i, l in enumerate(lines)], a.window)
     want = [l for l, k in zip(lines, flags) if k]
-    got = read_lines(a.output)
+    got = [l for path in a.output for l in read_lines(path)]
     if got != want:
         sys.exit(f"output has {len(got)} lines, the oracle keeps {len(want)}")
     # The corpus must tell the window apart from plain dedup.
@@ -177,8 +180,8 @@ def main():
     cr = sub.add_parser("check-records")
     cr.add_argument("--window", type=int, required=True)
     cr.add_argument("--slot-records", type=int, required=True)
-    cr.add_argument("--input", required=True)
-    cr.add_argument("--output", required=True)
+    cr.add_argument("--input", nargs="+", required=True)
+    cr.add_argument("--output", nargs="+", required=True)
     a = p.parse_args()
     {"gen": cmd_gen, "check": cmd_check, "gen-records": cmd_gen_records,
      "check-records": cmd_check_records}[a.cmd](a)
