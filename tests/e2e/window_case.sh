@@ -12,6 +12,7 @@
 #                 (not seen in the 3 runs before, nor earlier in the run);
 #                 `info --json` lists the live slots with their ages and
 #                 exactly the oracle's distinct keys per slot; `verify` passes;
+#                 `query --emit hits` of run 0 hits exactly the live slots' keys;
 #                 expired slots' run files are deleted; a changed window, a
 #                 dropped window and a window on a plain state are refused
 #        records  one run of 6000 fixed-length records on 1 rank with --window 2
@@ -112,6 +113,12 @@ PYEOF
   text=$(cat "$TMP/info.txt")
   [[ $text == *"slot 2    age 3"* ]] || { cat "$TMP/info.txt" >&2; fail "info text lacks the slots"; }
   run_ok "$TMP/verify.log" "${RANKS[0]}" verify --state "$state"
+  # query answers from the live slots: run 0's keys are hits only where a
+  # live slot holds them.
+  run_ok "$TMP/query.log" "${RANKS[-1]}" query --state "$state" --input "$TMP/in/run-0" \
+    --output "$TMP/q0" --emit hits
+  "$PY" "$ORACLE" query-check --window $window --inputs "${inputs[@]}" --probe "$TMP/in/run-0" \
+    --output "$TMP/q0" || fail "query hits are not the live slots' keys"
   # The sequence must tell the window apart from plain dedup and from a
   # window that forgets duplicates (no refresh).
   "$PY" - "$TMP/oracle-$((runs - 1)).json" <<'PYEOF' || fail "the corpus does not exercise expiry"

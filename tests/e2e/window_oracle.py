@@ -13,6 +13,9 @@ earlier (file order, then line order) nor in any of the N slots before it.
           keys that occurred in none of the N runs before it, each once, as
           lines of its own input; prints the distinct keys per slot as JSON
           (the tier-2 keys `info` must list per slot)
+  query-check --window N --inputs D0 ... --probe DIR --output Q
+          `query --emit hits` of DIR: exactly the lines whose key the live
+          slots (the last N + 1 runs) hold
   gen-records --out FILE --records K --seed S
           one file of fixed-length lines (every line the same number of bytes)
   check-records --window N --slot-records M --input FILE... --output FILE...
@@ -129,6 +132,26 @@ def cmd_check(a):
                       "slot_keys": {str(s): len(k) for s, k in enumerate(run_keys)}}))
 
 
+def cmd_query_check(a):
+    """`query --emit hits` on a windowed state after the runs of --inputs:
+    the hits are exactly the probe lines (in order) whose key occurred in
+    the last window + 1 runs (the live slots)."""
+    live = set()
+    for d in a.inputs[max(0, len(a.inputs) - 1 - a.window):]:
+        for path in input_files(d):
+            live.update(key_of(l) for l in read_lines(path))
+    bad = 0
+    for path in input_files(a.probe):
+        want = [l for l in read_lines(path) if key_of(l) in live]
+        out = os.path.join(a.output, os.path.basename(path))
+        got = read_lines(out) if os.path.exists(out) else []
+        if got != want:
+            bad += 1
+            print(f"{out}: {len(got)} hits, the oracle {len(want)}", file=sys.stderr)
+    if bad:
+        sys.exit("query hits differ from the live slots' keys")
+
+
 def cmd_gen_records(a):
     rng = random.Random(a.seed)
     with open(a.out, "w") as out:
@@ -173,6 +196,11 @@ def main():
     c.add_argument("--window", type=int, required=True)
     c.add_argument("--inputs", nargs="+", required=True)
     c.add_argument("--outputs", nargs="+", required=True)
+    q = sub.add_parser("query-check")
+    q.add_argument("--window", type=int, required=True)
+    q.add_argument("--inputs", nargs="+", required=True)
+    q.add_argument("--probe", required=True)
+    q.add_argument("--output", required=True)
     gr = sub.add_parser("gen-records")
     gr.add_argument("--out", required=True)
     gr.add_argument("--records", type=int, required=True)
@@ -183,7 +211,8 @@ def main():
     cr.add_argument("--input", nargs="+", required=True)
     cr.add_argument("--output", nargs="+", required=True)
     a = p.parse_args()
-    {"gen": cmd_gen, "check": cmd_check, "gen-records": cmd_gen_records,
+    {"gen": cmd_gen, "check": cmd_check, "query-check": cmd_query_check,
+     "gen-records": cmd_gen_records,
      "check-records": cmd_check_records}[a.cmd](a)
 
 
