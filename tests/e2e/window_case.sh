@@ -5,6 +5,7 @@
 #
 # usage: window_case.sh --case NAME --ranks "N [N...]" --bin BLOOMSHARD --oracle FILE
 #                       [--mpiexec MPIEXEC] [--np-flag -n] [--python PYTHON3]
+#                       [--ckpt-patch CKPT_PATCH]
 # cases: runs     6 incremental runs (one slot each, two small files per run)
 #                 with --window 3 on the given rank count(s) (a list: run r uses
 #                 the (r mod len)-th count, so the state changes rank count
@@ -21,10 +22,15 @@
 #                 slot 6 (opened when slot 5 filled) with slots 4..6 live; then
 #                 the same records as two runs (3500 on 1 rank, 2500 on 3
 #                 ranks) on a new state: slots go on across runs, same oracle
+#        format   the saved facts: a windowed generation stores its normalization
+#                 with the ' window/v1' mark (what builds before windows compare
+#                 whole, so they refuse it) and the window attribute; with the
+#                 mark removed, or a window text of another version, this
+#                 build refuses the state naming why (ckpt_patch rewrites them)
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
 set -euo pipefail
 
-CASE="" RANK_LIST=1 BIN="" ORACLE="" MPIEXEC=mpiexec NP_FLAG=-n PY=python3
+CASE="" RANK_LIST=1 BIN="" ORACLE="" MPIEXEC=mpiexec NP_FLAG=-n PY=python3 PATCH=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --case) CASE=$2; shift 2 ;;
@@ -34,6 +40,7 @@ while [[ $# -gt 0 ]]; do
     --mpiexec) MPIEXEC=$2; shift 2 ;;
     --np-flag) NP_FLAG=$2; shift 2 ;;
     --python) PY=$2; shift 2 ;;
+    --ckpt-patch) PATCH=$2; shift 2 ;;
     *) echo "window_case.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -213,6 +220,42 @@ PYEOF
     --output "$TMP/out-a/a.jsonl" "$TMP/out-b/b.jsonl" ||
     fail "two runs (1 then 3 ranks) differ from the oracle of one sequence"
   log "slot-records slots go on across runs (1 -> 3 ranks)"
+}
+
+attr() { # FILE NAME: a root attribute's value as h5dump prints it
+  h5dump -a "/$2" "$1" | sed -n 's/^ *(0): //p'
+}
+
+case_format() {
+  [[ -x $PATCH ]] || fail "need --ckpt-patch"
+  "$PY" "$ORACLE" gen --out "$TMP/in" --runs 1 --records 300 --seed 5
+  run_ok "$TMP/run.log" "${RANKS[0]}" dedup --input "$TMP/in/run-0" --output "$TMP/out" \
+    --key-field id --state "$TMP/state" --window 2
+  local g norm window
+  g=$(ls "$TMP"/state/ckpt-*.h5 | head -1)
+  norm=$(attr "$g" normalization)
+  window=$(attr "$g" window)
+  [[ $norm == '"none/v1 unicode '*' window/v1"' ]] || fail "normalization lacks the mark: $norm"
+  [[ $window == '"window/v1; slots=2; slot=run"' ]] || fail "window attribute: $window"
+  [[ $(attr "$g" window_slot) == 0 ]] || fail "window_slot is not 0"
+  cp -r "$TMP/state" "$TMP/nomark"
+  cp -r "$TMP/state" "$TMP/v2"
+  local bare=${norm#\"}
+  bare=${bare% window/v1\"}
+  "$PATCH" "$TMP/nomark/${g##*/}" normalization "$bare" || fail "ckpt_patch normalization"
+  "$PATCH" "$TMP/v2/${g##*/}" window "window/v2; slots=2; slot=run" || fail "ckpt_patch window"
+  local rc text
+  for bad in nomark v2; do
+    rc=0
+    "$BIN" info --state "$TMP/$bad" >"$TMP/info-$bad.log" 2>&1 || rc=$?
+    text=$(cat "$TMP/info-$bad.log")
+    [[ $rc != 0 ]] || fail "info read the $bad state"
+    case $bad in
+      nomark) [[ $text == *"without the window mark"* ]] || fail "$bad: $text" ;;
+      v2) [[ $text == *"does not start with 'window/v1; '"* ]] || fail "$bad: $text" ;;
+    esac
+  done
+  log "the window mark and attribute are stored; a state missing either is refused"
 }
 
 "case_$CASE"
