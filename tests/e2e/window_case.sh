@@ -22,6 +22,8 @@
 #                 slot 6 (opened when slot 5 filled) with slots 4..6 live; then
 #                 the same records as two runs (3500 on 1 rank, 2500 on 3
 #                 ranks) on a new state: slots go on across runs, same oracle
+#        resume   an unfinished --slot-records run (ended by a broken input half
+#                 way through a slot) resumed on 3 ranks: same oracle
 #        format   the saved facts: a windowed generation stores its normalization
 #                 with the ' window/v1' mark (what builds before windows compare
 #                 whole, so they refuse it) and the window attribute; with the
@@ -220,6 +222,39 @@ PYEOF
     --output "$TMP/out-a/a.jsonl" "$TMP/out-b/b.jsonl" ||
     fail "two runs (1 then 3 ranks) differ from the oracle of one sequence"
   log "slot-records slots go on across runs (1 -> 3 ranks)"
+}
+
+case_resume() {
+  # An unfinished windowed run resumed on another rank count keeps its slot
+  # and the slot's progress: 3500 records, then a broken input ends the run
+  # (--on-input-error fail: checkpointed, unfinished, half way through slot
+  # 3); the input is replaced and the same command resumes on 3 ranks.
+  mkdir -p "$TMP/in"
+  "$PY" "$ORACLE" gen-records --out "$TMP/all.jsonl" --records 6000 --seed 7
+  local len
+  len=$(head -1 "$TMP/all.jsonl" | wc -c)
+  head -n 3500 "$TMP/all.jsonl" >"$TMP/in/1-a.jsonl"
+  printf 'this is not gzip data\n' >"$TMP/in/2-b.jsonl.gz"
+  local args=(dedup --input "$TMP/in" --output "$TMP/out" --key-field id --state "$TMP/state"
+    --window 2 --slot-records 1000 --batch-bytes $((250 * (len + 7))) --on-input-error fail)
+  local rc=0
+  "$MPIEXEC" "$NP_FLAG" 1 --oversubscribe "$BIN" "${args[@]}" >"$TMP/run-1.log" 2>&1 || rc=$?
+  [[ $rc == 1 ]] || { cat "$TMP/run-1.log" >&2; fail "the broken input did not end the run (exit $rc)"; }
+  "$BIN" info --state "$TMP/state" --json >"$TMP/info-1.json"
+  "$PY" - "$TMP/info-1.json" <<'PYEOF' || { cat "$TMP/info-1.json" >&2; fail "state after the failure"; }
+import json, sys
+i = json.load(open(sys.argv[1]))
+assert i["state"] == "unfinished", i["state"]
+assert i["current_slot"] == 3 and i["current_slot_progress"] == 500, i
+PYEOF
+  tail -n +3501 "$TMP/all.jsonl" | gzip -c >"$TMP/in/2-b.jsonl.gz"
+  run_ok "$TMP/run-2.log" 3 "${args[@]}"
+  grep -q "resuming" "$TMP/run-2.log" || fail "the second run did not resume"
+  gzip -dc "$TMP/out/2-b.jsonl.gz" >"$TMP/out-b.jsonl"
+  "$PY" "$ORACLE" check-records --window 2 --slot-records 1000 --input "$TMP/all.jsonl" \
+    --output "$TMP/out/1-a.jsonl" "$TMP/out-b.jsonl" ||
+    fail "the resumed run (1 -> 3 ranks) differs from the oracle"
+  log "an unfinished windowed run resumed on 3 ranks kept its slot and progress"
 }
 
 attr() { # FILE NAME: a root attribute's value as h5dump prints it
