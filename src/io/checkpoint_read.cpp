@@ -161,8 +161,10 @@ class IndexReader {
     h.finished = u64(ckpt::kFinished) != 0;
     s.written_by_ranks = static_cast<std::uint32_t>(u64(ckpt::kWrittenByRanks));
     const std::uint64_t num_layers = u64(ckpt::kNumLayers);
-    if (num_layers == 0 || num_layers > 64) {
-      fail("num_layers " + std::to_string(num_layers) + " out of range [1, 64]");
+    const std::uint64_t max_layers = h.window.empty() ? ckpt::kMaxLayers : ckpt::kMaxWindowedLayers;
+    if (num_layers == 0 || num_layers > max_layers) {
+      fail("num_layers " + std::to_string(num_layers) + " out of range [1, " +
+           std::to_string(max_layers) + "]");
     }
     h.manifest_json = manifest(version >= 2);
 

@@ -486,6 +486,12 @@ std::string validate_inputs(const CheckpointHeader& h, std::span<const Checkpoin
     return "header format_version " + std::to_string(h.format_version) + " is not " +
            std::to_string(kCheckpointFormatVersion);
   }
+  // More layers than a reader accepts would commit a state nobody can load.
+  const std::uint64_t max_layers = h.window.empty() ? ckpt::kMaxLayers : ckpt::kMaxWindowedLayers;
+  if (layers.size() > max_layers) {
+    return std::to_string(layers.size()) + " Bloom layers; a generation holds at most " +
+           std::to_string(max_layers) + " (give a larger --capacity)";
+  }
   if (layers.size() != set.bloom().num_layers()) {
     return std::to_string(layers.size()) + " layer infos for a filter of " +
            std::to_string(set.bloom().num_layers()) + " layers";

@@ -15,7 +15,8 @@
 //     fpr_target / (N + 1), so the compound FPR over N + 1 live slots stays
 //     <= the target; a slot's layer j uses the geometry and block remix of
 //     layer j of a plain filter with those parameters.
-// Limits: N in [1, kMaxWindow] (a generation holds at most 64 Bloom layers).
+// Limits: N in [1, kMaxWindow]; a windowed generation holds at most 1024 Bloom
+// layers (io/checkpoint_layout.hpp), room for ~31 growth layers per slot.
 #pragma once
 
 #include <cstdint>
@@ -27,8 +28,8 @@
 
 namespace bloomshard::core {
 
-/// Largest --window: N + 1 live slots of at least one layer each, with room
-/// for growth layers, under the 64 layers a generation may hold.
+/// Largest --window: N + 1 live slots, each restarting at layer 0, bound the
+/// lookups of a Bloom positive ((N + 1) x --max-runs runs) and the layers.
 inline constexpr std::uint32_t kMaxWindow = 32;
 
 /// What starts a new slot.
