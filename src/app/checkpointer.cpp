@@ -97,6 +97,7 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   h.generation = generation_;
   h.run_id = base_.run_id;
   h.finished = finished;
+  put_window(config_.window, set, slot_clock_ != nullptr ? slot_clock_->progress() : 0, h);
   // The manifest text is rank 0's alone (the store writes rank 0's copy):
   // the other ranks only sent their cursors (the allreduce above).
   // A manifest that cannot be written (e.g. a path that is not UTF-8)
@@ -113,8 +114,9 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   if (!manifest_error.empty()) throw std::runtime_error(manifest_error);
   std::vector<io::CheckpointLayerInfo> layers;
   for (std::size_t i = 0; i < set.bloom().num_layers(); ++i) {
-    layers.push_back(
-        {set.bloom().layer_geometry(i), comm_.allreduce_sum(set.bloom().layer_inserted(i))});
+    layers.push_back({set.bloom().layer_geometry(i),
+                      comm_.allreduce_sum(set.bloom().layer_inserted(i)),
+                      set.bloom().layer_slot(i)});
   }
 
   // 4. Write, commit, re-base.

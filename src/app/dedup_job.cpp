@@ -30,6 +30,7 @@
 #include "bloomshard/app/skipped_inputs.hpp"
 #include "bloomshard/app/stop_signal.hpp"
 #include "bloomshard/app/watchdog.hpp"
+#include "bloomshard/app/window_slots.hpp"
 #include "bloomshard/comm/environment.hpp"
 #include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/comm/router.hpp"
@@ -101,6 +102,7 @@ struct Start {
   std::unique_ptr<core::TwoTierSet> set;
   RunManifest manifest;            // inputs with their starting progress; earlier rejects, counters
   std::uint64_t resumed_from = 0;  // generation loaded (0: none)
+  std::uint64_t window_progress = 0;  // records/seconds of the loaded state's current slot
 };
 
 class DedupJob {
@@ -174,6 +176,9 @@ class DedupJob {
     if (!begun) return kExitFailure;
     core::TwoTierSet& set = *begun->set;
     set.bloom().set_auto_grow(false);  // layers open collectively, below
+    // --- windows: slot 0 of a fresh state, or the next slot (issue 13).
+    SlotClock slot_clock(config_.window, begun->window_progress);
+    slot_clock.start(set, plan.kind == StartKind::kFresh, plan.kind == StartKind::kIncremental);
     if (plan.kind == StartKind::kResume) prepare_resumed_outputs(begun->manifest);
 
     std::uint64_t total_bytes = 0;
@@ -190,6 +195,7 @@ class DedupJob {
                            begun->resumed_from + 1);
       // --- fencing: no generation is committed by a fenced-out attempt.
       checkpointer->set_commit_fence([this] { lease_->check(); });
+      checkpointer->set_slot_clock(&slot_clock);
     }
     comm::KeyRouter router(world_, slices, {}, config_.exchange, ranks_per_node_override());
     if (world_.rank() == 0 && router.node_aware()) {
@@ -283,6 +289,7 @@ class DedupJob {
         set.bloom().add_layer();
         newest_inserted_ = 0;
       }
+      const bool slot_due = slot_clock.due(world_, g[3]);  // collective
       progress.maybe_report({g[3], g[4], g[5], g[6], total_bytes});
       if (g[1] != 0) {
         failed_anywhere = true;
@@ -295,11 +302,15 @@ class DedupJob {
       const bool finished = g[0] == 0;
       stopped = g[7] != 0 && !finished;
       if (finished) break;
-      if (checkpointer && (stopped || g[8] != 0 || g[9] != 0 ||
+      if (checkpointer && (stopped || slot_due || g[8] != 0 || g[9] != 0 ||
                            (config_.checkpoint_rounds > 0 &&
                             rounds_since_checkpoint >= config_.checkpoint_rounds))) {
         set_activity("writing a checkpoint", rounds);
         checkpointer->write(feed, set, router.stats(), rounds, false, stopped);
+        if (slot_due && !stopped) {  // the delta is now a run of the closing slot
+          slot_clock.open_next(set);
+          newest_inserted_ = 0;
+        }
         comm::heartbeat();
         peak_rss_anon = std::max(peak_rss_anon, rss_anon_bytes());
         rounds_since_checkpoint = 0;
@@ -399,9 +410,7 @@ class DedupJob {
   // that a sub-round fits into a layer opened just before it.
   std::uint64_t newest_layer_capacity(const core::TwoTierSet& set) const {
     const core::ScalableBloom& bloom = set.bloom();
-    const std::uint64_t capacity =
-        core::layer_geometry(bloom.params(), static_cast<std::uint32_t>(bloom.num_layers() - 1))
-            .capacity;
+    const std::uint64_t capacity = bloom.layer_geometry(bloom.num_layers() - 1).capacity;
     const std::uint64_t slack = world_.usize() * world_.usize();
     return capacity > 2 * slack ? capacity - slack : std::max<std::uint64_t>(1, capacity / 2);
   }
@@ -412,9 +421,7 @@ class DedupJob {
   // bound holds; a layer may open up to one sub-round early.
   void open_layer_if_needed(core::TwoTierSet& set, std::uint64_t upcoming) {
     core::ScalableBloom& bloom = set.bloom();
-    const std::uint64_t capacity =
-        core::layer_geometry(bloom.params(), static_cast<std::uint32_t>(bloom.num_layers() - 1))
-            .capacity;
+    const std::uint64_t capacity = bloom.layer_geometry(bloom.num_layers() - 1).capacity;
     if (newest_inserted_ + upcoming > capacity) {
       bloom.add_layer();
       newest_inserted_ = 0;
@@ -468,6 +475,7 @@ class DedupJob {
         }
         s.set = std::move(loaded.set);
         s.resumed_from = g;
+        s.window_progress = loaded.summary.header.window_slot_progress;
         if (plan.kind == StartKind::kResume) {
           RunManifest m = manifest_from_json(loaded.summary.header.manifest_json);
           // Rank 0 checked every change when it planned the start.

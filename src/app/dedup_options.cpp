@@ -8,6 +8,7 @@
 #include "bloomshard/app/exit_codes.hpp"
 #include "bloomshard/app/paragraph_options.hpp"
 #include "bloomshard/app/version.hpp"
+#include "bloomshard/app/window_slots.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/slice_map.hpp"
 #include "bloomshard/io/hdf5_parallel.hpp"
@@ -32,6 +33,9 @@ struct RawOptions {
   std::string mode = "filter";
   std::string annotate_format = "bloomshard";
   ParagraphFlags paragraph;  // --unit paragraph (paragraph_options.hpp)
+  std::uint32_t window = 0;  // issue 13 windows: app/window_slots.hpp
+  std::uint64_t slot_records = 0;
+  std::string slot_every;
 };
 
 po::options_description describe(DedupConfig& c, RawOptions& raw) {
@@ -121,6 +125,14 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
     ("max-runs", po::value(&c.max_runs)->default_value(c.max_runs),
      "tier-2 runs a checkpoint generation may reference (>= 2); a Bloom positive "
      "searches each")
+    // Rolling windows (issue 13, docs/commands.md "Windows").
+    ("window", po::value(&raw.window),
+     "keep only the last N slots of history (1..32; needs --state): a key is a duplicate when "
+     "it occurred in the current slot or the N before it; a slot is one run on the state, "
+     "unless --slot-records or --slot-every")
+    ("slot-records", po::value(&raw.slot_records), "with --window: a new slot every M records")
+    ("slot-every", po::value(&raw.slot_every),
+     "with --window: a new slot every DURATION of job wall time (e.g. 90s, 30m, 24h)")
     ("mpiio-hints", po::value(&c.mpiio_hints),
      "MPI-IO hints for checkpoint files, key=value[,key=value...] (e.g. Lustre "
      "striping_factor=8,striping_unit=4194304, cb_nodes=4); default: $BLOOMSHARD_MPIIO_HINTS")
@@ -201,6 +213,7 @@ std::string validate(const DedupConfig& c) {
   if (c.state_dir.empty() && (c.checkpoint_every > 0 || c.checkpoint_rounds > 0)) {
     return "--checkpoint-every/--checkpoint-rounds need --state";
   }
+  if (c.state_dir.empty() && c.window.window != 0) return "--window needs --state";
   for (const auto& in : c.inputs) {
     if (!std::filesystem::exists(in)) return "input '" + in + "' does not exist";
   }
@@ -314,6 +327,7 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
     }
     out.config.annotate = {*mode, *annotate_format};
     if (vm.count("capacity")) out.config.capacity = raw.capacity;
+    out.config.window = parse_window_options(raw.window, raw.slot_records, raw.slot_every);
     if (out.config.hash_seed == 0) out.config.hash_seed = core::kDefaultHashSeed;
   } catch (const std::exception& e) {
     out.exit_code = kExitUsage;

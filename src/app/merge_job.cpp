@@ -111,6 +111,10 @@ std::string setup_on_rank0(const MergeConfig& c) {
                                     "' holds an unfinished run; finish it (run dedup again "
                                     "with its inputs) before merging");
       }
+      if (!s.header.window.empty()) {  // issue 13: slots of two histories do not line up
+        return fail(kExitUsage, "'" + from + "' is a windowed state (" + s.header.window +
+                                    "); merge reads only states without --window");
+      }
       const StateScheme scheme = state_scheme_of(s.header);
       if (!first) {
         first = scheme;

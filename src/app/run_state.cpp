@@ -11,6 +11,7 @@
 #include "bloomshard/app/output_guard.hpp"
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/app/state_key_scheme.hpp"
+#include "bloomshard/app/window_slots.hpp"
 #include "bloomshard/core/bloom_kernel.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/normalize.hpp"
@@ -135,7 +136,7 @@ std::string header_difference(const io::CheckpointHeader& h, const DedupConfig& 
   if (h.normalization != normalization_identity(c)) {
     return differs("normalization", h.normalization, normalization_identity(c));
   }
-  return {};
+  return window_refusal(h, c.window);
 }
 
 }  // namespace

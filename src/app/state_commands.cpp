@@ -9,6 +9,7 @@
 #include "bloomshard/app/json_writer.hpp"
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/app/state_key_scheme.hpp"
+#include "bloomshard/app/state_window_report.hpp"
 #include "bloomshard/comm/communicator.hpp"
 #include "bloomshard/comm/environment.hpp"
 #include "bloomshard/core/bloom_math.hpp"
@@ -139,6 +140,7 @@ int run_info(const std::vector<std::string>& args) {
     j.end_object();
   }
   j.end_array();
+  add_window_json(j, s, file_bytes);  // issue 13: the slots of a windowed state
   j.value("cardinality_estimate", cardinality);
   j.value("fpr_estimate", fpr);
   j.value("records", m.counters.records);
@@ -194,6 +196,7 @@ int run_info(const std::vector<std::string>& args) {
                 static_cast<unsigned long long>(s.layers[i].inserted), s.layers[i].geometry.k,
                 s.layers[i].geometry.fpr_target);
   }
+  print_window_text(s, file_bytes);
   std::printf("records     %llu read, %llu kept, %llu duplicates, %llu rejected\n",
               static_cast<unsigned long long>(m.counters.records),
               static_cast<unsigned long long>(m.counters.kept),

@@ -498,6 +498,42 @@ void ExactShard::replace_newest_runs(std::size_t count, RunInfo info,
 
 const std::vector<RunInfo>& ExactShard::runs() const noexcept { return impl_->run_infos; }
 
+void ExactShard::drop_oldest_runs(std::size_t count) {
+  Impl& im = *impl_;
+  count = std::min(count, im.runs.size());
+  for (std::size_t r = 0; r < count; ++r) {
+    for (const SliceBaseView& v : im.runs[r].views) im.base_keys -= v.size();
+  }
+  im.runs.erase(im.runs.begin(), im.runs.begin() + static_cast<std::ptrdiff_t>(count));
+  im.run_infos.erase(im.run_infos.begin(),
+                     im.run_infos.begin() + static_cast<std::ptrdiff_t>(count));
+}
+
+std::size_t ExactShard::newest_holder(std::uint32_t slice, std::uint64_t fp,
+                                      std::string_view key) const {
+  const std::uint32_t local = local_slice(owned_, slice);
+  const Impl& im = *impl_;
+  if (im.delta_contains(local, fp, key)) return kInDelta;
+  for (std::size_t r = im.runs.size(); r > 0; --r) {  // newest first
+    if (im.runs[r - 1].views[local].contains(fp, key)) return r - 1;
+  }
+  return kNotHeld;
+}
+
+void ExactShard::insert_refresh(std::uint32_t slice, std::uint64_t fp, std::string_view key) {
+  const std::uint32_t local = local_slice(owned_, slice);
+  Impl& im = *impl_;
+#ifndef NDEBUG
+  if (im.delta_contains(local, fp, key)) {
+    throw std::logic_error("exact shard: insert_refresh of a key already in the delta");
+  }
+#endif
+  const std::size_t mask = im.slots.size() - 1;
+  std::size_t s = im.home_slot(fp);
+  while (im.slots[s] != 0) s = (s + 1) & mask;
+  im.add(local, fp, key, s);
+}
+
 SliceBaseView ExactShard::run_view(std::size_t run, std::uint32_t slice) const {
   const std::uint32_t local = local_slice(owned_, slice);
   if (run >= impl_->runs.size()) {

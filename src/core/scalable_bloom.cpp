@@ -8,6 +8,7 @@
 
 #include "bloomshard/core/bloom_math.hpp"
 #include "bloomshard/core/fastrange.hpp"
+#include "bloomshard/core/slot_window.hpp"
 
 namespace bloomshard::core {
 namespace {
@@ -74,8 +75,8 @@ ScalableBloom::ScalableBloom(const ScalableBloomParams& params, SliceRange owned
 
 LayerLayout ScalableBloom::layout(std::size_t index) const noexcept {
   const Layer& layer = layers_[index];
-  return LayerLayout{layer.geometry.blocks_per_slice, params_.num_slices, owned_.first,
-                     static_cast<std::uint32_t>(index), layer.geometry.k};
+  return LayerLayout{layer.geometry.blocks_per_slice, params_.num_slices, owned_.first, layer.remix,
+                     layer.geometry.k};
 }
 
 bool ScalableBloom::may_contain(const KeyHash& h) const noexcept {
@@ -144,7 +145,16 @@ void ScalableBloom::insert_batch(std::span<const KeyHash> hashes) {
 void ScalableBloom::add_layer() {
   const auto index = static_cast<std::uint32_t>(layers_.size());
   Layer layer;
-  layer.geometry = core::layer_geometry(params_, index);
+  layer.slot = current_slot_;
+  layer.remix = index;
+  if (window_ != 0) {
+    std::uint32_t j = 0;  // layers already opened in the current slot
+    for (auto it = layers_.rbegin(); it != layers_.rend() && it->slot == current_slot_; ++it) ++j;
+    layer.remix = j;
+  }
+  layer.geometry = window_ == 0
+                       ? core::layer_geometry(params_, index)
+                       : core::layer_geometry(slot_layer_params(params_, window_), layer.remix);
   const double words = static_cast<double>(owned_.size()) *
                        static_cast<double>(layer.geometry.blocks_per_slice) *
                        static_cast<double>(kBlockWords);
@@ -156,6 +166,40 @@ void ScalableBloom::add_layer() {
                      0);
   layers_.push_back(std::move(layer));
 }
+
+void ScalableBloom::start_window(std::uint32_t window, std::uint64_t current_slot,
+                                 std::span<const std::uint64_t> layer_slots) {
+  check_window({window, SlotRule::kPerRun, 0});
+  if (layer_slots.empty() || layer_slots.back() != current_slot) {
+    throw std::invalid_argument("a windowed filter's newest layer must belong to slot " +
+                                std::to_string(current_slot));
+  }
+  if (std::string e = check_slot_tags(layer_slots, current_slot); !e.empty()) {
+    throw std::invalid_argument("Bloom layer " + e);
+  }
+  window_ = window;
+  layers_.clear();
+  for (const std::uint64_t slot : layer_slots) {
+    current_slot_ = slot;
+    add_layer();
+  }
+}
+
+void ScalableBloom::open_slot(std::uint64_t slot) {
+  if (window_ == 0) throw std::logic_error("open_slot on a filter without a window");
+  if (slot <= current_slot_) {
+    throw std::invalid_argument("slot " + std::to_string(slot) + " is not after the current " +
+                                std::to_string(current_slot_));
+  }
+  std::vector<std::uint64_t> tags;
+  for (const Layer& l : layers_) tags.push_back(l.slot);
+  const std::size_t expired = expired_prefix(tags, slot, window_);
+  layers_.erase(layers_.begin(), layers_.begin() + static_cast<std::ptrdiff_t>(expired));
+  current_slot_ = slot;
+  add_layer();
+}
+
+std::uint64_t ScalableBloom::layer_slot(std::size_t layer) const { return layer_at(layer).slot; }
 
 bool ScalableBloom::layer_full(std::uint64_t global_inserted) const noexcept {
   return global_inserted >= layers_.back().geometry.capacity;

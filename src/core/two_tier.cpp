@@ -7,9 +7,11 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "bloomshard/core/bloom_kernel.hpp"  // kPrefetchDistance, shared with the batch paths
 #include "bloomshard/core/slice_map.hpp"
+#include "bloomshard/core/slot_window.hpp"
 
 namespace bloomshard::core {
 
@@ -20,6 +22,7 @@ DecisionCounters& DecisionCounters::operator+=(const DecisionCounters& o) noexce
   tier2_lookups += o.tier2_lookups;
   duplicates += o.duplicates;
   false_positives += o.false_positives;
+  refreshed += o.refreshed;
   return *this;
 }
 
@@ -38,7 +41,19 @@ Verdict TwoTierSet::decide(const KeyRef& key) {
   if (bloom_.may_contain(key.hash)) {
     ++counters_.tier1_maybe;
     ++counters_.tier2_lookups;
-    if (exact_.contains(slice, fp, key.bytes)) {
+    if (bloom_.window() != 0) {
+      const std::size_t at = exact_.newest_holder(slice, fp, key.bytes);
+      if (at != ExactShard::kNotHeld) {
+        if (at != ExactShard::kInDelta && exact_.runs()[at].slot != bloom_.current_slot()) {
+          bloom_.insert(key.hash);  // Bloom first, as below
+          exact_.insert_refresh(slice, fp, key.bytes);
+          ++counters_.refreshed;
+        }
+        ++counters_.duplicates;
+        ++counters_.decided;
+        return Verdict::kDuplicate;
+      }
+    } else if (exact_.contains(slice, fp, key.bytes)) {
       ++counters_.duplicates;
       ++counters_.decided;
       return Verdict::kDuplicate;
@@ -61,6 +76,18 @@ Verdict TwoTierSet::decide(const KeyRef& key) {
   }
   ++counters_.decided;
   return verdict;
+}
+
+void TwoTierSet::open_slot(std::uint64_t slot) {
+  if (exact_.delta_keys() != 0) {
+    throw std::logic_error("two-tier open_slot: " + std::to_string(exact_.delta_keys()) +
+                           " delta keys not yet flushed into a run of slot " +
+                           std::to_string(bloom_.current_slot()));
+  }
+  bloom_.open_slot(slot);  // throws before anything changes on a bad slot
+  std::vector<std::uint64_t> tags;
+  for (const RunInfo& r : exact_.runs()) tags.push_back(r.slot);
+  exact_.drop_oldest_runs(expired_prefix(tags, slot, bloom_.window()));
 }
 
 void TwoTierSet::decide_batch(std::span<const KeyRef> keys, std::span<Verdict> out) {

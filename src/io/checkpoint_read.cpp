@@ -15,6 +15,7 @@
 #include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/core/bloom_kernel.hpp"
 #include "bloomshard/core/key_hash.hpp"
+#include "bloomshard/core/slot_window.hpp"
 #include "bloomshard/io/checkpoint_checksum.hpp"
 #include "bloomshard/io/checkpoint_collective.hpp"
 #include "bloomshard/io/checkpoint_mapping.hpp"
@@ -147,6 +148,7 @@ class IndexReader {
     h.key_field = str(ckpt::kKeyField);
     h.key_encoding = str(ckpt::kKeyEncoding);
     if (has_attr(file_, ckpt::kKeyScheme)) h.key_scheme = str(ckpt::kKeyScheme);
+    read_window(h);
     const std::uint64_t p = u64(ckpt::kNumSlices);
     if (p == 0 || p > core::kMaxSlices) fail("num_slices " + std::to_string(p) + " out of range");
     h.params.num_slices = static_cast<std::uint32_t>(p);
@@ -159,8 +161,10 @@ class IndexReader {
     h.finished = u64(ckpt::kFinished) != 0;
     s.written_by_ranks = static_cast<std::uint32_t>(u64(ckpt::kWrittenByRanks));
     const std::uint64_t num_layers = u64(ckpt::kNumLayers);
-    if (num_layers == 0 || num_layers > 64) {
-      fail("num_layers " + std::to_string(num_layers) + " out of range [1, 64]");
+    const std::uint64_t max_layers = h.window.empty() ? ckpt::kMaxLayers : ckpt::kMaxWindowedLayers;
+    if (num_layers == 0 || num_layers > max_layers) {
+      fail("num_layers " + std::to_string(num_layers) + " out of range [1, " +
+           std::to_string(max_layers) + "]");
     }
     h.manifest_json = manifest(version >= 2);
 
@@ -176,6 +180,7 @@ class IndexReader {
       info.geometry.k = static_cast<std::uint32_t>(u64(ckpt::kProbes, d.get(), where));
       info.geometry.blocks_per_slice = u64(ckpt::kBlocksPerSlice, d.get(), where);
       info.inserted = u64(ckpt::kInserted, d.get(), where);
+      if (!h.window.empty()) info.slot = u64(ckpt::kSlot, d.get(), where);
       const std::uint64_t bps = info.geometry.blocks_per_slice;
       if (bps == 0 || bps > (std::uint64_t{1} << 40) / p) {
         fail(name + " blocks_per_slice " + std::to_string(bps) + " out of range");
@@ -190,6 +195,17 @@ class IndexReader {
       s.layers.push_back(info);
     }
     (void)dataset(ckpt::kBloomChecksums, {num_layers, p});
+    if (!h.window.empty()) {
+      std::vector<std::uint64_t> tags;
+      for (const CheckpointLayerInfo& l : s.layers) tags.push_back(l.slot);
+      if (const std::string e = core::check_slot_tags(tags, h.window_slot); !e.empty()) {
+        fail("Bloom layer " + e);
+      }
+      if (tags.back() != h.window_slot) {
+        fail("the newest Bloom layer is of slot " + std::to_string(tags.back()) +
+             ", not of the current slot " + std::to_string(h.window_slot));
+      }
+    }
     if (version == 1) {
       idx.tier2 = tier2_index(p);
       s.tier2_keys = idx.tier2.keys;
@@ -220,6 +236,32 @@ class IndexReader {
     return t;
   }
 
+  // Optional rolling window (issue 13): the attribute, the current slot and
+  // the normalization mark come together; a state with one but not the
+  // others is refused (a mark without the attribute: a newer build's state).
+  void read_window(CheckpointHeader& h) const {
+    const std::string_view mark = ckpt::kWindowNormalizationMark;
+    const bool marked =
+        h.normalization.size() > mark.size() &&
+        h.normalization.compare(h.normalization.size() - mark.size(), mark.size(), mark) == 0;
+    if (!has_attr(file_, ckpt::kWindow)) {
+      if (marked)
+        fail("normalization '" + h.normalization +
+             "' marks a window, but there is no window attribute");
+      return;
+    }
+    if (!marked) fail("a window attribute without the window mark in the normalization text");
+    h.normalization.resize(h.normalization.size() - mark.size());
+    h.window = str(ckpt::kWindow);
+    try {
+      (void)core::parse_window_attribute(h.window);
+    } catch (const std::invalid_argument& e) {
+      fail(std::string("window attribute: ") + e.what());
+    }
+    h.window_slot = u64(ckpt::kWindowSlot);
+    h.window_slot_progress = u64(ckpt::kWindowSlotProgress);
+  }
+
   // Format 2: the run list (/runs/*, oldest first).
   void read_runs(CheckpointSummary& s) const {
     if (!has_link(file_, ckpt::kRunsGroup)) fail(std::string("missing group ") + ckpt::kRunsGroup);
@@ -244,8 +286,20 @@ class IndexReader {
     } catch (const CheckpointError& e) {
       fail(e.what());
     }
+    std::vector<std::uint64_t> slots(ids.size(), 0);
+    if (!s.header.window.empty()) {
+      slots = column(ckpt::kRunSlots);
+      if (slots.size() != ids.size()) {
+        fail(std::string(ckpt::kRunSlots) + " lists " + std::to_string(slots.size()) + " runs, " +
+             ckpt::kRunIds + " " + std::to_string(ids.size()));
+      }
+      if (const std::string e = core::check_slot_tags(slots, s.header.window_slot); !e.empty()) {
+        fail("run " + e);
+      }
+    }
     for (std::size_t i = 0; i < ids.size(); ++i) {
-      s.runs.push_back({ids[i], static_cast<std::uint32_t>(levels[i]), keys[i], bytes[i]});
+      s.runs.push_back(
+          {ids[i], static_cast<std::uint32_t>(levels[i]), keys[i], bytes[i], slots[i]});
       s.tier2_keys += keys[i];
       s.tier2_bytes += bytes[i];
     }
@@ -622,9 +676,16 @@ LoadedCheckpoint load_checkpoint(const comm::Communicator& comm, const std::file
     // stored parameters, BEFORE anything is allocated by them: a damaged
     // capacity or FPR would otherwise size the Bloom layers (found by
     // fuzz_checkpoint_loader: 10 GB for a 22 KB file).
+    std::vector<std::uint64_t> layer_slots;
+    for (const CheckpointLayerInfo& l : idx.summary.layers) layer_slots.push_back(l.slot);
+    const std::uint32_t window =
+        h.window.empty() ? 0 : core::parse_window_attribute(h.window).window;
     for (std::size_t l = 0; l < idx.summary.layers.size(); ++l) {
+      // A windowed state's layer is layer j of its slot (slot_window.hpp).
       const core::BloomLayerGeometry mine =
-          core::layer_geometry(h.params, static_cast<std::uint32_t>(l));
+          window == 0 ? core::layer_geometry(h.params, static_cast<std::uint32_t>(l))
+                      : core::layer_geometry(core::slot_layer_params(h.params, window),
+                                             core::slot_local_index(layer_slots, l));
       const core::BloomLayerGeometry& stored = idx.summary.layers[l].geometry;
       if (mine.capacity != stored.capacity || mine.k != stored.k ||
           mine.blocks_per_slice != stored.blocks_per_slice) {
@@ -639,7 +700,11 @@ LoadedCheckpoint load_checkpoint(const comm::Communicator& comm, const std::file
     out.set = std::make_unique<core::TwoTierSet>(h.params, owned);
     core::ScalableBloom& bloom = out.set->bloom();
     bloom.set_auto_grow(false);
-    while (bloom.num_layers() < idx.summary.layers.size()) bloom.add_layer();
+    if (window != 0) {
+      bloom.start_window(window, h.window_slot, layer_slots);
+    } else {
+      while (bloom.num_layers() < idx.summary.layers.size()) bloom.add_layer();
+    }
     for (std::size_t l = 0; l < idx.summary.layers.size(); ++l) {
       bloom.set_layer_inserted(
           l, share_of(idx.summary.layers[l].inserted, owned, h.params.num_slices));
@@ -689,7 +754,7 @@ LoadedCheckpoint load_checkpoint(const comm::Communicator& comm, const std::file
       std::shared_ptr<const void> keep;
       problems = map_tier2(comm, t, owned, verify_tier2, views, keep);
       agree_or_throw(comm, join(summarized(problems, owned.size())), context);
-      out.set->exact().replace_newest_runs(0, {ref.id, ref.level}, std::move(views),
+      out.set->exact().replace_newest_runs(0, {ref.id, ref.level, ref.slot}, std::move(views),
                                            std::move(keep));
       agree_or_throw(comm, close_file(t.file), context);
     }
@@ -738,7 +803,7 @@ void rebase_on_checkpoint(const comm::Communicator& comm, const std::filesystem:
   agree_or_throw(comm, close_file(t.file), context);
   // The new run holds delta + absorbed runs, so replacing them keeps the
   // content (a failure on another rank after this point leaves it correct).
-  set.exact().replace_newest_runs(have.size() - (s.runs.size() - 1), {ref.id, ref.level},
+  set.exact().replace_newest_runs(have.size() - (s.runs.size() - 1), {ref.id, ref.level, ref.slot},
                                   std::move(views), std::move(keep));
   set.exact().clear_delta();
 }

@@ -34,6 +34,7 @@
 
 #include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/comm/mpi_error.hpp"
+#include "bloomshard/core/slot_window.hpp"
 #include "bloomshard/io/checkpoint_checksum.hpp"
 #include "bloomshard/io/checkpoint_collective.hpp"
 #include "bloomshard/io/checkpoint_commit.hpp"
@@ -108,6 +109,9 @@ CheckpointHeader broadcast_header(const comm::Communicator& comm, const Checkpoi
   p.u64(h.generation);
   p.str(h.run_id);
   p.u64(h.finished ? 1 : 0);
+  p.str(h.window);
+  p.u64(h.window_slot);
+  p.u64(h.window_slot_progress);
   // The manifest stays on rank 0: only its length and checksum travel
   // (the collective dataset and attribute creation need them everywhere).
   p.u64(h.manifest_json.size());
@@ -131,6 +135,9 @@ CheckpointHeader broadcast_header(const comm::Communicator& comm, const Checkpoi
   out.generation = u.u64();
   out.run_id = u.str();
   out.finished = u.u64() != 0;
+  out.window = u.str();
+  out.window_slot = u.u64();
+  out.window_slot_progress = u.u64();
   manifest.size = u.u64();
   manifest.checksum = u.u64();
   if (comm.rank() == 0) out.manifest_json = h.manifest_json;
@@ -197,7 +204,11 @@ void write_header_attributes(hid_t root, const CheckpointHeader& h, std::uint32_
   write_attr_string(root, ckpt::kHashScheme, h.hash_scheme);
   write_attr_u64(root, ckpt::kHashSeed, h.hash_seed);
   write_attr_string(root, ckpt::kBloomLayout, h.bloom_layout);
-  write_attr_string(root, ckpt::kNormalization, h.normalization);
+  // A windowed state's normalization carries a mark that builds before
+  // windows do not know: they compare the text whole and refuse the state.
+  write_attr_string(
+      root, ckpt::kNormalization,
+      h.window.empty() ? h.normalization : h.normalization + ckpt::kWindowNormalizationMark);
   write_attr_string(root, ckpt::kKeyField, h.key_field);
   write_attr_string(root, ckpt::kKeyEncoding, h.key_encoding);
   if (!h.key_scheme.empty()) write_attr_string(root, ckpt::kKeyScheme, h.key_scheme);
@@ -211,6 +222,11 @@ void write_header_attributes(hid_t root, const CheckpointHeader& h, std::uint32_
   write_attr_u8(root, ckpt::kFinished, h.finished ? 1 : 0);
   write_attr_u32(root, ckpt::kWrittenByRanks, ranks);
   write_attr_u32(root, ckpt::kNumLayers, num_layers);
+  if (!h.window.empty()) {
+    write_attr_string(root, ckpt::kWindow, h.window);
+    write_attr_u64(root, ckpt::kWindowSlot, h.window_slot);
+    write_attr_u64(root, ckpt::kWindowSlotProgress, h.window_slot_progress);
+  }
 }
 
 // Collective; `manifest` is rank 0's text (others pass any), `info` its
@@ -351,7 +367,7 @@ std::string write_run_file(const comm::Communicator& comm, const std::filesystem
 
 // Rank 0 writes the small run-list datasets; the others join empty.
 void write_run_list(const comm::Communicator& comm, hid_t file, hid_t dxpl,
-                    std::span<const CheckpointRunRef> runs, IoModeTracker& tracker) {
+                    std::span<const CheckpointRunRef> runs, bool windowed, IoModeTracker& tracker) {
   Hid group = create_group(file, ckpt::kRunsGroup);
   const std::uint64_t r = runs.size();
   const auto column = [&](const char* name, auto field) {
@@ -366,6 +382,7 @@ void write_run_list(const comm::Communicator& comm, hid_t file, hid_t dxpl,
   column(ckpt::kRunLevels, [](const CheckpointRunRef& x) { return std::uint64_t{x.level}; });
   column(ckpt::kRunKeys, [](const CheckpointRunRef& x) { return x.keys; });
   column(ckpt::kRunBytes, [](const CheckpointRunRef& x) { return x.bytes; });
+  if (windowed) column(ckpt::kRunSlots, [](const CheckpointRunRef& x) { return x.slot; });
 }
 
 // Collective: the generation file (header, manifest, Bloom, run list).
@@ -387,7 +404,7 @@ std::string write_generation_file(const comm::Communicator& comm, const std::fil
              "H5Pset_dxpl_mpio_collective_opt");
     write_header_attributes(file.get(), h, comm.usize(), num_layers);
     write_manifest(comm, file.get(), dxpl.get(), h.manifest_json, manifest);
-    write_run_list(comm, file.get(), dxpl.get(), runs, progress.tracker);
+    write_run_list(comm, file.get(), dxpl.get(), runs, !h.window.empty(), progress.tracker);
 
     CheckpointDataTargets targets;
     std::vector<Hid> layer_dsets;
@@ -404,6 +421,7 @@ std::string write_generation_file(const comm::Communicator& comm, const std::fil
       write_attr_u32(dset.get(), ckpt::kProbes, g.k);
       write_attr_u64(dset.get(), ckpt::kBlocksPerSlice, g.blocks_per_slice);
       write_attr_u64(dset.get(), ckpt::kInserted, layers[l].inserted);
+      if (!h.window.empty()) write_attr_u64(dset.get(), ckpt::kSlot, layers[l].slot);
       targets.bloom_layers.push_back(dset.get());
       targets.bloom_words_per_slice.push_back(per_slice);
       layer_dsets.push_back(std::move(dset));
@@ -433,7 +451,7 @@ std::vector<CheckpointRunRef> gather_run_refs(const comm::Communicator& comm,
   sums = comm.allreduce_sum(sums);
   std::vector<CheckpointRunRef> out;
   for (std::size_t r = 0; r < runs.size(); ++r) {
-    out.push_back({runs[r].id, runs[r].level, sums[2 * r], sums[2 * r + 1]});
+    out.push_back({runs[r].id, runs[r].level, sums[2 * r], sums[2 * r + 1], runs[r].slot});
   }
   return out;
 }
@@ -468,6 +486,12 @@ std::string validate_inputs(const CheckpointHeader& h, std::span<const Checkpoin
     return "header format_version " + std::to_string(h.format_version) + " is not " +
            std::to_string(kCheckpointFormatVersion);
   }
+  // More layers than a reader accepts would commit a state nobody can load.
+  const std::uint64_t max_layers = h.window.empty() ? ckpt::kMaxLayers : ckpt::kMaxWindowedLayers;
+  if (layers.size() > max_layers) {
+    return std::to_string(layers.size()) + " Bloom layers; a generation holds at most " +
+           std::to_string(max_layers) + " (give a larger --capacity)";
+  }
   if (layers.size() != set.bloom().num_layers()) {
     return std::to_string(layers.size()) + " layer infos for a filter of " +
            std::to_string(set.bloom().num_layers()) + " layers";
@@ -478,6 +502,18 @@ std::string validate_inputs(const CheckpointHeader& h, std::span<const Checkpoin
     if (g.capacity != w.capacity || g.k != w.k || g.blocks_per_slice != w.blocks_per_slice) {
       return "layer " + std::to_string(l) + " info does not match the filter's geometry";
     }
+    if (layers[l].slot != set.bloom().layer_slot(l)) {
+      return "layer " + std::to_string(l) + " info names slot " + std::to_string(layers[l].slot) +
+             ", the filter's layer is of slot " + std::to_string(set.bloom().layer_slot(l));
+    }
+  }
+  if (h.window.empty() != (set.bloom().window() == 0)) {
+    return "header window '" + h.window + "' does not match a filter of window " +
+           std::to_string(set.bloom().window());
+  }
+  if (!h.window.empty() && h.window_slot != set.bloom().current_slot()) {
+    return "header window_slot " + std::to_string(h.window_slot) + " is not the filter's slot " +
+           std::to_string(set.bloom().current_slot());
   }
   return {};
 }
@@ -515,8 +551,16 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   if (differs(runs_digest(runs)) && err.empty()) err = "ranks hold different tier-2 runs";
   core::CompactionPlan plan;
   try {
+    // A windowed state merges only the current slot's runs (the newest
+    // ones): runs of older slots must stay whole so that they can expire.
+    std::vector<std::uint64_t> slots;
+    for (const core::RunInfo& r : runs) slots.push_back(r.slot);
+    const std::size_t mergeable =
+        h.window.empty() ? runs.size() : core::current_slot_suffix(slots, h.window_slot);
     std::vector<std::uint32_t> levels;
-    for (const core::RunInfo& r : runs) levels.push_back(r.level);
+    for (std::size_t i = runs.size() - mergeable; i < runs.size(); ++i) {
+      levels.push_back(runs[i].level);
+    }
     plan = core::plan_compaction(levels, options.compaction);
   } catch (const std::exception& e) {
     if (err.empty()) err = e.what();
@@ -527,7 +571,7 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
     if (ec) err = "cannot create state dir " + state_dir.string() + ": " + ec.message();
   }
   agree_or_throw(comm, err, context);
-  const core::RunInfo new_run{new_run_id(comm, h.generation), plan.level};
+  const core::RunInfo new_run{new_run_id(comm, h.generation), plan.level, h.window_slot};
   const std::filesystem::path run_final = run_path(state_dir, new_run.id);
   std::filesystem::path run_tmp = run_final;
   run_tmp += ".tmp";
@@ -548,7 +592,7 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   std::vector<CheckpointRunRef> refs = gather_run_refs(comm, set.exact());
   refs.resize(refs.size() - plan.merge_runs);
   refs.push_back({new_run.id, new_run.level, comm.allreduce_sum(local.total_keys),
-                  comm.allreduce_sum(local.total_bytes)});
+                  comm.allreduce_sum(local.total_bytes), new_run.slot});
   if (comm.rank() == 0) {
     // Both files: per-key data, per-slice datasets, Bloom words, 1 MiB of
     // HDF5 metadata and alignment slack.

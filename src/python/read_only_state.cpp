@@ -11,6 +11,7 @@
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/scalable_bloom.hpp"
 #include "bloomshard/core/slice_map.hpp"
+#include "bloomshard/core/slot_window.hpp"
 #include "bloomshard/io/checkpoint_checksum.hpp"
 #include "bloomshard/io/checkpoint_generations.hpp"
 #include "bloomshard/io/checkpoint_layout.hpp"
@@ -181,10 +182,17 @@ void ReadOnlyState::map_layers(hid_t file, bool verify, std::vector<std::string>
   const io::CheckpointHeader& h = summary_.header;
   const std::uint32_t p = h.params.num_slices;
   layers_.resize(summary_.layers.size());
+  // A windowed state's layer is layer j of its slot (core/slot_window.hpp):
+  // its geometry and block remix are those of index j.
+  std::vector<std::uint64_t> slots;
+  for (const io::CheckpointLayerInfo& info : summary_.layers) slots.push_back(info.slot);
+  const std::uint32_t window = h.window.empty() ? 0 : core::parse_window_attribute(h.window).window;
   for (std::size_t l = 0; l < layers_.size(); ++l) {
     const core::BloomLayerGeometry& g = summary_.layers[l].geometry;
-    const core::BloomLayerGeometry mine =
-        core::layer_geometry(h.params, static_cast<std::uint32_t>(l));
+    const std::uint32_t index =
+        window == 0 ? static_cast<std::uint32_t>(l) : core::slot_local_index(slots, l);
+    const core::BloomLayerGeometry mine = core::layer_geometry(
+        window == 0 ? h.params : core::slot_layer_params(h.params, window), index);
     if (mine.capacity != g.capacity || mine.k != g.k ||
         mine.blocks_per_slice != g.blocks_per_slice) {
       throw StateError(file_.string() + ": " + layer_path(l) +
@@ -193,7 +201,7 @@ void ReadOnlyState::map_layers(hid_t file, bool verify, std::vector<std::string>
                        ", k " + std::to_string(g.k) + " vs " + std::to_string(mine.k) + ")");
     }
     Layer& layer = layers_[l];
-    layer.layout = {g.blocks_per_slice, p, 0, static_cast<std::uint32_t>(l), g.k};
+    layer.layout = {g.blocks_per_slice, p, 0, index, g.k};
     const std::uint64_t words = io::checked_mul(
         io::checked_mul(g.blocks_per_slice, p, layer_path(l)), core::kBlockWords, layer_path(l));
     const std::uint64_t addr = dataset_address(file, file_.string(), layer_path(l), words, 8);

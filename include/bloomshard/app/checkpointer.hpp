@@ -14,6 +14,7 @@
 #include "bloomshard/app/input_feed.hpp"
 #include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/run_manifest.hpp"
+#include "bloomshard/app/window_slots.hpp"
 #include "bloomshard/comm/communicator.hpp"
 #include "bloomshard/comm/router.hpp"
 #include "bloomshard/core/two_tier.hpp"
@@ -57,6 +58,10 @@ class Checkpointer {
   /// newer attempt of the run has taken over, and nothing is committed.
   void set_commit_fence(std::function<void()> fence) { fence_ = std::move(fence); }
 
+  /// A windowed job's slot clock (app/window_slots.hpp): its progress goes
+  /// into every generation's header. Not owned; must outlive write() calls.
+  void set_slot_clock(const SlotClock* clock) { slot_clock_ = clock; }
+
   [[nodiscard]] std::uint64_t written() const noexcept { return written_; }
   [[nodiscard]] double seconds() const noexcept { return seconds_; }
   /// The checkpoints of this segment (the same on every rank).
@@ -69,6 +74,7 @@ class Checkpointer {
   std::uint64_t resumed_from_;
   std::uint64_t generation_;
   std::function<void()> fence_;
+  const SlotClock* slot_clock_ = nullptr;
   std::uint64_t written_ = 0;
   double seconds_ = 0;
   CheckpointMetrics metrics_;

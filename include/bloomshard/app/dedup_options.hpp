@@ -14,6 +14,7 @@
 #include "bloomshard/app/run_lease.hpp"
 #include "bloomshard/comm/router.hpp"
 #include "bloomshard/core/key_scheme.hpp"
+#include "bloomshard/core/slot_window.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
 
 namespace bloomshard::app {
@@ -73,6 +74,9 @@ struct DedupConfig {
   std::uint64_t max_skipped_inputs = 10;              ///< more broken inputs than this: exit 3
   bool revalidate_inputs = false;  ///< accept a changed started input whose consumed prefix
                                    ///< is unchanged (read again to check it, on rank 0)
+  /// Rolling window (issue 13): --window N with --slot-records or
+  /// --slot-every (window 0: none; app/window_slots.hpp).
+  core::WindowSpec window;
 };
 
 /// What parsing decided: run, or exit at once with `exit_code` after printing

@@ -28,6 +28,7 @@ namespace bloomshard::core {
 struct RunInfo {
   std::uint64_t id = 0;
   std::uint32_t level = 0;
+  std::uint64_t slot = 0;  ///< window slot the run belongs to (slot_window.hpp; 0 without)
   friend bool operator==(const RunInfo&, const RunInfo&) = default;
 };
 
@@ -85,6 +86,23 @@ class ExactShard {
   /// owned().size().
   void replace_newest_runs(std::size_t count, RunInfo info, std::vector<SliceBaseView> views,
                            std::shared_ptr<const void> keepalive);
+
+  /// Drops the oldest `count` runs (all if count > num_runs()): the runs of
+  /// window slots that expired. The delta is kept.
+  void drop_oldest_runs(std::size_t count);
+
+  /// Where a lookup finds the key: kInDelta, the index of the newest run
+  /// holding it (0 = oldest), or kNotHeld. Same cost as contains().
+  static constexpr std::size_t kNotHeld = static_cast<std::size_t>(-1);
+  static constexpr std::size_t kInDelta = static_cast<std::size_t>(-2);
+  [[nodiscard]] std::size_t newest_holder(std::uint32_t slice, std::uint64_t fingerprint,
+                                          std::string_view key) const;
+  /// Adds to the delta a key that only runs hold (a windowed state's key
+  /// seen again in a newer slot: the copy restarts its history there). The
+  /// runs are then no longer disjoint; a checkpoint must not merge the delta
+  /// with a run holding the key (windows merge only the current slot's
+  /// runs, which never do). Debug builds check the delta lacks it.
+  void insert_refresh(std::uint32_t slice, std::uint64_t fingerprint, std::string_view key);
 
   /// The runs, oldest first.
   [[nodiscard]] const std::vector<RunInfo>& runs() const noexcept;

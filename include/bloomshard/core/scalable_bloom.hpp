@@ -12,6 +12,11 @@
 // insert() opens a new layer when the newest one reaches its capacity; a
 // distributed job turns it off and calls add_layer() on every rank at once
 // after agreeing on the global count.
+//
+// Windowed filters (slot_window.hpp, `dedup --window N`): every layer is
+// tagged with the slot it was opened in; a slot's layer j has the geometry
+// and block remix of layer j of a plain filter with slot_layer_params(), so
+// dropping the expired slots' layers (a prefix) changes no kept layer.
 #pragma once
 
 #include <cstdint>
@@ -93,6 +98,24 @@ class ScalableBloom {
   [[nodiscard]] bool layer_full(std::uint64_t global_inserted) const noexcept;
   void set_auto_grow(bool on) noexcept { auto_grow_ = on; }
 
+  /// Makes the filter windowed: replaces every layer by an empty one, one
+  /// per tag of `layer_slots` (oldest first, non-decreasing, the newest equal
+  /// to `current_slot`), sized for `window` (see the top of this file).
+  /// Throws std::invalid_argument on bad tags or window (check_window).
+  void start_window(std::uint32_t window, std::uint64_t current_slot,
+                    std::span<const std::uint64_t> layer_slots);
+  /// Windowed filters only (std::logic_error otherwise): makes `slot` (>
+  /// current_slot(), else std::invalid_argument) current, drops the layers
+  /// of slots that fall out of the window and opens the new slot's first
+  /// layer. Collective in a distributed job, like add_layer().
+  void open_slot(std::uint64_t slot);
+  /// 0 for a plain filter, else N of --window N.
+  [[nodiscard]] std::uint32_t window() const noexcept { return window_; }
+  /// The slot new layers are tagged with (0 for a plain filter).
+  [[nodiscard]] std::uint64_t current_slot() const noexcept { return current_slot_; }
+  /// Slot tag of a layer (0 in a plain filter). std::out_of_range.
+  [[nodiscard]] std::uint64_t layer_slot(std::size_t layer) const;
+
   [[nodiscard]] const ScalableBloomParams& params() const noexcept { return params_; }
   [[nodiscard]] SliceRange owned() const noexcept { return owned_; }
   [[nodiscard]] std::size_t num_layers() const noexcept { return layers_.size(); }
@@ -121,7 +144,9 @@ class ScalableBloom {
   struct Layer {
     BloomLayerGeometry geometry;
     std::uint64_t inserted = 0;
-    BlockWords words;  // owned_.size() * blocks_per_slice * 8, 64-byte aligned
+    std::uint64_t slot = 0;   // slot tag (windowed filters)
+    std::uint32_t remix = 0;  // block remix index: the layer's index (in its slot)
+    BlockWords words;         // owned_.size() * blocks_per_slice * 8, 64-byte aligned
   };
   [[nodiscard]] LayerLayout layout(std::size_t index) const noexcept;
   [[nodiscard]] const Layer& layer_at(std::size_t layer) const;  // std::out_of_range
@@ -129,6 +154,8 @@ class ScalableBloom {
   ScalableBloomParams params_;
   SliceRange owned_;
   bool auto_grow_ = true;
+  std::uint32_t window_ = 0;
+  std::uint64_t current_slot_ = 0;
   std::vector<Layer> layers_;
 };
 

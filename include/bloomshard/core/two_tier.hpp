@@ -2,6 +2,9 @@
 //   Bloom says absent -> new (insert in both tiers);
 //   Bloom says maybe  -> ask tier 2 -> duplicate, or new (a counted false
 //                        positive, inserted in both tiers).
+// In a windowed set a duplicate whose newest copy lies in an older slot is
+// inserted again into the current slot (tier 1 and the delta): "seen" means
+// seen in the window, so its history restarts in the slot it was last seen.
 // A Bloom "absent" is final and every "maybe" is confirmed, so a false
 // positive never drops a record. Keys are decided strictly in batch order,
 // so the first copy of a key in a batch wins and later copies are
@@ -42,6 +45,9 @@ struct DecisionCounters {
   std::uint64_t tier2_lookups = 0;
   std::uint64_t duplicates = 0;
   std::uint64_t false_positives = 0;
+  /// Windowed sets: duplicates whose newest copy was in an older slot, so
+  /// the key was inserted again into the current slot (of `duplicates`).
+  std::uint64_t refreshed = 0;
   DecisionCounters& operator+=(const DecisionCounters& o) noexcept;
 };
 
@@ -56,6 +62,14 @@ class TwoTierSet {
   /// Single-key form of decide_batch. A Bloom "absent" is trusted (the key
   /// goes to tier 2 without a lookup), so tier 1 must hold every tier-2 key.
   Verdict decide(const KeyRef& key);
+
+  /// Windowed sets (bloom().window() != 0, slot_window.hpp): makes `slot`
+  /// current, dropping the Bloom layers and tier-2 runs of the slots that
+  /// fall out of the window and opening the slot's first layer. The delta
+  /// must be empty (flushed into a run of the closing slot by a checkpoint),
+  /// else std::logic_error: its keys would otherwise outlive their slot.
+  /// Collective in a distributed job (every rank at the same round).
+  void open_slot(std::uint64_t slot);
 
   [[nodiscard]] const DecisionCounters& counters() const noexcept { return counters_; }
   [[nodiscard]] ScalableBloom& bloom() noexcept { return bloom_; }

@@ -39,6 +39,22 @@ inline constexpr const char* kRunId = "run_id";
 inline constexpr const char* kFinished = "finished";
 inline constexpr const char* kWrittenByRanks = "written_by_ranks";
 inline constexpr const char* kNumLayers = "num_layers";
+// Optional (issue 13, rolling windows; core/slot_window.hpp): present only in
+// a windowed state, which also marks its normalization text with
+// kWindowNormalizationMark so that builds before it refuse the state.
+inline constexpr const char* kWindow = "window";           ///< core::window_attribute text
+inline constexpr const char* kWindowSlot = "window_slot";  ///< the current slot
+inline constexpr const char* kWindowSlotProgress = "window_slot_progress";  ///< records/seconds
+inline constexpr const char* kSlot = "slot";  ///< attribute of each /bloom/layer_<i>: its slot
+inline constexpr const char* kRunSlots = "/runs/slot";  ///< [R]: each run's slot
+inline constexpr const char* kWindowNormalizationMark = " window/v1";
+/// Bloom layers a generation may hold: 64 (plain; growth doubles capacity,
+/// so 64 is never reached), 1024 in a windowed state, where every live slot
+/// restarts at layer 0 and a slot much larger than the first opens growth
+/// layers of its own (33 slots x ~31 layers). Builds before windows never
+/// read a windowed state, so the larger bound changes nothing for them.
+inline constexpr std::uint64_t kMaxLayers = 64;
+inline constexpr std::uint64_t kMaxWindowedLayers = 1024;
 
 // Format 2: attributes of a run file (run-<g>-<tag>.h5); it also carries
 // kFormatVersion, kNumSlices, kRunId, kGeneration (the one that wrote it) and

@@ -46,6 +46,12 @@ struct CheckpointHeader {
   std::string key_field;
   std::string key_encoding;  ///< "bytes"
   std::string key_scheme;    ///< optional attribute, "" = absent (core::key_scheme_attribute)
+  /// Rolling window (optional attribute, "" = no window): the
+  /// core::window_attribute text. `normalization` is stored with
+  /// kWindowNormalizationMark appended (and read back without it).
+  std::string window;
+  std::uint64_t window_slot = 0;           ///< current slot (windowed states)
+  std::uint64_t window_slot_progress = 0;  ///< records or seconds of the current slot at the cut
   core::ScalableBloomParams params;
   std::uint64_t generation = 0;
   std::string run_id;
@@ -58,6 +64,7 @@ struct CheckpointHeader {
 struct CheckpointLayerInfo {
   core::BloomLayerGeometry geometry;
   std::uint64_t inserted = 0;
+  std::uint64_t slot = 0;  ///< window slot tag (windowed states; 0 otherwise)
 };
 
 /// One tier-2 run a generation references (format 2: a run file; format 1:
@@ -67,6 +74,7 @@ struct CheckpointRunRef {
   std::uint32_t level = 0;
   std::uint64_t keys = 0;   ///< keys over all slices
   std::uint64_t bytes = 0;  ///< key bytes over all slices
+  std::uint64_t slot = 0;   ///< window slot tag (windowed states; 0 otherwise)
   friend bool operator==(const CheckpointRunRef&, const CheckpointRunRef&) = default;
 };
 

@@ -1,0 +1,297 @@
+#!/usr/bin/env bash
+# End-to-end cases of rolling windows (`dedup --window N`, issue 13 part 4) on
+# the real binary under mpiexec, checked by window_oracle.py (Python only, no
+# bloomshard code).
+#
+# usage: window_case.sh --case NAME --ranks "N [N...]" --bin BLOOMSHARD --oracle FILE
+#                       [--mpiexec MPIEXEC] [--np-flag -n] [--python PYTHON3]
+#                       [--ckpt-patch CKPT_PATCH]
+# cases: runs     6 incremental runs (one slot each, two small files per run)
+#                 with --window 3 on the given rank count(s) (a list: run r uses
+#                 the (r mod len)-th count, so the state changes rank count
+#                 between runs); after each run the kept keys equal the oracle's
+#                 (not seen in the 3 runs before, nor earlier in the run);
+#                 `info --json` lists the live slots with their ages and
+#                 exactly the oracle's distinct keys per slot; `verify` passes;
+#                 `query --emit hits` of run 0 hits exactly the live slots' keys;
+#                 expired slots' run files are deleted; a changed window, a
+#                 dropped window and a window on a plain state are refused
+#        records  one run of 6000 fixed-length records on 1 rank with --window 2
+#                 --slot-records 1000 and rounds of exactly 250 records: the
+#                 output equals the oracle byte for byte; the state ends in
+#                 slot 6 (opened when slot 5 filled) with slots 4..6 live; then
+#                 the same records as two runs (3500 on 1 rank, 2500 on 3
+#                 ranks) on a new state: slots go on across runs, same oracle
+#        resume   an unfinished --slot-records run (ended by a broken input half
+#                 way through a slot) resumed on 3 ranks: same oracle
+#        format   the saved facts: a windowed generation stores its normalization
+#                 with the ' window/v1' mark (what builds before windows compare
+#                 whole, so they refuse it) and the window attribute; with the
+#                 mark removed, or a window text of another version, this
+#                 build refuses the state naming why (ckpt_patch rewrites them)
+# Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
+set -euo pipefail
+
+CASE="" RANK_LIST=1 BIN="" ORACLE="" MPIEXEC=mpiexec NP_FLAG=-n PY=python3 PATCH=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --case) CASE=$2; shift 2 ;;
+    --ranks) RANK_LIST=$2; shift 2 ;;
+    --bin) BIN=$2; shift 2 ;;
+    --oracle) ORACLE=$2; shift 2 ;;
+    --mpiexec) MPIEXEC=$2; shift 2 ;;
+    --np-flag) NP_FLAG=$2; shift 2 ;;
+    --python) PY=$2; shift 2 ;;
+    --ckpt-patch) PATCH=$2; shift 2 ;;
+    *) echo "window_case.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+[[ -n $CASE && -x $BIN && -f $ORACLE ]] || {
+  echo "window_case.sh: need --case, an executable --bin and --oracle" >&2
+  exit 2
+}
+read -r -a RANKS <<<"$RANK_LIST"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-window-$CASE.XXXXXX")
+cleanup() { if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi; }
+trap cleanup EXIT
+fail() {
+  echo "FAIL [window $CASE, ranks ${RANK_LIST}]: $*" >&2
+  exit 1
+}
+log() { echo "[window $CASE] $*"; }
+
+run_ok() { # LOG RANKS args...: must exit 0
+  local logf=$1 n=$2
+  shift 2
+  local rc=0
+  "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$BIN" "$@" >"$logf" 2>&1 || rc=$?
+  [[ $rc == 0 ]] || { cat "$logf" >&2; fail "'$*' on $n ranks exited $rc (want 0)"; }
+}
+
+run_refused() { # LOG WORDS RANKS args...: must exit 2 (usage) naming WORDS
+  local logf=$1 words=$2 n=$3
+  shift 3
+  local rc=0
+  "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$BIN" "$@" >"$logf" 2>&1 || rc=$?
+  [[ $rc == 2 ]] || { cat "$logf" >&2; fail "'$*' exited $rc (want 2)"; }
+  local text
+  text=$(cat "$logf")
+  [[ $text == *"$words"* ]] || { cat "$logf" >&2; fail "the refusal does not say '$words'"; }
+}
+
+case_runs() {
+  local runs=6 window=3
+  "$PY" "$ORACLE" gen --out "$TMP/in" --runs $runs --records 1500 --seed 13
+  local state=$TMP/state inputs=() outputs=()
+  for ((r = 0; r < runs; r++)); do
+    local n=${RANKS[$((r % ${#RANKS[@]}))]}
+    inputs+=("$TMP/in/run-$r")
+    outputs+=("$TMP/out-$r")
+    # Small --max-delta-bytes is not allowed below 1 MiB; --checkpoint-rounds 1
+    # with small batches gives several runs per slot (compaction inside a slot).
+    run_ok "$TMP/run-$r.log" "$n" dedup --input "$TMP/in/run-$r" --output "$TMP/out-$r" \
+      --key-field id --state "$state" --window $window --batch-bytes 32768 \
+      --checkpoint-rounds 1 --compaction-fanout 2
+    local got
+    got=$("$PY" "$ORACLE" check --window $window --inputs "${inputs[@]}" \
+      --outputs "${outputs[@]}" 2>"$TMP/check-$r.err") ||
+      { cat "$TMP/check-$r.err" >&2; fail "run $r (on $n ranks) differs from the oracle"; }
+    echo "$got" >"$TMP/oracle-$r.json"
+    log "run $r on $n ranks: $got"
+  done
+  "$BIN" info --state "$state" --json >"$TMP/info.json"
+  "$BIN" info --state "$state" >"$TMP/info.txt"
+  "$PY" - "$TMP/info.json" "$TMP/oracle-$((runs - 1)).json" $runs $window <<'PYEOF' ||
+import json, sys
+info, oracle = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+runs, window = int(sys.argv[3]), int(sys.argv[4])
+assert info["window"] == f"window/v1; slots={window}; slot=run", info["window"]
+assert info["current_slot"] == runs - 1, info["current_slot"]
+slots = info["slots"]
+live = list(range(runs - 1 - window, runs))
+assert [s["slot"] for s in slots] == live, [s["slot"] for s in slots]
+for s in slots:
+    assert s["age"] == runs - 1 - s["slot"], s
+    assert s["keys"] == oracle["slot_keys"][str(s["slot"])], (s, oracle["slot_keys"])
+    assert s["layers"] >= 1 and s["runs"] >= 1 and s["file_bytes"] > 0, s
+assert info["exact_keys"] == sum(s["keys"] for s in slots)
+PYEOF
+    { cat "$TMP/info.json" >&2; fail "info does not list the oracle's slots"; }
+  local text
+  text=$(cat "$TMP/info.txt")
+  [[ $text == *"slot 2    age 3"* ]] || { cat "$TMP/info.txt" >&2; fail "info text lacks the slots"; }
+  run_ok "$TMP/verify.log" "${RANKS[0]}" verify --state "$state"
+  # query answers from the live slots: run 0's keys are hits only where a
+  # live slot holds them.
+  run_ok "$TMP/query.log" "${RANKS[-1]}" query --state "$state" --input "$TMP/in/run-0" \
+    --output "$TMP/q0" --emit hits
+  "$PY" "$ORACLE" query-check --window $window --inputs "${inputs[@]}" --probe "$TMP/in/run-0" \
+    --output "$TMP/q0" || fail "query hits are not the live slots' keys"
+  # The sequence must tell the window apart from plain dedup and from a
+  # window that forgets duplicates (no refresh).
+  "$PY" - "$TMP/oracle-$((runs - 1)).json" <<'PYEOF' || fail "the corpus does not exercise expiry"
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["new_again"] > 20 and o["no_refresh_wrong"] > 20, o
+PYEOF
+  # Expired slots' runs are deleted once no kept generation lists them: the
+  # run files on disk are exactly those the kept generations list (h5dump).
+  local g listed=() on_disk
+  for g in "$state"/ckpt-*.h5; do
+    h5dump -d /runs/id "$g" >"$TMP/runs.txt" || fail "h5dump $g"
+    mapfile -t -O "${#listed[@]}" listed < <("$PY" - "$TMP/runs.txt" <<'PYEOF'
+import re, sys
+text = open(sys.argv[1]).read()
+data = text[text.index("DATA {"):]
+for v in re.findall(r"\b\d{6,}\b", data):
+    i = int(v)
+    print(f"run-{i >> 32}-{i & 0xffffffff:08x}.h5")
+PYEOF
+    )
+  done
+  on_disk=$(cd "$state" && ls run-*.h5 | sort)
+  [[ $on_disk == "$(printf '%s\n' "${listed[@]}" | sort -u)" ]] ||
+    fail "run files on disk are not those the kept generations list: $on_disk vs ${listed[*]}"
+  log "state holds $(wc -w <<<"$on_disk") run files, all listed by the kept generations"
+  # The window is part of the state.
+  mkdir -p "$TMP/in/extra" && cp "$TMP/in/run-0/day-0-0.jsonl" "$TMP/in/extra/x.jsonl"
+  run_refused "$TMP/ref1.log" "window" "${RANKS[0]}" dedup --input "$TMP/in/extra" \
+    --output "$TMP/out-x1" --key-field id --state "$state" --window 4
+  run_refused "$TMP/ref2.log" "--window 3" "${RANKS[0]}" dedup --input "$TMP/in/extra" \
+    --output "$TMP/out-x2" --key-field id --state "$state"
+  run_ok "$TMP/plain.log" "${RANKS[0]}" dedup --input "$TMP/in/run-0" --output "$TMP/out-p" \
+    --key-field id --state "$TMP/plain"
+  run_refused "$TMP/ref3.log" "has no window" "${RANKS[0]}" dedup --input "$TMP/in/extra" \
+    --output "$TMP/out-x3" --key-field id --state "$TMP/plain" --window 3
+  log "refusals name the window"
+}
+
+case_records() {
+  mkdir -p "$TMP/in"
+  "$PY" "$ORACLE" gen-records --out "$TMP/in/all.jsonl" --records 6000 --seed 7
+  local len
+  len=$(head -1 "$TMP/in/all.jsonl" | wc -c)
+  # Rounds of exactly 250 records: a round reads until the bytes it holds
+  # (each line, plus its key when the key is not a piece of the line, as a
+  # JSON string value's 7 bytes are not) reach --batch-bytes; the metrics'
+  # round count checks that assumption.
+  run_ok "$TMP/run.log" 1 dedup --input "$TMP/in" --output "$TMP/out" --key-field id \
+    --state "$TMP/state" --window 2 --slot-records 1000 --batch-bytes $((250 * (len + 7))) \
+    --metrics "$TMP/metrics.json"
+  "$PY" - "$TMP/metrics.json" <<'PYEOF' || fail "rounds were not of 250 records"
+import json, sys
+m = json.load(open(sys.argv[1]))
+rounds = m.get("rounds", m.get("counters", {}).get("rounds"))
+assert rounds in (24, 25), rounds
+PYEOF
+  "$PY" "$ORACLE" check-records --window 2 --slot-records 1000 --input "$TMP/in/all.jsonl" \
+    --output "$TMP/out/all.jsonl" || fail "the output differs from the oracle"
+  "$BIN" info --state "$TMP/state" --json >"$TMP/info.json"
+  "$PY" - "$TMP/info.json" <<'PYEOF' || { cat "$TMP/info.json" >&2; fail "info slots"; }
+import json, sys
+info = json.load(open(sys.argv[1]))
+assert info["window"] == "window/v1; slots=2; slot=records:1000", info["window"]
+# Slot 5 filled at record 6000, so slot 6 opened (empty) before the end
+# was known: slots 4..6 are live.
+assert info["current_slot"] == 6, info["current_slot"]
+assert [s["slot"] for s in info["slots"]] == [4, 5, 6], info["slots"]
+assert [s["age"] for s in info["slots"]] == [2, 1, 0], info["slots"]
+assert info["slots"][2]["keys"] == 0, info["slots"]
+PYEOF
+  log "slot-records run equals the oracle; slots 4..6 live"
+  # Records slots go on across runs, and across rank counts: 3500 records on
+  # 1 rank end half way through slot 3; an incremental run of the other 2500
+  # on 3 ranks continues slot 3 from the stored progress (500 records).
+  mkdir -p "$TMP/in-a" "$TMP/in-b"
+  head -n 3500 "$TMP/in/all.jsonl" >"$TMP/in-a/a.jsonl"
+  tail -n +3501 "$TMP/in/all.jsonl" >"$TMP/in-b/b.jsonl"
+  local r=0 n
+  for part in a b; do
+    n=$((r == 0 ? 1 : 3))
+    run_ok "$TMP/run-$part.log" $n dedup --input "$TMP/in-$part" --output "$TMP/out-$part" \
+      --key-field id --state "$TMP/state2" --window 2 --slot-records 1000 \
+      --batch-bytes $((250 * (len + 7)))
+    r=$((r + 1))
+  done
+  "$BIN" info --state "$TMP/state2" --json >"$TMP/info2.json"
+  "$PY" -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i["current_slot"] == 6, i' \
+    "$TMP/info2.json" || fail "the second run did not continue the slots"
+  "$PY" "$ORACLE" check-records --window 2 --slot-records 1000 \
+    --input "$TMP/in-a/a.jsonl" "$TMP/in-b/b.jsonl" \
+    --output "$TMP/out-a/a.jsonl" "$TMP/out-b/b.jsonl" ||
+    fail "two runs (1 then 3 ranks) differ from the oracle of one sequence"
+  log "slot-records slots go on across runs (1 -> 3 ranks)"
+}
+
+case_resume() {
+  # An unfinished windowed run resumed on another rank count keeps its slot
+  # and the slot's progress: 3500 records, then a broken input ends the run
+  # (--on-input-error fail: checkpointed, unfinished, half way through slot
+  # 3); the input is replaced and the same command resumes on 3 ranks.
+  mkdir -p "$TMP/in"
+  "$PY" "$ORACLE" gen-records --out "$TMP/all.jsonl" --records 6000 --seed 7
+  local len
+  len=$(head -1 "$TMP/all.jsonl" | wc -c)
+  head -n 3500 "$TMP/all.jsonl" >"$TMP/in/1-a.jsonl"
+  printf 'this is not gzip data\n' >"$TMP/in/2-b.jsonl.gz"
+  local args=(dedup --input "$TMP/in" --output "$TMP/out" --key-field id --state "$TMP/state"
+    --window 2 --slot-records 1000 --batch-bytes $((250 * (len + 7))) --on-input-error fail)
+  local rc=0
+  "$MPIEXEC" "$NP_FLAG" 1 --oversubscribe "$BIN" "${args[@]}" >"$TMP/run-1.log" 2>&1 || rc=$?
+  [[ $rc == 1 ]] || { cat "$TMP/run-1.log" >&2; fail "the broken input did not end the run (exit $rc)"; }
+  "$BIN" info --state "$TMP/state" --json >"$TMP/info-1.json"
+  "$PY" - "$TMP/info-1.json" <<'PYEOF' || { cat "$TMP/info-1.json" >&2; fail "state after the failure"; }
+import json, sys
+i = json.load(open(sys.argv[1]))
+assert i["state"] == "unfinished", i["state"]
+assert i["current_slot"] == 3 and i["current_slot_progress"] == 500, i
+PYEOF
+  tail -n +3501 "$TMP/all.jsonl" | gzip -c >"$TMP/in/2-b.jsonl.gz"
+  run_ok "$TMP/run-2.log" 3 "${args[@]}"
+  grep -q "resuming" "$TMP/run-2.log" || fail "the second run did not resume"
+  gzip -dc "$TMP/out/2-b.jsonl.gz" >"$TMP/out-b.jsonl"
+  "$PY" "$ORACLE" check-records --window 2 --slot-records 1000 --input "$TMP/all.jsonl" \
+    --output "$TMP/out/1-a.jsonl" "$TMP/out-b.jsonl" ||
+    fail "the resumed run (1 -> 3 ranks) differs from the oracle"
+  log "an unfinished windowed run resumed on 3 ranks kept its slot and progress"
+}
+
+attr() { # FILE NAME: a root attribute's value as h5dump prints it
+  h5dump -a "/$2" "$1" | sed -n 's/^ *(0): //p'
+}
+
+case_format() {
+  [[ -x $PATCH ]] || fail "need --ckpt-patch"
+  "$PY" "$ORACLE" gen --out "$TMP/in" --runs 1 --records 300 --seed 5
+  run_ok "$TMP/run.log" "${RANKS[0]}" dedup --input "$TMP/in/run-0" --output "$TMP/out" \
+    --key-field id --state "$TMP/state" --window 2
+  local g norm window
+  g=$(ls "$TMP"/state/ckpt-*.h5 | head -1)
+  norm=$(attr "$g" normalization)
+  window=$(attr "$g" window)
+  [[ $norm == '"none/v1 unicode '*' window/v1"' ]] || fail "normalization lacks the mark: $norm"
+  [[ $window == '"window/v1; slots=2; slot=run"' ]] || fail "window attribute: $window"
+  [[ $(attr "$g" window_slot) == 0 ]] || fail "window_slot is not 0"
+  cp -r "$TMP/state" "$TMP/nomark"
+  cp -r "$TMP/state" "$TMP/v2"
+  local bare=${norm#\"}
+  bare=${bare% window/v1\"}
+  "$PATCH" "$TMP/nomark/${g##*/}" normalization "$bare" || fail "ckpt_patch normalization"
+  "$PATCH" "$TMP/v2/${g##*/}" window "window/v2; slots=2; slot=run" || fail "ckpt_patch window"
+  local rc text
+  for bad in nomark v2; do
+    rc=0
+    "$BIN" info --state "$TMP/$bad" >"$TMP/info-$bad.log" 2>&1 || rc=$?
+    text=$(cat "$TMP/info-$bad.log")
+    [[ $rc != 0 ]] || fail "info read the $bad state"
+    case $bad in
+      nomark) [[ $text == *"without the window mark"* ]] || fail "$bad: $text" ;;
+      v2) [[ $text == *"does not start with 'window/v1; '"* ]] || fail "$bad: $text" ;;
+    esac
+  done
+  log "the window mark and attribute are stored; a state missing either is refused"
+}
+
+"case_$CASE"
+echo "PASS [window $CASE, ranks ${RANK_LIST}]"

@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Independent oracle for rolling windows (`dedup --window N`, issue 13).
+
+No bloomshard code: keys are the JSONL "id" field's bytes (normalization
+none), and a record is kept iff its key did not occur in the current slot
+earlier (file order, then line order) nor in any of the N slots before it.
+
+  gen     --out DIR --runs R --records K --seed S
+          writes DIR/run-<r>/day-<r>-<f>.jsonl (two files per run): keys drawn
+          from a pool so that keys recur at every distance from 0 to R slots
+  check   --window N --inputs D0 D1 ... --outputs O0 O1 ...
+          one slot per input dir (per-run slots): each run keeps exactly the
+          keys that occurred in none of the N runs before it, each once, as
+          lines of its own input; prints the distinct keys per slot as JSON
+          (the tier-2 keys `info` must list per slot)
+  query-check --window N --inputs D0 ... --probe DIR --output Q
+          `query --emit hits` of DIR: exactly the lines whose key the live
+          slots (the last N + 1 runs) hold
+  gen-records --out FILE --records K --seed S
+          one file of fixed-length lines (every line the same number of bytes)
+  check-records --window N --slot-records M --input FILE... --output FILE...
+          runs (one per file, in order) whose slot s holds records [s*M, (s+1)*M)
+          of the files' concatenation; outputs equal the oracle byte for byte
+"""
+import argparse
+import json
+import os
+import random
+import sys
+
+
+def read_lines(path):
+    with open(path, "rb") as f:
+        return f.read().splitlines(keepends=True)
+
+
+def key_of(line):
+    return json.loads(line)["id"].encode()
+
+
+def kept_lines(slots_of_lines, window):
+    """slots_of_lines: list of (slot, line) in decision order -> kept flags."""
+    last_seen = {}  # key -> newest slot it occurred in
+    out = []
+    for slot, line in slots_of_lines:
+        k = key_of(line)
+        seen = k in last_seen and last_seen[k] >= slot - window
+        out.append(not seen)
+        last_seen[k] = slot
+    return out
+
+
+def input_files(d):
+    return sorted(os.path.join(d, n) for n in os.listdir(d) if n.endswith(".jsonl"))
+
+
+def cmd_gen(a):
+    rng = random.Random(a.seed)
+    for r in range(a.runs):
+        d = os.path.join(a.out, f"run-{r}")
+        os.makedirs(d, exist_ok=True)
+        lines = []
+        for i in range(a.records):
+            u = rng.random()
+            if u < 0.35:
+                k = f"hot-{rng.randrange(300)}"  # recurs in most slots
+            elif u < 0.75:
+                k = f"drift-{r * 400 + rng.randrange(900)}"  # overlaps slots 1-2 apart
+            else:
+                k = f"old-{rng.randrange(4000)}"  # rare: recurs at long distances
+            lines.append(json.dumps({"id": k, "run": r, "n": i}) + "\n")
+        half = len(lines) // 2
+        for f, part in enumerate((lines[:half], lines[half:])):
+            with open(os.path.join(d, f"day-{r}-{f}.jsonl"), "w") as out:
+                out.writelines(part)
+
+
+def cmd_check(a):
+    """Per run: the kept keys (each exactly once) are the run's keys that
+    occurred in none of the `window` runs before it; every output line is a
+    line of its mirrored input. Which copy of a key repeated inside one run
+    is kept depends on the rank order, so copies are not compared."""
+    if len(a.inputs) != len(a.outputs):
+        sys.exit("check: as many --inputs as --outputs")
+    run_keys = []
+    bad = []
+    total_kept = 0
+    for slot, (d, o) in enumerate(zip(a.inputs, a.outputs)):
+        keys = set()
+        got = []
+        for path in input_files(d):
+            lines = read_lines(path)
+            keys.update(key_of(l) for l in lines)
+            out_path = os.path.join(o, os.path.basename(path))
+            if not os.path.exists(out_path):
+                bad.append(f"run {slot}: no output {out_path}")
+                continue
+            allowed = set(lines)
+            for l in read_lines(out_path):
+                if l not in allowed:
+                    bad.append(f"run {slot}: {out_path} holds a line not in its input")
+                got.append(key_of(l))
+        run_keys.append(keys)
+        earlier = set().union(*run_keys[max(0, slot - a.window):slot])
+        want = keys - earlier
+        if len(got) != len(set(got)):
+            bad.append(f"run {slot}: a key kept twice")
+        if set(got) != want:
+            bad.append(f"run {slot}: kept {len(set(got))} keys, the oracle {len(want)} "
+                       f"({len(set(got) - want)} too many, {len(want - set(got))} missing)")
+        total_kept += len(got)
+    if bad:
+        print("\n".join(bad), file=sys.stderr)
+        sys.exit(f"{len(bad)} difference(s) from the window oracle")
+    # How much the sequence tells the window rule apart from near misses:
+    # keys new again after expiring, and keys a rule that remembers only
+    # KEPT occurrences (no refresh on a duplicate) would keep wrongly.
+    new_again = no_refresh_wrong = 0
+    last_kept = {}
+    for slot, keys in enumerate(run_keys):
+        for k in keys:
+            in_window = any(k in run_keys[t] for t in range(max(0, slot - a.window), slot))
+            if not in_window and any(k in run_keys[t] for t in range(0, slot)):
+                new_again += 1
+            kept_without_refresh = k not in last_kept or last_kept[k] < slot - a.window
+            if kept_without_refresh != (not in_window):
+                no_refresh_wrong += 1
+            if kept_without_refresh:
+                last_kept[k] = slot
+    print(json.dumps({"kept": total_kept, "new_again": new_again,
+                      "no_refresh_wrong": no_refresh_wrong,
+                      "slot_keys": {str(s): len(k) for s, k in enumerate(run_keys)}}))
+
+
+def cmd_query_check(a):
+    """`query --emit hits` on a windowed state after the runs of --inputs:
+    the hits are exactly the probe lines (in order) whose key occurred in
+    the last window + 1 runs (the live slots)."""
+    live = set()
+    for d in a.inputs[max(0, len(a.inputs) - 1 - a.window):]:
+        for path in input_files(d):
+            live.update(key_of(l) for l in read_lines(path))
+    bad = 0
+    for path in input_files(a.probe):
+        want = [l for l in read_lines(path) if key_of(l) in live]
+        out = os.path.join(a.output, os.path.basename(path))
+        got = read_lines(out) if os.path.exists(out) else []
+        if got != want:
+            bad += 1
+            print(f"{out}: {len(got)} hits, the oracle {len(want)}", file=sys.stderr)
+    if bad:
+        sys.exit("query hits differ from the live slots' keys")
+
+
+def cmd_gen_records(a):
+    rng = random.Random(a.seed)
+    with open(a.out, "w") as out:
+        for i in range(a.records):
+            u = rng.random()
+            if u < 0.3:
+                k = rng.randrange(200)  # in every slot
+            elif u < 0.6:
+                k = 1000 + (i // 500) * 100 + rng.randrange(600)  # drifts: 3 slots
+            else:
+                k = 5000 + rng.randrange(2500)  # rare: recurs after gaps of any length
+            out.write(json.dumps({"id": f"r{k:06d}", "n": f"{i:06d}"}) + "\n")
+
+
+def cmd_check_records(a):
+    # Several inputs/outputs: successive runs on one state, whose records
+    # slots go on across runs (the concatenation is one sequence).
+    lines = [l for path in a.input for l in read_lines(path)]
+    if len({len(l) for l in lines}) != 1:
+        sys.exit("check-records: input lines are not all of one length")
+    flags = kept_lines([(i // a.slot_records, l) for i, l in enumerate(lines)], a.window)
+    want = [l for l, k in zip(lines, flags) if k]
+    got = [l for path in a.output for l in read_lines(path)]
+    if got != want:
+        sys.exit(f"output has {len(got)} lines, the oracle keeps {len(want)}")
+    # The corpus must tell the window apart from plain dedup.
+    plain = sum(kept_lines([(0, l) for l in lines], a.window))
+    if len(want) - plain < 100:
+        sys.exit(f"the corpus hardly exercises expiry ({len(want)} kept vs {plain} without window)")
+    print(json.dumps({"kept": len(want), "kept_without_window": plain, "records": len(lines)}))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("gen")
+    g.add_argument("--out", required=True)
+    g.add_argument("--runs", type=int, required=True)
+    g.add_argument("--records", type=int, required=True)
+    g.add_argument("--seed", type=int, default=13)
+    c = sub.add_parser("check")
+    c.add_argument("--window", type=int, required=True)
+    c.add_argument("--inputs", nargs="+", required=True)
+    c.add_argument("--outputs", nargs="+", required=True)
+    q = sub.add_parser("query-check")
+    q.add_argument("--window", type=int, required=True)
+    q.add_argument("--inputs", nargs="+", required=True)
+    q.add_argument("--probe", required=True)
+    q.add_argument("--output", required=True)
+    gr = sub.add_parser("gen-records")
+    gr.add_argument("--out", required=True)
+    gr.add_argument("--records", type=int, required=True)
+    gr.add_argument("--seed", type=int, default=13)
+    cr = sub.add_parser("check-records")
+    cr.add_argument("--window", type=int, required=True)
+    cr.add_argument("--slot-records", type=int, required=True)
+    cr.add_argument("--input", nargs="+", required=True)
+    cr.add_argument("--output", nargs="+", required=True)
+    a = p.parse_args()
+    {"gen": cmd_gen, "check": cmd_check, "query-check": cmd_query_check,
+     "gen-records": cmd_gen_records,
+     "check-records": cmd_check_records}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    main()
