@@ -156,7 +156,7 @@ PY
   kill)
     corpus basic 60000
     ARGS=(--input "$IN" --output "$TMP/out" --state "$TMP/state" --mode annotate --key-field id
-      --batch-bytes 4096 --checkpoint-every 0.05 --max-reject-fraction 1 --slices 64)
+      --batch-bytes 16384 --checkpoint-rounds 1 --max-reject-fraction 1 --slices 64)
     RANDOM=$((RANKS * 7 + 1))
     kills=0 usr1=0 att=0 finished=0
     while ((kills + usr1 < 5)); do

@@ -182,8 +182,12 @@ case_kill() {
     local before
     before=$(cat "$TMP/state/LATEST" 2>/dev/null || echo none)
     ln -s "$BIN" "$marker"
+    # Every attempt names the metrics file: on a fast machine the attempt
+    # that finishes the run is the last one, and the final run below then
+    # has nothing to do (and writes none).
     timeout -s KILL 60 "$MPIEXEC" "$NP_FLAG" $((RANDOM % 3 + 1)) --oversubscribe "$marker" dedup \
-      "${args[@]}" --output "$TMP/out" --state "$TMP/state" >"$TMP/att-$att.log" 2>&1 &
+      "${args[@]}" --output "$TMP/out" --state "$TMP/state" --metrics "$TMP/out/metrics.json" \
+      >"$TMP/att-$att.log" 2>&1 &
     local job=$!
     # Kill once this attempt committed a generation of its own (it made
     # progress past its resume point), a random 0-300 ms later.
