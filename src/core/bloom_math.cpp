@@ -4,6 +4,8 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -57,7 +59,8 @@ double blocked_fpr(double bits_per_key, std::uint32_t k) {
   return sum;
 }
 
-BloomGeometryChoice choose_geometry(double p) {
+namespace {
+BloomGeometryChoice search_geometry(double p) {
   if (!(p > 0.0 && p <= 0.5)) {
     throw std::invalid_argument("FPR target " + std::to_string(p) + " outside (0, 0.5]");
   }
@@ -91,6 +94,25 @@ BloomGeometryChoice choose_geometry(double p) {
                                 std::to_string(kMaxBitsPerKey) + " bits per key");
   }
   return best;
+}
+}  // namespace
+
+BloomGeometryChoice choose_geometry(double p) {
+  // The search costs 1-3 ms (about 10^5 pow() calls) and a job asks for the
+  // same few targets dozens of times (sizing plan, layers, metrics): about
+  // 0.1 s of a 4 s job before the answers were remembered. Targets are few
+  // (one per layer), so the cache stays tiny.
+  if (!(p > 0.0 && p <= 0.5)) return search_geometry(p);  // throws; a NaN must not reach the map
+  static std::mutex mutex;
+  static std::map<double, BloomGeometryChoice> known;
+  {
+    std::lock_guard lock(mutex);
+    if (const auto it = known.find(p); it != known.end()) return it->second;
+  }
+  const BloomGeometryChoice choice = search_geometry(p);
+  std::lock_guard lock(mutex);
+  known.emplace(p, choice);
+  return choice;
 }
 
 double expected_fpr_from_fill(double fill, std::uint32_t k) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -75,6 +76,19 @@ TEST(BloomMath, ChooseGeometryAcrossTargets) {
   }
   EXPECT_THROW((void)choose_geometry(0.0), std::invalid_argument);
   EXPECT_THROW((void)choose_geometry(0.6), std::invalid_argument);
+}
+
+// choose_geometry remembers its answers: a second call gives the same
+// geometry, and a NaN target (which compares equal to nothing) is still
+// refused after targets were cached.
+TEST(BloomMath, ChooseGeometryRemembersAndStillRefusesBadTargets) {
+  const BloomGeometryChoice first = choose_geometry(0.002);
+  const BloomGeometryChoice again = choose_geometry(0.002);
+  EXPECT_EQ(first.k, again.k);
+  EXPECT_EQ(first.bits_per_key, again.bits_per_key);
+  EXPECT_THROW((void)choose_geometry(std::numeric_limits<double>::quiet_NaN()),
+               std::invalid_argument);
+  EXPECT_THROW((void)choose_geometry(-0.001), std::invalid_argument);
 }
 
 TEST(BloomMath, FprFromFill) {

@@ -64,6 +64,15 @@ class ExactShard {
   /// Prefetches the delta index line a lookup or insert of `fingerprint`
   /// starts at (a hint; no effect on results).
   void prefetch(std::uint64_t fingerprint) const noexcept;
+  /// For a key Bloom calls maybe, once prefetch() has brought the index line
+  /// in: prefetches the delta entry its home slot points to (a hint; reads
+  /// the index, so call it only after prefetch() had time to land).
+  void prefetch_entry(std::uint64_t fingerprint) const noexcept;
+  /// Last stage, once prefetch_entry() has landed: prefetches the key bytes
+  /// of that entry in the arena. A lookup of a present key then finds its
+  /// three lines (index, entry, bytes) in cache instead of three misses in
+  /// a row.
+  void prefetch_key_bytes(std::uint64_t fingerprint) const noexcept;
   /// Prefetches where a lookup of `fingerprint` starts in each run of the
   /// owned `slice` (a hint, for keys Bloom calls maybe).
   void prefetch_runs(std::uint32_t slice, std::uint64_t fingerprint) const noexcept;
