@@ -19,8 +19,9 @@ namespace {
 
 // Per input, the fields one rank reports at a cut; summed over ranks, and
 // only the rank reading a file sets them.
-// touched, records, offset, done, output_length, digest known, prefix digest
-constexpr std::size_t kFieldsPerInput = 7;
+// touched, records, offset, done, output_length, digest known, prefix digest,
+// frame start known, its compressed and decompressed offsets
+constexpr std::size_t kFieldsPerInput = 10;
 
 // A generation that could not be deleted is left for a later prune: a
 // warning, not a failure of a multi-day job.
@@ -63,6 +64,9 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
     f[4] = s.output_length;
     f[5] = s.prefix_digest ? 1 : 0;
     f[6] = s.prefix_digest.value_or(0);
+    f[7] = s.cursor.frame ? 1 : 0;
+    f[8] = s.cursor.frame ? s.cursor.frame->compressed_offset : 0;
+    f[9] = s.cursor.frame ? s.cursor.frame->decompressed_offset : 0;
   }
   fields = comm_.allreduce_sum(fields);
   std::vector<std::uint64_t> reject_lengths(comm_.usize(), 0);
@@ -74,7 +78,8 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   for (std::size_t i = 0; i < m.inputs.size(); ++i) {
     const std::uint64_t* f = &fields[i * kFieldsPerInput];
     if (f[0] == 0) continue;  // not read in this segment: as the base says
-    m.inputs[i].cursor = {f[1], f[2]};
+    m.inputs[i].cursor = {f[1], f[2],
+                          f[7] != 0 ? std::optional(io::FrameStart{f[8], f[9]}) : std::nullopt};
     m.inputs[i].done = f[3] != 0;
     m.inputs[i].output_length = f[4];
     m.inputs[i].prefix_digest = f[5] != 0 ? std::optional(f[6]) : std::nullopt;

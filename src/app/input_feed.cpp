@@ -1,5 +1,6 @@
 #include "bloomshard/app/input_feed.hpp"
 
+#include <iostream>
 #include <limits>
 
 #include "bloomshard/core/normalize.hpp"
@@ -64,7 +65,14 @@ bool InputFeed::open_next_file() {
   open_ = true;
   positioned_ = false;
   reader_.open(task.file);
-  if (resumed) reader_.skip_to(task.cursor, task.prefix_digest);
+  if (resumed) {
+    reader_.skip_to(task.cursor, task.prefix_digest);
+    // A saved frame start that did not work cost a re-read from byte 0.
+    if (!reader_.resume_fallback().empty()) {
+      std::cerr << "bloomshard dedup: warning: input '" << task.file.relative_path
+                << "': " << reader_.resume_fallback() << '\n';
+    }
+  }
   positioned_ = true;
   return true;
 }

@@ -79,6 +79,41 @@ T field(Node e, std::string_view key) {
   return v;
 }
 
+// One cursor's fields (every cursor of a manifest goes through these two):
+// `records`, `offset` and, when the cursor has a frame start (issue 12),
+// `frame_compressed_offset` and `frame_decompressed_offset`. Builds before
+// them ignore the two and resume from byte 0, which is still right.
+void put_cursor(std::string& out, const io::InputCursor& c) {
+  put_u64(out, "records", c.records);
+  out += ',';
+  put_u64(out, "offset", c.decompressed_offset);
+  if (c.frame) {
+    out += ',';
+    put_u64(out, "frame_compressed_offset", c.frame->compressed_offset);
+    out += ',';
+    put_u64(out, "frame_decompressed_offset", c.frame->decompressed_offset);
+  }
+}
+
+io::InputCursor cursor_field(simdjson::dom::element e) {
+  io::InputCursor c;
+  c.records = field<std::uint64_t>(e, "records");
+  c.decompressed_offset = field<std::uint64_t>(e, "offset");
+  const bool has_compressed = e["frame_compressed_offset"].error() != simdjson::NO_SUCH_FIELD;
+  const bool has_decompressed = e["frame_decompressed_offset"].error() != simdjson::NO_SUCH_FIELD;
+  if (has_compressed || has_decompressed) {  // optional, but only as a pair
+    io::FrameStart f{field<std::uint64_t>(e, "frame_compressed_offset"),
+                     field<std::uint64_t>(e, "frame_decompressed_offset")};
+    if (f.decompressed_offset >= c.decompressed_offset) {
+      throw std::runtime_error(
+          "run manifest: field 'frame_decompressed_offset' is not before "
+          "the cursor's 'offset'");
+    }
+    c.frame = f;
+  }
+  return c;
+}
+
 }  // namespace
 
 JobCounters& JobCounters::operator+=(const JobCounters& o) {
@@ -133,9 +168,7 @@ std::string manifest_to_json(const RunManifest& m) {
     out += ',';
     put_u64(out, "compression", static_cast<std::uint64_t>(p.file.compression));
     out += ',';
-    put_u64(out, "records", p.cursor.records);
-    out += ',';
-    put_u64(out, "offset", p.cursor.decompressed_offset);
+    put_cursor(out, p.cursor);
     out += ',';
     put_u64(out, "done", p.done ? 1 : 0);
     out += ',';
@@ -204,8 +237,7 @@ RunManifest manifest_from_json(std::string_view json) {
     }
     p.file.format = static_cast<io::Format>(format);
     p.file.compression = static_cast<io::Compression>(compression);
-    p.cursor.records = field<std::uint64_t>(e, "records");
-    p.cursor.decompressed_offset = field<std::uint64_t>(e, "offset");
+    p.cursor = cursor_field(e);
     p.done = field<std::uint64_t>(e, "done") != 0;
     p.output_length = field<std::uint64_t>(e, "output_length");
     std::string_view skipped;

@@ -150,7 +150,12 @@ std::string revalidate_consumed_prefix(const InputProgress& then, const io::Inpu
     while (reader.cursor().records < then.cursor.records) {
       if (!reader.next(r)) return "it now ends after " + std::to_string(reader.cursor().records);
     }
-    if (reader.cursor() != then.cursor || reader.prefix_digest() != *then.prefix_digest) {
+    // Records and offset; the frame start is not compared (older builds
+    // saved none, and a recompressed file has other frames).
+    const io::InputCursor at = reader.cursor();
+    if (at.records != then.cursor.records ||
+        at.decompressed_offset != then.cursor.decompressed_offset ||
+        reader.prefix_digest() != *then.prefix_digest) {
       return "its first " + std::to_string(then.cursor.records) +
              " records are not the ones read before";
     }
@@ -210,6 +215,10 @@ InputChanges reconcile_inputs(RunManifest& m, std::span<const io::InputFile> inp
                             "; revalidated: the records read so far are the same, reading goes "
                             "on after them");
         p.file = f;
+        // The same records, but perhaps not the same compressed bytes (a
+        // recompressed copy): the saved frame start may point elsewhere, so
+        // this resume decompresses from byte 0.
+        p.cursor.frame.reset();
         kept.push_back(std::move(p));
         continue;
       }

@@ -154,6 +154,10 @@ int run_info(const std::vector<std::string>& args) {
     j.value("size", p.file.size);
     j.value("records_done", p.cursor.records);
     j.value("bytes_done", p.cursor.decompressed_offset);
+    if (p.cursor.frame) {  // issue 12: where a resume starts decoding this input
+      j.value("resume_compressed_offset", p.cursor.frame->compressed_offset);
+      j.value("resume_decompressed_offset", p.cursor.frame->decompressed_offset);
+    }
     j.value("done", p.done);
     j.value("output_length", p.output_length);
     j.end_object();

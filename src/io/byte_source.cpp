@@ -2,6 +2,8 @@
 // byte sources over POSIX file descriptors. A compressed source that meets
 // damage returns whatever it decoded before it, and throws on the next
 // read, so a broken input gives up every complete line before the damage.
+// Both codecs note frame starts as they pass them (CompressedInput) and can
+// restart at one (seek_frame) for a resume.
 #include "bloomshard/io/byte_source.hpp"
 
 #include <fcntl.h>
@@ -16,6 +18,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "bloomshard/io/errors.hpp"
 
@@ -87,11 +90,45 @@ class PlainSource final : public ByteSource {
   std::uint64_t offset_ = 0;
 };
 
-// Compressed input staging shared by both codecs.
+// Compressed input staging shared by both codecs, and the frame-start notes.
 class CompressedInput {
  public:
   explicit CompressedInput(const std::filesystem::path& path)
       : fd_(path), buf_(std::make_unique<char[]>(kCompressedBlockBytes)) {}
+
+  // A frame or member ended just before consumed(), after `decompressed`
+  // bytes of the stream: note where the next one starts, if far enough
+  // from the last note (the spacing rule of byte_source.hpp, which depends
+  // on the file alone, so a resumed read notes what a straight one does).
+  void note_frame_start(std::uint64_t decompressed) {
+    if (decompressed < last_noted_ + kFrameStartSpacing) return;
+    frames_.push_back({consumed(), decompressed});
+    last_noted_ = decompressed;
+  }
+  std::optional<FrameStart> frame_start_before(std::uint64_t decompressed) const {
+    for (auto it = frames_.rbegin(); it != frames_.rend(); ++it) {
+      if (it->decompressed_offset < decompressed) return *it;
+    }
+    return std::nullopt;
+  }
+  void forget_frames_before(std::uint64_t decompressed) {
+    std::size_t keep_from = 0;
+    while (keep_from + 1 < frames_.size() &&
+           frames_[keep_from + 1].decompressed_offset < decompressed) {
+      ++keep_from;
+    }
+    frames_.erase(frames_.begin(), frames_.begin() + static_cast<std::ptrdiff_t>(keep_from));
+  }
+  // Drops the staged block and reads on from `start`, which becomes the
+  // only note (the notes before it belong to bytes this read never sees).
+  void seek(FrameStart start) {
+    fd_.seek(start.compressed_offset);
+    read_total_ = start.compressed_offset;
+    size_ = pos_ = 0;
+    pending_ = nullptr;
+    frames_.assign(1, start);
+    last_noted_ = start.decompressed_offset;
+  }
 
   // Reads the next block; false at EOF.
   bool fill() {
@@ -129,12 +166,57 @@ class CompressedInput {
   InputFd fd_;
   std::unique_ptr<char[]> buf_;
   std::uint64_t read_total_ = 0;
-  std::exception_ptr pending_;  // damage found after some output was produced
+  std::exception_ptr pending_;      // damage found after some output was produced
+  std::vector<FrameStart> frames_;  // noted starts, decompressed offsets ascending
+  std::uint64_t last_noted_ = 0;    // decompressed offset of the last note (0: the file start)
 };
 
-class GzipSource final : public ByteSource {
+// The frame-start part of ByteSource for both codecs: forwards to the notes
+// of `in_` and counts the decompressed bytes handed out.
+class FramedSource : public ByteSource {
  public:
-  explicit GzipSource(const std::filesystem::path& path) : in_(path) {
+  explicit FramedSource(const std::filesystem::path& path) : in_(path) {}
+  std::uint64_t compressed_offset() const noexcept override { return in_.consumed(); }
+  bool frame_seekable() const noexcept override { return true; }
+  std::optional<FrameStart> frame_start_before(std::uint64_t decompressed) const override {
+    return in_.frame_start_before(decompressed);
+  }
+  void forget_frames_before(std::uint64_t decompressed) override {
+    in_.forget_frames_before(decompressed);
+  }
+  void seek_frame(FrameStart start) override {
+    restart_decoder();
+    in_.seek(start);
+    decompressed_ = start.decompressed_offset;
+  }
+
+ protected:
+  // Resets the codec to expect the first byte of a frame or member.
+  virtual void restart_decoder() = 0;
+  // Decompressed offset of the byte the current read() writes at `out`.
+  std::uint64_t stream_offset(const void* out) const noexcept {
+    return decompressed_ + static_cast<std::uint64_t>(static_cast<const char*>(out) - out_begin_);
+  }
+  // Runs one read() into dst through the codec step `step`; `produced`
+  // says how many bytes it wrote.
+  template <typename Step, typename Produced>
+  std::size_t framed_read(std::span<char> dst, Step&& step, Produced&& produced) {
+    out_begin_ = dst.data();
+    const std::size_t n = in_.decode(step, produced);
+    decompressed_ += n;
+    return n;
+  }
+
+  CompressedInput in_;
+
+ private:
+  std::uint64_t decompressed_ = 0;  // stream bytes handed out before this read()
+  const char* out_begin_ = nullptr;
+};
+
+class GzipSource final : public FramedSource {
+ public:
+  explicit GzipSource(const std::filesystem::path& path) : FramedSource(path) {
     std::memset(&strm_, 0, sizeof strm_);
     // 15 + 16: gzip wrapper only, largest window.
     if (inflateInit2(&strm_, 15 + 16) != Z_OK) in_.fail("cannot start zlib inflate");
@@ -145,11 +227,16 @@ class GzipSource final : public ByteSource {
     const std::size_t want = std::min<std::size_t>(dst.size(), std::numeric_limits<uInt>::max());
     strm_.next_out = reinterpret_cast<Bytef*>(dst.data());
     strm_.avail_out = static_cast<uInt>(want);
-    return in_.decode([&] { inflate_into(); }, [&] { return want - strm_.avail_out; });
+    return framed_read(
+        dst, [&] { inflate_into(); }, [&] { return want - strm_.avail_out; });
   }
-  std::uint64_t compressed_offset() const noexcept override { return in_.consumed(); }
 
  private:
+  void restart_decoder() override {
+    if (inflateReset(&strm_) != Z_OK) in_.fail("zlib inflateReset failed");
+    in_member_ = member_ended_ = in_eof_ = done_ = false;
+  }
+
   void inflate_into() {
     while (strm_.avail_out > 0 && !done_) {
       if (in_.pos_ == in_.size_ && !in_eof_ && !in_.fill()) in_eof_ = true;
@@ -172,6 +259,7 @@ class GzipSource final : public ByteSource {
       if (rc == Z_STREAM_END) {
         in_member_ = false;
         member_ended_ = true;
+        in_.note_frame_start(stream_offset(strm_.next_out));
       } else if (rc == Z_BUF_ERROR) {  // no progress possible
         if (strm_.avail_in != 0) in_.fail("corrupt gzip data (inflate made no progress)");
         if (in_eof_) in_.fail("truncated gzip stream (member not finished at end of file)");
@@ -183,7 +271,6 @@ class GzipSource final : public ByteSource {
     }
   }
 
-  CompressedInput in_;
   z_stream strm_;
   bool in_member_ = false;
   bool member_ended_ = false;
@@ -191,20 +278,28 @@ class GzipSource final : public ByteSource {
   bool done_ = false;
 };
 
-class ZstdSource final : public ByteSource {
+class ZstdSource final : public FramedSource {
  public:
-  explicit ZstdSource(const std::filesystem::path& path) : in_(path), dctx_(ZSTD_createDCtx()) {
+  explicit ZstdSource(const std::filesystem::path& path)
+      : FramedSource(path), dctx_(ZSTD_createDCtx()) {
     if (dctx_ == nullptr) in_.fail("cannot create zstd context");
   }
   ~ZstdSource() override { ZSTD_freeDCtx(dctx_); }
 
   std::size_t read(std::span<char> dst) override {
     ZSTD_outBuffer out{dst.data(), dst.size(), 0};
-    return in_.decode([&] { decompress_into(out); }, [&] { return out.pos; });
+    return framed_read(
+        dst, [&] { decompress_into(out); }, [&] { return out.pos; });
   }
-  std::uint64_t compressed_offset() const noexcept override { return in_.consumed(); }
 
  private:
+  void restart_decoder() override {
+    if (ZSTD_isError(ZSTD_DCtx_reset(dctx_, ZSTD_reset_session_only)) != 0) {
+      in_.fail("zstd context reset failed");
+    }
+    in_frame_ = in_eof_ = done_ = false;
+  }
+
   void decompress_into(ZSTD_outBuffer& out) {
     while (out.pos < out.size && !done_) {
       if (in_.pos_ == in_.size_ && !in_eof_ && !in_.fill()) in_eof_ = true;
@@ -214,13 +309,19 @@ class ZstdSource final : public ByteSource {
         break;
       }
       const std::size_t before = out.pos;
+      const std::size_t in_before = in_.pos_;
       ZSTD_inBuffer in{in_.buf().get(), in_.size_, in_.pos_};
       const std::size_t rc = ZSTD_decompressStream(dctx_, &out, &in);
       in_.pos_ = in.pos;
       if (ZSTD_isError(rc) != 0) {
         in_.fail(std::string("corrupt zstd data: ") + ZSTD_getErrorName(rc));
       }
-      // 0 = a frame is complete and fully flushed; more frames may follow.
+      // 0 = a frame is complete and fully flushed (the input stands just
+      // after it); more frames may follow.
+      // (A frame may begin and end within one call: then in_frame_ was false.)
+      if (rc == 0 && (in_frame_ || in.pos != in_before)) {
+        in_.note_frame_start(stream_offset(static_cast<const char*>(out.dst) + out.pos));
+      }
       in_frame_ = rc != 0;
       if (in_eof_ && !input_left && in_frame_ && out.pos == before) {
         in_.fail("truncated zstd stream (frame not finished at end of file)");
@@ -228,7 +329,6 @@ class ZstdSource final : public ByteSource {
     }
   }
 
-  CompressedInput in_;
   ZSTD_DCtx* dctx_;
   bool in_frame_ = false;
   bool in_eof_ = false;
@@ -239,6 +339,16 @@ class ZstdSource final : public ByteSource {
 
 void ByteSource::seek(std::uint64_t /*offset*/) {
   throw std::logic_error("ByteSource::seek on a compressed stream");
+}
+
+std::optional<FrameStart> ByteSource::frame_start_before(std::uint64_t /*offset*/) const {
+  return std::nullopt;
+}
+
+void ByteSource::forget_frames_before(std::uint64_t /*offset*/) {}
+
+void ByteSource::seek_frame(FrameStart /*start*/) {
+  throw std::logic_error("ByteSource::seek_frame on a source without frames");
 }
 
 std::unique_ptr<ByteSource> open_byte_source(const std::filesystem::path& path,

@@ -1,6 +1,8 @@
 // Line splitting over a ByteSource: memchr over one large buffer that is
 // compacted (memmove of the partial line) rather than reallocated, and grown
-// only while a single line does not fit.
+// only while a single line does not fit. A resume seeks plain files, starts
+// compressed ones at a saved frame start when it has one, and re-reads the
+// rest from byte 0.
 #include "bloomshard/io/record_reader.hpp"
 
 #include <xxhash.h>
@@ -34,14 +36,20 @@ RecordReader::~RecordReader() = default;
 RecordReader::RecordReader(RecordReader&&) noexcept = default;
 RecordReader& RecordReader::operator=(RecordReader&&) noexcept = default;
 
-void RecordReader::open(const InputFile& file) {
-  source_.reset();
-  file_ = file;
+void RecordReader::reset_position() noexcept {
   begin_ = scan_ = end_ = 0;
   eof_ = false;
   offset_ = 0;
   records_ = 0;
   digest_ = 0;
+}
+
+void RecordReader::open(const InputFile& file) {
+  source_.reset();
+  file_ = file;
+  reset_position();
+  resume_method_ = ResumeMethod::kStart;
+  resume_fallback_.clear();
   if (!buf_) {
     cap_ = options_.buffer_bytes;
     buf_ = std::make_unique<char[]>(cap_);
@@ -58,7 +66,11 @@ void RecordReader::rethrow_with_location(const InputError& e) const {
                    e.reason());
 }
 
-InputCursor RecordReader::cursor() const noexcept { return {records_, offset_}; }
+InputCursor RecordReader::cursor() const noexcept {
+  InputCursor c{records_, offset_, std::nullopt};
+  if (source_ && offset_ > 0) c.frame = source_->frame_start_before(offset_);
+  return c;
+}
 
 void RecordReader::mix(const char* bytes, std::size_t n, std::uint64_t extra) noexcept {
   digest_ = XXH3_64bits_withSeed(bytes, n, digest_ ^ extra);
@@ -83,6 +95,8 @@ bool RecordReader::refill() {
       cap_ = new_cap;
     }
   }
+  // No cursor before offset_ will be asked for again.
+  source_->forget_frames_before(offset_);
   std::size_t got = 0;
   try {
     got = source_->read(std::span<char>(buf_.get() + end_, cap_ - end_));
@@ -250,8 +264,26 @@ void RecordReader::skip_to(InputCursor cursor, std::optional<std::uint64_t> pref
     records_ = cursor.records;
     offset_ = off;
     if (prefix_digest) digest_ = *prefix_digest;  // not re-read: the saved chain goes on
+    resume_method_ = ResumeMethod::kSeek;
     return;
   }
+  // A frame start is used only with a digest to carry on (without one the
+  // chain would restart at 0 and describe nothing).
+  if (cursor.frame && prefix_digest && source_->frame_seekable()) {
+    if (resume_at_frame(cursor, *prefix_digest)) {
+      resume_method_ = ResumeMethod::kFrame;
+      return;
+    }
+    // The saved start is only a shortcut: read from byte 0 as without one.
+    source_.reset();
+    reset_position();
+    try {
+      source_ = open_byte_source(file_.absolute_path, file_.compression);
+    } catch (const InputError& e) {
+      throw InputError(file_.absolute_path.string(), 0, 0, e.reason());
+    }
+  }
+  resume_method_ = ResumeMethod::kReread;
   Record r;
   while (records_ < cursor.records) {
     if (!next(r)) throw mismatch("input ended after " + std::to_string(records_) + " records");
@@ -263,6 +295,46 @@ void RecordReader::skip_to(InputCursor cursor, std::optional<std::uint64_t> pref
   if (prefix_digest && *prefix_digest != digest_) {
     throw mismatch("the records before the cursor are not the ones read before");
   }
+}
+
+// Decodes from the cursor's frame start and discards up to the cursor's
+// offset; false (with resume_fallback_ set) when that does not land on a
+// line end, leaving the reader to be reopened.
+bool RecordReader::resume_at_frame(const InputCursor& cursor, std::uint64_t prefix_digest) {
+  const FrameStart start = *cursor.frame;
+  const std::uint64_t target = cursor.decompressed_offset;
+  const auto give_up = [&](const std::string& why) {
+    resume_fallback_ = "the saved frame start (compressed byte " +
+                       std::to_string(start.compressed_offset) + ", decompressed byte " +
+                       std::to_string(start.decompressed_offset) +
+                       ") does not lead to the cursor: " + why + "; read from the start instead";
+    return false;
+  };
+  if (start.decompressed_offset >= target) return give_up("it is not before the cursor");
+  try {
+    source_->seek_frame(start);
+    offset_ = start.decompressed_offset;
+    // Invariant: offset_ < target, so the byte before the target is
+    // buffered once offset_ + buffered bytes reach it.
+    while (offset_ + (end_ - begin_) < target) {
+      offset_ += end_ - begin_;
+      begin_ = scan_ = end_ = 0;
+      if (!refill()) return give_up("the stream ends before the cursor's offset");
+    }
+    const std::size_t at = begin_ + static_cast<std::size_t>(target - offset_);
+    const bool line_end = buf_[at - 1] == '\n';
+    begin_ = scan_ = at;
+    offset_ = target;
+    // The end of the stream is a boundary too (a last line without newline).
+    if (!line_end && (at != end_ || refill())) {
+      return give_up("the byte before the cursor is not a line end");
+    }
+  } catch (const InputError& e) {
+    return give_up(e.reason());
+  }
+  records_ = cursor.records;
+  digest_ = prefix_digest;  // not re-read: the saved chain goes on
+  return true;
 }
 
 }  // namespace bloomshard::io

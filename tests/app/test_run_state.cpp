@@ -57,6 +57,7 @@ TEST(RunManifest, RoundTripsEveryField) {
   p.done = true;
   p.skipped = "truncated gzip stream \"x\" at compressed byte 9";
   p.prefix_digest = 0xFEDCBA9876543210ULL;
+  p.cursor.frame = io::FrameStart{1000, 2048};  // issue 12: optional frame start
   m.inputs.push_back(p);
   m.rejects = {{"rank-0.jsonl", 10}, {"rank-1.resume-g3.jsonl", 0}};
   m.counters.records = 100;
@@ -77,6 +78,8 @@ TEST(RunManifest, RoundTripsEveryField) {
   EXPECT_EQ(back.inputs[0].file.format, io::Format::kJsonLines);
   EXPECT_EQ(back.inputs[0].file.compression, io::Compression::kZstd);
   EXPECT_EQ(back.inputs[0].cursor, (io::InputCursor{42, 4096}));
+  EXPECT_FALSE(back.inputs[0].cursor.frame.has_value());
+  EXPECT_EQ(back.inputs[1].cursor, (io::InputCursor{42, 4096, io::FrameStart{1000, 2048}}));
   EXPECT_FALSE(back.inputs[0].done);
   EXPECT_TRUE(back.inputs[1].done);
   EXPECT_TRUE(back.inputs[0].skipped.empty());
@@ -161,6 +164,25 @@ TEST(RunManifest, ReconcileInputsAcceptsOnlyChangesThatLoseNothingSilently) {
     std::vector<io::InputFile> now = today;
     now[1].size = 21;
     EXPECT_NE(reconcile_inputs(c, now).refusal.find("'half' changed after 3"), std::string::npos);
+  }
+  {  // ... unless revalidated; its frame start (issue 12) may no longer hold
+    RunManifest c = m;
+    c.inputs[1].cursor.frame = io::FrameStart{5, 6};
+    std::vector<io::InputFile> now = today;
+    now[1].size = 21;
+    const RevalidateFn same = [](const InputProgress&, const io::InputFile&) {
+      return std::string();
+    };
+    const InputChanges ch = reconcile_inputs(c, now, &same);
+    EXPECT_TRUE(ch.refusal.empty()) << ch.refusal;
+    EXPECT_EQ(c.inputs[1].cursor, (io::InputCursor{3, 12}));
+    EXPECT_FALSE(c.inputs[1].cursor.frame.has_value());
+  }
+  {  // unchanged: the frame start is kept
+    RunManifest c = m;
+    c.inputs[1].cursor.frame = io::FrameStart{5, 6};
+    EXPECT_TRUE(reconcile_inputs(c, today).refusal.empty());
+    EXPECT_EQ(c.inputs[1].cursor.frame, (io::FrameStart{5, 6}));
   }
   {  // a new input: refused
     RunManifest c = m;
@@ -290,6 +312,32 @@ TEST_F(RunStateTest, RunJsonOnAFullDiskFailsTheStartAndLeavesNoEmptyFile) {
   const StartDecision again = decide_start(config_, args_, inputs());
   EXPECT_TRUE(again.error.empty()) << again.error;
   EXPECT_EQ(again.plan.kind, StartKind::kFresh);
+}
+
+// The frame start of a cursor (issue 12) is optional, but only as a pair of
+// fields, and must lie before the cursor's offset.
+TEST(RunManifest, FrameStartFieldsComeAsAPairBeforeTheOffset) {
+  RunManifest m;
+  m.run_id = "x";
+  InputProgress p;
+  p.file.relative_path = "a.txt.zst";
+  p.cursor = {3, 5000, io::FrameStart{700, 4096}};
+  m.inputs.push_back(p);
+  const std::string json = manifest_to_json(m);
+  ASSERT_NE(json.find("\"frame_compressed_offset\":700,\"frame_decompressed_offset\":4096"),
+            std::string::npos)
+      << json;
+  const auto without = [&](std::string_view field) {
+    std::string j = json;
+    const std::size_t at = j.find(std::string(",\"") + std::string(field));
+    j.erase(at, j.find_first_of(",}", at + 1) - at);
+    return j;
+  };
+  EXPECT_THROW((void)manifest_from_json(without("frame_compressed_offset")), std::runtime_error);
+  EXPECT_THROW((void)manifest_from_json(without("frame_decompressed_offset")), std::runtime_error);
+  std::string late = json;
+  late.replace(late.find("4096"), 4, "5000");
+  EXPECT_THROW((void)manifest_from_json(late), std::runtime_error);
 }
 
 }  // namespace

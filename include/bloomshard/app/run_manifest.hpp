@@ -20,7 +20,7 @@ namespace bloomshard::app {
 /// One input at the cut.
 struct InputProgress {
   io::InputFile file;
-  io::InputCursor cursor;           ///< records consumed, decompressed offset
+  io::InputCursor cursor;           ///< records consumed, decompressed offset, frame start
   bool done = false;                ///< read to its end, output closed
   std::uint64_t output_length = 0;  ///< committed bytes of the mirrored output
   /// Non-empty: the input broke at `cursor` (--on-input-error skip) and the

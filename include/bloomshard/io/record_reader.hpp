@@ -35,6 +35,12 @@ inline constexpr std::size_t kTooLongPrefixBytes = 4096;
 struct InputCursor {
   std::uint64_t records = 0;
   std::uint64_t decompressed_offset = 0;
+  /// Optional (issue 12): for a gzip/zstd input, a frame or member start
+  /// before the offset (ByteSource::frame_start_before) where a resume can
+  /// start decoding instead of at byte 0. Absent: plain files, single-frame
+  /// files, offsets inside the first noted frame, and cursors saved by older
+  /// builds; a resume then decompresses from byte 0.
+  std::optional<FrameStart> frame{};
   friend bool operator==(const InputCursor&, const InputCursor&) = default;
 };
 
@@ -72,12 +78,29 @@ class RecordReader {
 
   /// Resumes a freshly opened file at `cursor`. Uncompressed files are seeked
   /// (verified: the byte before the offset must be '\n' or the offset must be
-  /// the file size, and records == 0 iff offset == 0); compressed files are
-  /// re-read and discarded up to `cursor.records` lines and the offset reached
-  /// must equal the saved one, and so must the prefix digest if one is given
-  /// (a seeked file takes it as its own). Throws InputError "resume cursor
-  /// mismatch: ..." otherwise, or std::logic_error if records were already read.
+  /// the file size, and records == 0 iff offset == 0). A compressed file
+  /// whose cursor has a frame start and that is given a prefix digest is
+  /// frame-seeked: decoding starts afresh at that frame, the bytes up to the
+  /// offset are discarded and the one before it must be '\n' (or the stream
+  /// end there); the records before the frame are never read, so the digest
+  /// is taken as the reader's own, as for a seeked plain file. If that
+  /// fails (the frame start does not decode, or the byte is not a line end)
+  /// the file is reopened and read from byte 0 as below, and
+  /// resume_fallback() says why. Other compressed files are re-read and
+  /// discarded up to `cursor.records` lines and the offset reached must
+  /// equal the saved one, and so must the prefix digest if one is given.
+  /// Throws InputError "resume cursor mismatch: ..." otherwise, or
+  /// std::logic_error if records were already read.
   void skip_to(InputCursor cursor, std::optional<std::uint64_t> prefix_digest = std::nullopt);
+
+  /// How the last skip_to() got to its cursor: kStart (nothing to skip),
+  /// kSeek (plain file), kFrame (compressed, decoding began at
+  /// cursor.frame), kReread (compressed, decoded from byte 0).
+  enum class ResumeMethod { kStart, kSeek, kFrame, kReread };
+  [[nodiscard]] ResumeMethod resume_method() const noexcept { return resume_method_; }
+  /// Why the last skip_to() could not use its cursor's frame start and
+  /// re-read from byte 0 instead (empty otherwise).
+  [[nodiscard]] const std::string& resume_fallback() const noexcept { return resume_fallback_; }
 
   /// Digest of every byte consumed so far (the lines and terminators before
   /// cursor()), chained record by record with XXH3-64; a too-long line
@@ -94,6 +117,8 @@ class RecordReader {
 
  private:
   bool refill();
+  bool resume_at_frame(const InputCursor& cursor, std::uint64_t prefix_digest);
+  void reset_position() noexcept;
   bool skip_long_line(Record& out);
   void mix_too_long(std::uint64_t length, std::string_view terminator) noexcept;
   void mix(const char* bytes, std::size_t n, std::uint64_t extra) noexcept;
@@ -113,6 +138,8 @@ class RecordReader {
   std::uint64_t records_ = 0;
   std::uint64_t digest_ = 0;  // prefix_digest()
   std::string long_prefix_;   // prefix of the last too-long line (reserved once)
+  ResumeMethod resume_method_ = ResumeMethod::kStart;
+  std::string resume_fallback_;
 };
 
 }  // namespace bloomshard::io
