@@ -18,6 +18,12 @@ constexpr std::string_view kLf = "\n";
 constexpr std::string_view kCrLf = "\r\n";
 constexpr std::string_view kNoTerminator;
 
+LineBuffer allocate(std::size_t bytes) {
+  auto* p = static_cast<char*>(std::malloc(bytes));
+  if (p == nullptr) throw std::bad_alloc();
+  return LineBuffer(p);
+}
+
 }  // namespace
 
 RecordReader::RecordReader(ReaderOptions options) : options_(options) {
@@ -44,7 +50,7 @@ void RecordReader::open(const InputFile& file) {
   digest_ = 0;
   if (!buf_) {
     cap_ = options_.buffer_bytes;
-    buf_ = std::make_unique<char[]>(cap_);
+    buf_ = allocate(cap_);
   }
   try {
     source_ = open_byte_source(file.absolute_path, file.compression);
@@ -59,6 +65,20 @@ void RecordReader::rethrow_with_location(const InputError& e) const {
 }
 
 InputCursor RecordReader::cursor() const noexcept { return {records_, offset_}; }
+
+LineBuffer RecordReader::take_buffer() {
+  const std::size_t pending = end_ - begin_;
+  const std::size_t new_cap = std::max(options_.buffer_bytes, pending + kMinReadBytes);
+  LineBuffer fresh = allocate(new_cap);
+  std::memcpy(fresh.get(), buf_.get() + begin_, pending);
+  LineBuffer taken = std::move(buf_);
+  buf_ = std::move(fresh);
+  cap_ = new_cap;
+  scan_ -= begin_;
+  begin_ = 0;
+  end_ = pending;
+  return taken;
+}
 
 void RecordReader::mix(const char* bytes, std::size_t n, std::uint64_t extra) noexcept {
   digest_ = XXH3_64bits_withSeed(bytes, n, digest_ ^ extra);
@@ -76,16 +96,22 @@ bool RecordReader::refill() {
       end_ = pending;
     }
     if (cap_ - end_ < kMinReadBytes && cap_ < max_cap_) {
+      // realloc: a large block is remapped, not copied, and its new pages
+      // stay untouched until a read fills them.
       const std::size_t new_cap = std::min(max_cap_, cap_ * 2);
-      auto bigger = std::make_unique<char[]>(new_cap);
-      std::memcpy(bigger.get(), buf_.get(), end_);
-      buf_ = std::move(bigger);
+      auto* bigger = static_cast<char*>(std::realloc(buf_.get(), new_cap));
+      if (bigger == nullptr) throw std::bad_alloc();
+      (void)buf_.release();
+      buf_.reset(bigger);
       cap_ = new_cap;
     }
   }
+  // At most the initial buffer per read, so that a grown buffer is only
+  // resident as far as its longest line reached.
+  const std::size_t want = std::min(cap_ - end_, options_.buffer_bytes);
   std::size_t got = 0;
   try {
-    got = source_->read(std::span<char>(buf_.get() + end_, cap_ - end_));
+    got = source_->read(std::span<char>(buf_.get() + end_, want));
   } catch (const InputError& e) {
     rethrow_with_location(e);
   }
