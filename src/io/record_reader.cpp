@@ -87,24 +87,25 @@ void RecordReader::mix(const char* bytes, std::size_t n, std::uint64_t extra) no
 // Makes room after end_ (compacting, then growing up to max_cap_) and reads
 // one block. Returns false at EOF.
 bool RecordReader::refill() {
-  if (cap_ - end_ < kMinReadBytes) {
-    if (begin_ > 0) {
-      const std::size_t pending = end_ - begin_;
-      std::memmove(buf_.get(), buf_.get() + begin_, pending);
-      scan_ -= begin_;
-      begin_ = 0;
-      end_ = pending;
-    }
-    if (cap_ - end_ < kMinReadBytes && cap_ < max_cap_) {
-      // realloc: a large block is remapped, not copied, and its new pages
-      // stay untouched until a read fills them.
-      const std::size_t new_cap = std::min(max_cap_, cap_ * 2);
-      auto* bigger = static_cast<char*>(std::realloc(buf_.get(), new_cap));
-      if (bigger == nullptr) throw std::bad_alloc();
-      (void)buf_.release();
-      buf_.reset(bigger);
-      cap_ = new_cap;
-    }
+  // Compacting also once the consumed bytes are half the buffer keeps a
+  // line that follows a long one at the front: without it, the reads after
+  // a 100 MB line would walk on through the rest of its 128 MiB buffer.
+  if (begin_ > 0 && (cap_ - end_ < kMinReadBytes || begin_ >= cap_ / 2)) {
+    const std::size_t pending = end_ - begin_;
+    std::memmove(buf_.get(), buf_.get() + begin_, pending);
+    scan_ -= begin_;
+    begin_ = 0;
+    end_ = pending;
+  }
+  if (cap_ - end_ < kMinReadBytes && cap_ < max_cap_) {
+    // realloc: a large block is remapped, not copied, and its new pages
+    // stay untouched until a read fills them.
+    const std::size_t new_cap = std::min(max_cap_, cap_ * 2);
+    auto* bigger = static_cast<char*>(std::realloc(buf_.get(), new_cap));
+    if (bigger == nullptr) throw std::bad_alloc();
+    (void)buf_.release();
+    buf_.reset(bigger);
+    cap_ = new_cap;
   }
   // At most the initial buffer per read, so that a grown buffer is only
   // resident as far as its longest line reached.
