@@ -135,6 +135,24 @@ TEST(KeyExtractorLong, TableMatchesTheWholeLinePath) {
   EXPECT_EQ(left_escaped, 9U);
 }
 
+// The same table over 1 MiB (a long member first), where the whole-line
+// path is simdjson's On Demand walk rather than DOM, and the long-line path
+// is the one production takes by default.
+TEST(KeyExtractorLong, TableMatchesTheOnDemandPathOver1MiB) {
+  KeyExtractor reference = extractor({"text"}, kOff);
+  KeyExtractor by_default = extractor({"text"}, kDefaultLongLineBytes, true);
+  const std::string pad = "\"pad0\":\"" + words((1U << 20) + 100, 'p') + "\",";
+  std::size_t accepted = 0;
+  for (const std::string& line : table()) {
+    if (line.empty() || line[0] != '{') continue;
+    const std::string padded = "{" + pad + line.substr(1);
+    const Answer want = answer_of(reference, padded);
+    EXPECT_EQ(answer_of(by_default, padded), want) << line.substr(0, 60);
+    if (want.reason.empty()) ++accepted;
+  }
+  EXPECT_EQ(accepted, 17U);
+}
+
 TEST(KeyExtractorLong, LongValuesAreLeftEscapedOnlyWhenAsked) {
   const std::string line = R"({"text":")" + long_text() + R"(\u00e9"})";
   KeyExtractor streamed = extractor({"text"}, 0, true);
