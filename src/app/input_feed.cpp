@@ -5,10 +5,26 @@
 
 #include "bloomshard/core/normalize.hpp"
 #include "bloomshard/io/checkpoint_generations.hpp"
+#include "bloomshard/io/json_long_string.hpp"
 #include "bloomshard/io/reject_reasons.hpp"
 
 namespace bloomshard::app {
 namespace {
+
+// Lines at least this long are kept in the round batch in the reader's own
+// buffer (RecordReader::take_buffer), not copied.
+constexpr std::size_t kTakeOverLineBytes = std::size_t{4} << 20;
+// Pieces in which a long escaped value is unescaped into its digest.
+constexpr std::size_t kUnescapeChunkBytes = std::size_t{64} << 10;
+
+// A long JSON string key is digested from its escaped bytes, chunk by chunk,
+// when the key is one field of a record under a streaming scheme (a digest,
+// text none or ws, --normalize none); annotate and paragraph mode need the
+// value itself and get it unescaped.
+bool streams_long_values(const DedupConfig& config) {
+  return config.key.unit == core::KeyUnit::kRecord && config.annotate.mode != RunMode::kAnnotate &&
+         config.key.fields.size() == 1 && core::KeyBuilder(config.key).streams_one_value();
+}
 
 // A digest key has a fixed size, so no field is too long for it; without a
 // digest each field is held to --max-key-bytes (and a tuple as a whole).
@@ -19,7 +35,8 @@ io::KeyExtractorOptions extractor_options(const DedupConfig& config, io::Format 
                                ? config.max_key_bytes
                                : std::numeric_limits<std::size_t>::max(),
           .key_paths = config.key.fields,
-          .missing_is_empty = config.key.missing == core::MissingField::kEmpty};
+          .missing_is_empty = config.key.missing == core::MissingField::kEmpty,
+          .stream_long_values = streams_long_values(config)};
 }
 
 }  // namespace
@@ -132,7 +149,7 @@ void InputFeed::take(const io::Record& record, RoundBatch& batch) {
   }
   std::string_view key;
   try {
-    key = keys_.build(result.values);
+    key = result.escaped.empty() ? keys_.build(result.values) : stream_key(result.escaped.front());
   } catch (const core::InvalidUtf8Error&) {
     reject(kRejectInvalidUtf8, result.values);
     return;
@@ -157,8 +174,20 @@ void InputFeed::take(const io::Record& record, RoundBatch& batch) {
     reject(io::reason::kKeyTooLong, result.values);  // each field fit, the encoded tuple does not
     return;
   }
+  if (record.line.size() >= kTakeOverLineBytes && !annotations_) {
+    batch.add_owned(reader_.take_buffer(), slot, record.line, record.terminator,
+                    core::hash_key(key, config_.hash_seed), key);
+    return;
+  }
   batch.add(slot, record.line, record.terminator, core::hash_key(key, config_.hash_seed), key);
   if (annotations_) annotations_->add_record(slot, file.format, record.line, result.values, key);
+}
+
+std::string_view InputFeed::stream_key(std::string_view escaped) {
+  keys_.stream_begin();
+  io::for_each_unescaped_chunk(escaped, kUnescapeChunkBytes, unescape_chunk_,
+                               [this](std::string_view chunk) { keys_.stream_piece(chunk); });
+  return keys_.stream_finish();
 }
 
 void InputFeed::fill(RoundBatch& batch) {

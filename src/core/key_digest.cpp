@@ -95,6 +95,14 @@ void KeyDigester::update(std::string_view bytes) noexcept {
   }
 }
 
+void KeyDigester::reset() {
+  if (kind_ == KeyDigest::kXxh3_128) {
+    XXH3_128bits_reset(state_->xxh);
+  } else {
+    start_sha256(state_->sha);
+  }
+}
+
 void KeyDigester::finish(std::string& out) {
   if (kind_ == KeyDigest::kXxh3_128) {
     XXH128_canonical_t canon;

@@ -1,5 +1,6 @@
 #include "bloomshard/core/text_normalize.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "bloomshard/core/normalize.hpp"
@@ -91,6 +92,16 @@ bool CollapsedWhitespace::next(std::string_view& piece) noexcept {
   piece = text_.substr(begin, pos_ - begin);
   pending_space_ = true;
   return true;
+}
+
+std::size_t WhitespaceCollapser::white_space_bytes_at(std::string_view s, std::size_t i) noexcept {
+  return space_at(s, i);
+}
+
+std::size_t WhitespaceCollapser::end_of_word(std::string_view s, std::size_t i) noexcept {
+  while (i < s.size() && space_at(s, i) == 0)
+    i += sequence_length(static_cast<unsigned char>(s[i]));
+  return std::min(i, s.size());
 }
 
 std::size_t CollapsedWhitespace::length(std::string_view text) noexcept {

@@ -14,9 +14,12 @@
 
 #include <array>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
+#include <system_error>
 
+#include "bloomshard/io/json_long_string.hpp"
 #include "bloomshard/io/reject_reasons.hpp"
 
 namespace bloomshard::io {
@@ -39,6 +42,34 @@ constexpr std::size_t kDomMaxDepth = kMaxJsonDepth - 1;
 constexpr std::size_t kDomMaxLineBytes = std::size_t{1} << 20;
 
 bool is_json_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+// A long string's stand-in: an ASCII string of exactly kPlaceholderBytes,
+// "bloomshard:long:<index>~~~...". Every other string the parser sees has
+// a token of at most kLongStringRawBytes, so at most kPlaceholderBytes - 1
+// unescaped bytes: a value of kPlaceholderBytes is always a placeholder.
+constexpr std::size_t kPlaceholderBytes = kLongStringRawBytes - 1;
+constexpr std::string_view kPlaceholderPrefix = "bloomshard:long:";
+
+// Writes the placeholder token (quotes included) of long string `index`.
+void write_placeholder(std::size_t index, char* out) {
+  out[0] = '"';
+  char* p = out + 1;
+  std::memcpy(p, kPlaceholderPrefix.data(), kPlaceholderPrefix.size());
+  char* digits = p + kPlaceholderPrefix.size();
+  char* const end = p + kPlaceholderBytes;
+  digits = std::to_chars(digits, end, index).ptr;
+  std::memset(digits, '~', static_cast<std::size_t>(end - digits));
+  *end = '"';
+}
+
+// The index of the placeholder `v`, or SIZE_MAX if `v` is none.
+std::size_t placeholder_index(std::string_view v) noexcept {
+  if (v.size() != kPlaceholderBytes || !v.starts_with(kPlaceholderPrefix)) return SIZE_MAX;
+  std::size_t index = 0;
+  const char* begin = v.data() + kPlaceholderPrefix.size();
+  const auto r = std::from_chars(begin, v.data() + v.size(), index);
+  return r.ec == std::errc() ? index : SIZE_MAX;
+}
 
 // RFC 8259 number grammar. Used only when simdjson refuses a number it
 // cannot represent (e.g. 1e400 or a 30-digit integer), to tell "valid JSON,
@@ -74,6 +105,15 @@ bool is_json_number(std::string_view t, bool& is_integer) noexcept {
 }  // namespace
 
 struct KeyExtractor::Json {
+  // A long string of the current line: its raw contents (a view into the
+  // line) and unescaped length.
+  struct LongString {
+    std::size_t begin = 0;  // token [begin, end) in the line, quotes included
+    std::size_t end = 0;
+    std::uint64_t length = 0;
+  };
+  enum class Compaction { kDone, kMalformed, kNotWorth };
+
   simdjson::dom::parser dom_parser;
   bool dom_ready = false;  // dom_parser allocated with kDomMaxDepth
   od::parser parser;
@@ -90,8 +130,20 @@ struct KeyExtractor::Json {
   // Outcome of the current line's key lookup (first occurrence wins).
   std::string_view key;
   std::string_view key_reason;
+  // Long lines only (empty otherwise).
+  std::size_t long_line_bytes = kDefaultLongLineBytes;
+  bool stream_long_values = false;
+  std::string_view line;                  // the line being extracted
+  std::vector<LongString> longs;          // its long strings, in line order
+  std::vector<std::string_view> escaped;  // extract_fields' escaped answer
+  std::vector<std::string> unescaped;     // materialized long values
 
   FieldsResult extract_fields(std::string_view line);
+  void reserve(std::size_t len);
+  Compaction compact(std::string_view text, std::size_t& compact_len);
+  FieldsResult extract_buffered(std::size_t len);
+  FieldsResult resolve_long_values(FieldsResult r);
+  [[nodiscard]] std::uint64_t value_length(std::string_view v) const noexcept;
   bool parse_dom(std::size_t len, simdjson::dom::element& root);
   KeyResult lookup_dom(simdjson::dom::element element, const std::vector<std::string>& p,
                        std::array<char, 24>& digits) const;
@@ -103,19 +155,123 @@ struct KeyExtractor::Json {
   error_code validate_root(od::document& doc, od::json_type type);
 };
 
-FieldsResult KeyExtractor::Json::extract_fields(std::string_view line) {
-  std::size_t first = 0;
-  while (first < line.size() && is_json_space(line[first])) ++first;
-  if (first == line.size()) return {{}, reason::kEmptyLine};
-
-  const std::size_t need = line.size() + simdjson::SIMDJSON_PADDING;
+void KeyExtractor::Json::reserve(std::size_t len) {
+  const std::size_t need = len + simdjson::SIMDJSON_PADDING;
   if (need > cap) {
     cap = std::max(need, cap * 2);
     buf = std::make_unique<char[]>(cap);
   }
-  std::memcpy(buf.get(), line.data(), line.size());
-  std::memset(buf.get() + line.size(), 0, simdjson::SIMDJSON_PADDING);
+}
 
+FieldsResult KeyExtractor::Json::extract_fields(std::string_view text) {
+  std::size_t first = 0;
+  while (first < text.size() && is_json_space(text[first])) ++first;
+  if (first == text.size()) return {{}, reason::kEmptyLine};
+  line = text;
+  longs.clear();
+  if (text.size() > long_line_bytes) {
+    std::size_t len = 0;
+    switch (compact(text, len)) {
+      case Compaction::kMalformed:
+        return {{}, reason::kMalformedJson};
+      case Compaction::kDone: {
+        const FieldsResult r = extract_buffered(len);
+        return r.ok() ? resolve_long_values(r) : r;
+      }
+      case Compaction::kNotWorth:
+        longs.clear();
+        break;
+    }
+  }
+  reserve(text.size());
+  std::memcpy(buf.get(), text.data(), text.size());
+  std::memset(buf.get() + text.size(), 0, simdjson::SIMDJSON_PADDING);
+  return extract_buffered(text.size());
+}
+
+// Finds the long strings of `text` and writes it into buf with each one
+// replaced by its placeholder. Tokenizes as simdjson's stage 1 does inside
+// strings (a backslash takes the next byte); a backslash outside a string,
+// or a string that does not end, is not JSON and is left to the parser
+// (kNotWorth, like a line without long strings). A long string whose
+// contents simdjson would refuse makes the line malformed whatever else it
+// holds: the parser visits every string. A long member name stays (a
+// placeholder must never be matched against a key path).
+KeyExtractor::Json::Compaction KeyExtractor::Json::compact(std::string_view text,
+                                                           std::size_t& compact_len) {
+  const std::size_t n = text.size();
+  std::size_t removed = 0;
+  for (std::size_t i = 0; i < n;) {
+    const char c = text[i];
+    if (c == '\\') return Compaction::kNotWorth;
+    if (c != '"') {
+      ++i;
+      continue;
+    }
+    std::size_t j = i + 1;
+    while (j < n && text[j] != '"') j += text[j] == '\\' ? std::size_t{2} : std::size_t{1};
+    if (j >= n) return Compaction::kNotWorth;
+    const std::size_t end = j + 1;
+    if (end - i > kLongStringRawBytes) {
+      std::size_t k = end;
+      while (k < n && is_json_space(text[k])) ++k;
+      if (k == n || text[k] != ':') {
+        const auto length = json_string_unescaped_length(text.substr(i + 1, j - i - 1));
+        if (!length) return Compaction::kMalformed;
+        longs.push_back({i, end, *length});
+        removed += end - i - (kPlaceholderBytes + 2);
+      }
+    }
+    i = end;
+  }
+  if (longs.empty()) return Compaction::kNotWorth;
+  compact_len = n - removed;
+  reserve(compact_len);
+  char* out = buf.get();
+  std::size_t from = 0;
+  for (std::size_t idx = 0; idx < longs.size(); ++idx) {
+    const LongString& ls = longs[idx];
+    std::memcpy(out, text.data() + from, ls.begin - from);
+    out += ls.begin - from;
+    write_placeholder(idx, out);
+    out += kPlaceholderBytes + 2;
+    from = ls.end;
+  }
+  std::memcpy(out, text.data() + from, n - from);
+  std::memset(buf.get() + compact_len, 0, simdjson::SIMDJSON_PADDING);
+  return Compaction::kDone;
+}
+
+// A value's unescaped length: a placeholder's is its long string's.
+std::uint64_t KeyExtractor::Json::value_length(std::string_view v) const noexcept {
+  if (longs.empty()) return v.size();
+  const std::size_t idx = placeholder_index(v);
+  return idx < longs.size() ? longs[idx].length : v.size();
+}
+
+// Swaps the placeholders among the values for their long strings.
+FieldsResult KeyExtractor::Json::resolve_long_values(FieldsResult r) {
+  escaped.assign(values.size(), {});
+  bool any_escaped = false;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::size_t idx = placeholder_index(values[i]);
+    if (idx >= longs.size()) continue;
+    const std::string_view raw =
+        line.substr(longs[idx].begin + 1, longs[idx].end - longs[idx].begin - 2);
+    if (stream_long_values) {
+      escaped[i] = raw;
+      values[i] = {};
+      any_escaped = true;
+    } else {
+      unescape_json_string(raw, unescaped[i]);
+      values[i] = unescaped[i];
+    }
+  }
+  if (any_escaped) r.escaped = escaped;
+  return r;
+}
+
+FieldsResult KeyExtractor::Json::extract_buffered(std::size_t len) {
   // A missing field under missing_is_empty is the empty value; any other
   // reason of the first field without a value rejects the line.
   const auto settle = [&](std::size_t i, const KeyResult& r) {
@@ -130,7 +286,7 @@ FieldsResult KeyExtractor::Json::extract_fields(std::string_view line) {
     return false;
   };
   simdjson::dom::element root;
-  if (line.size() <= kDomMaxLineBytes && parse_dom(line.size(), root)) {
+  if (len <= kDomMaxLineBytes && parse_dom(len, root)) {
     for (std::size_t i = 0; i < paths.size(); ++i) {
       const KeyResult r = lookup_dom(root, paths[i], int_texts[i]);
       if (!settle(i, r)) return {{}, r.reject_reason};
@@ -139,7 +295,7 @@ FieldsResult KeyExtractor::Json::extract_fields(std::string_view line) {
   }
   for (std::size_t i = 0; i < paths.size(); ++i) {
     path = paths[i];
-    const KeyResult r = extract_on_demand(line.size());
+    const KeyResult r = extract_on_demand(len);
     if (!settle(i, r)) return {{}, r.reject_reason};
     if (paths.size() > 1 && r.ok()) {  // the next walk reuses simdjson's string buffer
       owned[i].assign(r.key);
@@ -192,7 +348,7 @@ KeyResult KeyExtractor::Json::lookup_dom(simdjson::dom::element element,
     default:
       return {{}, reason::kKeyWrongType};
   }
-  return k.size() > max_key_bytes ? KeyResult{{}, reason::kKeyTooLong} : KeyResult{k, {}};
+  return value_length(k) > max_key_bytes ? KeyResult{{}, reason::kKeyTooLong} : KeyResult{k, {}};
 }
 
 KeyResult KeyExtractor::Json::extract_on_demand(std::size_t len) {
@@ -219,7 +375,7 @@ KeyResult KeyExtractor::Json::extract_on_demand(std::size_t len) {
     return {{}, reason::kMalformedJson};
   }
   if (!key_reason.empty()) return {{}, key_reason};
-  if (key.size() > max_key_bytes) return {{}, reason::kKeyTooLong};
+  if (value_length(key) > max_key_bytes) return {{}, reason::kKeyTooLong};
   return {key, {}};
 }
 
@@ -378,6 +534,8 @@ KeyExtractor::KeyExtractor(KeyExtractorOptions options) : options_(std::move(opt
   json_ = std::make_unique<Json>();
   json_->max_key_bytes = options_.max_key_bytes;
   json_->missing_is_empty = options_.missing_is_empty;
+  json_->long_line_bytes = options_.long_line_bytes;
+  json_->stream_long_values = options_.stream_long_values;
   const std::vector<std::string> given =
       options_.key_paths.empty() ? std::vector<std::string>{options_.key_path} : options_.key_paths;
   for (const std::string& key_path : given) {
@@ -400,6 +558,7 @@ KeyExtractor::KeyExtractor(KeyExtractorOptions options) : options_(std::move(opt
   json_->int_texts.resize(json_->paths.size());
   json_->values.resize(json_->paths.size());
   json_->owned.resize(json_->paths.size());
+  json_->unescaped.resize(json_->paths.size());
 }
 
 KeyExtractor::~KeyExtractor() = default;

@@ -20,6 +20,12 @@ constexpr std::string_view kLf = "\n";
 constexpr std::string_view kCrLf = "\r\n";
 constexpr std::string_view kNoTerminator;
 
+LineBuffer allocate(std::size_t bytes) {
+  auto* p = static_cast<char*>(std::malloc(bytes));
+  if (p == nullptr) throw std::bad_alloc();
+  return LineBuffer(p);
+}
+
 }  // namespace
 
 RecordReader::RecordReader(ReaderOptions options) : options_(options) {
@@ -52,7 +58,7 @@ void RecordReader::open(const InputFile& file) {
   resume_fallback_.clear();
   if (!buf_) {
     cap_ = options_.buffer_bytes;
-    buf_ = std::make_unique<char[]>(cap_);
+    buf_ = allocate(cap_);
   }
   try {
     source_ = open_byte_source(file.absolute_path, file.compression);
@@ -72,6 +78,20 @@ InputCursor RecordReader::cursor() const noexcept {
   return c;
 }
 
+LineBuffer RecordReader::take_buffer() {
+  const std::size_t pending = end_ - begin_;
+  const std::size_t new_cap = std::max(options_.buffer_bytes, pending + kMinReadBytes);
+  LineBuffer fresh = allocate(new_cap);
+  std::memcpy(fresh.get(), buf_.get() + begin_, pending);
+  LineBuffer taken = std::move(buf_);
+  buf_ = std::move(fresh);
+  cap_ = new_cap;
+  scan_ -= begin_;
+  begin_ = 0;
+  end_ = pending;
+  return taken;
+}
+
 void RecordReader::mix(const char* bytes, std::size_t n, std::uint64_t extra) noexcept {
   digest_ = XXH3_64bits_withSeed(bytes, n, digest_ ^ extra);
 }
@@ -79,27 +99,34 @@ void RecordReader::mix(const char* bytes, std::size_t n, std::uint64_t extra) no
 // Makes room after end_ (compacting, then growing up to max_cap_) and reads
 // one block. Returns false at EOF.
 bool RecordReader::refill() {
-  if (cap_ - end_ < kMinReadBytes) {
-    if (begin_ > 0) {
-      const std::size_t pending = end_ - begin_;
-      std::memmove(buf_.get(), buf_.get() + begin_, pending);
-      scan_ -= begin_;
-      begin_ = 0;
-      end_ = pending;
-    }
-    if (cap_ - end_ < kMinReadBytes && cap_ < max_cap_) {
-      const std::size_t new_cap = std::min(max_cap_, cap_ * 2);
-      auto bigger = std::make_unique<char[]>(new_cap);
-      std::memcpy(bigger.get(), buf_.get(), end_);
-      buf_ = std::move(bigger);
-      cap_ = new_cap;
-    }
+  // Compacting also once the consumed bytes are half the buffer keeps a
+  // line that follows a long one at the front: without it, the reads after
+  // a 100 MB line would walk on through the rest of its 128 MiB buffer.
+  if (begin_ > 0 && (cap_ - end_ < kMinReadBytes || begin_ >= cap_ / 2)) {
+    const std::size_t pending = end_ - begin_;
+    std::memmove(buf_.get(), buf_.get() + begin_, pending);
+    scan_ -= begin_;
+    begin_ = 0;
+    end_ = pending;
   }
+  if (cap_ - end_ < kMinReadBytes && cap_ < max_cap_) {
+    // realloc: a large block is remapped, not copied, and its new pages
+    // stay untouched until a read fills them.
+    const std::size_t new_cap = std::min(max_cap_, cap_ * 2);
+    auto* bigger = static_cast<char*>(std::realloc(buf_.get(), new_cap));
+    if (bigger == nullptr) throw std::bad_alloc();
+    (void)buf_.release();
+    buf_.reset(bigger);
+    cap_ = new_cap;
+  }
+  // At most the initial buffer per read, so that a grown buffer is only
+  // resident as far as its longest line reached.
+  const std::size_t want = std::min(cap_ - end_, options_.buffer_bytes);
   // No cursor before offset_ will be asked for again.
   source_->forget_frames_before(offset_);
   std::size_t got = 0;
   try {
-    got = source_->read(std::span<char>(buf_.get() + end_, cap_ - end_));
+    got = source_->read(std::span<char>(buf_.get() + end_, want));
   } catch (const InputError& e) {
     rethrow_with_location(e);
   }

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <cstdlib>
+#include <cstring>
+
 #include "bloomshard/app/input_manifest.hpp"
 #include "bloomshard/app/json_writer.hpp"
 #include "bloomshard/app/progress.hpp"
@@ -103,6 +106,48 @@ TEST(RoundBatch, KeepsRecordsAndKeysAcrossArenaGrowth) {
   batch.clear();
   EXPECT_EQ(batch.size(), 0U);
   EXPECT_TRUE(batch.keys().empty());
+}
+
+// add_owned (issue 15, long fields): a record whose line stays in a taken
+// reader buffer reads back like a copied one, its key inside the line or
+// copied, mixed with copied records, and counts in bytes() like a copy.
+TEST(RoundBatch, OwnedRecordsReadBackLikeCopiedOnes) {
+  const auto owned = [](std::string_view bytes) {
+    io::LineBuffer b(static_cast<char*>(std::malloc(bytes.size())));
+    std::memcpy(b.get(), bytes.data(), bytes.size());
+    return b;
+  };
+  RoundBatch copied;
+  RoundBatch mixed;
+  const std::vector<std::string> lines = {"alpha line", "beta", "gamma gamma", "delta"};
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string bytes = lines[i] + "\r\n";
+    const std::string other_key = "k" + std::to_string(i);
+    const auto slot = static_cast<std::uint32_t>(i);
+    if (i % 2 == 0) {
+      io::LineBuffer b = owned(bytes);
+      const std::string_view line(b.get(), lines[i].size());
+      const std::string_view key = i == 0 ? line.substr(0, 5) : std::string_view(other_key);
+      mixed.add_owned(std::move(b), slot, line, "\r\n", core::hash_key(key), key);
+      const std::string_view ckey = i == 0 ? std::string_view(lines[i]).substr(0, 5) : key;
+      copied.add(slot, lines[i], "\r\n", core::hash_key(ckey), ckey);
+    } else {
+      mixed.add(slot, lines[i], "\r\n", core::hash_key(other_key), other_key);
+      copied.add(slot, lines[i], "\r\n", core::hash_key(other_key), other_key);
+    }
+  }
+  EXPECT_EQ(mixed.bytes(), copied.bytes());
+  const auto want = copied.keys();
+  const auto got = mixed.keys();
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_EQ(mixed.record_bytes(i), copied.record_bytes(i));
+    EXPECT_EQ(mixed.file_slot(i), i);
+    EXPECT_EQ(got[i].bytes, want[i].bytes);
+    EXPECT_EQ(got[i].hash, want[i].hash);
+  }
+  mixed.clear();
+  EXPECT_EQ(mixed.bytes(), 0U);
 }
 
 }  // namespace

@@ -117,6 +117,7 @@ class InputFeed {
   bool open_next_file();
   void close_finished_outputs();
   void take(const io::Record& record, RoundBatch& batch);
+  std::string_view stream_key(std::string_view escaped);
   void hold(const io::InputError& e);
   void write_annotations(const RoundBatch& batch, std::span<const core::Verdict> verdicts);
 
@@ -134,6 +135,7 @@ class InputFeed {
   io::RejectWriter rejects_;
   std::uint64_t reject_length_ = 0;
   core::KeyBuilder keys_;                       // field values -> key bytes under config_.key
+  std::string unescape_chunk_;                  // stream_key's chunk of a long value
   std::optional<ParagraphRecords> paragraphs_;  // --unit paragraph only
   FeedCounters counters_;
   bool positioned_ = false;          // the reader stands in tasks_[next_ - 1] (open, skipped to)

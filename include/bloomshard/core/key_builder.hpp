@@ -7,6 +7,10 @@
 // is the value's bytes alone (what states before key-scheme/v1 hold).
 // With a digest and no copying normalization (text none or ws, normalize
 // none) the values stream into the digest: a 100 MB field is never copied.
+// A one-field key under such a scheme can also be built from its value in
+// pieces (stream_begin / stream_piece / stream_finish): a long JSON string
+// unescaped chunk by chunk, never whole. Other schemes (ws-lower, the
+// Unicode policies, tuples) need the whole value: the caller materializes it.
 #pragma once
 
 #include <optional>
@@ -16,6 +20,7 @@
 
 #include "bloomshard/core/key_digest.hpp"
 #include "bloomshard/core/key_scheme.hpp"
+#include "bloomshard/core/text_normalize.hpp"
 
 namespace bloomshard::core {
 
@@ -32,7 +37,20 @@ class KeyBuilder {
   /// needs UTF-8 meets other bytes.
   [[nodiscard]] std::string_view build(std::span<const std::string_view> values);
 
+  /// True when a one-field key can be built from pieces: a digest, text
+  /// normalization none or ws, --normalize none.
+  [[nodiscard]] bool streams_one_value() const noexcept;
+  /// Starts a one-field key (streams_one_value() must hold).
+  void stream_begin();
+  /// The value's next piece, in any sizes. Throws InvalidUtf8Error under ws.
+  void stream_piece(std::string_view piece);
+  /// The key of the pieces fed since stream_begin(): what build() gives for
+  /// their concatenation. Throws InvalidUtf8Error under ws when the value
+  /// ends inside a code point. Valid until the next build or stream call.
+  [[nodiscard]] std::string_view stream_finish();
+
  private:
+  void stream_complete(std::string_view code_points);
   void emit(std::string_view piece);
 
   KeyScheme scheme_;
@@ -41,6 +59,8 @@ class KeyBuilder {
   std::string text_scratch_;
   std::string normal_scratch_;
   std::string prefix_;
+  WhitespaceCollapser collapser_;  // stream_*: ws state between pieces
+  std::string carry_;              // stream_*: a code point cut by a piece's end
 };
 
 }  // namespace bloomshard::core

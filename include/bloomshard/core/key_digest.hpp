@@ -49,6 +49,10 @@ class KeyDigester {
 
   void update(std::string_view bytes) noexcept;
 
+  /// Forgets the bytes fed since the last finish() (a key abandoned halfway,
+  /// e.g. on invalid UTF-8).
+  void reset();
+
   /// The digest of the bytes fed since the last finish(), written into
   /// `out` (replacing it); starts the next key.
   void finish(std::string& out);

@@ -56,6 +56,43 @@ class CollapsedWhitespace {
   bool pending_space_ = false;
 };
 
+/// ws/v1 over a value that comes in pieces (a long field unescaped chunk by
+/// chunk): feed() each piece in order, each cut at a code point boundary and
+/// checked with check_utf8(); what `sink` receives, concatenated, is
+/// normalize_text(kWs, whole value). State between pieces: whether a word
+/// was written and whether white space followed it.
+class WhitespaceCollapser {
+ public:
+  void reset() noexcept { wrote_word_ = owed_space_ = false; }
+
+  template <class Sink>
+  void feed(std::string_view piece, Sink&& sink) {
+    std::size_t i = 0;
+    while (i < piece.size()) {
+      const std::size_t word_end = end_of_word(piece, i);
+      if (word_end == i) {  // white space at i
+        i += white_space_bytes_at(piece, i);
+        owed_space_ = wrote_word_;
+        continue;
+      }
+      if (owed_space_) sink(std::string_view(" "));
+      owed_space_ = false;
+      sink(piece.substr(i, word_end - i));
+      wrote_word_ = true;
+      i = word_end;
+    }
+  }
+
+  /// Bytes of the White_Space code point at `s[i]`, or 0.
+  [[nodiscard]] static std::size_t white_space_bytes_at(std::string_view s, std::size_t i) noexcept;
+  /// End of the run of non-space code points starting at `s[i]`.
+  [[nodiscard]] static std::size_t end_of_word(std::string_view s, std::size_t i) noexcept;
+
+ private:
+  bool wrote_word_ = false;
+  bool owed_space_ = false;
+};
+
 /// Writes the normalized text into `out` and returns a view of it; for
 /// kNone returns `text` itself. Throws InvalidUtf8Error (normalize.hpp)
 /// for invalid UTF-8 under ws and ws-lower.

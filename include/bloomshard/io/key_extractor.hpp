@@ -12,8 +12,16 @@
 // longest line has been seen. Several key paths (a composite key, see
 // core/key_builder.hpp) are looked up in one DOM parse; a line that needs
 // the On Demand walk is walked once per path (the values are then copied).
-// Limit: the whole line is held (the reader's line, this buffer, simdjson's
-// string buffer), about 4x the line in all: docs/keys.md has the figures.
+// Long lines (over long_line_bytes, 1 MiB): every string value of more than
+// kLongStringRawBytes is checked by io/json_long_string.hpp (simdjson's own
+// rules) and replaced by a short placeholder before simdjson sees the line,
+// so simdjson's buffers grow with the line's structure, not with its text;
+// a key field that is such a string is unescaped from the line itself
+// (materialized, or left escaped for streaming with stream_long_values).
+// Accepted lines, values and reject reasons are the short-line path's
+// (tests/io/test_key_extractor_long.cpp). Memory for a line of one 100 MB
+// string: this buffer holds the line minus that string (no copy of it);
+// docs/keys.md has the figures.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +37,10 @@ namespace bloomshard::io {
 
 /// Default longest key accepted: 64 KiB.
 inline constexpr std::size_t kDefaultMaxKeyBytes = std::size_t{64} << 10;
+/// JSON lines longer than this take their long strings out before parsing.
+inline constexpr std::size_t kDefaultLongLineBytes = std::size_t{1} << 20;
+/// A string token (quotes included) longer than this is a long string.
+inline constexpr std::size_t kLongStringRawBytes = 1024;
 
 /// Either a key (reject_reason empty) or a reject reason (one of
 /// io::reason::*). `key` is valid until the next extract() call.
@@ -43,6 +55,11 @@ struct KeyResult {
 struct FieldsResult {
   std::span<const std::string_view> values;
   std::string_view reject_reason;
+  /// With KeyExtractorOptions::stream_long_values: empty, or one entry per
+  /// value; a non-empty entry is a long string value left escaped (the raw
+  /// bytes between its quotes, a view into the line; unescape it with
+  /// io/json_long_string.hpp), and values[i] is then empty.
+  std::span<const std::string_view> escaped = {};
   [[nodiscard]] bool ok() const noexcept { return reject_reason.empty(); }
 };
 
@@ -56,6 +73,12 @@ struct KeyExtractorOptions {
   std::vector<std::string> key_paths;
   /// A missing field gives "" instead of a kKeyMissing reject.
   bool missing_is_empty = false;
+  /// JSONL only: lines longer than this take their long strings out first
+  /// (tests lower it to 0 to run every line through that path).
+  std::size_t long_line_bytes = kDefaultLongLineBytes;
+  /// A key value that is a long string comes back escaped (FieldsResult::
+  /// escaped) instead of unescaped into a copy.
+  bool stream_long_values = false;
 };
 
 class KeyExtractor {

@@ -2,6 +2,11 @@
 // memchr over a large reused buffer (1 MiB, grown only for longer lines, at
 // most max_line_bytes + 2 + 64 KiB). A Record's views point into that buffer
 // and stay valid only until the next call; nothing is allocated per record.
+// The buffer is malloc'd and grown with realloc, never zero-filled, and each
+// read asks for at most the initial buffer size: a grown buffer's unused
+// capacity is address space, not resident memory (glibc moves large blocks
+// with mremap), so a 100 MB line costs about 100 MB. take_buffer() hands the
+// buffer of a long line to the caller instead of letting it be copied.
 //
 // Line rules: the terminator is "\n" or "\r\n" (the '\r' is not part of the
 // line); a last line without a newline has terminator "". An empty line is a
@@ -13,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,6 +64,13 @@ struct ReaderOptions {
   std::size_t max_line_bytes = kDefaultMaxLineBytes;  // in [1, 2^40]
   std::size_t buffer_bytes = std::size_t{1} << 20;    // initial buffer, at least 64 KiB used
 };
+
+/// Frees a buffer taken with RecordReader::take_buffer().
+struct FreeDeleter {
+  void operator()(char* p) const noexcept { std::free(p); }
+};
+/// A reader buffer taken over: owns the bytes the last record's views point into.
+using LineBuffer = std::unique_ptr<char, FreeDeleter>;
 
 class RecordReader {
  public:
@@ -109,6 +122,14 @@ class RecordReader {
   /// (--revalidate-inputs). Costs one XXH3 pass over the input bytes.
   [[nodiscard]] std::uint64_t prefix_digest() const noexcept { return digest_; }
 
+  /// Hands over the buffer holding the record next() just returned (not a
+  /// too_long one): its views, terminator bytes included, stay valid for as
+  /// long as the caller keeps the buffer, and reading goes on in a fresh
+  /// buffer of the initial size (the bytes after the record are copied to
+  /// it, at most one read). For long lines, so that the round batch keeps
+  /// the line instead of a copy of it.
+  [[nodiscard]] LineBuffer take_buffer();
+
   /// Records consumed and offset after the last one.
   [[nodiscard]] InputCursor cursor() const noexcept;
 
@@ -127,7 +148,7 @@ class RecordReader {
   ReaderOptions options_;
   InputFile file_;
   std::unique_ptr<ByteSource> source_;
-  std::unique_ptr<char[]> buf_;
+  LineBuffer buf_;
   std::size_t cap_ = 0;
   std::size_t max_cap_ = 0;
   std::size_t begin_ = 0;  // first unconsumed byte
