@@ -349,7 +349,7 @@ bool RecordReader::resume_at_frame(const InputCursor& cursor, std::uint64_t pref
       if (!refill()) return give_up("the stream ends before the cursor's offset");
     }
     const std::size_t at = begin_ + static_cast<std::size_t>(target - offset_);
-    const bool line_end = buf_[at - 1] == '\n';
+    const bool line_end = buf_.get()[at - 1] == '\n';
     begin_ = scan_ = at;
     offset_ = target;
     // The end of the stream is a boundary too (a last line without newline).
