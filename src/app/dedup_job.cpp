@@ -21,6 +21,7 @@
 #include "bloomshard/app/output_guard.hpp"
 #include "bloomshard/app/plan_command.hpp"
 #include "bloomshard/app/progress.hpp"
+#include "bloomshard/app/range_join.hpp"
 #include "bloomshard/app/rank_tasks.hpp"
 #include "bloomshard/app/resource_usage.hpp"
 #include "bloomshard/app/round_batch.hpp"
@@ -28,6 +29,7 @@
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/app/run_state.hpp"
 #include "bloomshard/app/skipped_inputs.hpp"
+#include "bloomshard/app/split_inputs.hpp"
 #include "bloomshard/app/stop_signal.hpp"
 #include "bloomshard/app/watchdog.hpp"
 #include "bloomshard/app/window_slots.hpp"
@@ -366,11 +368,24 @@ class DedupJob {
     }
     set_activity("finishing the run");
     comm::heartbeat();
+    const bool split = has_split_inputs(begun->manifest);
+    RunManifest cut;
+    if (split) {
+      set_activity("joining split inputs");
+      cut = merge_cut(world_, begun->manifest, feed.commit());
+      for (const std::size_t i :
+           join_split_inputs(world_, cut, feed, config_.output_dir, checkpointing)) {
+        if (checkpointer) checkpointer->note_joined(i, cut.inputs[i].output_length);
+      }
+      comm::heartbeat();
+    }
     if (checkpointer) {
       checkpointer->write(feed, set, router.stats(), rounds, true, true);
       checkpointer->wait_for_pruning();
     }
     feed.finish();
+    // The parts go only once a generation records the joins.
+    if (split && world_.rank() == 0) remove_joined_parts(cut, config_.output_dir);
 
     JobSummary summary = reduce_metrics(world_, begun->manifest.counters, feed, set, router.stats(),
                                         phases, rounds, seconds_since(start));
@@ -452,7 +467,8 @@ class DedupJob {
     s.manifest.run_id = plan.run_id;
     s.manifest.output_dir = fs::absolute(config_.output_dir).lexically_normal().string();
     s.manifest.mode = run_mode_label(config_.annotate);  // pinned for resume (run_state.cpp)
-    for (const auto& f : files) s.manifest.inputs.push_back({f, {}, false, 0, {}, {}});
+    for (const auto& f : files) s.manifest.inputs.push_back({f, {}, false, 0, {}, {}, {}});
+    if (plan.kind != StartKind::kResume) split_at_first_start(s.manifest);
     if (plan.kind == StartKind::kFresh) {
       core::ScalableBloomParams params;
       params.initial_capacity = initial_capacity(files);
@@ -511,6 +527,51 @@ class DedupJob {
                    "--state DIR`, or rebuild by running again with an empty --state\n";
     }
     return std::nullopt;
+  }
+
+  // Collective, at a run's first start: rank 0 cuts the big uncompressed
+  // inputs into ranges (probing each file near the cuts) and every rank
+  // gets them as "input begin end" lines. Annotate runs read whole files:
+  // their attribute records are written per input in one pass.
+  void split_at_first_start(RunManifest& m) {
+    if (!config_.split_inputs || config_.annotate.mode != RunMode::kFilter) return;
+    std::string text;
+    if (world_.rank() == 0) {
+      try {
+        split_large_inputs(m, world_.size(), config_.split_min_bytes);
+        for (std::size_t i = 0; i < m.inputs.size(); ++i) {
+          for (const RangeProgress& r : m.inputs[i].ranges) {
+            text += std::to_string(i) + ' ' + std::to_string(r.begin) + ' ' +
+                    std::to_string(r.end) + '\n';
+          }
+        }
+      } catch (const std::exception& e) {
+        text = std::string("!") + e.what();
+      }
+    }
+    text = world_.broadcast(text);
+    if (text.starts_with('!')) throw std::runtime_error("cannot split inputs: " + text.substr(1));
+    if (world_.rank() == 0) {
+      std::size_t split = 0;
+      std::size_t ranges = 0;
+      for (const InputProgress& p : m.inputs) {
+        split += p.ranges.empty() ? 0U : 1U;
+        ranges += p.ranges.size();
+      }
+      if (split > 0) {
+        std::cerr << "bloomshard dedup: split " << split << " input(s) into " << ranges
+                  << " line-aligned ranges (--split-min-bytes " << config_.split_min_bytes
+                  << ")\n";
+      }
+      return;
+    }
+    std::istringstream in(text);
+    std::size_t i = 0;
+    RangeProgress r;
+    while (in >> i >> r.begin >> r.end) {
+      r.cursor = {0, r.begin};
+      m.inputs.at(i).ranges.push_back(r);
+    }
   }
 
   // Rank 0, before anyone writes: rejects of a killed attempt that no

@@ -1,5 +1,7 @@
 #include "bloomshard/app/input_feed.hpp"
 
+#include "bloomshard/app/split_inputs.hpp"
+
 #include <limits>
 
 #include "bloomshard/core/normalize.hpp"
@@ -32,6 +34,7 @@ InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
       plain_keys_(extractor_options(config, io::Format::kPlainLines)),
       json_keys_(extractor_options(config, io::Format::kJsonLines)),
       outputs_(tasks_.size()),
+      range_rejects_(tasks_.size()),
       rejects_(io::RejectWriter::create(reject_path)),
       keys_(config.key) {
   if (config.annotate.mode == RunMode::kAnnotate) {
@@ -42,28 +45,43 @@ InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
   }
   states_.reserve(tasks_.size());
   for (const FileTask& t : tasks_) {
-    states_.push_back({t.index, t.cursor, false, t.output_length, t.prefix_digest});
+    states_.push_back(
+        {t.index, t.cursor, false, t.output_length, t.prefix_digest, t.range, t.reject_length});
   }
 }
 
 bool InputFeed::open_next_file() {
   if (next_ >= tasks_.size()) return false;
   const FileTask& task = tasks_[next_];
+  // Range k > 0 of a split input writes parts that the join puts in place.
+  const bool part = task.range.value_or(0) > 0;
   const std::filesystem::path out =
-      io::output_path_for(config_.output_dir, task.file.relative_path);
-  const bool resumed = task.cursor.records > 0 || task.cursor.decompressed_offset > 0;
+      part ? range_output_path(config_.output_dir, task.file.relative_path, *task.range)
+           : io::output_path_for(config_.output_dir, task.file.relative_path);
+  const bool resumed = task.cursor.records > 0 ||
+                       task.cursor.decompressed_offset > (task.range ? task.bytes.begin : 0);
   // The output exists from the start, so an input whose records are all
   // duplicates still has its (empty) mirror. A resumed file continues
   // after its committed length; whatever a killed run wrote past it goes.
   outputs_[next_] =
       resumed ? io::OutputWriter::open_for_resume(out, task.file.compression, task.output_length)
               : io::OutputWriter::create(out, task.file.compression);
+  if (part) {
+    const std::filesystem::path rejects =
+        range_reject_path(config_.output_dir, task.file.relative_path, *task.range);
+    range_rejects_[next_] = resumed ? io::RejectWriter::open_for_resume(rejects, task.reject_length, {})
+                                    : io::RejectWriter::create(rejects);
+  }
   // The task counts as opened before the reader touches it, so that an
   // input that cannot be opened or resumed is held like a broken one.
   ++next_;
   open_ = true;
   positioned_ = false;
-  reader_.open(task.file);
+  if (task.range) {
+    reader_.open_range(task.file, task.bytes.begin, task.bytes.end);
+  } else {
+    reader_.open(task.file);
+  }
   if (resumed) reader_.skip_to(task.cursor, task.prefix_digest);
   positioned_ = true;
   return true;
@@ -74,6 +92,7 @@ void InputFeed::hold(const io::InputError& e) {
   states_[slot].cursor = positioned_ ? reader_.cursor() : tasks_[slot].cursor;
   states_[slot].prefix_digest =
       positioned_ ? std::optional(reader_.prefix_digest()) : tasks_[slot].prefix_digest;
+  counters_.read_bytes += states_[slot].cursor.decompressed_offset - tasks_[slot].cursor.decompressed_offset;
   held_ = slot;
   held_reason_ = e.reason().empty() ? std::string(e.what()) : e.reason();
   open_ = false;
@@ -108,7 +127,10 @@ void InputFeed::take(const io::Record& record, RoundBatch& batch) {
   const auto reject = [&](std::string_view reason,
                           std::optional<std::span<const std::string_view>> values) {
     ++counters_.rejected;
-    rejects_.write(file.absolute_path.native(), record.line_number, reason, record.line,
+    // A range k > 0 does not know its first line's number yet: its rejects
+    // carry range-relative numbers until the join rewrites them.
+    io::RejectWriter& to = range_rejects_[slot] ? *range_rejects_[slot] : rejects_;
+    to.write(file.absolute_path.native(), record.line_number, reason, record.line,
                    record.too_long);
     if (annotations_) annotations_->add_reject(slot, file.format, record.line, values, reason);
   };
@@ -174,6 +196,8 @@ void InputFeed::fill(RoundBatch& batch) {
     open_ = false;  // end of this file; its output closes after the round's writes
     states_[next_ - 1].cursor = reader_.cursor();
     states_[next_ - 1].prefix_digest = reader_.prefix_digest();
+    counters_.read_bytes +=
+        reader_.cursor().decompressed_offset - tasks_[next_ - 1].cursor.decompressed_offset;
     counters_.input_bytes_done += tasks_[next_ - 1].file.size;
   }
 }
@@ -245,6 +269,12 @@ void InputFeed::close_finished_outputs() {
       if (held_ != first_unclosed_) state.done = true;
     }
     out = io::OutputWriter();  // free the codec buffers
+    if (auto& part_rejects = range_rejects_[first_unclosed_]) {
+      state.reject_length = part_rejects->flush_and_sync();
+      part_rejects->close();
+      range_reject_counts_.push_back(part_rejects->counts());
+      part_rejects.reset();
+    }
   }
 }
 
@@ -254,14 +284,32 @@ std::vector<FileState> InputFeed::commit() {
     state.output_length = outputs_[next_ - 1].flush_and_sync();
     state.cursor = reader_.cursor();
     state.prefix_digest = reader_.prefix_digest();
+    if (auto& part_rejects = range_rejects_[next_ - 1]) {
+      state.reject_length = part_rejects->flush_and_sync();
+    }
   }
   reject_length_ = rejects_.flush_and_sync();
   return states_;
 }
 
+io::RejectCounts InputFeed::reject_counts() const {
+  io::RejectCounts counts = rejects_.counts();
+  for (const io::RejectCounts& part : range_reject_counts_) {
+    for (const auto& [reason, n] : part) counts[reason] += n;
+  }
+  for (const auto& part : range_rejects_) {
+    if (!part) continue;
+    for (const auto& [reason, n] : part->counts()) counts[reason] += n;
+  }
+  return counts;
+}
+
 void InputFeed::finish() {
   for (auto& out : outputs_) {
     if (out.is_open()) out.close();
+  }
+  for (auto& part : range_rejects_) {
+    if (part) part->close();
   }
   rejects_.close();
 }

@@ -79,6 +79,9 @@ struct JobSummary {
   std::uint64_t max_rss_anon_bytes = 0;  // max over ranks of RssAnon sampled after each round
                                          // and checkpoint (a transient peak inside a
                                          // checkpoint write is not seen)
+  // Input bytes each rank consumed in this segment (index = rank): how even
+  // the reading was (issue 12: split inputs).
+  std::vector<std::uint64_t> read_bytes_by_rank;
   std::uint64_t checkpoints = 0;         // written in this segment
   CheckpointMetrics checkpoint;          // their figures
   std::vector<LayerSummary> layers;
