@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <charconv>
 #include <cstring>
 #include <fstream>
@@ -156,6 +158,12 @@ std::vector<std::size_t> join_split_inputs(const comm::Communicator& comm, RunMa
     }
   } catch (const std::exception& e) {
     error = e.what();
+  }
+  // Fault injection for tests/e2e/split_case.sh: rank N dies here, its
+  // parts written into the mirrored output, before any rank agreed.
+  if (const char* rank = std::getenv("BLOOMSHARD_FAULT_KILL_IN_JOIN");
+      rank != nullptr && !joined.empty() && std::atoi(rank) == comm.rank()) {
+    (void)::raise(SIGKILL);
   }
   // --- agreement: every part is in place (and durable) before any cut.
   if (comm.allreduce_max(std::uint64_t{error.empty() ? 0U : 1U}) != 0) {

@@ -112,6 +112,7 @@ CheckpointHeader broadcast_header(const comm::Communicator& comm, const Checkpoi
   p.str(h.window);
   p.u64(h.window_slot);
   p.u64(h.window_slot_progress);
+  p.u64(h.split_inputs ? 1 : 0);
   // The manifest stays on rank 0: only its length and checksum travel
   // (the collective dataset and attribute creation need them everywhere).
   p.u64(h.manifest_json.size());
@@ -138,6 +139,7 @@ CheckpointHeader broadcast_header(const comm::Communicator& comm, const Checkpoi
   out.window = u.str();
   out.window_slot = u.u64();
   out.window_slot_progress = u.u64();
+  out.split_inputs = u.u64() != 0;
   manifest.size = u.u64();
   manifest.checksum = u.u64();
   if (comm.rank() == 0) out.manifest_json = h.manifest_json;

@@ -15,7 +15,9 @@
 #        kill   a split run checkpointing every round, SIGKILLed (all ranks or
 #               one) 4 times after progress and resumed on 1..3 ranks (the
 #               ranges were cut at 3): exactly once, rejects with absolute
-#               lines, the state marks its split inputs
+#               lines, the state marks its split inputs; then a rank killed
+#               inside the join (BLOOMSHARD_FAULT_KILL_IN_JOIN) and a resume
+#               on 2 ranks: byte-identical to a 1-rank run
 # Set KEEP_TMP=1 to keep the temp dir.
 set -euo pipefail
 CASE="" RANKS=1 BIN="" ODIR="" MPIEXEC=mpiexec NP_FLAG=-n PY=python3
@@ -154,11 +156,11 @@ case "$CASE" in
 
   kill)
     mkdir -p "$TMP/in"
-    big_file "$TMP/in/big.jsonl" 40000 0.3 71
+    big_file "$TMP/in/big.jsonl" 20000 0.3 71
     unique=$(($(json_field "$TMP/gen-71.json" unique_keys) + 3))
+    # Attempts checkpoint every round; the final resume only at its end.
     ARGS=(--input "$TMP/in" --output "$TMP/out" --state "$TMP/state" --key-field id
-      --batch-bytes 16384 --checkpoint-rounds 1 --max-reject-fraction 1 --slices 64
-      --split-min-bytes 65536)
+      --batch-bytes 65536 --max-reject-fraction 1 --slices 64 --split-min-bytes 65536)
     RANDOM=$((RANKS * 11 + 3))
     kills=0 att=0 finished=0 seen_ranks=""
     while ((kills < 4)); do
@@ -168,7 +170,7 @@ case "$CASE" in
       marker=$MARKER_DIR/bs-$att
       ln -s "$BIN" "$marker"
       "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$marker" dedup "${ARGS[@]}" \
-        >"$TMP/att-$att.log" 2>&1 &
+        --checkpoint-rounds 1 >"$TMP/att-$att.log" 2>&1 &
       job=$!
       # Once this attempt committed a checkpoint, a random 0-190 ms later.
       gen0=$(cat "$TMP/state/LATEST" 2>/dev/null || echo none)
@@ -216,6 +218,28 @@ case "$CASE" in
       --rejects-expected 9 || fail "oracle rejected the outputs after $kills kills"
     [[ ! -e $TMP/out/_ranges ]] || fail "range parts were left in the output"
     log "$kills SIGKILL over $att attempts on ranks:$seen_ranks: exactly once"
+
+    # A kill inside the join (rank 1 dies with its parts written, before the
+    # agreement): the resume on 2 ranks joins again; the outputs and rejects
+    # equal a 1-rank run's.
+    mkdir -p "$TMP/j"
+    big_file "$TMP/j/big.jsonl" 8000 0 72
+    J=(--input "$TMP/j" --key-field id --max-reject-fraction 1 --batch-bytes 65536)
+    mpi 1 dedup "${J[@]}" --output "$TMP/j1" --split-inputs off >"$TMP/j1.log" 2>&1 ||
+      { cat "$TMP/j1.log" >&2; fail "1-rank run (join)"; }
+    rc=0
+    BLOOMSHARD_FAULT_KILL_IN_JOIN=1 mpi 3 dedup "${J[@]}" --output "$TMP/jN" --state "$TMP/jstate" \
+      --split-min-bytes 65536 --checkpoint-rounds 1 >"$TMP/jN.log" 2>&1 || rc=$?
+    ((rc != 0)) || fail "the run with a rank killed in the join succeeded"
+    [[ -e $TMP/jN/_ranges ]] || fail "no parts left after a kill in the join"
+    mpi 2 dedup "${J[@]}" --output "$TMP/jN" --state "$TMP/jstate" --split-min-bytes 65536 \
+      >"$TMP/jN2.log" 2>&1 || { cat "$TMP/jN2.log" >&2; fail "the resume after a kill in the join"; }
+    grep -q "resuming" "$TMP/jN2.log" || fail "the run after the kill in the join did not resume"
+    cmp "$TMP/j1/big.jsonl" "$TMP/jN/big.jsonl" || fail "the joined output differs from the 1-rank run"
+    [[ "$(reject_set "$TMP/j1")" == "$(reject_set "$TMP/jN")" ]] ||
+      fail "rejects after the join differ from the 1-rank run"
+    [[ ! -e $TMP/jN/_ranges ]] || fail "range parts were left after the second join"
+    log "a kill inside the join: the resume joined again, identical to 1 rank"
     ;;
   *) echo "split_case.sh: unknown case '$CASE'" >&2; exit 2 ;;
 esac
