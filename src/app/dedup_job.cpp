@@ -560,8 +560,7 @@ class DedupJob {
       }
       if (split > 0) {
         std::cerr << "bloomshard dedup: split " << split << " input(s) into " << ranges
-                  << " line-aligned ranges (--split-min-bytes " << config_.split_min_bytes
-                  << ")\n";
+                  << " line-aligned ranges (--split-min-bytes " << config_.split_min_bytes << ")\n";
       }
       return;
     }

@@ -329,8 +329,8 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
     if (raw.split_inputs == "auto" || raw.split_inputs == "off") {
       out.config.split_inputs = raw.split_inputs == "auto";
     } else {
-      throw std::invalid_argument("--split-inputs must be auto or off, not '" +
-                                  raw.split_inputs + "'");
+      throw std::invalid_argument("--split-inputs must be auto or off, not '" + raw.split_inputs +
+                                  "'");
     }
     const auto mode = parse_run_mode(raw.mode);
     const auto annotate_format = parse_annotate_format(raw.annotate_format);

@@ -1,9 +1,8 @@
 #include "bloomshard/app/input_feed.hpp"
 
-#include "bloomshard/app/split_inputs.hpp"
-
 #include <limits>
 
+#include "bloomshard/app/split_inputs.hpp"
 #include "bloomshard/core/normalize.hpp"
 #include "bloomshard/io/checkpoint_generations.hpp"
 #include "bloomshard/io/reject_reasons.hpp"
@@ -69,8 +68,9 @@ bool InputFeed::open_next_file() {
   if (part) {
     const std::filesystem::path rejects =
         range_reject_path(config_.output_dir, task.file.relative_path, *task.range);
-    range_rejects_[next_] = resumed ? io::RejectWriter::open_for_resume(rejects, task.reject_length, {})
-                                    : io::RejectWriter::create(rejects);
+    range_rejects_[next_] = resumed
+                                ? io::RejectWriter::open_for_resume(rejects, task.reject_length, {})
+                                : io::RejectWriter::create(rejects);
   }
   // The task counts as opened before the reader touches it, so that an
   // input that cannot be opened or resumed is held like a broken one.
@@ -92,7 +92,8 @@ void InputFeed::hold(const io::InputError& e) {
   states_[slot].cursor = positioned_ ? reader_.cursor() : tasks_[slot].cursor;
   states_[slot].prefix_digest =
       positioned_ ? std::optional(reader_.prefix_digest()) : tasks_[slot].prefix_digest;
-  counters_.read_bytes += states_[slot].cursor.decompressed_offset - tasks_[slot].cursor.decompressed_offset;
+  counters_.read_bytes +=
+      states_[slot].cursor.decompressed_offset - tasks_[slot].cursor.decompressed_offset;
   held_ = slot;
   held_reason_ = e.reason().empty() ? std::string(e.what()) : e.reason();
   open_ = false;
@@ -130,8 +131,7 @@ void InputFeed::take(const io::Record& record, RoundBatch& batch) {
     // A range k > 0 does not know its first line's number yet: its rejects
     // carry range-relative numbers until the join rewrites them.
     io::RejectWriter& to = range_rejects_[slot] ? *range_rejects_[slot] : rejects_;
-    to.write(file.absolute_path.native(), record.line_number, reason, record.line,
-                   record.too_long);
+    to.write(file.absolute_path.native(), record.line_number, reason, record.line, record.too_long);
     if (annotations_) annotations_->add_reject(slot, file.format, record.line, values, reason);
   };
   if (record.too_long) {

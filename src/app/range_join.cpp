@@ -4,9 +4,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <csignal>
 #include <cstdlib>
-#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -52,7 +52,8 @@ void copy_part(const fs::path& part, std::uint64_t length, const fs::path& out,
   std::string buf(kCopyBytes, '\0');
   std::uint64_t done = 0;
   while (done < length) {
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kCopyBytes, length - done));
+    const std::size_t want =
+        static_cast<std::size_t>(std::min<std::uint64_t>(kCopyBytes, length - done));
     const ssize_t got = ::pread(in.fd, buf.data(), want, static_cast<off_t>(done));
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) fail("read the output part", part);
@@ -64,8 +65,9 @@ void copy_part(const fs::path& part, std::uint64_t length, const fs::path& out,
     }
     std::size_t written = 0;
     while (written < static_cast<std::size_t>(got)) {
-      const ssize_t w = ::pwrite(to.fd, buf.data() + written, static_cast<std::size_t>(got) - written,
-                                 static_cast<off_t>(offset + done + written));
+      const ssize_t w =
+          ::pwrite(to.fd, buf.data() + written, static_cast<std::size_t>(got) - written,
+                   static_cast<off_t>(offset + done + written));
       if (w < 0 && errno == EINTR) continue;
       if (w < 0) fail("write the mirrored output", out);
       written += static_cast<std::size_t>(w);
@@ -108,13 +110,14 @@ std::string renumber_rejects(std::string_view lines, std::string_view file,
   out.reserve(lines.size() + lines.size() / 8);
   while (!lines.empty()) {
     const std::size_t nl = lines.find('\n');
-    const std::string_view line = lines.substr(0, nl == std::string_view::npos ? lines.size() : nl + 1);
+    const std::string_view line =
+        lines.substr(0, nl == std::string_view::npos ? lines.size() : nl + 1);
     lines.remove_prefix(line.size());
     std::uint64_t n = 0;
     const char* digits = line.data() + prefix.size();
-    const auto [end, ec] =
-        line.starts_with(prefix) ? std::from_chars(digits, line.data() + line.size(), n)
-                                 : std::from_chars_result{digits, std::errc::invalid_argument};
+    const auto [end, ec] = line.starts_with(prefix)
+                               ? std::from_chars(digits, line.data() + line.size(), n)
+                               : std::from_chars_result{digits, std::errc::invalid_argument};
     if (ec != std::errc()) {
       out += line;
       continue;
@@ -146,10 +149,10 @@ std::vector<std::size_t> join_split_inputs(const comm::Communicator& comm, RunMa
           copy_part(range_output_path(output_dir, p.file.relative_path, k), r.output_length, out,
                     offset, durable);
           if (r.reject_length > 0) {
-            feed.append_reject_lines(renumber_rejects(
-                read_prefix(range_reject_path(output_dir, p.file.relative_path, k),
-                            r.reject_length),
-                p.file.absolute_path.native(), first_line));
+            feed.append_reject_lines(
+                renumber_rejects(read_prefix(range_reject_path(output_dir, p.file.relative_path, k),
+                                             r.reject_length),
+                                 p.file.absolute_path.native(), first_line));
           }
         }
         offset += r.output_length;

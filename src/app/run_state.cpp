@@ -330,8 +330,8 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
     d.plan.num_slices = h.params.num_slices;
     const RunManifest manifest = manifest_from_json(h.manifest_json);
     if (has_split_inputs(manifest) != h.split_inputs) {
-      return refuse("cannot use the checkpoint in '" + state.string() +
-                    "': its manifest " + (h.split_inputs ? "lacks" : "has") +
+      return refuse("cannot use the checkpoint in '" + state.string() + "': its manifest " +
+                    (h.split_inputs ? "lacks" : "has") +
                     " split inputs but its normalization text " +
                     (h.split_inputs ? "has" : "lacks") + " the split-inputs mark");
     }

@@ -13,8 +13,7 @@ constexpr std::size_t kFieldsPerUnit = 8;
 std::filesystem::path part_path(const std::filesystem::path& output_dir,
                                 const std::string& relative_path, std::size_t range,
                                 const char* suffix) {
-  return output_dir / kRangesDirName /
-         (relative_path + ".range-" + std::to_string(range) + suffix);
+  return output_dir / kRangesDirName / (relative_path + ".range-" + std::to_string(range) + suffix);
 }
 
 }  // namespace
@@ -84,8 +83,7 @@ RunManifest merge_cut(const comm::Communicator& comm, const RunManifest& base,
     for (std::size_t u = first[i]; u < first[i + 1]; ++u) {
       const std::uint64_t* f = &fields[u * kFieldsPerUnit];
       if (f[0] == 0) continue;  // not read in this segment: as the base says
-      const std::optional<std::uint64_t> digest =
-          f[5] != 0 ? std::optional(f[6]) : std::nullopt;
+      const std::optional<std::uint64_t> digest = f[5] != 0 ? std::optional(f[6]) : std::nullopt;
       if (p.ranges.empty()) {
         p.cursor = {f[1], f[2]};
         p.done = f[3] != 0;

@@ -209,10 +209,9 @@ void write_header_attributes(hid_t root, const CheckpointHeader& h, std::uint32_
   // A windowed state's normalization carries a mark that builds before
   // windows do not know: they compare the text whole and refuse the state.
   // So does a state with split inputs (issue 12).
-  write_attr_string(
-      root, ckpt::kNormalization,
-      h.normalization + (h.split_inputs ? ckpt::kSplitInputsNormalizationMark : "") +
-          (h.window.empty() ? "" : ckpt::kWindowNormalizationMark));
+  write_attr_string(root, ckpt::kNormalization,
+                    h.normalization + (h.split_inputs ? ckpt::kSplitInputsNormalizationMark : "") +
+                        (h.window.empty() ? "" : ckpt::kWindowNormalizationMark));
   write_attr_string(root, ckpt::kKeyField, h.key_field);
   write_attr_string(root, ckpt::kKeyEncoding, h.key_encoding);
   if (!h.key_scheme.empty()) write_attr_string(root, ckpt::kKeyScheme, h.key_scheme);

@@ -43,8 +43,8 @@ class ProbeFile {
       if (got == 0) break;  // shorter than listed: the rest is one range
       const void* nl = std::memchr(buf.data(), '\n', static_cast<std::size_t>(got));
       if (nl != nullptr) {
-        return std::min(size, pos + static_cast<std::uint64_t>(static_cast<const char*>(nl) -
-                                                               buf.data()) + 1);
+        return std::min(
+            size, pos + static_cast<std::uint64_t>(static_cast<const char*>(nl) - buf.data()) + 1);
       }
       pos += static_cast<std::uint64_t>(got);
     }
@@ -84,8 +84,9 @@ std::vector<ByteRange> line_aligned_ranges(const std::filesystem::path& path, st
     const std::uint64_t nominal = size / count * k + size % count * k / count;
     // A line that spans this cut and the next gives an empty range: skip
     // the probe (it would read the same long line again) and drop it.
-    const std::uint64_t end = k == count ? size : nominal <= begin ? begin
-                                                                    : file.next_line_start(nominal, size);
+    const std::uint64_t end = k == count         ? size
+                              : nominal <= begin ? begin
+                                                 : file.next_line_start(nominal, size);
     if (end > begin) ranges.push_back({begin, end});
     begin = end;
   }

@@ -71,10 +71,10 @@ TEST(SplitManifest, RangesThatDoNotTileTheFileAreRefused) {
     change(m.inputs[1]);
     EXPECT_THROW((void)manifest_from_json(manifest_to_json(m)), std::runtime_error);
   };
-  refused([](InputProgress& p) { p.ranges[1].begin = 999; });                // gap/overlap
-  refused([](InputProgress& p) { p.ranges.pop_back(); });                    // short of the end
-  refused([](InputProgress& p) { p.ranges[0].cursor = {3, 1500}; });        // outside its range
-  refused([](InputProgress& p) { p.ranges[0].cursor = {0, 10}; });          // records 0 off start
+  refused([](InputProgress& p) { p.ranges[1].begin = 999; });         // gap/overlap
+  refused([](InputProgress& p) { p.ranges.pop_back(); });             // short of the end
+  refused([](InputProgress& p) { p.ranges[0].cursor = {3, 1500}; });  // outside its range
+  refused([](InputProgress& p) { p.ranges[0].cursor = {0, 10}; });    // records 0 off start
   refused([](InputProgress& p) { p.file.compression = io::Compression::kZstd; });
 }
 

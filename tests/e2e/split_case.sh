@@ -11,7 +11,8 @@
 #               a 1-rank --split-inputs off run, the rejects name the same
 #               files and absolute lines, per-rank read bytes are within
 #               1.25x; a file with duplicates across its ranges is exactly
-#               once with the same kept keys as at 1 rank; no part is left
+#               once with the same kept keys as at 1 rank; --unit paragraph
+#               output byte-identical to 1 rank too; no part is left
 #        kill   a split run checkpointing every round, SIGKILLed (all ranks or
 #               one) 4 times after progress and resumed on 1..3 ranks (the
 #               ranges were cut at 3): exactly once, rejects with absolute
@@ -152,6 +153,31 @@ case "$CASE" in
     [[ "$(reject_set "$TMP/dup1")" == "$(reject_set "$TMP/dupN")" ]] ||
       fail "rejects (b) differ from the 1-rank run"
     balanced "$TMP/dupN/metrics.json"
+
+    # C: --unit paragraph writes through the same parts: records whose
+    # repeated paragraph (within the record) is cut, bad lines in later
+    # ranges; byte-identical to a 1-rank run.
+    mkdir -p "$TMP/c"
+    "$PY" - "$TMP/c/para.jsonl" <<'PYEOF'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for i in range(12000):
+        text = f"para one of {i} with words\n\npara two of {i}\n\npara one of {i} with words"
+        f.write(json.dumps({"id": f"r{i}", "text": text}) + "\n")
+        if i % 4000 == 3999:
+            f.write("broken line\n")
+PYEOF
+    P=(--input "$TMP/c" --unit paragraph --key-field text --max-reject-fraction 1)
+    mpi 1 dedup "${P[@]}" --output "$TMP/para1" --split-inputs off >"$TMP/para1.log" 2>&1 ||
+      { cat "$TMP/para1.log" >&2; fail "1-rank paragraph run"; }
+    mpi "$RANKS" dedup "${P[@]}" --output "$TMP/paraN" --split-min-bytes 65536 --batch-bytes 65536 \
+      >"$TMP/paraN.log" 2>&1 || { cat "$TMP/paraN.log" >&2; fail "$RANKS-rank paragraph run"; }
+    grep -q "line-aligned ranges" "$TMP/paraN.log" || fail "the paragraph input was not split"
+    cmp "$TMP/para1/para.jsonl" "$TMP/paraN/para.jsonl" ||
+      fail "--unit paragraph output differs from the 1-rank run"
+    [[ "$(reject_set "$TMP/para1")" == "$(reject_set "$TMP/paraN")" ]] ||
+      fail "--unit paragraph rejects differ from the 1-rank run"
+    log "--unit paragraph: split output and rejects identical to 1 rank"
     ;;
 
   kill)

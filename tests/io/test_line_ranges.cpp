@@ -1,14 +1,13 @@
 // io/line_ranges: the range count, and cuts moved to line starts, checked
 // against line starts found independently (std::string::find); and
 // RecordReader::open_range reading the ranges back to back as the whole file.
-#include "bloomshard/io/line_ranges.hpp"
-
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 #include <vector>
 
+#include "bloomshard/io/line_ranges.hpp"
 #include "bloomshard/io/record_reader.hpp"
 #include "io_test_util.hpp"
 

@@ -82,8 +82,8 @@ struct JobSummary {
   // Input bytes each rank consumed in this segment (index = rank): how even
   // the reading was (issue 12: split inputs).
   std::vector<std::uint64_t> read_bytes_by_rank;
-  std::uint64_t checkpoints = 0;         // written in this segment
-  CheckpointMetrics checkpoint;          // their figures
+  std::uint64_t checkpoints = 0;  // written in this segment
+  CheckpointMetrics checkpoint;   // their figures
   std::vector<LayerSummary> layers;
   std::uint64_t filter_bits = 0;
   double fpr_estimate = 0;  // compound: sum over layers

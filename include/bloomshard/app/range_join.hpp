@@ -25,8 +25,8 @@ namespace bloomshard::app {
 /// in `cut` (output_length = joined length) and returns their indexes.
 /// Throws on every rank if any rank failed (the failing rank names why).
 std::vector<std::size_t> join_split_inputs(const comm::Communicator& comm, RunManifest& cut,
-                                           InputFeed& feed,
-                                           const std::filesystem::path& output_dir, bool durable);
+                                           InputFeed& feed, const std::filesystem::path& output_dir,
+                                           bool durable);
 
 /// Rank 0, once a generation records the joins (or at once without a
 /// state): deletes the parts of every joined input of `m`, and the

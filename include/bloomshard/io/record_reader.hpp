@@ -119,8 +119,8 @@ class RecordReader {
   std::size_t scan_ = 0;   // bytes in [begin_, scan_) hold no '\n'
   std::size_t end_ = 0;    // end of valid data
   bool eof_ = false;
-  std::uint64_t offset_ = 0;  // decompressed offset of buf_[begin_]
-  std::uint64_t start_ = 0;   // where reading started: 0, or an open_range() begin
+  std::uint64_t offset_ = 0;          // decompressed offset of buf_[begin_]
+  std::uint64_t start_ = 0;           // where reading started: 0, or an open_range() begin
   std::uint64_t limit_ = UINT64_MAX;  // decompressed offset treated as the end
   std::uint64_t records_ = 0;
   std::uint64_t digest_ = 0;  // prefix_digest()
