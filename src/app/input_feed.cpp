@@ -33,8 +33,8 @@ InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
       plain_keys_(extractor_options(config, io::Format::kPlainLines)),
       json_keys_(extractor_options(config, io::Format::kJsonLines)),
       outputs_(tasks_.size()),
-      range_rejects_(tasks_.size()),
       rejects_(io::RejectWriter::create(reject_path)),
+      range_rejects_(tasks_.size()),
       keys_(config.key) {
   if (config.annotate.mode == RunMode::kAnnotate) {
     annotations_.emplace(config.annotate.format, config.key.digest != core::KeyDigest::kNone);
