@@ -22,6 +22,11 @@ io::KeyExtractorOptions extractor_options(const DedupConfig& config, io::Format 
           .missing_is_empty = config.key.missing == core::MissingField::kEmpty};
 }
 
+// Progress counts a range of a split input by its own bytes, not the file's.
+std::uint64_t on_disk_bytes(const FileTask& task) {
+  return task.range ? task.bytes.end - task.bytes.begin : task.file.size;
+}
+
 }  // namespace
 
 InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
@@ -111,7 +116,7 @@ void InputFeed::resolve_held_input(bool skip) {
   FileState& state = states_[slot];
   state.done = true;
   skipped_.push_back({state.index, tasks_[slot].file.relative_path, state.cursor, held_reason_});
-  counters_.input_bytes_done += tasks_[slot].file.size;
+  counters_.input_bytes_done += on_disk_bytes(tasks_[slot]);
 }
 
 void InputFeed::abandon() noexcept {
@@ -198,7 +203,7 @@ void InputFeed::fill(RoundBatch& batch) {
     states_[next_ - 1].prefix_digest = reader_.prefix_digest();
     counters_.read_bytes +=
         reader_.cursor().decompressed_offset - tasks_[next_ - 1].cursor.decompressed_offset;
-    counters_.input_bytes_done += tasks_[next_ - 1].file.size;
+    counters_.input_bytes_done += on_disk_bytes(tasks_[next_ - 1]);
   }
 }
 
