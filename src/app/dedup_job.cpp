@@ -370,12 +370,20 @@ class DedupJob {
     comm::heartbeat();
     const bool split = has_split_inputs(begun->manifest);
     RunManifest cut;
+    double join_seconds = 0;
     if (split) {
       set_activity("joining split inputs");
+      const Clock::time_point j = Clock::now();
       cut = merge_cut(world_, begun->manifest, feed.commit());
-      for (const std::size_t i :
-           join_split_inputs(world_, cut, feed, config_.output_dir, checkpointing)) {
+      const std::vector<std::size_t> joined =
+          join_split_inputs(world_, cut, feed, config_.output_dir, checkpointing);
+      for (const std::size_t i : joined) {
         if (checkpointer) checkpointer->note_joined(i, cut.inputs[i].output_length);
+      }
+      join_seconds = world_.allreduce_max(seconds_since(j));
+      if (world_.rank() == 0 && !joined.empty()) {
+        std::cerr << "bloomshard dedup: joined the ranges of " << joined.size()
+                  << " split input(s) in " << join_seconds << " s\n";
       }
       comm::heartbeat();
     }
@@ -390,6 +398,7 @@ class DedupJob {
     JobSummary summary = reduce_metrics(world_, begun->manifest.counters, feed, set, router.stats(),
                                         phases, rounds, seconds_since(start));
     summary.input_files = files.size();
+    summary.join_seconds = join_seconds;
     summary.input_bytes = total_bytes;
     summary.checkpoints = checkpointer ? checkpointer->written() : 0;
     if (checkpointer) summary.checkpoint = checkpointer->metrics();

@@ -219,6 +219,7 @@ std::string metrics_json(const JobSummary& s) {
     j.end_object();
   }
   j.end_array();
+  j.value("join_seconds", s.join_seconds);
   j.value("segment_rounds", s.segment_rounds);
   j.begin_array("read_bytes_by_rank");
   for (const std::uint64_t b : s.read_bytes_by_rank) j.value({}, b);

@@ -68,8 +68,12 @@ std::uint64_t range_count_for(std::uint64_t file_bytes, std::uint64_t total_byte
   if (file_bytes <= min_bytes) return 1;
   const std::uint64_t parts = 4 * static_cast<std::uint64_t>(ranks);
   const std::uint64_t target = std::max(min_bytes, (total_bytes + parts - 1) / parts);
-  // Round to the nearest count, at least 1: ranges stay near the target.
-  return std::max<std::uint64_t>(1, (file_bytes + target / 2) / target);
+  // The nearest count, at least 1; from `ranks` ranges on, down to a
+  // multiple of the rank count, so that one big file alone still spreads
+  // evenly (15 ranges on 4 ranks would leave one rank 3 of 4 parts' work).
+  const std::uint64_t nearest = std::max<std::uint64_t>(1, (file_bytes + target / 2) / target);
+  const auto r = static_cast<std::uint64_t>(ranks);
+  return nearest >= r ? nearest - nearest % r : nearest;
 }
 
 std::vector<ByteRange> line_aligned_ranges(const std::filesystem::path& path, std::uint64_t size,

@@ -3,9 +3,10 @@
 # of about --gb GB from `bloomshard synth` (one file, duplicates spread over
 # the whole file) is deduplicated
 #   1  on 1 rank with --split-inputs off (the reference),
-#   N  on each of --ranks (default "2 4") with the default --split-inputs auto
-#      (and --split-min-bytes, default 64 MiB),
-# and for each N run prints: wall seconds, the ranges the file was cut into,
+#   N  on each of --ranks (default "2 4"), first with --split-inputs off (one
+#      rank reads the file: the time splitting saves), then with the default
+#      --split-inputs auto (and --split-min-bytes, default 64 MiB),
+# and for each split run prints: wall seconds (and the join's), the ranges the file was cut into,
 # read_bytes_by_rank with max/min, and the comparison with the 1-rank run:
 # kept records equal to the synth manifest's unique keys, the kept key set
 # equal (ids extracted from the outputs, sorted, hashed), rejects equal,
@@ -73,7 +74,12 @@ REF_KEPT=$(wc -l <"$WORK/one/big.jsonl")
 echo "1 rank, --split-inputs off: ${WALL} s, kept $REF_KEPT (want $UNIQUE), key set $REF_KEYS"
 ((REF_KEPT == UNIQUE)) || { echo "FAIL: the 1-rank run kept $REF_KEPT, not $UNIQUE"; status=1; }
 for n in $RANKS_LIST; do
+  run "off$n" "$n" --split-inputs off
+  off_balance=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["read_bytes_by_rank"])' \
+    "$WORK/off$n.metrics.json")
+  echo "$n ranks, --split-inputs off: ${WALL} s, read_bytes_by_rank $off_balance"
   run "r$n" "$n" --split-min-bytes "$MIN"
+  join=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["join_seconds"])' "$WORK/r$n.metrics.json")
   ranges=$(grep -o 'into [0-9]* line-aligned ranges' "$WORK/r$n.log" | grep -o '[0-9]*' || echo 1)
   balance=$("$PY" - "$WORK/r$n.metrics.json" <<'PYEOF'
 import json, sys
@@ -85,7 +91,7 @@ PYEOF
   keys=$(keyset "$WORK/r$n")
   same_bytes=no
   cmp -s "$WORK/one/big.jsonl" "$WORK/r$n/big.jsonl" && same_bytes=yes
-  echo "$n ranks: ${WALL} s, $ranges ranges, read_bytes_by_rank $balance, kept $kept, key set $keys" \
+  echo "$n ranks: ${WALL} s (join ${join} s), $ranges ranges, read_bytes_by_rank $balance, kept $kept, key set $keys" \
     "($([[ $keys == "$REF_KEYS" ]] && echo equal || echo DIFFERENT)), output bytes identical to 1 rank: $same_bytes"
   [[ $keys == "$REF_KEYS" && $kept == "$REF_KEPT" ]] || { echo "FAIL: kept keys differ"; status=1; }
   ratio=${balance##* }

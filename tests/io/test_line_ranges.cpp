@@ -92,6 +92,11 @@ TEST(RangeCount, AboutAQuarterOfARanksShare) {
   EXPECT_EQ(range_count_for(1600, 1600, 4, 10), 16u);
   // Never below the minimum range size.
   EXPECT_EQ(range_count_for(1600, 1600, 4, 400), 4u);
+  // A count from the rank count on is a multiple of it: 1017 / 67 ~ 15 -> 12
+  // on 4 ranks (15 would give one rank 3 ranges and the others 4).
+  EXPECT_EQ(range_count_for(1017, 1017, 4, 67), 12u);
+  EXPECT_EQ(range_count_for(300, 1017, 4, 67), 4u);
+  EXPECT_EQ(range_count_for(200, 1017, 4, 67), 3u);  // fewer than the ranks: as is
   EXPECT_THROW((void)range_count_for(1, 1, 0, 1), std::invalid_argument);
   EXPECT_THROW((void)range_count_for(1, 1, 1, 0), std::invalid_argument);
 }

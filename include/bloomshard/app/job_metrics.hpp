@@ -82,6 +82,7 @@ struct JobSummary {
   // Input bytes each rank consumed in this segment (index = rank): how even
   // the reading was (issue 12: split inputs).
   std::vector<std::uint64_t> read_bytes_by_rank;
+  double join_seconds = 0;        // joining split inputs' parts, slowest rank (0: none)
   std::uint64_t checkpoints = 0;  // written in this segment
   CheckpointMetrics checkpoint;   // their figures
   std::vector<LayerSummary> layers;

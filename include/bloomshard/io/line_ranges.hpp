@@ -23,7 +23,9 @@ struct ByteRange {
 /// inputs hold `total_bytes` and it starts on `ranks` ranks: ranges of about
 /// total_bytes / (4 * ranks), never smaller than `min_bytes`, so that
 /// longest-first assignment over all ranges balances within ~1/4 of a
-/// rank's share. 1 (not split) when the file is not larger than min_bytes.
+/// rank's share; a count of `ranks` or more is rounded down to a multiple
+/// of `ranks` (one big file alone then spreads evenly). 1 (not split) when
+/// the file is not larger than min_bytes.
 /// Pure. Throws std::invalid_argument unless ranks >= 1 and min_bytes >= 1.
 [[nodiscard]] std::uint64_t range_count_for(std::uint64_t file_bytes, std::uint64_t total_bytes,
                                             int ranks, std::uint64_t min_bytes);
