@@ -144,6 +144,10 @@ class DedupJob {
     config_.key.normalize = plan.normalize;
     if (plan.kind == StartKind::kFinished) {
       if (world_.rank() == 0) {
+        // A kill after the finishing generation and before the parts of
+        // split inputs were deleted left them: every input is joined now.
+        std::error_code ignored;
+        fs::remove_all(fs::path(config_.output_dir) / kRangesDirName, ignored);
         std::cout << "bloomshard dedup: the run in '" << config_.state_dir
                   << "' already finished for these inputs; nothing to do\n";
       }

@@ -238,7 +238,10 @@ PYEOF
       seen_ranks+=" $n"
       mpi "$n" dedup "${ARGS[@]}" >"$TMP/final.log" 2>&1 ||
         { cat "$TMP/final.log" >&2; fail "the final resume failed"; }
-      grep -q "resuming" "$TMP/final.log" || fail "the final run did not resume"
+      # The last kill may land after the finishing generation: then the run
+      # is already finished (and this start deletes any parts left).
+      grep -q "resuming\|already finished" "$TMP/final.log" ||
+        { cat "$TMP/final.log" >&2; fail "the final run neither resumed nor found the run finished"; }
     fi
     "$PY" "$ORACLE" --input "$TMP/in" --output "$TMP/out" --key-field id --expect-unique "$unique" \
       --rejects-expected 9 || fail "oracle rejected the outputs after $kills kills"
@@ -266,6 +269,14 @@ PYEOF
       fail "rejects after the join differ from the 1-rank run"
     [[ ! -e $TMP/jN/_ranges ]] || fail "range parts were left after the second join"
     log "a kill inside the join: the resume joined again, identical to 1 rank"
+    # Parts left by a kill after the finishing generation: a start that
+    # finds the run finished deletes them and changes no output.
+    mkdir -p "$TMP/jN/_ranges" && echo leftover >"$TMP/jN/_ranges/big.jsonl.range-1"
+    mpi 1 dedup "${J[@]}" --output "$TMP/jN" --state "$TMP/jstate" >"$TMP/jN3.log" 2>&1 ||
+      { cat "$TMP/jN3.log" >&2; fail "a start of the finished run"; }
+    grep -q "already finished" "$TMP/jN3.log" || fail "the finished run was not recognized"
+    [[ ! -e $TMP/jN/_ranges ]] || fail "a start of the finished run left the parts"
+    cmp "$TMP/j1/big.jsonl" "$TMP/jN/big.jsonl" || fail "a start of the finished run changed the output"
     ;;
   *) echo "split_case.sh: unknown case '$CASE'" >&2; exit 2 ;;
 esac
