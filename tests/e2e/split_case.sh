@@ -4,7 +4,7 @@
 #
 # usage: split_case.sh --case NAME --ranks N --bin BLOOMSHARD --oracle-dir DIR
 #                      [--mpiexec M] [--np-flag -n] [--python P]
-# cases: split  one plain JSONL file of ~4 MB (unique keys, bad lines in
+# cases: split  one plain JSONL file of ~7 MB (unique keys, bad lines in
 #               later ranges, a CRLF tail without final newline), a small
 #               .gz and a small plain file (not split) with duplicates: at N ranks with a small
 #               --split-min-bytes the mirrored outputs are byte-identical to
