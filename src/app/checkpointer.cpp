@@ -7,6 +7,7 @@
 #include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/run_state.hpp"
 #include "bloomshard/app/skipped_inputs.hpp"
+#include "bloomshard/app/split_inputs.hpp"
 #include "bloomshard/app/state_key_scheme.hpp"
 #include "bloomshard/app/version.hpp"
 #include "bloomshard/comm/heartbeat.hpp"
@@ -16,12 +17,6 @@
 
 namespace bloomshard::app {
 namespace {
-
-// Per input, the fields one rank reports at a cut; summed over ranks, and
-// only the rank reading a file sets them.
-// touched, records, offset, done, output_length, digest known, prefix digest,
-// frame start known, its compressed and decompressed offsets
-constexpr std::size_t kFieldsPerInput = 10;
 
 // A generation that could not be deleted is left for a later prune: a
 // warning, not a failure of a multi-day job.
@@ -54,36 +49,12 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   // 1. Outputs durable, cursors known (every rank).
   const std::vector<FileState> states = feed.commit();
   const auto outputs_done = std::chrono::steady_clock::now();
-  std::vector<std::uint64_t> fields(base_.inputs.size() * kFieldsPerInput, 0);
-  for (const FileState& s : states) {
-    std::uint64_t* f = &fields[s.index * kFieldsPerInput];
-    f[0] = 1;
-    f[1] = s.cursor.records;
-    f[2] = s.cursor.decompressed_offset;
-    f[3] = s.done ? 1 : 0;
-    f[4] = s.output_length;
-    f[5] = s.prefix_digest ? 1 : 0;
-    f[6] = s.prefix_digest.value_or(0);
-    f[7] = s.cursor.frame ? 1 : 0;
-    f[8] = s.cursor.frame ? s.cursor.frame->compressed_offset : 0;
-    f[9] = s.cursor.frame ? s.cursor.frame->decompressed_offset : 0;
-  }
-  fields = comm_.allreduce_sum(fields);
+  // 2. The manifest of this cut (the same on every rank).
+  RunManifest m = merge_cut(comm_, base_, states);
   std::vector<std::uint64_t> reject_lengths(comm_.usize(), 0);
   reject_lengths[comm_.urank()] = feed.reject_length();
   reject_lengths = comm_.allreduce_sum(reject_lengths);
 
-  // 2. The manifest of this cut (the same on every rank).
-  RunManifest m = base_;
-  for (std::size_t i = 0; i < m.inputs.size(); ++i) {
-    const std::uint64_t* f = &fields[i * kFieldsPerInput];
-    if (f[0] == 0) continue;  // not read in this segment: as the base says
-    m.inputs[i].cursor = {f[1], f[2],
-                          f[7] != 0 ? std::optional(io::FrameStart{f[8], f[9]}) : std::nullopt};
-    m.inputs[i].done = f[3] != 0;
-    m.inputs[i].output_length = f[4];
-    m.inputs[i].prefix_digest = f[5] != 0 ? std::optional(f[6]) : std::nullopt;
-  }
   for (int r = 0; r < comm_.size(); ++r) {
     m.rejects.push_back(
         {reject_file_name(r, resumed_from_), reject_lengths[static_cast<std::size_t>(r)]});
@@ -102,6 +73,7 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   h.generation = generation_;
   h.run_id = base_.run_id;
   h.finished = finished;
+  h.split_inputs = has_split_inputs(m);  // marks the state for builds before issue 12
   put_window(config_.window, set, slot_clock_ != nullptr ? slot_clock_->progress() : 0, h);
   // The manifest text is rank 0's alone (the store writes rank 0's copy):
   // the other ranks only sent their cursors (the allreduce above).
@@ -162,6 +134,11 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   ++generation_;
   ++written_;
   seconds_ += secs;
+}
+
+void Checkpointer::note_joined(std::size_t input, std::uint64_t output_length) {
+  base_.inputs.at(input).done = true;
+  base_.inputs[input].output_length = output_length;
 }
 
 void Checkpointer::wait_for_pruning() const {

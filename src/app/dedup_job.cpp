@@ -21,6 +21,7 @@
 #include "bloomshard/app/output_guard.hpp"
 #include "bloomshard/app/plan_command.hpp"
 #include "bloomshard/app/progress.hpp"
+#include "bloomshard/app/range_join.hpp"
 #include "bloomshard/app/rank_tasks.hpp"
 #include "bloomshard/app/resource_usage.hpp"
 #include "bloomshard/app/round_batch.hpp"
@@ -28,6 +29,7 @@
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/app/run_state.hpp"
 #include "bloomshard/app/skipped_inputs.hpp"
+#include "bloomshard/app/split_inputs.hpp"
 #include "bloomshard/app/stop_signal.hpp"
 #include "bloomshard/app/watchdog.hpp"
 #include "bloomshard/app/window_slots.hpp"
@@ -142,6 +144,10 @@ class DedupJob {
     config_.key.normalize = plan.normalize;
     if (plan.kind == StartKind::kFinished) {
       if (world_.rank() == 0) {
+        // A kill after the finishing generation and before the parts of
+        // split inputs were deleted left them: every input is joined now.
+        std::error_code ignored;
+        fs::remove_all(fs::path(config_.output_dir) / kRangesDirName, ignored);
         std::cout << "bloomshard dedup: the run in '" << config_.state_dir
                   << "' already finished for these inputs; nothing to do\n";
       }
@@ -366,15 +372,37 @@ class DedupJob {
     }
     set_activity("finishing the run");
     comm::heartbeat();
+    const bool split = has_split_inputs(begun->manifest);
+    RunManifest cut;
+    double join_seconds = 0;
+    if (split) {
+      set_activity("joining split inputs");
+      const Clock::time_point j = Clock::now();
+      cut = merge_cut(world_, begun->manifest, feed.commit());
+      const std::vector<std::size_t> joined =
+          join_split_inputs(world_, cut, feed, config_.output_dir, checkpointing);
+      for (const std::size_t i : joined) {
+        if (checkpointer) checkpointer->note_joined(i, cut.inputs[i].output_length);
+      }
+      join_seconds = world_.allreduce_max(seconds_since(j));
+      if (world_.rank() == 0 && !joined.empty()) {
+        std::cerr << "bloomshard dedup: joined the ranges of " << joined.size()
+                  << " split input(s) in " << join_seconds << " s\n";
+      }
+      comm::heartbeat();
+    }
     if (checkpointer) {
       checkpointer->write(feed, set, router.stats(), rounds, true, true);
       checkpointer->wait_for_pruning();
     }
     feed.finish();
+    // The parts go only once a generation records the joins.
+    if (split && world_.rank() == 0) remove_joined_parts(cut, config_.output_dir);
 
     JobSummary summary = reduce_metrics(world_, begun->manifest.counters, feed, set, router.stats(),
                                         phases, rounds, seconds_since(start));
     summary.input_files = files.size();
+    summary.join_seconds = join_seconds;
     summary.input_bytes = total_bytes;
     summary.checkpoints = checkpointer ? checkpointer->written() : 0;
     if (checkpointer) summary.checkpoint = checkpointer->metrics();
@@ -452,7 +480,8 @@ class DedupJob {
     s.manifest.run_id = plan.run_id;
     s.manifest.output_dir = fs::absolute(config_.output_dir).lexically_normal().string();
     s.manifest.mode = run_mode_label(config_.annotate);  // pinned for resume (run_state.cpp)
-    for (const auto& f : files) s.manifest.inputs.push_back({f, {}, false, 0, {}, {}});
+    for (const auto& f : files) s.manifest.inputs.push_back({f, {}, false, 0, {}, {}, {}});
+    if (plan.kind != StartKind::kResume) split_at_first_start(s.manifest);
     if (plan.kind == StartKind::kFresh) {
       core::ScalableBloomParams params;
       params.initial_capacity = initial_capacity(files);
@@ -511,6 +540,50 @@ class DedupJob {
                    "--state DIR`, or rebuild by running again with an empty --state\n";
     }
     return std::nullopt;
+  }
+
+  // Collective, at a run's first start: rank 0 cuts the big uncompressed
+  // inputs into ranges (probing each file near the cuts) and every rank
+  // gets them as "input begin end" lines. Annotate runs read whole files:
+  // their attribute records are written per input in one pass.
+  void split_at_first_start(RunManifest& m) {
+    if (!config_.split_inputs || config_.annotate.mode != RunMode::kFilter) return;
+    std::string text;
+    if (world_.rank() == 0) {
+      try {
+        split_large_inputs(m, world_.size(), config_.split_min_bytes);
+        for (std::size_t i = 0; i < m.inputs.size(); ++i) {
+          for (const RangeProgress& r : m.inputs[i].ranges) {
+            text += std::to_string(i) + ' ' + std::to_string(r.begin) + ' ' +
+                    std::to_string(r.end) + '\n';
+          }
+        }
+      } catch (const std::exception& e) {
+        text = std::string("!") + e.what();
+      }
+    }
+    text = world_.broadcast(text);
+    if (text.starts_with('!')) throw std::runtime_error("cannot split inputs: " + text.substr(1));
+    if (world_.rank() == 0) {
+      std::size_t split = 0;
+      std::size_t ranges = 0;
+      for (const InputProgress& p : m.inputs) {
+        split += p.ranges.empty() ? 0U : 1U;
+        ranges += p.ranges.size();
+      }
+      if (split > 0) {
+        std::cerr << "bloomshard dedup: split " << split << " input(s) into " << ranges
+                  << " line-aligned ranges (--split-min-bytes " << config_.split_min_bytes << ")\n";
+      }
+      return;
+    }
+    std::istringstream in(text);
+    std::size_t i = 0;
+    RangeProgress r;
+    while (in >> i >> r.begin >> r.end) {
+      r.cursor = {0, r.begin};
+      m.inputs.at(i).ranges.push_back(r);
+    }
   }
 
   // Rank 0, before anyone writes: rejects of a killed attempt that no

@@ -30,6 +30,7 @@ struct RawOptions {
   std::uint64_t capacity = 0;
   std::string fencing = "auto";
   std::string on_input_error = "skip";
+  std::string split_inputs = "auto";
   std::string mode = "filter";
   std::string annotate_format = "bloomshard";
   ParagraphFlags paragraph;  // --unit paragraph (paragraph_options.hpp)
@@ -151,6 +152,13 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
      "an input that cannot be read on (truncated/corrupt .gz/.zst, unreadable): skip (keep "
      "the records before the damage, record the rest as skipped, go on) | fail (exit 1, "
      "checkpointed first with --state)")
+    // Big single files (issue 12, docs/inputs.md).
+    ("split-inputs", po::value(&raw.split_inputs)->default_value(raw.split_inputs),
+     "auto: at a run's first start, cut each uncompressed input larger than --split-min-bytes "
+     "into line-aligned byte ranges that several ranks read (filter mode; outputs stay "
+     "identical) | off: every input is read whole by one rank")
+    ("split-min-bytes", po::value(&c.split_min_bytes)->default_value(c.split_min_bytes),
+     "smallest input that is split, and smallest range (>= 4096)")
     ("max-skipped-inputs",
      po::value(&c.max_skipped_inputs)->default_value(c.max_skipped_inputs),
      "with skip: more broken inputs than this in one run stops the job (exit 3, checkpointed; "
@@ -189,6 +197,7 @@ std::string validate(const DedupConfig& c) {
   // A sub-round may overshoot the budget by one key per sender (up to
   // R x (20 B + max key bytes): 1.07 GB at 16384 ranks and 64 KiB keys);
   // 512 MiB leaves room for that below MPI's 2 GiB int counts.
+  if (c.split_min_bytes < 4096) return "--split-min-bytes must be >= 4096";
   if (c.max_exchange_bytes < 4096 || c.max_exchange_bytes > (512ULL << 20)) {
     return "--max-exchange-bytes must be in [4096, 536870912]";
   }
@@ -316,6 +325,12 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
     } else {
       throw std::invalid_argument("--on-input-error must be fail or skip, not '" +
                                   raw.on_input_error + "'");
+    }
+    if (raw.split_inputs == "auto" || raw.split_inputs == "off") {
+      out.config.split_inputs = raw.split_inputs == "auto";
+    } else {
+      throw std::invalid_argument("--split-inputs must be auto or off, not '" + raw.split_inputs +
+                                  "'");
     }
     const auto mode = parse_run_mode(raw.mode);
     const auto annotate_format = parse_annotate_format(raw.annotate_format);

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <limits>
 
+#include "bloomshard/app/split_inputs.hpp"
 #include "bloomshard/core/normalize.hpp"
 #include "bloomshard/io/checkpoint_generations.hpp"
 #include "bloomshard/io/json_long_string.hpp"
@@ -39,6 +40,11 @@ io::KeyExtractorOptions extractor_options(const DedupConfig& config, io::Format 
           .stream_long_values = streams_long_values(config)};
 }
 
+// Progress counts a range of a split input by its own bytes, not the file's.
+std::uint64_t on_disk_bytes(const FileTask& task) {
+  return task.range ? task.bytes.end - task.bytes.begin : task.file.size;
+}
+
 }  // namespace
 
 InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
@@ -51,6 +57,7 @@ InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
       json_keys_(extractor_options(config, io::Format::kJsonLines)),
       outputs_(tasks_.size()),
       rejects_(io::RejectWriter::create(reject_path)),
+      range_rejects_(tasks_.size()),
       keys_(config.key) {
   if (config.annotate.mode == RunMode::kAnnotate) {
     annotations_.emplace(config.annotate.format, config.key.digest != core::KeyDigest::kNone);
@@ -60,28 +67,44 @@ InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
   }
   states_.reserve(tasks_.size());
   for (const FileTask& t : tasks_) {
-    states_.push_back({t.index, t.cursor, false, t.output_length, t.prefix_digest});
+    states_.push_back(
+        {t.index, t.cursor, false, t.output_length, t.prefix_digest, t.range, t.reject_length});
   }
 }
 
 bool InputFeed::open_next_file() {
   if (next_ >= tasks_.size()) return false;
   const FileTask& task = tasks_[next_];
+  // Range k > 0 of a split input writes parts that the join puts in place.
+  const bool part = task.range.value_or(0) > 0;
   const std::filesystem::path out =
-      io::output_path_for(config_.output_dir, task.file.relative_path);
-  const bool resumed = task.cursor.records > 0 || task.cursor.decompressed_offset > 0;
+      part ? range_output_path(config_.output_dir, task.file.relative_path, *task.range)
+           : io::output_path_for(config_.output_dir, task.file.relative_path);
+  const bool resumed = task.cursor.records > 0 ||
+                       task.cursor.decompressed_offset > (task.range ? task.bytes.begin : 0);
   // The output exists from the start, so an input whose records are all
   // duplicates still has its (empty) mirror. A resumed file continues
   // after its committed length; whatever a killed run wrote past it goes.
   outputs_[next_] =
       resumed ? io::OutputWriter::open_for_resume(out, task.file.compression, task.output_length)
               : io::OutputWriter::create(out, task.file.compression);
+  if (part) {
+    const std::filesystem::path rejects =
+        range_reject_path(config_.output_dir, task.file.relative_path, *task.range);
+    range_rejects_[next_] = resumed
+                                ? io::RejectWriter::open_for_resume(rejects, task.reject_length, {})
+                                : io::RejectWriter::create(rejects);
+  }
   // The task counts as opened before the reader touches it, so that an
   // input that cannot be opened or resumed is held like a broken one.
   ++next_;
   open_ = true;
   positioned_ = false;
-  reader_.open(task.file);
+  if (task.range) {
+    reader_.open_range(task.file, task.bytes.begin, task.bytes.end);
+  } else {
+    reader_.open(task.file);
+  }
   if (resumed) {
     reader_.skip_to(task.cursor, task.prefix_digest);
     // A saved frame start that did not work cost a re-read from byte 0.
@@ -99,6 +122,8 @@ void InputFeed::hold(const io::InputError& e) {
   states_[slot].cursor = positioned_ ? reader_.cursor() : tasks_[slot].cursor;
   states_[slot].prefix_digest =
       positioned_ ? std::optional(reader_.prefix_digest()) : tasks_[slot].prefix_digest;
+  counters_.read_bytes +=
+      states_[slot].cursor.decompressed_offset - tasks_[slot].cursor.decompressed_offset;
   held_ = slot;
   held_reason_ = e.reason().empty() ? std::string(e.what()) : e.reason();
   open_ = false;
@@ -116,7 +141,7 @@ void InputFeed::resolve_held_input(bool skip) {
   FileState& state = states_[slot];
   state.done = true;
   skipped_.push_back({state.index, tasks_[slot].file.relative_path, state.cursor, held_reason_});
-  counters_.input_bytes_done += tasks_[slot].file.size;
+  counters_.input_bytes_done += on_disk_bytes(tasks_[slot]);
 }
 
 void InputFeed::abandon() noexcept {
@@ -133,8 +158,10 @@ void InputFeed::take(const io::Record& record, RoundBatch& batch) {
   const auto reject = [&](std::string_view reason,
                           std::optional<std::span<const std::string_view>> values) {
     ++counters_.rejected;
-    rejects_.write(file.absolute_path.native(), record.line_number, reason, record.line,
-                   record.too_long);
+    // A range k > 0 does not know its first line's number yet: its rejects
+    // carry range-relative numbers until the join rewrites them.
+    io::RejectWriter& to = range_rejects_[slot] ? *range_rejects_[slot] : rejects_;
+    to.write(file.absolute_path.native(), record.line_number, reason, record.line, record.too_long);
     if (annotations_) annotations_->add_reject(slot, file.format, record.line, values, reason);
   };
   if (record.too_long) {
@@ -211,7 +238,9 @@ void InputFeed::fill(RoundBatch& batch) {
     open_ = false;  // end of this file; its output closes after the round's writes
     states_[next_ - 1].cursor = reader_.cursor();
     states_[next_ - 1].prefix_digest = reader_.prefix_digest();
-    counters_.input_bytes_done += tasks_[next_ - 1].file.size;
+    counters_.read_bytes +=
+        reader_.cursor().decompressed_offset - tasks_[next_ - 1].cursor.decompressed_offset;
+    counters_.input_bytes_done += on_disk_bytes(tasks_[next_ - 1]);
   }
 }
 
@@ -282,6 +311,12 @@ void InputFeed::close_finished_outputs() {
       if (held_ != first_unclosed_) state.done = true;
     }
     out = io::OutputWriter();  // free the codec buffers
+    if (auto& part_rejects = range_rejects_[first_unclosed_]) {
+      state.reject_length = part_rejects->flush_and_sync();
+      part_rejects->close();
+      range_reject_counts_.push_back(part_rejects->counts());
+      part_rejects.reset();
+    }
   }
 }
 
@@ -291,14 +326,32 @@ std::vector<FileState> InputFeed::commit() {
     state.output_length = outputs_[next_ - 1].flush_and_sync();
     state.cursor = reader_.cursor();
     state.prefix_digest = reader_.prefix_digest();
+    if (auto& part_rejects = range_rejects_[next_ - 1]) {
+      state.reject_length = part_rejects->flush_and_sync();
+    }
   }
   reject_length_ = rejects_.flush_and_sync();
   return states_;
 }
 
+io::RejectCounts InputFeed::reject_counts() const {
+  io::RejectCounts counts = rejects_.counts();
+  for (const io::RejectCounts& part : range_reject_counts_) {
+    for (const auto& [reason, n] : part) counts[reason] += n;
+  }
+  for (const auto& part : range_rejects_) {
+    if (!part) continue;
+    for (const auto& [reason, n] : part->counts()) counts[reason] += n;
+  }
+  return counts;
+}
+
 void InputFeed::finish() {
   for (auto& out : outputs_) {
     if (out.is_open()) out.close();
+  }
+  for (auto& part : range_rejects_) {
+    if (part) part->close();
   }
   rejects_.close();
 }

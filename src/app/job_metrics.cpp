@@ -131,6 +131,9 @@ JobSummary reduce_metrics(const comm::Communicator& comm, const JobCounters& bas
   s.counters += reduce_counters(comm, local_counters(feed, set, router, rounds));
   s.tier2_keys = comm.allreduce_sum(set.exact().size());
   s.segment_rounds = comm.allreduce_max(rounds);
+  s.read_bytes_by_rank.assign(comm.usize(), 0);
+  s.read_bytes_by_rank[comm.urank()] = feed.counters().read_bytes;
+  s.read_bytes_by_rank = comm.allreduce_sum(s.read_bytes_by_rank);
   s.max_rss_bytes = comm.allreduce_max(peak_rss_bytes());
   s.wall_seconds = comm.allreduce_max(wall_seconds);
   s.phase_seconds_max = {comm.allreduce_max(phases.read), comm.allreduce_max(phases.route),
@@ -216,7 +219,11 @@ std::string metrics_json(const JobSummary& s) {
     j.end_object();
   }
   j.end_array();
+  j.value("join_seconds", s.join_seconds);
   j.value("segment_rounds", s.segment_rounds);
+  j.begin_array("read_bytes_by_rank");
+  for (const std::uint64_t b : s.read_bytes_by_rank) j.value({}, b);
+  j.end_array();
   j.value("checkpoints", s.checkpoints);
   j.value("checkpoint_seconds_total", s.checkpoint.seconds_total);
   j.value("checkpoint_bytes_written", s.checkpoint.bytes_written);

@@ -6,6 +6,7 @@
 #include "bloomshard/app/exit_codes.hpp"
 #include "bloomshard/app/json_writer.hpp"
 #include "bloomshard/app/run_lease.hpp"
+#include "bloomshard/app/split_inputs.hpp"
 #include "bloomshard/io/output_writer.hpp"
 
 namespace bloomshard::app {
@@ -105,6 +106,7 @@ OutputCheck prepare_output_dir(const fs::path& output_dir, std::span<const fs::p
         fs::remove(io::output_path_for(output_dir, rel));
       }
       fs::remove_all(output_dir / kRejectsDirName);
+      fs::remove_all(output_dir / kRangesDirName);  // parts of split inputs (issue 12)
       fs::remove(marker.string() + ".list");
       fs::remove(marker);
     }

@@ -185,7 +185,7 @@ class QueryJob {
     apply_state_scheme(state_scheme_of(loaded->summary.header), q_.feed);
 
     RunManifest m;
-    for (const io::InputFile& f : s.inputs) m.inputs.push_back({f, {}, false, 0, {}, {}});
+    for (const io::InputFile& f : s.inputs) m.inputs.push_back({f, {}, false, 0, {}, {}, {}});
     std::vector<FileTask> mine = tasks_of_rank(m, world_.rank(), world_.size(), totals.input_bytes);
     InputFeed feed(
         q_.feed, std::move(mine),

@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "bloomshard/io/reject_writer.hpp"
@@ -35,6 +36,49 @@ void put_i64(std::string& out, std::string_view key, std::int64_t value) {
   out += key;
   out += "\":";
   out += std::to_string(value);
+}
+
+// One cursor's fields, the same for a whole input and for a range of one
+// (every cursor of a manifest goes through these two):
+// `records`, `offset` and, when the cursor has a frame start (issue 12),
+// `frame_compressed_offset` and `frame_decompressed_offset`. Builds before
+// them ignore the two and resume from byte 0, which is still right.
+void put_cursor(std::string& out, const io::InputCursor& c) {
+  put_u64(out, "records", c.records);
+  out += ',';
+  put_u64(out, "offset", c.decompressed_offset);
+  if (c.frame) {
+    out += ',';
+    put_u64(out, "frame_compressed_offset", c.frame->compressed_offset);
+    out += ',';
+    put_u64(out, "frame_decompressed_offset", c.frame->decompressed_offset);
+  }
+}
+
+// The ranges of a split input (issue 12), in file order.
+void put_ranges(std::string& out, const std::vector<RangeProgress>& ranges) {
+  out += ",\"ranges\":[";
+  for (std::size_t k = 0; k < ranges.size(); ++k) {
+    const RangeProgress& r = ranges[k];
+    out += k ? ",{" : "{";
+    put_u64(out, "begin", r.begin);
+    out += ',';
+    put_u64(out, "end", r.end);
+    out += ',';
+    put_cursor(out, r.cursor);
+    out += ',';
+    put_u64(out, "done", r.done ? 1 : 0);
+    out += ',';
+    put_u64(out, "output_length", r.output_length);
+    out += ',';
+    put_u64(out, "reject_length", r.reject_length);
+    if (r.prefix_digest) {
+      out += ',';
+      put_u64(out, "prefix_digest", *r.prefix_digest);
+    }
+    out += '}';
+  }
+  out += ']';
 }
 
 // The counters as (name, member) pairs: one list serves writing and reading.
@@ -79,22 +123,6 @@ T field(Node e, std::string_view key) {
   return v;
 }
 
-// One cursor's fields (every cursor of a manifest goes through these two):
-// `records`, `offset` and, when the cursor has a frame start (issue 12),
-// `frame_compressed_offset` and `frame_decompressed_offset`. Builds before
-// them ignore the two and resume from byte 0, which is still right.
-void put_cursor(std::string& out, const io::InputCursor& c) {
-  put_u64(out, "records", c.records);
-  out += ',';
-  put_u64(out, "offset", c.decompressed_offset);
-  if (c.frame) {
-    out += ',';
-    put_u64(out, "frame_compressed_offset", c.frame->compressed_offset);
-    out += ',';
-    put_u64(out, "frame_decompressed_offset", c.frame->decompressed_offset);
-  }
-}
-
 io::InputCursor cursor_field(simdjson::dom::element e) {
   io::InputCursor c;
   c.records = field<std::uint64_t>(e, "records");
@@ -114,7 +142,46 @@ io::InputCursor cursor_field(simdjson::dom::element e) {
   return c;
 }
 
+// Ranges must tile the file in order, each non-empty, each cursor inside
+// its range: anything else would read a line twice or not at all.
+std::vector<RangeProgress> read_ranges(simdjson::dom::element e, const InputProgress& p) {
+  std::vector<RangeProgress> ranges;
+  simdjson::dom::array list;
+  if (e["ranges"].get(list) != simdjson::SUCCESS) return ranges;  // optional: split inputs only
+  const auto bad = [&](const std::string& why) {
+    return std::runtime_error("run manifest: ranges of input '" + p.file.relative_path +
+                              "': " + why);
+  };
+  std::uint64_t expected_begin = 0;
+  for (simdjson::dom::element r : list) {
+    RangeProgress g;
+    g.begin = field<std::uint64_t>(r, "begin");
+    g.end = field<std::uint64_t>(r, "end");
+    g.cursor = cursor_field(r);
+    g.done = field<std::uint64_t>(r, "done") != 0;
+    g.output_length = field<std::uint64_t>(r, "output_length");
+    g.reject_length = field<std::uint64_t>(r, "reject_length");
+    std::uint64_t digest = 0;
+    if (r["prefix_digest"].get(digest) == simdjson::SUCCESS) g.prefix_digest = digest;
+    if (g.begin != expected_begin || g.end <= g.begin) throw bad("not in order or empty");
+    if (g.cursor.decompressed_offset < g.begin || g.cursor.decompressed_offset > g.end ||
+        (g.cursor.records == 0) != (g.cursor.decompressed_offset == g.begin)) {
+      throw bad("a cursor outside its range");
+    }
+    expected_begin = g.end;
+    ranges.push_back(g);
+  }
+  if (ranges.empty() || expected_begin != p.file.size) throw bad("they do not cover the file");
+  if (p.file.compression != io::Compression::kNone) throw bad("a compressed input is never split");
+  return ranges;
+}
+
 }  // namespace
+
+bool has_split_inputs(const RunManifest& m) {
+  return std::any_of(m.inputs.begin(), m.inputs.end(),
+                     [](const InputProgress& p) { return !p.ranges.empty(); });
+}
 
 JobCounters& JobCounters::operator+=(const JobCounters& o) {
   records += o.records;
@@ -181,6 +248,7 @@ std::string manifest_to_json(const RunManifest& m) {
       out += ',';
       put_u64(out, "prefix_digest", *p.prefix_digest);
     }
+    if (!p.ranges.empty()) put_ranges(out, p.ranges);
     out += '}';
   }
   out += "],\n\"rejects\":[";
@@ -247,6 +315,7 @@ RunManifest manifest_from_json(std::string_view json) {
     }
     std::uint64_t digest = 0;
     if (e["prefix_digest"].get(digest) == simdjson::SUCCESS) p.prefix_digest = digest;
+    p.ranges = read_ranges(e, p);
     m.inputs.push_back(std::move(p));
   }
   for (simdjson::dom::element e : field<simdjson::dom::array>(doc, "rejects")) {

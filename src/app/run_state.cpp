@@ -197,6 +197,13 @@ InputChanges reconcile_inputs(RunManifest& m, std::span<const io::InputFile> inp
     const io::InputFile& f = *it->second;
     now.erase(it);
     if (f.size != p.file.size || f.mtime_ns != p.file.mtime_ns) {
+      if (!p.ranges.empty() && !p.done) {  // its ranges were cut from the old content
+        out.refusal = "input '" + f.relative_path +
+                      "' was split into byte ranges and changed before all were read (size " +
+                      std::to_string(p.file.size) + " -> " + std::to_string(f.size) +
+                      "); a split input cannot be revalidated";
+        return out;
+      }
       if (started && !p.done) {
         const std::string change =
             "input '" + f.relative_path + "' changed after " + std::to_string(p.cursor.records) +
@@ -331,6 +338,12 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
     }
     d.plan.num_slices = h.params.num_slices;
     const RunManifest manifest = manifest_from_json(h.manifest_json);
+    if (has_split_inputs(manifest) != h.split_inputs) {
+      return refuse("cannot use the checkpoint in '" + state.string() + "': its manifest " +
+                    (h.split_inputs ? "lacks" : "has") +
+                    " split inputs but its normalization text " +
+                    (h.split_inputs ? "has" : "lacks") + " the split-inputs mark");
+    }
     const std::string input_diff = input_difference(manifest, inputs);
     if (!h.finished) {
       RunManifest changed = manifest;

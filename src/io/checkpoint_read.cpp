@@ -149,6 +149,7 @@ class IndexReader {
     h.key_encoding = str(ckpt::kKeyEncoding);
     if (has_attr(file_, ckpt::kKeyScheme)) h.key_scheme = str(ckpt::kKeyScheme);
     read_window(h);
+    read_split_mark(h);
     const std::uint64_t p = u64(ckpt::kNumSlices);
     if (p == 0 || p > core::kMaxSlices) fail("num_slices " + std::to_string(p) + " out of range");
     h.params.num_slices = static_cast<std::uint32_t>(p);
@@ -260,6 +261,16 @@ class IndexReader {
     }
     h.window_slot = u64(ckpt::kWindowSlot);
     h.window_slot_progress = u64(ckpt::kWindowSlotProgress);
+  }
+
+  // Split inputs (issue 12): the mark, after the window's is stripped. The
+  // manifest's ranges are checked against it by the app (run_state.cpp).
+  void read_split_mark(CheckpointHeader& h) const {
+    const std::string_view mark = ckpt::kSplitInputsNormalizationMark;
+    h.split_inputs =
+        h.normalization.size() > mark.size() &&
+        h.normalization.compare(h.normalization.size() - mark.size(), mark.size(), mark) == 0;
+    if (h.split_inputs) h.normalization.resize(h.normalization.size() - mark.size());
   }
 
   // Format 2: the run list (/runs/*, oldest first).

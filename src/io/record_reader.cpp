@@ -46,6 +46,8 @@ void RecordReader::reset_position() noexcept {
   begin_ = scan_ = end_ = 0;
   eof_ = false;
   offset_ = 0;
+  start_ = 0;
+  limit_ = UINT64_MAX;
   records_ = 0;
   digest_ = 0;
 }
@@ -65,6 +67,18 @@ void RecordReader::open(const InputFile& file) {
   } catch (const InputError& e) {
     throw InputError(file_.absolute_path.string(), 0, 0, e.reason());
   }
+}
+
+void RecordReader::open_range(const InputFile& file, std::uint64_t begin, std::uint64_t end) {
+  if (file.compression != Compression::kNone) {
+    throw std::invalid_argument("RecordReader::open_range: '" + file.absolute_path.string() +
+                                "' is compressed; only plain files are read by range");
+  }
+  if (begin > end) throw std::invalid_argument("RecordReader::open_range: begin > end");
+  open(file);
+  if (begin > 0) source_->seek(begin);
+  offset_ = start_ = begin;
+  limit_ = end;
 }
 
 void RecordReader::rethrow_with_location(const InputError& e) const {
@@ -119,14 +133,18 @@ bool RecordReader::refill() {
     buf_.reset(bigger);
     cap_ = new_cap;
   }
-  // At most the initial buffer per read, so that a grown buffer is only
-  // resident as far as its longest line reached.
-  const std::size_t want = std::min(cap_ - end_, options_.buffer_bytes);
   // No cursor before offset_ will be asked for again.
   source_->forget_frames_before(offset_);
   std::size_t got = 0;
+  // At most the initial buffer per read, so that a grown buffer is only
+  // resident as far as its longest line reached; and never past a range's
+  // end: the source stands at offset_ + (end_ - begin_), a range ends at
+  // limit_.
+  const std::uint64_t room = limit_ - (offset_ + (end_ - begin_));
+  const std::size_t want = static_cast<std::size_t>(
+      std::min<std::uint64_t>(std::min(cap_ - end_, options_.buffer_bytes), room));
   try {
-    got = source_->read(std::span<char>(buf_.get() + end_, want));
+    got = want == 0 ? 0 : source_->read(std::span<char>(buf_.get() + end_, want));
   } catch (const InputError& e) {
     rethrow_with_location(e);
   }
@@ -260,7 +278,7 @@ bool RecordReader::skip_long_line(Record& out) {
 
 void RecordReader::skip_to(InputCursor cursor, std::optional<std::uint64_t> prefix_digest) {
   if (!source_) throw std::logic_error("RecordReader::skip_to before open");
-  if (records_ != 0 || offset_ != 0 || end_ != 0) {
+  if (records_ != 0 || offset_ != start_ || end_ != 0) {
     throw std::logic_error("RecordReader::skip_to after records were read");
   }
   const auto mismatch = [&](const std::string& what) {
@@ -269,13 +287,14 @@ void RecordReader::skip_to(InputCursor cursor, std::optional<std::uint64_t> pref
                           " (cursor: " + std::to_string(cursor.records) + " records, offset " +
                           std::to_string(cursor.decompressed_offset) + ")");
   };
-  if ((cursor.records == 0) != (cursor.decompressed_offset == 0)) {
+  if ((cursor.records == 0) != (cursor.decompressed_offset == start_)) {
     throw mismatch("records and offset disagree");
   }
   if (cursor.records == 0) return;
   if (source_->seekable()) {
     // Plain file: seek, after checking the offset is a line boundary.
     const std::uint64_t off = cursor.decompressed_offset;
+    if (off < start_ || off > limit_) throw mismatch("offset outside the range being read");
     source_->seek(off - 1);
     char probe[2] = {0, 0};
     std::size_t got = 0;

@@ -187,4 +187,6 @@ void RejectWriter::write(std::string_view file, std::uint64_t line, std::string_
   ++total_;
 }
 
+void RejectWriter::append_lines(std::string_view lines) { out_.write_bytes(lines); }
+
 }  // namespace bloomshard::io

@@ -53,6 +53,10 @@ class Checkpointer {
   /// signal), so a run that said so holds at most --keep-generations.
   void wait_for_pruning() const;
 
+  /// Split input `input` was joined (app/range_join.hpp) into a mirrored
+  /// output of `output_length` bytes: later generations record it done.
+  void note_joined(std::size_t input, std::uint64_t output_length);
+
   /// Sets the run's fence (io::CheckpointWriteOptions::before_commit): rank 0
   /// calls it right before each generation is committed; it throws when a
   /// newer attempt of the run has taken over, and nothing is committed.

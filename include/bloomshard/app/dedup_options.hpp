@@ -77,6 +77,11 @@ struct DedupConfig {
   /// Rolling window (issue 13): --window N with --slot-records or
   /// --slot-every (window 0: none; app/window_slots.hpp).
   core::WindowSpec window;
+  /// Big single files (issue 12, app/split_inputs.hpp): at a first start,
+  /// cut uncompressed inputs larger than split_min_bytes into line-aligned
+  /// ranges read by several ranks (filter mode only).
+  bool split_inputs = true;
+  std::uint64_t split_min_bytes = 64ULL << 20;
 };
 
 /// What parsing decided: run, or exit at once with `exit_code` after printing

@@ -20,6 +20,7 @@
 #include "bloomshard/app/skipped_inputs.hpp"
 #include "bloomshard/core/key_builder.hpp"
 #include "bloomshard/io/key_extractor.hpp"
+#include "bloomshard/io/line_ranges.hpp"
 #include "bloomshard/io/output_writer.hpp"
 #include "bloomshard/io/record_reader.hpp"
 #include "bloomshard/io/reject_writer.hpp"
@@ -37,6 +38,9 @@ struct FeedCounters {
   std::uint64_t dropped = 0;
   std::uint64_t input_bytes_done = 0;  ///< on-disk bytes of finished files
   std::uint64_t output_bytes = 0;      ///< uncompressed bytes written
+  /// Input bytes this rank consumed in this segment (decompressed bytes for
+  /// compressed inputs), counted as each task ends: read_bytes_by_rank.
+  std::uint64_t read_bytes = 0;
 };
 
 /// One input given to this rank, and where to start it: a fresh file has a
@@ -48,6 +52,13 @@ struct FileTask {
   io::InputCursor cursor;
   std::uint64_t output_length = 0;
   std::optional<std::uint64_t> prefix_digest;  ///< of the records before cursor, if known
+  /// Set for one range of a split input (issue 12): the task reads only
+  /// `bytes`; range 0 writes the mirrored output, range k > 0 an output part
+  /// and a reject part (app/split_inputs.hpp) whose committed length is
+  /// `reject_length`.
+  std::optional<std::size_t> range;
+  io::ByteRange bytes;
+  std::uint64_t reject_length = 0;
 };
 
 /// Where one file stands at a cut.
@@ -57,6 +68,8 @@ struct FileState {
   bool done = false;
   std::uint64_t output_length = 0;
   std::optional<std::uint64_t> prefix_digest;  ///< RecordReader::prefix_digest() at cursor
+  std::optional<std::size_t> range;            ///< FileTask::range
+  std::uint64_t reject_length = 0;             ///< committed bytes of a range's reject part
 };
 
 class InputFeed {
@@ -111,7 +124,13 @@ class InputFeed {
   [[nodiscard]] ParagraphCounters paragraph_counters() const noexcept {
     return paragraphs_ ? paragraphs_->counters() : ParagraphCounters{};
   }
-  [[nodiscard]] const io::RejectCounts& reject_counts() const noexcept { return rejects_.counts(); }
+  /// Rejects of this segment by reason, the reject parts of ranges included.
+  [[nodiscard]] io::RejectCounts reject_counts() const;
+
+  /// Appends finished reject lines (JSONL) to this rank's reject file: the
+  /// rejects of a joined range with absolute line numbers (app/range_join).
+  /// They were counted when first written. Throws io::OutputError.
+  void append_reject_lines(std::string_view lines) { rejects_.append_lines(lines); }
 
  private:
   bool open_next_file();
@@ -133,6 +152,8 @@ class InputFeed {
   io::KeyExtractor json_keys_;
   std::vector<io::OutputWriter> outputs_;  // one per task
   io::RejectWriter rejects_;
+  std::vector<std::optional<io::RejectWriter>> range_rejects_;  // per task; ranges k > 0 only
+  std::vector<io::RejectCounts> range_reject_counts_;           // of closed reject parts
   std::uint64_t reject_length_ = 0;
   core::KeyBuilder keys_;                       // field values -> key bytes under config_.key
   std::string unescape_chunk_;                  // stream_key's chunk of a long value

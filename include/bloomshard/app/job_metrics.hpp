@@ -79,8 +79,12 @@ struct JobSummary {
   std::uint64_t max_rss_anon_bytes = 0;  // max over ranks of RssAnon sampled after each round
                                          // and checkpoint (a transient peak inside a
                                          // checkpoint write is not seen)
-  std::uint64_t checkpoints = 0;         // written in this segment
-  CheckpointMetrics checkpoint;          // their figures
+  // Input bytes each rank consumed in this segment (index = rank): how even
+  // the reading was (issue 12: split inputs).
+  std::vector<std::uint64_t> read_bytes_by_rank;
+  double join_seconds = 0;        // joining split inputs' parts, slowest rank (0: none)
+  std::uint64_t checkpoints = 0;  // written in this segment
+  CheckpointMetrics checkpoint;   // their figures
   std::vector<LayerSummary> layers;
   std::uint64_t filter_bits = 0;
   double fpr_estimate = 0;  // compound: sum over layers

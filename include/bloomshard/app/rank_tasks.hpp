@@ -1,6 +1,7 @@
-// Which unfinished inputs of a run one rank reads: the files are balanced
-// over the ranks by size (io::assign_files_to_ranks), the same split on
-// every rank without a message. Shared by `dedup` and `query`.
+// Which unfinished inputs of a run one rank reads: the files, and the open
+// ranges of split inputs (app/split_inputs.hpp), are balanced over the ranks
+// by size (io::assign_files_to_ranks), the same split on every rank without a
+// message. Shared by `dedup` and `query`.
 #pragma once
 
 #include <cstdint>
@@ -11,8 +12,9 @@
 
 namespace bloomshard::app {
 
-/// Rank `rank` of `ranks`'s share of the inputs of `m` that are not done,
-/// in list order, each starting at its saved cursor. `total_bytes` gets the
+/// Rank `rank` of `ranks`'s share of the inputs (and ranges) of `m` that are
+/// not done, in list order, each starting at its saved cursor; a range
+/// weighs its unread bytes. `total_bytes` gets the
 /// on-disk size of all inputs (done ones too), for progress.
 [[nodiscard]] std::vector<FileTask> tasks_of_rank(const RunManifest& m, int rank, int ranks,
                                                   std::uint64_t& total_bytes);

@@ -17,6 +17,20 @@
 
 namespace bloomshard::app {
 
+/// One line-aligned byte range of a split input at the cut (issue 12;
+/// io/line_ranges.hpp): read as its own task, by any rank.
+struct RangeProgress {
+  std::uint64_t begin = 0;  ///< byte offset of its first line
+  std::uint64_t end = 0;    ///< byte offset after its last line
+  /// Records of this range consumed (line numbers count from its start) and
+  /// the absolute byte offset after them; {0, begin} before it is read.
+  io::InputCursor cursor;
+  bool done = false;                ///< read to `end`, output closed
+  std::uint64_t output_length = 0;  ///< committed bytes of its output part
+  std::uint64_t reject_length = 0;  ///< committed bytes of its reject part (ranges k > 0)
+  std::optional<std::uint64_t> prefix_digest;  ///< of the range's records before cursor
+};
+
 /// One input at the cut.
 struct InputProgress {
   io::InputFile file;
@@ -31,6 +45,11 @@ struct InputProgress {
   /// RecordReader::prefix_digest() at `cursor` (absent in manifests of
   /// older versions): lets --revalidate-inputs check a changed input.
   std::optional<std::uint64_t> prefix_digest;
+  /// Non-empty: the input is split (issue 12) and read as these ranges, in
+  /// file order; `done` then means every range was read and the parts were
+  /// joined into the mirrored output, whose joined length `output_length`
+  /// is (cursor and prefix_digest are not used).
+  std::vector<RangeProgress> ranges;
 };
 
 /// One reject file (name inside OUTPUT/_rejects) with its committed length.
@@ -81,6 +100,9 @@ struct RunManifest {
   std::vector<RejectSegment> rejects;
   JobCounters counters;
 };
+
+/// True when any input of the manifest is split into ranges.
+[[nodiscard]] bool has_split_inputs(const RunManifest& m);
 
 /// JSON text of the manifest.
 [[nodiscard]] std::string manifest_to_json(const RunManifest& m);

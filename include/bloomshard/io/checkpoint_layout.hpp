@@ -48,6 +48,10 @@ inline constexpr const char* kWindowSlotProgress = "window_slot_progress";  ///<
 inline constexpr const char* kSlot = "slot";  ///< attribute of each /bloom/layer_<i>: its slot
 inline constexpr const char* kRunSlots = "/runs/slot";  ///< [R]: each run's slot
 inline constexpr const char* kWindowNormalizationMark = " window/v1";
+// A state whose manifest splits inputs into byte ranges (issue 12) marks its
+// normalization text so that builds before it, which would ignore the
+// ranges and read such an input whole, refuse the state.
+inline constexpr const char* kSplitInputsNormalizationMark = " split-inputs/v1";
 /// Bloom layers a generation may hold: 64 (plain; growth doubles capacity,
 /// so 64 is never reached), 1024 in a windowed state, where every live slot
 /// restarts at layer 0 and a slot much larger than the first opens growth

@@ -52,6 +52,10 @@ struct CheckpointHeader {
   std::string window;
   std::uint64_t window_slot = 0;           ///< current slot (windowed states)
   std::uint64_t window_slot_progress = 0;  ///< records or seconds of the current slot at the cut
+  /// The manifest holds split inputs (issue 12, app/split_inputs.hpp):
+  /// `normalization` is stored with kSplitInputsNormalizationMark appended
+  /// (before a window mark) and read back without it.
+  bool split_inputs = false;
   core::ScalableBloomParams params;
   std::uint64_t generation = 0;
   std::string run_id;

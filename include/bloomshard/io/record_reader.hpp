@@ -85,11 +85,21 @@ class RecordReader {
   /// the buffer is reused). Throws InputError if it cannot be opened.
   void open(const InputFile& file);
 
+  /// Like open(), but reads only bytes [begin, end) of an uncompressed file
+  /// (issue 12: one line-aligned range of a split input, io/line_ranges.hpp):
+  /// seeks to `begin`, which must be a line start, and ends the input at
+  /// `end`. Cursor offsets stay absolute; records and line numbers count
+  /// from the range's start (the first line of the range is line 1). Throws
+  /// InputError if the file cannot be opened, std::invalid_argument if it is
+  /// compressed or begin > end.
+  void open_range(const InputFile& file, std::uint64_t begin, std::uint64_t end);
+
   /// Reads the next line into `out`; false at the end of the file. Throws
   /// InputError (file, line, offset, reason) for truncated/corrupt data.
   bool next(Record& out);
 
-  /// Resumes a freshly opened file at `cursor`. Uncompressed files are seeked
+  /// Resumes a freshly opened file (or range: offsets are absolute, records
+  /// count from the range's start) at `cursor`. Uncompressed files are seeked
   /// (verified: the byte before the offset must be '\n' or the offset must be
   /// the file size, and records == 0 iff offset == 0). A compressed file
   /// whose cursor has a frame start and that is given a prefix digest is
@@ -155,7 +165,9 @@ class RecordReader {
   std::size_t scan_ = 0;   // bytes in [begin_, scan_) hold no '\n'
   std::size_t end_ = 0;    // end of valid data
   bool eof_ = false;
-  std::uint64_t offset_ = 0;  // decompressed offset of buf_[begin_]
+  std::uint64_t offset_ = 0;          // decompressed offset of buf_[begin_]
+  std::uint64_t start_ = 0;           // where reading started: 0, or an open_range() begin
+  std::uint64_t limit_ = UINT64_MAX;  // decompressed offset treated as the end
   std::uint64_t records_ = 0;
   std::uint64_t digest_ = 0;  // prefix_digest()
   std::string long_prefix_;   // prefix of the last too-long line (reserved once)

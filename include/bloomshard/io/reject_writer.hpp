@@ -58,6 +58,9 @@ class RejectWriter {
   void write(std::string_view file, std::uint64_t line, std::string_view reason,
              std::string_view raw, bool raw_truncated = false);
 
+  /// Appends reject lines written elsewhere (whole JSONL lines, each with
+  /// its '\n'), not counting them: they were counted where first written.
+  void append_lines(std::string_view lines);
   [[nodiscard]] const RejectCounts& counts() const noexcept { return counts_; }
   [[nodiscard]] std::uint64_t total() const noexcept { return total_; }
 

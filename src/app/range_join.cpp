@@ -1,0 +1,224 @@
+#include "bloomshard/app/range_join.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <system_error>
+
+#include "bloomshard/app/split_inputs.hpp"
+#include "bloomshard/io/checkpoint_generations.hpp"
+#include "bloomshard/io/output_writer.hpp"
+#include "bloomshard/io/reject_writer.hpp"
+
+namespace bloomshard::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kCopyBytes = std::size_t{1} << 20;
+
+// Closes a descriptor on every path out.
+struct Fd {
+  int fd;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+[[noreturn]] void fail(const std::string& what, const fs::path& path) {
+  throw std::runtime_error("joining split input: cannot " + what + " '" + path.string() +
+                           "': " + std::strerror(errno));
+}
+
+// Copies the first `length` bytes of `part` into `out` at `offset`
+// (pread/pwrite: other ranks write other offsets of the same file).
+void copy_part(const fs::path& part, std::uint64_t length, const fs::path& out,
+               std::uint64_t offset, bool durable) {
+  const Fd in(::open(part.c_str(), O_RDONLY | O_CLOEXEC));
+  if (in.fd < 0) fail("open the output part", part);
+  const Fd to(::open(out.c_str(), O_WRONLY | O_CLOEXEC));
+  if (to.fd < 0) fail("open the mirrored output", out);
+  std::string buf(kCopyBytes, '\0');
+  std::uint64_t done = 0;
+  while (done < length) {
+    const std::size_t want =
+        static_cast<std::size_t>(std::min<std::uint64_t>(kCopyBytes, length - done));
+    const ssize_t got = ::pread(in.fd, buf.data(), want, static_cast<off_t>(done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) fail("read the output part", part);
+    if (got == 0) {
+      errno = 0;
+      throw std::runtime_error("joining split input: output part '" + part.string() +
+                               "' is shorter than its committed " + std::to_string(length) +
+                               " bytes");
+    }
+    std::size_t written = 0;
+    while (written < static_cast<std::size_t>(got)) {
+      const ssize_t w =
+          ::pwrite(to.fd, buf.data() + written, static_cast<std::size_t>(got) - written,
+                   static_cast<off_t>(offset + done + written));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) fail("write the mirrored output", out);
+      written += static_cast<std::size_t>(w);
+    }
+    done += static_cast<std::uint64_t>(got);
+  }
+  if (durable && ::fsync(to.fd) != 0) fail("fsync the mirrored output", out);
+}
+
+std::string read_prefix(const fs::path& path, std::uint64_t length) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("open the reject part", path);
+  std::string text(static_cast<std::size_t>(length), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(length));
+  if (static_cast<std::uint64_t>(in.gcount()) != length) {
+    throw std::runtime_error("joining split input: reject part '" + path.string() +
+                             "' is shorter than its committed " + std::to_string(length) +
+                             " bytes");
+  }
+  return text;
+}
+
+bool ready_to_join(const InputProgress& p) {
+  if (p.done || p.ranges.empty()) return false;
+  for (const RangeProgress& r : p.ranges) {
+    if (!r.done) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string renumber_rejects(std::string_view lines, std::string_view file,
+                             std::uint64_t first_line) {
+  // A reject line starts {"file":"<escaped file>","line":N, (reject_writer).
+  std::string prefix = "{\"file\":\"";
+  io::append_json_string_contents(prefix, file);
+  prefix += "\",\"line\":";
+  std::string out;
+  out.reserve(lines.size() + lines.size() / 8);
+  while (!lines.empty()) {
+    const std::size_t nl = lines.find('\n');
+    const std::string_view line =
+        lines.substr(0, nl == std::string_view::npos ? lines.size() : nl + 1);
+    lines.remove_prefix(line.size());
+    std::uint64_t n = 0;
+    const char* digits = line.data() + prefix.size();
+    const auto [end, ec] = line.starts_with(prefix)
+                               ? std::from_chars(digits, line.data() + line.size(), n)
+                               : std::from_chars_result{digits, std::errc::invalid_argument};
+    if (ec != std::errc()) {
+      out += line;
+      continue;
+    }
+    out += prefix;
+    out += std::to_string(n + first_line - 1);
+    out.append(end, line.data() + line.size());
+  }
+  return out;
+}
+
+std::vector<std::size_t> join_split_inputs(const comm::Communicator& comm, RunManifest& cut,
+                                           InputFeed& feed, const fs::path& output_dir,
+                                           bool durable) {
+  const std::vector<std::size_t> first = first_units(cut);
+  std::vector<std::size_t> joined;
+  std::string error;
+  try {
+    for (std::size_t i = 0; i < cut.inputs.size(); ++i) {
+      const InputProgress& p = cut.inputs[i];
+      if (!ready_to_join(p)) continue;
+      joined.push_back(i);
+      const fs::path out = io::output_path_for(output_dir, p.file.relative_path);
+      std::uint64_t offset = p.ranges[0].output_length;
+      std::uint64_t first_line = p.ranges[0].cursor.records + 1;
+      for (std::size_t k = 1; k < p.ranges.size(); ++k) {
+        const RangeProgress& r = p.ranges[k];
+        if ((first[i] + k) % comm.usize() == comm.urank()) {
+          copy_part(range_output_path(output_dir, p.file.relative_path, k), r.output_length, out,
+                    offset, durable);
+          if (r.reject_length > 0) {
+            feed.append_reject_lines(
+                renumber_rejects(read_prefix(range_reject_path(output_dir, p.file.relative_path, k),
+                                             r.reject_length),
+                                 p.file.absolute_path.native(), first_line));
+          }
+        }
+        offset += r.output_length;
+        first_line += r.cursor.records;
+      }
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  // Fault injection for tests/e2e/split_case.sh: rank N dies here, its
+  // parts written into the mirrored output, before any rank agreed.
+  if (const char* rank = std::getenv("BLOOMSHARD_FAULT_KILL_IN_JOIN");
+      rank != nullptr && !joined.empty() && std::atoi(rank) == comm.rank()) {
+    (void)::raise(SIGKILL);
+  }
+  // --- agreement: every part is in place (and durable) before any cut.
+  if (comm.allreduce_max(std::uint64_t{error.empty() ? 0U : 1U}) != 0) {
+    throw std::runtime_error(error.empty() ? "another rank failed to join a split input" : error);
+  }
+  for (const std::size_t i : joined) {
+    InputProgress& p = cut.inputs[i];
+    std::uint64_t length = 0;
+    std::uint64_t records = 0;
+    for (const RangeProgress& r : p.ranges) {
+      length += r.output_length;
+      records += r.cursor.records;
+    }
+    if (comm.rank() == 0) {
+      try {
+        const fs::path out = io::output_path_for(output_dir, p.file.relative_path);
+        fs::resize_file(out, length);  // a longer file: a part of an earlier attempt's join
+        if (durable) io::fsync_path(out);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    }
+    p.done = true;
+    p.output_length = length;
+    p.cursor = {records, p.file.size};
+  }
+  error = comm.broadcast(error);
+  if (!error.empty()) throw std::runtime_error("joining split input: " + error);
+  return joined;
+}
+
+void remove_joined_parts(const RunManifest& m, const fs::path& output_dir) {
+  std::error_code ec;
+  for (const InputProgress& p : m.inputs) {
+    if (!p.done || p.ranges.empty()) continue;
+    for (std::size_t k = 1; k < p.ranges.size(); ++k) {
+      fs::remove(range_output_path(output_dir, p.file.relative_path, k), ec);
+      fs::remove(range_reject_path(output_dir, p.file.relative_path, k), ec);
+    }
+  }
+  // Empty folders left by mirrored subfolders, then _ranges itself.
+  const fs::path root = output_dir / kRangesDirName;
+  if (!fs::exists(root, ec)) return;
+  std::vector<fs::path> dirs;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_directory(ec)) dirs.push_back(it->path());
+  }
+  for (auto d = dirs.rbegin(); d != dirs.rend(); ++d) {
+    if (fs::is_empty(*d, ec)) fs::remove(*d, ec);
+  }
+  if (fs::is_empty(root, ec)) fs::remove(root, ec);
+}
+
+}  // namespace bloomshard::app

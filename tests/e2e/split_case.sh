@@ -1,0 +1,283 @@
+#!/usr/bin/env bash
+# Big single files (issue 12): uncompressed inputs split into line-aligned
+# byte ranges read by several ranks, checked by oracle.py.
+#
+# usage: split_case.sh --case NAME --ranks N --bin BLOOMSHARD --oracle-dir DIR
+#                      [--mpiexec M] [--np-flag -n] [--python P]
+# cases: split  one plain JSONL file of ~7 MB (unique keys, bad lines in
+#               later ranges, a CRLF tail without final newline), a small
+#               .gz and a small plain file (not split) with duplicates: at N ranks with a small
+#               --split-min-bytes the mirrored outputs are byte-identical to
+#               a 1-rank --split-inputs off run, the rejects name the same
+#               files and absolute lines, per-rank read bytes are within
+#               1.25x; a file with duplicates across its ranges is exactly
+#               once with the same kept keys as at 1 rank; --unit paragraph
+#               output byte-identical to 1 rank too; no part is left
+#        kill   a split run checkpointing every round, SIGKILLed (all ranks or
+#               one) 4 times after progress and resumed on 1..3 ranks (the
+#               ranges were cut at 3): exactly once, rejects with absolute
+#               lines, the state marks its split inputs; then a rank killed
+#               inside the join (BLOOMSHARD_FAULT_KILL_IN_JOIN) and a resume
+#               on 2 ranks: byte-identical to a 1-rank run
+# Set KEEP_TMP=1 to keep the temp dir.
+set -euo pipefail
+CASE="" RANKS=1 BIN="" ODIR="" MPIEXEC=mpiexec NP_FLAG=-n PY=python3
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --case) CASE=$2; shift 2 ;;
+    --ranks) RANKS=$2; shift 2 ;;
+    --bin) BIN=$2; shift 2 ;;
+    --oracle-dir) ODIR=$2; shift 2 ;;
+    --mpiexec) MPIEXEC=$2; shift 2 ;;
+    --np-flag) NP_FLAG=$2; shift 2 ;;
+    --python) PY=$2; shift 2 ;;
+    *) echo "split_case.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+[[ -n $CASE && -x $BIN && -f $ODIR/oracle.py ]] || {
+  echo "split_case.sh: need --case, an executable --bin and --oracle-dir" >&2
+  exit 2
+}
+BIN=$(readlink -f "$BIN")
+ORACLE=$ODIR/oracle.py
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-split-$CASE-$RANKS.XXXXXX")
+MARKER_DIR=$TMP/bin # kill case: each attempt runs BIN through its own symlink
+mkdir -p "$MARKER_DIR"
+kill_marker() { # PATTERN: every process still running under it
+  local pids=()
+  mapfile -t pids < <(pgrep -f -- "$1" || true)
+  ((${#pids[@]} == 0)) || kill -KILL "${pids[@]}" 2>/dev/null || true
+}
+cleanup() {
+  local rc=$?
+  kill_marker "$MARKER_DIR/bs-"
+  if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
+  exit $rc
+}
+trap cleanup EXIT
+fail() { echo "FAIL [split $CASE, $RANKS ranks]: $*" >&2; exit 1; }
+log() { echo "[split $CASE, $RANKS ranks] $*"; }
+mpi() { local n=$1; shift; "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$BIN" "$@"; }
+start=$SECONDS
+
+# big_file OUT RECORDS DUP_RATE SEED: one plain JSONL file from synth, with 3
+# blocks of 3 bad lines inserted at 40 %, 70 % and 95 % of its lines (later
+# ranges) and a CRLF tail whose last line has no newline.
+big_file() {
+  local out=$1 records=$2 dup=$3 seed=$4
+  "$BIN" synth --out "$TMP/gen-$seed" --manifest "$TMP/gen-$seed.json" --records "$records" \
+    --dup-rate "$dup" --files 1 --seed "$seed" >/dev/null
+  "$PY" - "$TMP/gen-$seed/part-00000.jsonl" "$out" <<'PYEOF'
+import sys
+src, dst = sys.argv[1:]
+lines = open(src, "rb").read().splitlines(keepends=True)
+bad = [b"not json at all\n", b'{"text": "no id field"}\n', b'{"id": true}\n']
+for frac in (0.95, 0.70, 0.40):  # from the back: earlier positions stay put
+    at = int(len(lines) * frac)
+    lines[at:at] = bad
+lines += [b'{"id": "crlf-1"}\r\n', b'{"id": "crlf-2"}\r\n', b'{"id": "no-newline"}']
+open(dst, "wb").write(b"".join(lines))
+PYEOF
+}
+
+json_field() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+
+# reject_set OUT: the (file, line, reason) of every reject line, sorted.
+reject_set() {
+  "$PY" - "$1" <<'PYEOF'
+import glob, json, os, sys
+rows = []
+for p in glob.glob(os.path.join(sys.argv[1], "_rejects", "*.jsonl")):
+    for line in open(p, encoding="utf-8"):
+        r = json.loads(line)
+        rows.append(f'{r["file"]}\t{r["line"]}\t{r["reason"]}')
+print("\n".join(sorted(rows)))
+PYEOF
+}
+
+# balanced METRICS: read_bytes_by_rank has one entry per rank, within 1.25x.
+balanced() {
+  "$PY" - "$1" "$RANKS" <<'PYEOF' || fail "read bytes by rank not balanced"
+import json, sys
+by_rank = json.load(open(sys.argv[1]))["read_bytes_by_rank"]
+ranks = int(sys.argv[2])
+print(f"read_bytes_by_rank {by_rank} (max/min {max(by_rank) / max(1, min(by_rank)):.3f})")
+if len(by_rank) != ranks or min(by_rank) == 0 or max(by_rank) > 1.25 * min(by_rank):
+    sys.exit(1)
+PYEOF
+}
+
+case "$CASE" in
+  split)
+    # A: byte identity. The big file's keys are unique (duplicates only in
+    # the small .gz files, read whole), so every run keeps the same records.
+    mkdir -p "$TMP/a/gz" "$TMP/a/plain"
+    big_file "$TMP/a/big.jsonl" 40000 0 61
+    "$BIN" synth --out "$TMP/a/gz" --manifest "$TMP/gz.json" --records 800 \
+      --dup-rate 0.3 --files 1 --compress gz --seed 62 >/dev/null
+    "$BIN" synth --out "$TMP/a/plain" --manifest "$TMP/plain.json" --records 400 \
+      --dup-rate 0.3 --files 1 --seed 64 >/dev/null
+    unique=$(($(json_field "$TMP/gz.json" unique_keys) + $(json_field "$TMP/plain.json" unique_keys) + 40000 + 3))
+    mpi 1 dedup --input "$TMP/a" --output "$TMP/out1" --key-field id --split-inputs off \
+      --max-reject-fraction 1 >"$TMP/out1.log" 2>&1 || { cat "$TMP/out1.log" >&2; fail "1-rank run"; }
+    mpi "$RANKS" dedup --input "$TMP/a" --output "$TMP/outN" --key-field id \
+      --split-min-bytes 65536 --batch-bytes 65536 --max-reject-fraction 1 \
+      --metrics "$TMP/outN/metrics.json" >"$TMP/outN.log" 2>&1 ||
+      { cat "$TMP/outN.log" >&2; fail "$RANKS-rank split run"; }
+    said=$(cat "$TMP/outN.log")
+    [[ $said == *"split 1 input(s) into"* ]] || { echo "$said" >&2; fail "the big file was not split"; }
+    log "$(grep -o 'split 1 input(s) into [0-9]* line-aligned ranges' "$TMP/outN.log")"
+    "$PY" "$ORACLE" --input "$TMP/a" --output "$TMP/outN" --key-field id --expect-unique "$unique" \
+      --rejects-expected 9 || fail "oracle rejected the split run"
+    diff -r -x _bloomshard.lock -x metrics.json -x _rejects "$TMP/out1" "$TMP/outN" ||
+      fail "outputs differ from the 1-rank run"
+    [[ "$(reject_set "$TMP/out1")" == "$(reject_set "$TMP/outN")" ]] ||
+      fail "rejects (file, line, reason) differ from the 1-rank run"
+    [[ ! -e $TMP/outN/_ranges ]] || fail "range parts were left in the output"
+    balanced "$TMP/outN/metrics.json"
+
+    # B: duplicates across the ranges of one file: exactly once, and the
+    # same kept keys as at 1 rank (which copy is kept may differ, as between
+    # files at different rank counts).
+    mkdir -p "$TMP/b"
+    big_file "$TMP/b/dups.jsonl" 30000 0.4 63
+    unique=$(($(json_field "$TMP/gen-63.json" unique_keys) + 3))
+    mpi 1 dedup --input "$TMP/b" --output "$TMP/dup1" --key-field id --split-inputs off \
+      --max-reject-fraction 1 >"$TMP/dup1.log" 2>&1 || { cat "$TMP/dup1.log" >&2; fail "1-rank run (b)"; }
+    mpi "$RANKS" dedup --input "$TMP/b" --output "$TMP/dupN" --key-field id \
+      --split-min-bytes 65536 --batch-bytes 32768 --max-reject-fraction 1 \
+      --metrics "$TMP/dupN/metrics.json" >"$TMP/dupN.log" 2>&1 ||
+      { cat "$TMP/dupN.log" >&2; fail "$RANKS-rank split run (b)"; }
+    "$PY" "$ORACLE" --input "$TMP/b" --output "$TMP/dupN" --key-field id --expect-unique "$unique" \
+      --rejects-expected 9 --compare-keys "$TMP/dup1" || fail "oracle rejected the split run (b)"
+    [[ "$(reject_set "$TMP/dup1")" == "$(reject_set "$TMP/dupN")" ]] ||
+      fail "rejects (b) differ from the 1-rank run"
+    balanced "$TMP/dupN/metrics.json"
+
+    # C: --unit paragraph writes through the same parts: records whose
+    # repeated paragraph (within the record) is cut, bad lines in later
+    # ranges; byte-identical to a 1-rank run.
+    mkdir -p "$TMP/c"
+    "$PY" - "$TMP/c/para.jsonl" <<'PYEOF'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for i in range(12000):
+        text = f"para one of {i} with words\n\npara two of {i}\n\npara one of {i} with words"
+        f.write(json.dumps({"id": f"r{i}", "text": text}) + "\n")
+        if i % 4000 == 3999:
+            f.write("broken line\n")
+PYEOF
+    P=(--input "$TMP/c" --unit paragraph --key-field text --max-reject-fraction 1)
+    mpi 1 dedup "${P[@]}" --output "$TMP/para1" --split-inputs off >"$TMP/para1.log" 2>&1 ||
+      { cat "$TMP/para1.log" >&2; fail "1-rank paragraph run"; }
+    mpi "$RANKS" dedup "${P[@]}" --output "$TMP/paraN" --split-min-bytes 65536 --batch-bytes 65536 \
+      >"$TMP/paraN.log" 2>&1 || { cat "$TMP/paraN.log" >&2; fail "$RANKS-rank paragraph run"; }
+    grep -q "line-aligned ranges" "$TMP/paraN.log" || fail "the paragraph input was not split"
+    cmp "$TMP/para1/para.jsonl" "$TMP/paraN/para.jsonl" ||
+      fail "--unit paragraph output differs from the 1-rank run"
+    [[ "$(reject_set "$TMP/para1")" == "$(reject_set "$TMP/paraN")" ]] ||
+      fail "--unit paragraph rejects differ from the 1-rank run"
+    log "--unit paragraph: split output and rejects identical to 1 rank"
+    ;;
+
+  kill)
+    mkdir -p "$TMP/in"
+    big_file "$TMP/in/big.jsonl" 20000 0.3 71
+    unique=$(($(json_field "$TMP/gen-71.json" unique_keys) + 3))
+    # Attempts checkpoint every round; the final resume only at its end.
+    ARGS=(--input "$TMP/in" --output "$TMP/out" --state "$TMP/state" --key-field id
+      --batch-bytes 65536 --max-reject-fraction 1 --slices 64 --split-min-bytes 65536)
+    RANDOM=$((RANKS * 11 + 3))
+    kills=0 att=0 finished=0 seen_ranks=""
+    while ((kills < 4)); do
+      att=$((att + 1))
+      n=$((att == 1 ? 3 : RANDOM % 3 + 1)) # the ranges are cut at 3 ranks
+      seen_ranks+=" $n"
+      marker=$MARKER_DIR/bs-$att
+      ln -s "$BIN" "$marker"
+      "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$marker" dedup "${ARGS[@]}" \
+        --checkpoint-rounds 1 >"$TMP/att-$att.log" 2>&1 &
+      job=$!
+      # Once this attempt committed a checkpoint, a random 0-190 ms later.
+      gen0=$(cat "$TMP/state/LATEST" 2>/dev/null || echo none)
+      for ((i = 0; i < 1000; i++)); do
+        kill -0 "$job" 2>/dev/null || break
+        g=$(cat "$TMP/state/LATEST" 2>/dev/null || echo none)
+        [[ $g != "$gen0" ]] && break
+        sleep 0.01
+      done
+      sleep "0.$((RANDOM % 20))"
+      if ! kill -0 "$job" 2>/dev/null; then # finished before the kill (a fast machine)
+        rc=0
+        wait "$job" || rc=$?
+        ((rc == 0)) || { cat "$TMP/att-$att.log" >&2; fail "attempt $att failed with exit $rc"; }
+        finished=1
+        break
+      fi
+      mapfile -t ranks < <(pgrep -P "$job" -f -- "$marker" || true)
+      if ((att % 2 == 0 && ${#ranks[@]} > 1)); then
+        kill -KILL "${ranks[0]}" 2>/dev/null || true # one rank: the job must go down
+      else
+        kill -KILL "${ranks[@]}" "$job" 2>/dev/null || true
+      fi
+      wait "$job" 2>/dev/null || true
+      kills=$((kills + 1))
+      for ((i = 0; i < 300; i++)); do # no rank of this attempt may outlive it
+        pgrep -f -- "$marker" >/dev/null || break
+        sleep 0.02
+      done
+      kill_marker "$marker"
+    done
+    ((kills >= 2)) || fail "only $kills kills before the job finished"
+    grep -q "line-aligned ranges" "$TMP/att-1.log" || { cat "$TMP/att-1.log" >&2; fail "not split"; }
+    # The state marks its split inputs (builds before them refuse it).
+    h5dump -a /normalization "$TMP/state/ckpt-$(cat "$TMP/state/LATEST").h5" >"$TMP/norm.txt"
+    grep -q "split-inputs/v1" "$TMP/norm.txt" || { cat "$TMP/norm.txt" >&2; fail "no split mark"; }
+    if ((finished == 0)); then
+      n=$((RANDOM % 2 + 1))
+      seen_ranks+=" $n"
+      mpi "$n" dedup "${ARGS[@]}" >"$TMP/final.log" 2>&1 ||
+        { cat "$TMP/final.log" >&2; fail "the final resume failed"; }
+      # The last kill may land after the finishing generation: then the run
+      # is already finished (and this start deletes any parts left).
+      grep -q "resuming\|already finished" "$TMP/final.log" ||
+        { cat "$TMP/final.log" >&2; fail "the final run neither resumed nor found the run finished"; }
+    fi
+    "$PY" "$ORACLE" --input "$TMP/in" --output "$TMP/out" --key-field id --expect-unique "$unique" \
+      --rejects-expected 9 || fail "oracle rejected the outputs after $kills kills"
+    [[ ! -e $TMP/out/_ranges ]] || fail "range parts were left in the output"
+    log "$kills SIGKILL over $att attempts on ranks:$seen_ranks: exactly once"
+
+    # A kill inside the join (rank 1 dies with its parts written, before the
+    # agreement): the resume on 2 ranks joins again; the outputs and rejects
+    # equal a 1-rank run's.
+    mkdir -p "$TMP/j"
+    big_file "$TMP/j/big.jsonl" 8000 0 72
+    J=(--input "$TMP/j" --key-field id --max-reject-fraction 1 --batch-bytes 65536)
+    mpi 1 dedup "${J[@]}" --output "$TMP/j1" --split-inputs off >"$TMP/j1.log" 2>&1 ||
+      { cat "$TMP/j1.log" >&2; fail "1-rank run (join)"; }
+    rc=0
+    BLOOMSHARD_FAULT_KILL_IN_JOIN=1 mpi 3 dedup "${J[@]}" --output "$TMP/jN" --state "$TMP/jstate" \
+      --split-min-bytes 65536 --checkpoint-rounds 1 >"$TMP/jN.log" 2>&1 || rc=$?
+    ((rc != 0)) || fail "the run with a rank killed in the join succeeded"
+    [[ -e $TMP/jN/_ranges ]] || fail "no parts left after a kill in the join"
+    mpi 2 dedup "${J[@]}" --output "$TMP/jN" --state "$TMP/jstate" --split-min-bytes 65536 \
+      >"$TMP/jN2.log" 2>&1 || { cat "$TMP/jN2.log" >&2; fail "the resume after a kill in the join"; }
+    grep -q "resuming" "$TMP/jN2.log" || fail "the run after the kill in the join did not resume"
+    cmp "$TMP/j1/big.jsonl" "$TMP/jN/big.jsonl" || fail "the joined output differs from the 1-rank run"
+    [[ "$(reject_set "$TMP/j1")" == "$(reject_set "$TMP/jN")" ]] ||
+      fail "rejects after the join differ from the 1-rank run"
+    [[ ! -e $TMP/jN/_ranges ]] || fail "range parts were left after the second join"
+    log "a kill inside the join: the resume joined again, identical to 1 rank"
+    # Parts left by a kill after the finishing generation: a start that
+    # finds the run finished deletes them and changes no output.
+    mkdir -p "$TMP/jN/_ranges" && echo leftover >"$TMP/jN/_ranges/big.jsonl.range-1"
+    mpi 1 dedup "${J[@]}" --output "$TMP/jN" --state "$TMP/jstate" >"$TMP/jN3.log" 2>&1 ||
+      { cat "$TMP/jN3.log" >&2; fail "a start of the finished run"; }
+    grep -q "already finished" "$TMP/jN3.log" || fail "the finished run was not recognized"
+    [[ ! -e $TMP/jN/_ranges ]] || fail "a start of the finished run left the parts"
+    cmp "$TMP/j1/big.jsonl" "$TMP/jN/big.jsonl" || fail "a start of the finished run changed the output"
+    ;;
+  *) echo "split_case.sh: unknown case '$CASE'" >&2; exit 2 ;;
+esac
+log "PASS in $((SECONDS - start)) s"
