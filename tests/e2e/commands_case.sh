@@ -26,17 +26,21 @@
 #        v1      the format-1 fixture (tests/data/v1_state) queried, and merged
 #                with a state of this build into a format-2 state
 #        plan    `bloomshard plan` against a measured dedup run (peak RSS, state
-#                bytes, tier-2 lookups within 25%); dedup prints the plan line
+#                bytes, tier-2 lookups within 25%); dedup prints the plan line.
+#                --plan-corpus DIR reads the corpus plan_corpus.py made into DIR
+#                (facts in DIR.json; ctest's e2e.plan_corpus fixture, made once
+#                for every rank count) instead of making it (~8 s of Python)
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
 set -euo pipefail
 
-CASE="" RANKS=1 BIN="" ORACLE_DIR="" MPIEXEC=mpiexec NP_FLAG=-n PY=python3
+CASE="" RANKS=1 BIN="" ORACLE_DIR="" MPIEXEC=mpiexec NP_FLAG=-n PY=python3 PLAN_CORPUS=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --case) CASE=$2; shift 2 ;;
     --ranks) RANKS=$2; shift 2 ;;
     --bin) BIN=$2; shift 2 ;;
     --oracle-dir) ORACLE_DIR=$2; shift 2 ;;
+    --plan-corpus) PLAN_CORPUS=$2; shift 2 ;;
     --mpiexec) MPIEXEC=$2; shift 2 ;;
     --np-flag) NP_FLAG=$2; shift 2 ;;
     --python) PY=$2; shift 2 ;;
@@ -348,8 +352,13 @@ case_v1() {
 # bytes and tier-2 lookups within 25% of the plan; dedup printed the plan's
 # one-line summary once (rank 0).
 case_plan() {
-  local facts
-  facts=$("$PY" "$ORACLE_DIR/plan_corpus.py" "$TMP/corpus" 300000 0.35 4 7)
+  local facts corpus=$TMP/corpus
+  if [[ -n $PLAN_CORPUS ]]; then
+    corpus=$PLAN_CORPUS
+    facts=$(cat "$PLAN_CORPUS.json") || fail "no facts of the plan corpus at $PLAN_CORPUS.json"
+  else
+    facts=$("$PY" "$ORACLE_DIR/plan_corpus.py" "$corpus" 300000 0.35 4 7)
+  fi
   local records unique key_bytes record_bytes
   read -r records unique key_bytes record_bytes < <("$PY" -c 'import json,sys
 f=json.loads(sys.argv[1]); print(f["records"], f["unique"], f["key_bytes"], f["record_bytes"])' "$facts")
@@ -361,7 +370,7 @@ f=json.loads(sys.argv[1]); print(f["records"], f["unique"], f["key_bytes"], f["r
   local capacity slices
   read -r capacity slices < <("$PY" -c 'import json,sys
 p=json.load(open(sys.argv[1])); print(p["recommended"]["capacity"], p["recommended"]["slices"])' "$TMP/plan.json")
-  run_ok "$TMP/dedup.log" "$RANKS" dedup --input "$TMP/corpus" --output "$TMP/out" \
+  run_ok "$TMP/dedup.log" "$RANKS" dedup --input "$corpus" --output "$TMP/out" \
     --state "$TMP/state" --capacity "$capacity" --slices "$slices" --batch-bytes 65536 \
     --metrics "$TMP/metrics.json"
   local lines
