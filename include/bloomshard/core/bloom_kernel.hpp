@@ -24,15 +24,13 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <limits>
-#include <new>
 #include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "bloomshard/core/fastrange.hpp"
+#include "bloomshard/core/huge_page_allocator.hpp"
 #include "bloomshard/core/key_hash.hpp"
 
 #if defined(__SSE2__)
@@ -267,37 +265,11 @@ void query_layer_batch_isa(ProbeIsa isa, const std::uint64_t* words, const Layer
                            std::span<const KeyHash> hashes, std::span<std::uint8_t> out,
                            bool accumulate = false) noexcept;
 
-/// Storage for block words: 64-byte aligned, so every 512-bit block is
-/// exactly one cache line (a misaligned block would cost two misses).
-/// Arrays of >= 4 MiB are 2 MiB aligned and advised to use transparent huge
-/// pages (Linux madvise; THP "madvise" mode is the Debian default): random
+/// Word storage of Bloom blocks (zero-initialized by the vector): 64-byte
+/// aligned, so every 512-bit block is exactly one cache line (a misaligned
+/// block would cost two misses), and on huge pages from 4 MiB on: random
 /// block reads over a large filter otherwise miss the TLB on nearly every
 /// key, which measured ~2x slower at 50M keys.
-[[nodiscard]] void* allocate_block_storage(std::size_t bytes);
-void free_block_storage(void* p, std::size_t bytes) noexcept;
-
-/// Standard allocator over allocate_block_storage.
-template <class T>
-struct BlockStorageAllocator {
-  using value_type = T;
-  BlockStorageAllocator() noexcept = default;
-  template <class U>
-  explicit BlockStorageAllocator(const BlockStorageAllocator<U>& /*unused*/) noexcept {}
-  [[nodiscard]] T* allocate(std::size_t n) {
-    if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) {
-      throw std::bad_array_new_length();
-    }
-    return static_cast<T*>(allocate_block_storage(n * sizeof(T)));
-  }
-  void deallocate(T* p, std::size_t n) noexcept { free_block_storage(p, n * sizeof(T)); }
-  template <class U>
-  friend bool operator==(const BlockStorageAllocator& /*a*/,
-                         const BlockStorageAllocator<U>& /*b*/) noexcept {
-    return true;
-  }
-};
-
-/// Word storage of Bloom blocks (zero-initialized by the vector, aligned).
-using BlockWords = std::vector<std::uint64_t, BlockStorageAllocator<std::uint64_t>>;
+using BlockWords = std::vector<std::uint64_t, HugePageAllocator<std::uint64_t>>;
 
 }  // namespace bloomshard::core
