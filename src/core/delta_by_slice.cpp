@@ -110,7 +110,8 @@ std::vector<DeltaEntry> sorted_slice(std::span<const DeltaEntry> entries, const 
   }
   for (std::size_t b = 0; b + 1 < start.size(); ++b) {
     if (start[b + 1] - start[b] > 1) {
-      std::sort(out.begin() + start[b], out.begin() + start[b + 1], less);
+      std::sort(out.begin() + static_cast<std::ptrdiff_t>(start[b]),
+                out.begin() + static_cast<std::ptrdiff_t>(start[b + 1]), less);
     }
   }
   return out;

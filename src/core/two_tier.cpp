@@ -6,6 +6,7 @@
 #include "bloomshard/core/two_tier.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -92,14 +93,15 @@ void TwoTierSet::open_slot(std::uint64_t slot) {
 
 void TwoTierSet::reserve_delta_for_newest_layer() {
   // The newest layer's room on this rank: its share of the layer's capacity
-  // (slices are uniform) less what this rank inserted into it, with 3%
-  // slack for the spread between ranks, capped (see kMaxReservedDeltaKeys).
+  // (keys land in slices uniformly) less what this rank inserted into it,
+  // plus 4 standard deviations of the share's spread (binomial) and 1024,
+  // capped (see kMaxReservedDeltaKeys).
   const std::size_t newest = bloom_.num_layers() - 1;
   const double share = static_cast<double>(bloom_.layer_geometry(newest).capacity) *
                        static_cast<double>(owned().size()) /
                        static_cast<double>(bloom_.params().num_slices);
-  const double room =
-      std::max(0.0, share * 1.03 + 1024.0 - static_cast<double>(bloom_.layer_inserted(newest)));
+  const double room = std::max(0.0, share + 4.0 * std::sqrt(share) + 1024.0 -
+                                        static_cast<double>(bloom_.layer_inserted(newest)));
   const double keys = static_cast<double>(exact_.delta_keys()) + room;
   exact_.reserve_delta(keys < static_cast<double>(kMaxReservedDeltaKeys)
                            ? static_cast<std::uint64_t>(keys)

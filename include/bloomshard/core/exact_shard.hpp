@@ -162,8 +162,9 @@ class ExactShard {
   void fold_delta_into_base();
   /// Drops all delta keys; call only after a run holding them was attached.
   /// The delta's memory stays mapped and faulted in for the next keys (the
-  /// index is zeroed, ~0.1 ms per MiB; faulting it in again costs 3-6x
-  /// that here), so resident memory stays at the largest delta so far.
+  /// index is zeroed, ~0.12 ms per MiB; faulting memory in again costs
+  /// 0.14-5 ms per MiB on the VMs measured here), so resident memory stays
+  /// at the largest delta so far.
   void clear_delta();
 
   [[nodiscard]] SliceRange owned() const noexcept { return owned_; }
