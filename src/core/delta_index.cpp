@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace bloomshard::core::detail {
@@ -26,6 +28,12 @@ void DeltaIndex::resize(std::size_t buckets) {
 
 void DeltaIndex::reserve(std::size_t keys, const KeyArena& arena) {
   if (keys <= max_keys_) return;
+  // Records take >= 10 bytes, so the arena's 1 TiB holds < 2^37 keys.
+  constexpr std::size_t kMostKeys = std::size_t{1} << 37;
+  if (keys > kMostKeys) {
+    throw std::length_error("tier-2 delta index: " + std::to_string(keys) +
+                            " keys asked for, more than the arena can hold");
+  }
   resize((keys * 4 / 3 + kBucketSlots - 1) / kBucketSlots);
   // Refill from the records, in arena order. Their slots land at random:
   // the slot of the record kAhead places on is prefetched (as the decide

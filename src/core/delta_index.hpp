@@ -124,7 +124,8 @@ class DeltaIndex {
   }
 
   /// Makes room for at least `keys` keys without a rebuild (never shrinks):
-  /// a new table, refilled from `arena`'s records. Throws std::bad_alloc.
+  /// a new table, refilled from `arena`'s records. Throws std::bad_alloc,
+  /// or std::length_error past 2^37 keys (nothing changed either way).
   void reserve(std::size_t keys, const KeyArena& arena);
   /// Forgets every key, keeping the table and its pages.
   void clear() noexcept;

@@ -70,7 +70,8 @@ class ExactShard {
   /// included), so that inserting up to that many never rebuilds it; never
   /// shrinks. Costs 10.7 bytes of address space per key, resident as the
   /// keys touch it (at random, so soon all of it); kept by clear_delta().
-  /// Throws std::bad_alloc (nothing changed).
+  /// Throws std::bad_alloc, or std::length_error past 2^37 keys (nothing
+  /// changed either way).
   void reserve_delta(std::uint64_t keys);
 
   /// Prefetches the delta index line a lookup or insert of `fingerprint`
