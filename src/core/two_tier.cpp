@@ -31,10 +31,9 @@ DecisionCounters& DecisionCounters::operator+=(const DecisionCounters& o) noexce
 TwoTierSet::TwoTierSet(const ScalableBloomParams& params, SliceRange owned)
     : bloom_(params, owned), exact_(owned, params.num_slices) {}
 
-Verdict TwoTierSet::decide(const KeyRef& key) {
-  if (reserved_for_ != std::pair{bloom_.num_layers(), bloom_.current_slot()}) {
-    reserve_delta_for_newest_layer();
-  }
+// decide() once the delta index is sized for the layers (decide_batch checks
+// that once per batch); inlined into the batch loop.
+[[gnu::always_inline]] inline Verdict TwoTierSet::decide_reserved(const KeyRef& key) {
   const std::uint32_t slice = slice_of(key.hash, bloom_.params().num_slices);
   if (!owned().contains(slice)) {
     throw std::invalid_argument("two-tier decide: key of slice " + std::to_string(slice) +
@@ -77,6 +76,13 @@ Verdict TwoTierSet::decide(const KeyRef& key) {
   exact_.insert(slice, fp, key.bytes);  // just checked absent: cannot fail
   ++counters_.decided;
   return Verdict::kNewAfterFalsePositive;
+}
+
+Verdict TwoTierSet::decide(const KeyRef& key) {
+  if (reserved_for_ != std::pair{bloom_.num_layers(), bloom_.current_slot()}) {
+    reserve_delta_for_newest_layer();
+  }
+  return decide_reserved(key);
 }
 
 void TwoTierSet::open_slot(std::uint64_t slot) {
@@ -152,7 +158,7 @@ void TwoTierSet::decide_batch(std::span<const KeyRef> keys, std::span<Verdict> o
   for (std::size_t i = 0; i < n; ++i) {
     if (i + kPrefetchDistance < n) prefetch(i + kPrefetchDistance);
     if (i + kRecordAhead < n) prefetch_record(i + kRecordAhead);
-    out[i] = decide(keys[i]);
+    out[i] = decide_reserved(keys[i]);
   }
 }
 

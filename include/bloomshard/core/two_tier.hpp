@@ -89,6 +89,7 @@ class TwoTierSet {
 
  private:
   void reserve_delta_for_newest_layer();
+  Verdict decide_reserved(const KeyRef& key);
 
   ScalableBloom bloom_;
   ExactShard exact_;
