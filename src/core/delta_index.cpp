@@ -18,6 +18,11 @@ void DeltaIndex::resize(std::size_t buckets) {
     HugePageMapping fresh;
     fresh.grow_to(bytes);
     table_ = std::move(fresh);
+    // Keys land at random, so every page of the table is touched within
+    // the first few thousand inserts: fault it in now, in one pass (like
+    // the Bloom bits, zeroed when their layer opens), not one fault per
+    // page in the middle of the decide loop.
+    table_.prefault(bytes);
   } else {
     table_.zero(bytes);
   }

@@ -29,7 +29,9 @@ DecisionCounters& DecisionCounters::operator+=(const DecisionCounters& o) noexce
 }
 
 TwoTierSet::TwoTierSet(const ScalableBloomParams& params, SliceRange owned)
-    : bloom_(params, owned), exact_(owned, params.num_slices) {}
+    : bloom_(params, owned), exact_(owned, params.num_slices) {
+  reserve_delta_for_newest_layer();  // sized and faulted in with the first layer's bits
+}
 
 // decide() once the delta index is sized for the layers (decide_batch checks
 // that once per batch); inlined into the batch loop.
