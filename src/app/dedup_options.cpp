@@ -113,7 +113,8 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
     ("checkpoint-rounds", po::value(&c.checkpoint_rounds)->default_value(c.checkpoint_rounds),
      "rounds between checkpoints (0: off)")
     ("max-delta-bytes", po::value(&c.max_delta_bytes)->default_value(c.max_delta_bytes),
-     "tier-2 key bytes held in memory per rank since the last checkpoint; more forces one")
+     "tier-2 delta memory per rank since the last checkpoint (key bytes + ~22 B/key of "
+     "index and record headers); more forces one")
     ("keep-generations", po::value(&c.keep_generations)->default_value(c.keep_generations),
      "checkpoint generations kept in --state (>= 1)")
     ("checkpoint-io", po::value(&raw.checkpoint_io)->default_value(raw.checkpoint_io),

@@ -6,15 +6,10 @@
 #include <immintrin.h>
 #define BLOOMSHARD_HAVE_X86 1
 #endif
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 namespace bloomshard::core {
 namespace {
 
-constexpr std::size_t kHugePage = std::size_t{2} << 20;
-constexpr std::size_t kHugeThreshold = std::size_t{4} << 20;
 constexpr std::size_t kRingMask = kPrefetchDistance - 1;
 static_assert((kPrefetchDistance & kRingMask) == 0, "the ring index is a mask");
 
@@ -216,22 +211,6 @@ std::size_t insert_layer_batch(std::uint64_t* words, const LayerLayout& v,
     changed += block_add(block, probe_bits(hashes[i]), v.k) ? 1U : 0U;
   }
   return changed;
-}
-
-void* allocate_block_storage(std::size_t bytes) {
-  if (bytes < kHugeThreshold) {
-    return ::operator new (bytes, std::align_val_t{kBlockBytes});
-  }
-  void* p = ::operator new (bytes, std::align_val_t{kHugePage});
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  // Advice only: without THP support the call fails and nothing changes.
-  (void)::madvise(p, bytes - bytes % kHugePage, MADV_HUGEPAGE);
-#endif
-  return p;
-}
-
-void free_block_storage(void* p, std::size_t bytes) noexcept {
-  ::operator delete (p, std::align_val_t{bytes < kHugeThreshold ? kBlockBytes : kHugePage});
 }
 
 }  // namespace bloomshard::core

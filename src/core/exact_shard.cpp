@@ -1,32 +1,11 @@
-// Tier 2 storage. The delta is three allocations that grow in steps, never
-// by copying the keys:
-//   - an arena of 64 KiB chunks holding records [varint length][key bytes];
-//     a key record over 4 KiB gets a chunk of its own, so the tail waste of
-//     a chunk stays under 4 KiB (< 7%);
-//   - entries {fingerprint, handle} in pages of 4096 (16 bytes per key), the
-//     handle packing slice (24 bits), chunk (24 bits) and offset (16 bits);
-//   - an open-addressing index of 32-bit entry numbers, linear probing, load
-//     <= 1/2, doubled when half full (8..16 bytes per key).
-// Arena chunks and entry pages are 64 KiB blocks of 2 MiB huge-page slabs.
-// Measured: 48.5 bytes per 20-byte key at 100k keys (test_exact_shard,
-// before the slabs; they add at most 2 MiB per shard).
-// Base lookups are a binary search on the fingerprints, then a byte compare
-// among equal fingerprints (64-bit collisions of different keys are legal).
+// Tier 2: the delta (key_arena.hpp: the records; delta_index.hpp: the hash
+// index into them; delta_by_slice.hpp: checkpoint order) and the sorted runs
+// (sorted_run.hpp), merged by run_merge.hpp. This file ties them together:
+// ownership checks, per-slice counters, the runs' list and its bookkeeping.
 #include "bloomshard/core/exact_shard.hpp"
 
-#include <sys/mman.h>
-
-#include "huge_pages.hpp"
-#include "tier2_arena.hpp"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include <algorithm>
-#include <bit>
 #include <cstring>
-#include <limits>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -34,56 +13,17 @@
 #include <utility>
 #include <vector>
 
+#include "delta_by_slice.hpp"
+#include "delta_index.hpp"
+#include "key_arena.hpp"
+#include "run_merge.hpp"
+
 namespace bloomshard::core {
-namespace {
 
-using detail::assign_on_huge_pages;
-using detail::ByteArena;
-using detail::kChunkBytes;
-constexpr std::size_t kPageShift = 12;
-constexpr std::size_t kPageEntries = std::size_t{1} << kPageShift;
-constexpr std::size_t kInitialSlots = 1024;
-constexpr std::uint64_t kMaxEntries = std::numeric_limits<std::uint32_t>::max() - 1;
-
-struct Entry {
-  std::uint64_t fingerprint;
-  std::uint64_t handle;  // slice_local | chunk << 24 | offset << 48
-};
-
-// One cache line of entries, the unit build_order writes.
-constexpr std::size_t kLineBytes = 64;
-constexpr std::size_t kLineEntries = kLineBytes / sizeof(Entry);
-static_assert(sizeof(Entry) == 16 && kLineEntries == 4);
-
-// Copies one line of entries to line-aligned `dst` past the caches where
-// the CPU can (SSE2 streaming stores; a plain copy elsewhere).
-inline void stream_line(Entry* dst, const Entry* src) noexcept {
-#if defined(__SSE2__)
-  // build_order aligns runs to lines from a vector's data; _mm_stream_si128
-  // needs that data 16-byte aligned, as operator new gives it here.
-  static_assert(__STDCPP_DEFAULT_NEW_ALIGNMENT__ >= 16);
-  auto* d = reinterpret_cast<__m128i*>(dst);
-  const auto* v = reinterpret_cast<const __m128i*>(src);
-  for (std::size_t k = 0; k < kLineEntries; ++k) _mm_stream_si128(d + k, _mm_loadu_si128(v + k));
-#else
-  std::copy_n(src, kLineEntries, dst);
-#endif
-}
-
-// Orders the streaming stores before later reads of the array.
-inline void stream_fence() noexcept {
-#if defined(__SSE2__)
-  _mm_sfence();
-#endif
-}
-
-constexpr std::uint32_t handle_slice(std::uint64_t h) noexcept {
-  return static_cast<std::uint32_t>(h & 0xFFFFFFU);
-}
-constexpr std::uint64_t handle_chunk(std::uint64_t h) noexcept { return (h >> 24) & 0xFFFFFFU; }
-constexpr std::uint64_t handle_offset(std::uint64_t h) noexcept { return h >> 48; }
-
-}  // namespace
+using detail::DeltaBySlice;
+using detail::DeltaEntry;
+using detail::DeltaIndex;
+using detail::KeyArena;
 
 struct ExactShard::Impl {
   // One run: its identity, a view per owned slice, its storage.
@@ -106,195 +46,65 @@ struct ExactShard::Impl {
   // Per local slice: delta keys and their bytes (so a merged slice's size is
   // known without merging), and whether its base was attached over a
   // non-empty delta (only then can a key be in both).
-  std::vector<std::uint32_t> slice_count;
+  std::vector<std::uint64_t> slice_count;
   std::vector<std::uint64_t> slice_key_bytes;
   std::vector<char> overlap;
 
-  ByteArena arena;
-  std::vector<Entry*> pages;  // kPageEntries each, blocks of the arena's slabs
-  std::uint64_t count = 0;
-  std::vector<std::uint32_t> slots;  // entry number + 1; 0 = empty
-  unsigned slot_shift = 64;          // slot = (mix(fp) >> slot_shift)
+  KeyArena arena;    // the delta's records, in insertion order
+  DeltaIndex index;  // fingerprint -> record; holds every record of the arena
 
-  // Copies of the delta entries bucketed by slice (insertion order inside a
-  // slice), built lazily by the first merge; local slice s holds
-  // order[slice_start[s], slice_start[s] + slice_count[s]), each run
-  // starting on a 64-byte line (see build_order). Copies, not entry
-  // numbers: a gather through numbers is a random read per key (a TLB miss
-  // each at 10M keys), the copy is one sequential pass.
+  // The delta bucketed by slice, built by the first merge after an insert.
   mutable std::mutex order_mutex;
   mutable bool order_valid = false;
-  mutable std::vector<Entry> order;
-  mutable std::vector<std::uint64_t> slice_start;
+  mutable DeltaBySlice order;
 
-  [[nodiscard]] const Entry& entry(std::uint64_t i) const noexcept {
-    return pages[i >> kPageShift][i & (kPageEntries - 1)];
-  }
-  [[nodiscard]] std::string_view bytes_of(const Entry& e) const noexcept {
-    return arena.get(handle_chunk(e.handle), handle_offset(e.handle));
-  }
-  [[nodiscard]] std::size_t home_slot(std::uint64_t fp) const noexcept {
-    // Fingerprints are uniform in a job, but tests and collisions feed
-    // structured ones: a multiply spreads them over the table.
-    return static_cast<std::size_t>((fp * 0x9E3779B97F4A7C15ULL) >> slot_shift);
-  }
+  [[nodiscard]] std::uint64_t count() const noexcept { return index.keys(); }
 
-  // Slot holding the key, or the empty slot where it would go.
-  [[nodiscard]] std::size_t find_slot(std::uint32_t local, std::uint64_t fp, std::string_view key,
-                                      bool& found) const noexcept {
-    const std::size_t mask = slots.size() - 1;
-    for (std::size_t s = home_slot(fp);; s = (s + 1) & mask) {
-      const std::uint32_t v = slots[s];
-      if (v == 0) {
-        found = false;
-        return s;
-      }
-      const Entry& e = entry(v - 1);
-      if (e.fingerprint == fp && handle_slice(e.handle) == local && bytes_of(e) == key) {
-        found = true;
-        return s;
-      }
-    }
+  // The slot holding the key, or the empty slot where it would go.
+  [[nodiscard]] DeltaIndex::Found find(std::uint32_t local, std::uint64_t fp,
+                                       std::string_view key) const noexcept {
+    return index.find(fp,
+                      [&](std::uint64_t offset) { return arena.holds(offset, fp, local, key); });
   }
 
   [[nodiscard]] bool delta_contains(std::uint32_t local, std::uint64_t fp,
                                     std::string_view key) const noexcept {
-    if (count == 0) return false;
-    bool found = false;
-    (void)find_slot(local, fp, key, found);
-    return found;
-  }
-
-  void rehash(std::size_t new_size) {
-    assign_on_huge_pages(slots, new_size, std::uint32_t{0});
-    slot_shift = 64U - static_cast<unsigned>(std::countr_zero(new_size));
-    const std::size_t mask = new_size - 1;
-    // Entries are read in order but land at random: prefetching the slot of
-    // the entry kAhead places on overlaps those misses (a doubling at 4M
-    // keys reinserts every key; without it the growth steps were about a
-    // fifth of the decide phase).
-    constexpr std::uint64_t kAhead = 16;
-    for (std::uint64_t i = 0; i < count; ++i) {
-      if (i + kAhead < count)
-        __builtin_prefetch(slots.data() + home_slot(entry(i + kAhead).fingerprint), 1);
-      std::size_t s = home_slot(entry(i).fingerprint);
-      while (slots[s] != 0) s = (s + 1) & mask;
-      slots[s] = static_cast<std::uint32_t>(i + 1);
-    }
+    return count() != 0 && find(local, fp, key).found;
   }
 
   void invalidate_order() {
     std::lock_guard lock(order_mutex);
     order_valid = false;
-    std::vector<Entry>().swap(order);
-    std::vector<std::uint64_t>().swap(slice_start);
+    order.release();
   }
 
+  // Appends the key and indexes it in `slot` (an empty slot find() gave for
+  // it). A full index grows first (that moves every slot, so the key's
+  // slot is looked up again).
   void add(std::uint32_t local, std::uint64_t fp, std::string_view key, std::size_t slot) {
-    if (count >= kMaxEntries) {
-      throw std::length_error("exact shard delta: more than 2^32 - 2 keys; checkpoint sooner");
+    if (!index.has_room()) {
+      grow_index();
+      slot = index.empty_slot(fp);
     }
-    if ((count >> kPageShift) == pages.size()) {
-      static_assert(kPageEntries * sizeof(Entry) == kChunkBytes);
-      pages.push_back(reinterpret_cast<Entry*>(arena.take_block()));
-    }
-    const auto [chunk, offset] = arena.append(key);
-    Entry& e = pages[count >> kPageShift][count & (kPageEntries - 1)];
-    e.fingerprint = fp;
-    e.handle = local | (chunk << 24) | (offset << 48);
-    slots[slot] = static_cast<std::uint32_t>(count + 1);
-    ++count;
+    const std::uint64_t offset = arena.append(fp, local, key);  // may throw: nothing changed
+    index.put(slot, fp, offset);
+    count_key(local, key);
+  }
+  // Same for a key known to be absent from the delta: no lookup, the first
+  // empty slot of its search path.
+  void add_absent(std::uint32_t local, std::uint64_t fp, std::string_view key) {
+    if (!index.has_room()) grow_index();
+    const DeltaIndex::Home at = index.home(fp);
+    const std::size_t slot = index.empty_slot(at);
+    const std::uint64_t offset = arena.append(fp, local, key);  // may throw: nothing changed
+    index.put(slot, at, offset);
+    count_key(local, key);
+  }
+  [[gnu::noinline]] void grow_index() { index.reserve(2 * index.max_keys(), arena); }
+  void count_key(std::uint32_t local, std::string_view key) {
     ++slice_count[local];
     slice_key_bytes[local] += key.size();
-    if (order_valid || !order.empty()) invalidate_order();
-    if (count * 2 > slots.size()) rehash(slots.size() * 2);
-  }
-
-  // A counting sort by slice; entries are read in insertion order. The
-  // scatter is write-combined in software: each slice gathers one 64-byte
-  // line (4 entries) in a small cache-resident buffer, and full lines go to
-  // line-aligned places with non-temporal stores (each slice's run starts
-  // on a line). A plain scatter of 50M entries to 2048 slices took twice as
-  // long (a read-for-ownership and often a TLB miss per 16-byte store), and
-  // this pass was a third of a checkpoint's merge.
-  void build_order() const {
-    order.clear();
-    order.resize(count + kLineEntries * (num_local + 1));  // line padding and alignment
-    const auto address = reinterpret_cast<std::uintptr_t>(order.data());
-    slice_start.assign(num_local + 1, 0);
-    slice_start[0] = (kLineBytes - address % kLineBytes) % kLineBytes / sizeof(Entry);
-    for (std::size_t s = 0; s < num_local; ++s) {
-      const std::uint64_t lines = (slice_count[s] + kLineEntries - 1) / kLineEntries;
-      slice_start[s + 1] = slice_start[s] + lines * kLineEntries;
-    }
-    std::vector<std::uint64_t> fill(slice_start.begin(), slice_start.end() - 1);
-    std::vector<Entry> lines(num_local * kLineEntries);
-    std::vector<std::uint8_t> held(num_local, 0);
-    for (std::uint64_t i = 0; i < count; ++i) {
-      const Entry& e = entry(i);
-      const std::uint32_t s = handle_slice(e.handle);
-      Entry* line = lines.data() + std::size_t{s} * kLineEntries;
-      line[held[s]] = e;
-      if (++held[s] == kLineEntries) {
-        stream_line(order.data() + fill[s], line);
-        fill[s] += kLineEntries;
-        held[s] = 0;
-      }
-    }
-    stream_fence();
-    for (std::size_t s = 0; s < num_local; ++s) {
-      std::copy_n(lines.data() + s * kLineEntries, held[s], order.data() + fill[s]);
-    }
-    order_valid = true;
-  }
-
-  [[nodiscard]] bool less_entry(const Entry& a, const Entry& b) const noexcept {
-    return a.fingerprint != b.fingerprint ? a.fingerprint < b.fingerprint
-                                          : bytes_of(a) < bytes_of(b);
-  }
-
-  // The slice's delta entries sorted by (fingerprint, bytes). Fingerprints
-  // are uniform in a job, so one counting pass on their top log2(n) bits
-  // leaves buckets of 1-2 entries; std::sort per bucket keeps structured or
-  // colliding fingerprints (tests, adversarial input) correct.
-  [[nodiscard]] std::vector<Entry> sorted_delta(std::uint32_t local) const {
-    std::size_t d_begin = 0;
-    std::size_t d_end = 0;
-    {
-      std::lock_guard lock(order_mutex);
-      if (!order_valid) build_order();
-      d_begin = slice_start[local];
-      d_end = d_begin + slice_count[local];
-    }
-    const std::size_t n = d_end - d_begin;
-    const auto first = order.begin() + static_cast<std::ptrdiff_t>(d_begin);
-    const auto last = order.begin() + static_cast<std::ptrdiff_t>(d_end);
-    const auto less = [this](const Entry& a, const Entry& b) { return less_entry(a, b); };
-    if (n < 256) {
-      std::vector<Entry> v(first, last);
-      std::sort(v.begin(), v.end(), less);
-      return v;
-    }
-    const unsigned bits = std::min(16U, static_cast<unsigned>(std::bit_width(n)) - 1U);
-    const unsigned shift = 64U - bits;
-    std::vector<std::uint32_t> start((std::size_t{1} << bits) + 1, 0);
-    for (auto it = first; it != last; ++it) {
-      ++start[static_cast<std::size_t>(it->fingerprint >> shift) + 1];
-    }
-    for (std::size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
-    std::vector<Entry> out(n);
-    {
-      std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
-      for (auto it = first; it != last; ++it) {
-        out[fill[static_cast<std::size_t>(it->fingerprint >> shift)]++] = *it;
-      }
-    }
-    for (std::size_t b = 0; b + 1 < start.size(); ++b) {
-      if (start[b + 1] - start[b] > 1) {
-        std::sort(out.begin() + start[b], out.begin() + start[b + 1], less);
-      }
-    }
-    return out;
+    if (order_valid) invalidate_order();
   }
 
   [[nodiscard]] bool runs_contain(std::uint32_t local, std::uint64_t fp,
@@ -309,89 +119,43 @@ struct ExactShard::Impl {
     return std::min(depth, runs.size());
   }
 
-  // Calls emit(fingerprint, bytes) for the slice's delta `d` merged with its
-  // newest `depth` runs, in order, each key once (a key in several sources,
-  // possible only for a run attached over the delta, is emitted once). A
-  // k-way pick over the heads: k <= max_runs + 1 (about 11), and heads differ
-  // in the fingerprint nearly always, so a pick is k integer compares.
+  // The slice's delta entries in merge order.
+  [[nodiscard]] std::vector<DeltaEntry> sorted_delta(std::uint32_t local) const {
+    std::span<const DeltaEntry> entries;
+    {
+      std::lock_guard lock(order_mutex);
+      if (!order_valid) {
+        order.build(arena, slice_count);
+        order_valid = true;
+      }
+      entries = order.slice(local);
+    }
+    return detail::sorted_slice(entries, arena);
+  }
+
+  // Calls emit(fingerprint, bytes) for the slice's delta merged with its
+  // newest `depth` runs, in order, each key once.
   template <class Emit>
-  void merge(std::uint32_t local, const std::vector<Entry>& d, std::size_t depth,
-             Emit&& emit) const {
-    constexpr std::size_t kAhead = 8;  // arena records are read in random order
-    const std::size_t nd = d.size();
-    for (std::size_t p = 0; p < std::min(kAhead, nd); ++p) {
-      __builtin_prefetch(arena.record(handle_chunk(d[p].handle), handle_offset(d[p].handle)));
+  void merge(std::uint32_t local, std::size_t depth, Emit&& emit) const {
+    const std::vector<DeltaEntry> delta = sorted_delta(local);
+    std::vector<const SliceBaseView*> views;
+    for (std::size_t r = runs.size() - depth_of(depth); r < runs.size(); ++r) {
+      views.push_back(&runs[r].views[local]);
     }
-    const auto delta_key = [&](std::size_t j) {
-      if (j + kAhead < nd) {
-        const Entry& a = d[j + kAhead];
-        __builtin_prefetch(arena.record(handle_chunk(a.handle), handle_offset(a.handle)));
-      }
-      return bytes_of(d[j]);
-    };
-    depth = depth_of(depth);
-    if (depth == 0) {
-      for (std::size_t j = 0; j < nd; ++j) emit(d[j].fingerprint, delta_key(j));
-      return;
-    }
-    struct Head {
-      const SliceBaseView* run;
-      std::size_t i;
-    };
-    std::vector<Head> heads;
-    heads.reserve(depth);
-    for (std::size_t r = runs.size() - depth; r < runs.size(); ++r) {
-      if (runs[r].views[local].size() > 0) heads.push_back({&runs[r].views[local], 0});
-    }
-    std::size_t j = 0;
-    std::string_view dk = nd > 0 ? delta_key(0) : std::string_view();
-    while (!heads.empty() || j < nd) {
-      // The smallest head key; -1 = the delta.
-      std::ptrdiff_t best = -1;
-      std::uint64_t bfp = j < nd ? d[j].fingerprint : 0;
-      std::string_view bkey = dk;
-      for (std::size_t h = 0; h < heads.size(); ++h) {
-        const std::uint64_t fp = heads[h].run->fingerprints[heads[h].i];
-        if (best == -1 && j >= nd) {
-          best = static_cast<std::ptrdiff_t>(h);
-          bfp = fp;
-          bkey = heads[h].run->key(heads[h].i);
-          continue;
-        }
-        if (fp > bfp) continue;
-        const std::string_view k = heads[h].run->key(heads[h].i);
-        if (less_key(fp, k, bfp, bkey)) {
-          best = static_cast<std::ptrdiff_t>(h);
-          bfp = fp;
-          bkey = k;
-        }
-      }
-      emit(bfp, bkey);
-      // Advance every source whose head equals the emitted key.
-      if (j < nd && d[j].fingerprint == bfp && dk == bkey) {
-        if (++j < nd) dk = delta_key(j);
-      }
-      for (std::size_t h = 0; h < heads.size();) {
-        Head& hd = heads[h];
-        if (hd.run->fingerprints[hd.i] == bfp && hd.run->key(hd.i) == bkey) {
-          if (++hd.i == hd.run->size()) {
-            heads[h] = heads.back();
-            heads.pop_back();
-            continue;
-          }
-        }
-        ++h;
-      }
-    }
+    detail::merge_sorted(delta, arena, views, std::forward<Emit>(emit));
   }
 
   [[nodiscard]] std::uint64_t delta_bytes() const noexcept {
-    std::uint64_t b = arena.bytes();
-    b += pages.capacity() * sizeof(pages[0]);  // the pages themselves are arena blocks
-    b += slots.capacity() * sizeof(std::uint32_t);
+    // The index at its load limit, whatever was reserved (see the header).
+    auto b = static_cast<std::uint64_t>(static_cast<double>(count()) * DeltaIndex::kSlotsPerKey *
+                                        sizeof(std::uint64_t));
+    b += arena.used();
     std::lock_guard lock(order_mutex);
-    b += order.capacity() * sizeof(Entry) + slice_start.capacity() * sizeof(std::uint64_t);
-    return b;
+    return b + order.bytes();
+  }
+  [[nodiscard]] std::uint64_t delta_mapped_bytes() const noexcept {
+    std::lock_guard lock(order_mutex);
+    return arena.mapped() + index.table_bytes() + order.bytes();
   }
 };
 
@@ -404,7 +168,6 @@ ExactShard::ExactShard(SliceRange owned, std::uint32_t num_slices)
                                 std::to_string(num_slices) + ")");
   }
   impl_ = std::make_unique<Impl>(owned.size());
-  impl_->rehash(kInitialSlots);
 }
 
 ExactShard::~ExactShard() = default;
@@ -412,11 +175,12 @@ ExactShard::ExactShard(ExactShard&&) noexcept = default;
 ExactShard& ExactShard::operator=(ExactShard&&) noexcept = default;
 
 namespace {
-std::uint32_t local_slice(SliceRange owned, std::uint32_t slice) {
-  if (!owned.contains(slice)) {
-    throw std::out_of_range("exact shard: slice " + std::to_string(slice) + " not in owned [" +
-                            std::to_string(owned.first) + ", " + std::to_string(owned.last) + ")");
-  }
+[[noreturn, gnu::cold, gnu::noinline]] void throw_not_owned(SliceRange owned, std::uint32_t slice) {
+  throw std::out_of_range("exact shard: slice " + std::to_string(slice) + " not in owned [" +
+                          std::to_string(owned.first) + ", " + std::to_string(owned.last) + ")");
+}
+inline std::uint32_t local_slice(SliceRange owned, std::uint32_t slice) {
+  if (!owned.contains(slice)) throw_not_owned(owned, slice);
   return slice - owned.first;
 }
 }  // namespace
@@ -428,10 +192,9 @@ bool ExactShard::contains(std::uint32_t slice, std::uint64_t fp, std::string_vie
 
 bool ExactShard::insert(std::uint32_t slice, std::uint64_t fp, std::string_view key) {
   const std::uint32_t local = local_slice(owned_, slice);
-  bool found = false;
-  const std::size_t slot = impl_->find_slot(local, fp, key, found);
-  if (found || impl_->runs_contain(local, fp, key)) return false;
-  impl_->add(local, fp, key, slot);
+  const DeltaIndex::Found at = impl_->find(local, fp, key);
+  if (at.found || impl_->runs_contain(local, fp, key)) return false;
+  impl_->add(local, fp, key, at.slot);
   return true;
 }
 
@@ -442,33 +205,17 @@ void ExactShard::insert_new(std::uint32_t slice, std::uint64_t fp, std::string_v
     throw std::logic_error("exact shard: insert_new of a key already present");
   }
 #endif
-  Impl& im = *impl_;
-  const std::size_t mask = im.slots.size() - 1;
-  std::size_t s = im.home_slot(fp);
-  while (im.slots[s] != 0) s = (s + 1) & mask;
-  im.add(local, fp, key, s);
+  impl_->add_absent(local, fp, key);
 }
 
-void ExactShard::prefetch(std::uint64_t fp) const noexcept {
-  __builtin_prefetch(impl_->slots.data() + impl_->home_slot(fp));
-}
+void ExactShard::reserve_delta(std::uint64_t keys) { impl_->index.reserve(keys, impl_->arena); }
 
-void ExactShard::prefetch_entry(std::uint64_t fp) const noexcept {
+void ExactShard::prefetch(std::uint64_t fp) const noexcept { impl_->index.prefetch(fp); }
+
+void ExactShard::prefetch_record(std::uint64_t fp, std::size_t key_size) const noexcept {
   const Impl& im = *impl_;
-  const std::uint32_t v = im.slots[im.home_slot(fp)];
-  if (v != 0) __builtin_prefetch(&im.entry(v - 1));
-}
-
-void ExactShard::prefetch_key_bytes(std::uint64_t fp) const noexcept {
-  const Impl& im = *impl_;
-  const std::uint32_t v = im.slots[im.home_slot(fp)];
-  if (v == 0) return;
-  const Entry& e = im.entry(v - 1);
-  // The home slot may hold another key (a probe run): its bytes are then a
-  // wasted line, never a wrong answer.
-  if (e.fingerprint == fp) {
-    __builtin_prefetch(im.arena.record(handle_chunk(e.handle), handle_offset(e.handle)));
-  }
+  const std::uint64_t offset = im.index.likely_offset(fp);
+  if (offset != DeltaIndex::kNone) im.arena.prefetch(offset, key_size);
 }
 
 void ExactShard::prefetch_runs(std::uint32_t slice, std::uint64_t fp) const noexcept {
@@ -554,10 +301,7 @@ void ExactShard::insert_refresh(std::uint32_t slice, std::uint64_t fp, std::stri
     throw std::logic_error("exact shard: insert_refresh of a key already in the delta");
   }
 #endif
-  const std::size_t mask = im.slots.size() - 1;
-  std::size_t s = im.home_slot(fp);
-  while (im.slots[s] != 0) s = (s + 1) & mask;
-  im.add(local, fp, key, s);
+  im.add_absent(local, fp, key);
 }
 
 SliceBaseView ExactShard::run_view(std::size_t run, std::uint32_t slice) const {
@@ -582,7 +326,7 @@ SliceSize ExactShard::merged_slice_size(std::uint32_t slice, std::size_t depth) 
     return size;
   }
   SliceSize size;
-  im.merge(local, im.sorted_delta(local), depth, [&size](std::uint64_t, std::string_view k) {
+  im.merge(local, depth, [&size](std::uint64_t, std::string_view k) {
     ++size.keys;
     size.bytes += k.size();
   });
@@ -608,17 +352,16 @@ void ExactShard::write_merged_slice(std::uint32_t slice, std::span<std::uint64_t
   std::size_t pos = 0;
   bool overflow = false;
   offsets[0] = 0;
-  impl_->merge(local, impl_->sorted_delta(local), depth,
-               [&](std::uint64_t fp, std::string_view key) {
-                 if (k == fingerprints.size() || key.size() > bytes.size() - pos) {
-                   overflow = true;  // only if the shard changed meanwhile (a caller bug)
-                   return;
-                 }
-                 fingerprints[k] = fp;
-                 if (!key.empty()) std::memcpy(bytes.data() + pos, key.data(), key.size());
-                 pos += key.size();
-                 offsets[++k] = pos;
-               });
+  impl_->merge(local, depth, [&](std::uint64_t fp, std::string_view key) {
+    if (k == fingerprints.size() || key.size() > bytes.size() - pos) {
+      overflow = true;  // only if the shard changed meanwhile (a caller bug)
+      return;
+    }
+    fingerprints[k] = fp;
+    if (!key.empty()) std::memcpy(bytes.data() + pos, key.data(), key.size());
+    pos += key.size();
+    offsets[++k] = pos;
+  });
   if (overflow || k != fingerprints.size() || pos != bytes.size()) {
     throw mismatch("changed while being merged");
   }
@@ -635,7 +378,7 @@ SliceBaseData ExactShard::merged_slice(std::uint32_t slice, std::size_t depth) c
 }
 
 void ExactShard::fold_delta_into_base() {
-  if (impl_->count == 0 && impl_->runs.size() <= 1) return;
+  if (impl_->count() == 0 && impl_->runs.size() <= 1) return;
   // Merge everything first, attach after: merged_slice reads the delta.
   auto merged = std::make_shared<std::vector<SliceBaseData>>(impl_->num_local);
   std::vector<SliceBaseView> views(impl_->num_local);
@@ -645,23 +388,28 @@ void ExactShard::fold_delta_into_base() {
   }
   replace_newest_runs(kAllRuns, RunInfo{}, std::move(views), std::move(merged));
   clear_delta();
+  // The keys now live in the in-memory run: give the delta's memory back
+  // rather than hold both.
+  impl_->arena.release();
+  impl_->index.release();
 }
 
 void ExactShard::clear_delta() {
   Impl& im = *impl_;
-  im.arena = ByteArena();
-  std::vector<Entry*>().swap(im.pages);
-  im.count = 0;
+  im.arena.clear();
+  im.index.clear();
   std::fill(im.slice_count.begin(), im.slice_count.end(), 0U);
   std::fill(im.slice_key_bytes.begin(), im.slice_key_bytes.end(), 0U);
   std::fill(im.overlap.begin(), im.overlap.end(), char{0});
   im.invalidate_order();
-  im.rehash(kInitialSlots);
 }
 
-std::uint64_t ExactShard::size() const noexcept { return impl_->base_keys + impl_->count; }
-std::uint64_t ExactShard::delta_keys() const noexcept { return impl_->count; }
+std::uint64_t ExactShard::size() const noexcept { return impl_->base_keys + impl_->count(); }
+std::uint64_t ExactShard::delta_keys() const noexcept { return impl_->count(); }
 std::uint64_t ExactShard::delta_bytes() const noexcept { return impl_->delta_bytes(); }
+std::uint64_t ExactShard::delta_mapped_bytes() const noexcept {
+  return impl_->delta_mapped_bytes();
+}
 std::uint64_t ExactShard::base_keys() const noexcept { return impl_->base_keys; }
 
 }  // namespace bloomshard::core

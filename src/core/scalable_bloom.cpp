@@ -74,18 +74,20 @@ ScalableBloom::ScalableBloom(const ScalableBloomParams& params, SliceRange owned
 }
 
 LayerLayout ScalableBloom::layout(std::size_t index) const noexcept {
-  const Layer& layer = layers_[index];
-  return LayerLayout{layer.geometry.blocks_per_slice, params_.num_slices, owned_.first, layer.remix,
-                     layer.geometry.k};
+  return layers_[index].layout;
 }
 
 bool ScalableBloom::may_contain(const KeyHash& h) const noexcept {
   const std::uint32_t bits = probe_bits(h);
-  for (std::size_t i = 0; i < layers_.size(); ++i) {
-    const LayerLayout l = layout(i);
-    if (block_probe(layers_[i].words.data() + block_word_offset(l, h), bits, l.k)) {
-      return true;
+  BlockMask mask;
+  std::uint32_t mask_k = 0;  // layers of one k share the mask
+  for (const Layer& layer : layers_) {
+    const LayerLayout& l = layer.layout;
+    if (l.k != mask_k) {
+      mask = block_mask(bits, l.k);
+      mask_k = l.k;
     }
+    if (block_has(layer.words.data() + block_word_offset(l, h), mask)) return true;
   }
   return false;
 }
@@ -94,16 +96,38 @@ bool ScalableBloom::insert(const KeyHash& h) {
   if (auto_grow_ && layers_.back().inserted >= layers_.back().geometry.capacity) {
     add_layer();
   }
-  const std::size_t newest = layers_.size() - 1;
-  Layer& layer = layers_[newest];
+  Layer& layer = layers_.back();
   ++layer.inserted;
-  const LayerLayout l = layout(newest);
-  return block_add(layer.words.data() + block_word_offset(l, h), probe_bits(h), l.k);
+  const LayerLayout& l = layer.layout;
+  return block_set(layer.words.data() + block_word_offset(l, h), block_mask(probe_bits(h), l.k));
+}
+
+bool ScalableBloom::insert_if_absent(const KeyHash& h) {
+  const std::uint32_t bits = probe_bits(h);
+  BlockMask mask;
+  std::uint32_t mask_k = 0;
+  std::uint64_t* newest_block = nullptr;
+  for (Layer& layer : layers_) {
+    const LayerLayout& l = layer.layout;
+    if (l.k != mask_k) {
+      mask = block_mask(bits, l.k);
+      mask_k = l.k;
+    }
+    newest_block = layer.words.data() + block_word_offset(l, h);
+    if (block_has(newest_block, mask)) return false;
+  }
+  if (auto_grow_ && layers_.back().inserted >= layers_.back().geometry.capacity) {
+    (void)insert(h);  // into a new layer
+    return true;
+  }
+  ++layers_.back().inserted;
+  (void)block_set(newest_block, mask);  // the newest layer's block and k, from the last pass
+  return true;
 }
 
 void ScalableBloom::prefetch(const KeyHash& h) const noexcept {
-  for (std::size_t i = 0; i < layers_.size(); ++i) {
-    prefetch_block(layers_[i].words.data() + block_word_offset(layout(i), h));
+  for (const Layer& layer : layers_) {
+    prefetch_block(layer.words.data() + block_word_offset(layer.layout, h));
   }
 }
 
@@ -161,6 +185,8 @@ void ScalableBloom::add_layer() {
   if (!(words < static_cast<double>(std::numeric_limits<std::size_t>::max() / 8))) {
     throw std::invalid_argument("layer " + std::to_string(index) + " does not fit in memory");
   }
+  layer.layout = LayerLayout{layer.geometry.blocks_per_slice, params_.num_slices, owned_.first,
+                             layer.remix, layer.geometry.k};
   layer.words.assign(static_cast<std::size_t>(owned_.size()) *
                          static_cast<std::size_t>(layer.geometry.blocks_per_slice) * kBlockWords,
                      0);

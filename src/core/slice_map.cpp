@@ -5,8 +5,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "bloomshard/core/fastrange.hpp"
-
 namespace bloomshard::core {
 namespace {
 
@@ -37,10 +35,6 @@ std::uint32_t default_num_slices(std::uint32_t num_ranks, std::uint64_t capacity
       std::max({kSmallJobSlices, kSlicesPerRank * num_ranks, capacity / kKeysPerSlice});
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(
       std::bit_ceil(std::min<std::uint64_t>(wanted, kMaxSlices)), kMaxSlices));
-}
-
-std::uint32_t slice_of(const KeyHash& h, std::uint32_t num_slices) noexcept {
-  return static_cast<std::uint32_t>(fastrange64(h.hi, num_slices));
 }
 
 SliceRange slices_of_rank(std::uint32_t rank, std::uint32_t num_ranks, std::uint32_t num_slices) {

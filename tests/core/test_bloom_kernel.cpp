@@ -88,6 +88,24 @@ TEST(BloomKernel, AddThenProbeAndIdempotence) {
   }
 }
 
+TEST(BloomKernel, MaskFormAgreesWithProbeAndAdd) {
+  // block_mask/block_has/block_set are the decide loop's form of
+  // block_probe/block_add: the same bits and answers for every k.
+  const std::vector<KeyHash> hashes = make_hashes("mask-", 300);
+  for (std::uint32_t k = kMinProbes; k <= kMaxProbes; ++k) {
+    alignas(64) std::uint64_t by_add[kBlockWords] = {};
+    alignas(64) std::uint64_t by_mask[kBlockWords] = {};
+    for (const KeyHash& h : hashes) {
+      const BlockMask m = block_mask(probe_bits(h), k);
+      ASSERT_EQ(block_has(by_mask, m), block_probe(by_add, probe_bits(h), k)) << "k " << k;
+      ASSERT_EQ(block_set(by_mask, m), block_add(by_add, probe_bits(h), k)) << "k " << k;
+      ASSERT_TRUE(std::equal(std::begin(by_add), std::end(by_add), std::begin(by_mask)));
+      ASSERT_TRUE(block_has(by_mask, m));
+      ASSERT_FALSE(block_set(by_mask, m));
+    }
+  }
+}
+
 TEST(BloomKernel, FirstAddSetsAtMostKBits) {
   for (std::uint32_t k = kMinProbes; k <= kMaxProbes; ++k) {
     alignas(64) std::uint64_t block[kBlockWords] = {};

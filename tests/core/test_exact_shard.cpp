@@ -308,6 +308,50 @@ TEST(ExactShard, DeltaMemoryIsKeyBytesPlusSmallOverhead) {
   EXPECT_EQ(shard.delta_bytes(), empty_bytes);
 }
 
+TEST(ExactShard, ClearDeltaKeepsItsMemoryAndTheIndexGrowsPastItsReserve) {
+  ExactShard shard({0, kP}, kP);
+  shard.reserve_delta(2000);
+  const std::uint64_t reserved = shard.delta_mapped_bytes();
+  EXPECT_GE(reserved, 2000U * 8 * 4 / 3);  // 8-byte slots, load <= 3/4
+  EXPECT_EQ(shard.delta_bytes(), 0U);      // reserved room is not counted as keys
+  std::vector<Key> first;
+  for (int i = 0; i < 20000; ++i) first.push_back(make_key(numbered("reuse-", i)));
+  for (const auto& k : first) ASSERT_TRUE(shard.insert(k.slice, k.fp, k.bytes));
+  for (const auto& k : first) ASSERT_TRUE(shard.contains(k.slice, k.fp, k.bytes));
+  const std::uint64_t grown = shard.delta_mapped_bytes();
+  EXPECT_GT(grown, reserved);  // past the reserve: the index rebuilt bigger
+
+  // A checkpoint: the delta becomes a run, then the delta is cleared. Its
+  // memory stays mapped for the next interval's keys.
+  auto runs = std::make_shared<std::vector<SliceBaseData>>();
+  std::vector<SliceBaseView> views;
+  for (std::uint32_t s = 0; s < kP; ++s) runs->push_back(shard.merged_slice(s));
+  for (const SliceBaseData& d : *runs) views.push_back(d.view());
+  shard.replace_newest_runs(0, {1, 0, 0}, std::move(views), runs);
+  shard.clear_delta();
+  EXPECT_EQ(shard.delta_keys(), 0U);
+  EXPECT_EQ(shard.delta_bytes(), 0U);
+  EXPECT_EQ(shard.delta_mapped_bytes(), grown);
+  std::vector<Key> second;
+  for (int i = 0; i < 20000; ++i) second.push_back(make_key(numbered("again-", i)));
+  for (const auto& k : first) ASSERT_FALSE(shard.insert(k.slice, k.fp, k.bytes));  // in the run
+  for (const auto& k : second) ASSERT_TRUE(shard.insert(k.slice, k.fp, k.bytes));
+  EXPECT_EQ(shard.delta_mapped_bytes(), grown);  // the same memory held them
+  EXPECT_EQ(shard.delta_keys(), second.size());
+  std::uint64_t total = 0;
+  for (std::uint32_t s = 0; s < kP; ++s) {
+    const SliceBaseData delta_only = shard.merged_slice(s, 0);
+    ASSERT_NO_THROW(validate_base(delta_only.view()));
+    total += delta_only.fingerprints.size();
+  }
+  EXPECT_EQ(total, second.size());
+  EXPECT_EQ(shard.size(), first.size() + second.size());
+  // Folding gives the delta's memory back: the keys now live in the run.
+  shard.fold_delta_into_base();
+  EXPECT_LT(shard.delta_mapped_bytes(), reserved);
+  for (const auto& k : second) ASSERT_TRUE(shard.contains(k.slice, k.fp, k.bytes));
+}
+
 TEST(ExactShard, ValidateBaseNamesBrokenInvariants) {
   SliceBaseData good;
   for (const auto& [fp, k] :

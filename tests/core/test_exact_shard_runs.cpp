@@ -159,6 +159,47 @@ double simulate(const CompactionPolicy& policy, int checkpoints, std::size_t& mo
   return static_cast<double>(written) / checkpoints;
 }
 
+TEST(ExactShardRuns, RefreshedKeysLiveInTheReusedDeltaOfANewSlot) {
+  // A windowed state: slot 0's keys become a run, the delta is cleared (its
+  // memory kept), and some of them are seen again in slot 1: insert_refresh
+  // copies them into the delta, where lookups now find them first and the
+  // slot's run (depth 0) holds them, next to keys new in slot 1.
+  ExactShard shard({0, kP}, kP);
+  std::vector<Key> old_keys;
+  for (int i = 0; i < 2000; ++i) old_keys.push_back(make_key(numbered("slot0-", i)));
+  for (const Key& k : old_keys) shard.insert_new(k.slice, k.fp, k.bytes);
+  checkpoint(shard, 0, 1, 0);
+  const std::uint64_t mapped = shard.delta_mapped_bytes();
+  std::set<std::string> refreshed;
+  for (std::size_t i = 0; i < old_keys.size(); i += 3) {
+    const Key& k = old_keys[i];
+    ASSERT_EQ(shard.newest_holder(k.slice, k.fp, k.bytes), 0U);  // the slot-0 run
+    shard.insert_refresh(k.slice, k.fp, k.bytes);
+    ASSERT_EQ(shard.newest_holder(k.slice, k.fp, k.bytes), ExactShard::kInDelta);
+    refreshed.insert(k.bytes);
+  }
+  std::vector<Key> new_keys;
+  for (int i = 0; i < 1000; ++i) new_keys.push_back(make_key(numbered("slot1-", i)));
+  for (const Key& k : new_keys) ASSERT_TRUE(shard.insert(k.slice, k.fp, k.bytes));
+  EXPECT_EQ(shard.delta_mapped_bytes(), mapped);  // the cleared delta's memory held them
+  EXPECT_EQ(shard.delta_keys(), refreshed.size() + new_keys.size());
+  std::set<std::string> in_delta_run;
+  for (std::uint32_t s = 0; s < kP; ++s) {
+    const SliceBaseData run = shard.merged_slice(s, 0);
+    ASSERT_NO_THROW(validate_base(run.view()));
+    for (std::size_t i = 0; i < run.fingerprints.size(); ++i) {
+      in_delta_run.insert(std::string(run.view().key(i)));
+    }
+  }
+  std::set<std::string> expect = refreshed;
+  for (const Key& k : new_keys) expect.insert(k.bytes);
+  EXPECT_EQ(in_delta_run, expect);
+  for (std::size_t i = 1; i < old_keys.size(); i += 3) {  // not refreshed: only in the run
+    const Key& k = old_keys[i];
+    EXPECT_EQ(shard.newest_holder(k.slice, k.fp, k.bytes), 0U);
+  }
+}
+
 TEST(RunCompaction, TieredPlans) {
   const CompactionPolicy p{4, 10};
   EXPECT_EQ(plan_compaction({}, p), (CompactionPlan{0, 0}));

@@ -274,6 +274,33 @@ TEST(ScalableBloom, GrowsThousandFoldAndKeepsCompoundFpr) {
   EXPECT_LE(measured, p.fpr_target);
 }
 
+TEST(ScalableBloom, InsertIfAbsentIsMayContainThenInsert) {
+  // Through growth (layers of different k: each tightens the FPR), with
+  // repeats, against the two-call form it replaces in the decide loop.
+  ScalableBloomParams p;
+  p.initial_capacity = 1000;
+  p.num_slices = 16;
+  ScalableBloom fused(p, all_slices(p));
+  ScalableBloom two_calls(p, all_slices(p));
+  std::vector<KeyHash> keys = make_hashes("fused-", 30000);
+  for (std::size_t i = 0; i < keys.size(); i += 3) keys[i] = keys[i / 2];  // repeats
+  std::size_t inserted = 0;
+  for (const KeyHash& h : keys) {
+    const bool absent = !two_calls.may_contain(h);
+    if (absent) two_calls.insert(h);
+    ASSERT_EQ(fused.insert_if_absent(h), absent);
+    inserted += absent ? 1U : 0U;
+  }
+  ASSERT_GE(fused.num_layers(), 4U);
+  EXPECT_EQ(fused.num_layers(), two_calls.num_layers());
+  EXPECT_NE(fused.layer_geometry(0).k, fused.layer_geometry(fused.num_layers() - 1).k);
+  EXPECT_EQ(all_words(fused), all_words(two_calls));
+  std::uint64_t counted = 0;
+  for (std::size_t l = 0; l < fused.num_layers(); ++l) counted += fused.layer_inserted(l);
+  EXPECT_EQ(counted, inserted);
+  for (const KeyHash& h : keys) ASSERT_TRUE(fused.may_contain(h));
+}
+
 TEST(ScalableBloom, ManualGrowthWithAutoGrowOff) {
   ScalableBloomParams p;
   p.initial_capacity = 100;

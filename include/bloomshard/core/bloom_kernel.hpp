@@ -24,15 +24,18 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <limits>
-#include <new>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "bloomshard/core/fastrange.hpp"
+#include "bloomshard/core/huge_page_allocator.hpp"
 #include "bloomshard/core/key_hash.hpp"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace bloomshard::core {
 
@@ -110,6 +113,105 @@ inline bool block_add(std::uint64_t* block, std::uint32_t probe_bits, std::uint3
   return (acc & 1U) != 0;
 }
 
+/// The key's k bits as a mask over the 8 words of a block (the same bits
+/// block_add sets), so that a probe is 8 word tests and an insert 8 word
+/// ORs, and the probe and the insert of one key share the bit arithmetic
+/// (the two-tier decision probes, then inserts, nearly every key).
+struct BlockMask {
+  std::array<std::uint64_t, kBlockWords> words{};
+};
+
+/// The mask of the key's K probe bits, unrolled (K is a constant here: a
+/// loop over a run-time k compiled to ~3x the instructions).
+template <std::uint32_t K>
+[[nodiscard]] inline BlockMask block_mask_k(std::uint32_t probe_bits) noexcept {
+  BlockMask m;
+  [&]<std::uint32_t... I>(std::integer_sequence<std::uint32_t, I...>) {
+    ((m.words[probe_bit(probe_bits, I) >> 6] |= std::uint64_t{1}
+                                                << (probe_bit(probe_bits, I) & 63U)),
+     ...);
+  }
+  (std::make_integer_sequence<std::uint32_t, K>{});
+  return m;
+}
+
+/// The mask of the key's k (in [1, 16]) probe bits.
+[[nodiscard]] inline BlockMask block_mask(std::uint32_t probe_bits, std::uint32_t k) noexcept {
+  switch (k) {
+    case 1:
+      return block_mask_k<1>(probe_bits);
+    case 2:
+      return block_mask_k<2>(probe_bits);
+    case 3:
+      return block_mask_k<3>(probe_bits);
+    case 4:
+      return block_mask_k<4>(probe_bits);
+    case 5:
+      return block_mask_k<5>(probe_bits);
+    case 6:
+      return block_mask_k<6>(probe_bits);
+    case 7:
+      return block_mask_k<7>(probe_bits);
+    case 8:
+      return block_mask_k<8>(probe_bits);
+    case 9:
+      return block_mask_k<9>(probe_bits);
+    case 10:
+      return block_mask_k<10>(probe_bits);
+    case 11:
+      return block_mask_k<11>(probe_bits);
+    case 12:
+      return block_mask_k<12>(probe_bits);
+    case 13:
+      return block_mask_k<13>(probe_bits);
+    case 14:
+      return block_mask_k<14>(probe_bits);
+    case 15:
+      return block_mask_k<15>(probe_bits);
+    default:
+      return block_mask_k<16>(probe_bits);
+  }
+}
+
+/// True if every bit of `m` is set in `block` (block_probe's answer).
+[[nodiscard]] inline bool block_has(const std::uint64_t* block, const BlockMask& m) noexcept {
+#if defined(__SSE2__)
+  __m128i missing = _mm_setzero_si128();
+  for (std::size_t w = 0; w < kBlockWords; w += 2) {
+    const __m128i want = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m.words.data() + w));
+    const __m128i have = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + w));
+    missing = _mm_or_si128(missing, _mm_andnot_si128(have, want));
+  }
+  return _mm_movemask_epi8(_mm_cmpeq_epi8(missing, _mm_setzero_si128())) == 0xFFFF;
+#else
+  std::uint64_t missing = 0;
+  for (std::size_t w = 0; w < kBlockWords; ++w) missing |= m.words[w] & ~block[w];
+  return missing == 0;
+#endif
+}
+
+/// Sets the bits of `m` in `block`; true if any was newly set (block_add's answer).
+inline bool block_set(std::uint64_t* block, const BlockMask& m) noexcept {
+#if defined(__SSE2__)
+  __m128i fresh = _mm_setzero_si128();
+  for (std::size_t w = 0; w < kBlockWords; w += 2) {
+    const __m128i want = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m.words.data() + w));
+    auto* at = reinterpret_cast<__m128i*>(block + w);
+    const __m128i have = _mm_loadu_si128(at);
+    fresh = _mm_or_si128(fresh, _mm_andnot_si128(have, want));
+    _mm_storeu_si128(at, _mm_or_si128(have, want));
+  }
+  return _mm_movemask_epi8(_mm_cmpeq_epi8(fresh, _mm_setzero_si128())) != 0xFFFF;
+#else
+  std::uint64_t fresh = 0;
+  for (std::size_t w = 0; w < kBlockWords; ++w) {
+    fresh |= m.words[w] & ~block[w];
+    block[w] |= m.words[w];
+  }
+  return fresh != 0;
+#endif
+}
+
 /// Where a layer's keys go: the blocks of the owned slices [first_slice,
 /// first_slice + owned count) of a filter of num_slices slices,
 /// blocks_per_slice each; `layer` picks the remix, k the probes. A flat
@@ -163,37 +265,11 @@ void query_layer_batch_isa(ProbeIsa isa, const std::uint64_t* words, const Layer
                            std::span<const KeyHash> hashes, std::span<std::uint8_t> out,
                            bool accumulate = false) noexcept;
 
-/// Storage for block words: 64-byte aligned, so every 512-bit block is
-/// exactly one cache line (a misaligned block would cost two misses).
-/// Arrays of >= 4 MiB are 2 MiB aligned and advised to use transparent huge
-/// pages (Linux madvise; THP "madvise" mode is the Debian default): random
+/// Word storage of Bloom blocks (zero-initialized by the vector): 64-byte
+/// aligned, so every 512-bit block is exactly one cache line (a misaligned
+/// block would cost two misses), and on huge pages from 4 MiB on: random
 /// block reads over a large filter otherwise miss the TLB on nearly every
 /// key, which measured ~2x slower at 50M keys.
-[[nodiscard]] void* allocate_block_storage(std::size_t bytes);
-void free_block_storage(void* p, std::size_t bytes) noexcept;
-
-/// Standard allocator over allocate_block_storage.
-template <class T>
-struct BlockStorageAllocator {
-  using value_type = T;
-  BlockStorageAllocator() noexcept = default;
-  template <class U>
-  explicit BlockStorageAllocator(const BlockStorageAllocator<U>& /*unused*/) noexcept {}
-  [[nodiscard]] T* allocate(std::size_t n) {
-    if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) {
-      throw std::bad_array_new_length();
-    }
-    return static_cast<T*>(allocate_block_storage(n * sizeof(T)));
-  }
-  void deallocate(T* p, std::size_t n) noexcept { free_block_storage(p, n * sizeof(T)); }
-  template <class U>
-  friend bool operator==(const BlockStorageAllocator& /*a*/,
-                         const BlockStorageAllocator<U>& /*b*/) noexcept {
-    return true;
-  }
-};
-
-/// Word storage of Bloom blocks (zero-initialized by the vector, aligned).
-using BlockWords = std::vector<std::uint64_t, BlockStorageAllocator<std::uint64_t>>;
+using BlockWords = std::vector<std::uint64_t, HugePageAllocator<std::uint64_t>>;
 
 }  // namespace bloomshard::core

@@ -4,11 +4,15 @@
 //     runs for every owned slice: what earlier checkpoints wrote, living in
 //     memory or in mapped checkpoint run files (a SliceBaseView only holds
 //     spans; a shared keepalive handle per run keeps the storage);
-//   - and the mutable delta of keys accepted since: an open-addressing index
-//     of fingerprints into a byte arena, no std::string per key.
-// Lookups check the delta, then the runs newest first (each a binary
-// search), and in a job only Bloom positives get here. The base of a slice
-// is all its runs together.
+//   - and the mutable delta of keys accepted since, shared by all owned
+//     slices: an append-only arena of records [fingerprint][slice][length]
+//     [bytes] and a hash index of 8-byte slots {24-bit tag, record offset}
+//     into it (src/core/key_arena.hpp, delta_index.hpp). A new key costs
+//     one index line and an append; a lookup of a present key one index line
+//     and the record's line(s).
+// Lookups check the delta, then the runs newest first (each a search on
+// the fingerprint), and in a job only Bloom positives get here. The base of
+// a slice is all its runs together.
 #pragma once
 
 #include <cstdint>
@@ -50,9 +54,10 @@ class ExactShard {
   [[nodiscard]] bool contains(std::uint32_t slice, std::uint64_t fingerprint,
                               std::string_view key) const;
   /// Adds the key to the delta. Returns false (and changes nothing) if the
-  /// key is already present in delta or base. Limits: < 2^32 - 1 delta keys
-  /// and < 2^24 arena chunks (>= 1 TiB of small keys) per shard, else
-  /// std::length_error. Throws std::out_of_range for a slice not in owned().
+  /// key is already present in delta or base. Limit: < 1 TiB of delta
+  /// records (key bytes + 10-12 bytes per key) per shard, else
+  /// std::length_error (nothing changed). Throws std::out_of_range for a
+  /// slice not in owned().
   bool insert(std::uint32_t slice, std::uint64_t fingerprint, std::string_view key);
 
   /// Adds a key known to be absent (tier 1 said absent) without looking it
@@ -61,18 +66,24 @@ class ExactShard {
   /// invariant; debug builds check. Same limits as insert().
   void insert_new(std::uint32_t slice, std::uint64_t fingerprint, std::string_view key);
 
+  /// Sizes the delta index for `keys` delta keys in all (those it holds
+  /// included), so that inserting up to that many never rebuilds it; never
+  /// shrinks. Costs 10.7 bytes of address space per key, resident as the
+  /// keys touch it (at random, so soon all of it); kept by clear_delta().
+  /// Throws std::bad_alloc, or std::length_error past 2^37 keys (nothing
+  /// changed either way).
+  void reserve_delta(std::uint64_t keys);
+
   /// Prefetches the delta index line a lookup or insert of `fingerprint`
   /// starts at (a hint; no effect on results).
   void prefetch(std::uint64_t fingerprint) const noexcept;
-  /// For a key Bloom calls maybe, once prefetch() has brought the index line
-  /// in: prefetches the delta entry its home slot points to (a hint; reads
-  /// the index, so call it only after prefetch() had time to land).
-  void prefetch_entry(std::uint64_t fingerprint) const noexcept;
-  /// Last stage, once prefetch_entry() has landed: prefetches the key bytes
-  /// of that entry in the arena. A lookup of a present key then finds its
-  /// three lines (index, entry, bytes) in cache instead of three misses in
-  /// a row.
-  void prefetch_key_bytes(std::uint64_t fingerprint) const noexcept;
+  /// Second stage, once prefetch() has landed: prefetches the delta record
+  /// the index line points to for this fingerprint, if any (its first line,
+  /// and its last for a key of `key_size` bytes that spans two). A lookup of
+  /// a present key then finds both its lines in cache instead of two misses
+  /// in a row; a new key's costs one read of the cached index line. A hint:
+  /// reads the index, so call it only after prefetch() had time to land.
+  void prefetch_record(std::uint64_t fingerprint, std::size_t key_size) const noexcept;
   /// Prefetches where a lookup of `fingerprint` starts in each run of the
   /// owned `slice` (a hint, for keys Bloom calls maybe).
   void prefetch_runs(std::uint32_t slice, std::uint64_t fingerprint) const noexcept;
@@ -135,7 +146,8 @@ class ExactShard {
   /// (0, ..., bytes) and its key bytes. The spans must have exactly
   /// merged_slice_size() keys, keys + 1 and bytes elements, else
   /// std::length_error. The first call after an insert buckets the delta by
-  /// slice once (16 bytes per delta key, counted in delta_bytes()); each call
+  /// slice once (one walk of its records; 16 bytes per delta key, counted in
+  /// delta_bytes()); each call
   /// then sorts only that slice's delta keys (16 bytes per key of the slice,
   /// freed on return), by a radix pass on the fingerprint's top bits, reading
   /// key bytes only on equal fingerprints: about 0.05-0.1 us per key with
@@ -146,18 +158,29 @@ class ExactShard {
                           std::size_t depth = kAllRuns) const;
 
   /// Folds the delta and every run into one in-memory run per slice (for
-  /// jobs without a state dir, or after a checkpoint that is not re-mapped).
+  /// jobs without a state dir, or after a checkpoint that is not re-mapped),
+  /// and unmaps the delta's memory.
   void fold_delta_into_base();
-  /// Drops all deltas and frees their memory; call only after a run holding
-  /// them was attached.
+  /// Drops all delta keys; call only after a run holding them was attached.
+  /// The delta's memory stays mapped and faulted in for the next keys (the
+  /// index is zeroed, ~0.12 ms per MiB; faulting memory in again costs
+  /// 0.14-5 ms per MiB on the VMs measured here), so resident memory stays
+  /// at the largest delta so far.
   void clear_delta();
 
   [[nodiscard]] SliceRange owned() const noexcept { return owned_; }
   [[nodiscard]] std::uint64_t size() const noexcept;  ///< keys, base + delta
   [[nodiscard]] std::uint64_t delta_keys() const noexcept;
-  /// Bytes the delta holds allocated (index, entries, arena, merge order):
-  /// about 30 bytes per key plus the key bytes, and 64 KiB once non-empty.
+  /// What the delta's keys take, the figure a delta budget caps: their
+  /// records (key bytes + 10-12 bytes per key), their index slots counted
+  /// at the index's load limit (10.7 bytes per key, whatever reserve_delta()
+  /// set aside), and the checkpoint's slice buckets while built (16 bytes
+  /// per key). 0 for an empty delta.
   [[nodiscard]] std::uint64_t delta_bytes() const noexcept;
+  /// Address space the delta holds mapped (resident once touched): the
+  /// arena's mapping, the whole index table, the slice buckets. Stays after
+  /// clear_delta(), unlike delta_bytes().
+  [[nodiscard]] std::uint64_t delta_mapped_bytes() const noexcept;
   [[nodiscard]] std::uint64_t base_keys() const noexcept;  ///< keys of all runs
 
  private:

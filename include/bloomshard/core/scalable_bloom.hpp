@@ -80,6 +80,12 @@ class ScalableBloom {
   /// distinct key once (the two-tier set does).
   bool insert(const KeyHash& h);
 
+  /// may_contain() and, when it says absent, insert(), in one pass over the
+  /// key's blocks with the probe bits computed once: true if the key was
+  /// absent and is now inserted, false for maybe (nothing changed). The
+  /// two-tier decision's path for every key. Same preconditions.
+  bool insert_if_absent(const KeyHash& h);
+
   /// Prefetches the cache lines `h` will touch in every layer (no effect on
   /// results); the batch paths call it a fixed distance ahead.
   void prefetch(const KeyHash& h) const noexcept;
@@ -146,6 +152,7 @@ class ScalableBloom {
     std::uint64_t inserted = 0;
     std::uint64_t slot = 0;   // slot tag (windowed filters)
     std::uint32_t remix = 0;  // block remix index: the layer's index (in its slot)
+    LayerLayout layout;       // where its keys go (from the above and the filter's)
     BlockWords words;         // owned_.size() * blocks_per_slice * 8, 64-byte aligned
   };
   [[nodiscard]] LayerLayout layout(std::size_t index) const noexcept;

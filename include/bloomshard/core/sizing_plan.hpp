@@ -30,10 +30,12 @@ inline constexpr double kBaseRssBytes = 30.0 * 1048576.0;
 /// and Open MPI's shared-memory peers; measured 8-9 MB at 2-4 ranks over the
 /// 1-rank figure for the same per-rank data.
 inline constexpr double kMultiRankRssBytes = 8.0 * 1048576.0;
-/// Delta memory per key besides its bytes (index slot, entry, arena
-/// rounding: exact_shard.hpp says about 30), plus the 16-byte bucket the
-/// checkpoint merge adds.
-inline constexpr double kDeltaBytesPerKey = 30.0 + 16.0;
+/// Delta memory per key besides its bytes: the record header (fingerprint,
+/// slice, length: 10-12 bytes) and the index slots, reserved for the
+/// layer's share of keys (10.7 bytes per key at the load limit, ~12 per
+/// key held when --capacity is 1.1x the distinct keys): exact_shard.hpp;
+/// plus the 16-byte bucket the checkpoint merge adds.
+inline constexpr double kDeltaBytesPerKey = 23.0 + 16.0;
 /// Round memory per --batch-bytes: the round batch (records + keys), the
 /// router's send and receive buffers and the reader's buffer; measured
 /// 3.5x between 64 KiB and 8 MiB batches.

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "bloomshard/core/fastrange.hpp"
 #include "bloomshard/core/key_hash.hpp"
 
 namespace bloomshard::core {
@@ -38,7 +39,9 @@ struct SliceRange {
 };
 
 /// Slice of a key hash for a filter of num_slices slices.
-[[nodiscard]] std::uint32_t slice_of(const KeyHash& h, std::uint32_t num_slices) noexcept;
+[[nodiscard]] inline std::uint32_t slice_of(const KeyHash& h, std::uint32_t num_slices) noexcept {
+  return static_cast<std::uint32_t>(fastrange64(h.hi, num_slices));
+}
 
 /// Slices owned by `rank` of `num_ranks`. Throws std::invalid_argument unless
 /// 1 <= num_ranks <= num_slices <= kMaxSlices and rank < num_ranks.

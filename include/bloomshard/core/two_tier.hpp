@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <utility>
 
 #include "bloomshard/core/exact_shard.hpp"
 #include "bloomshard/core/key_hash.hpp"
@@ -53,11 +54,19 @@ struct DecisionCounters {
 
 class TwoTierSet {
  public:
+  /// The most delta keys the set reserves index room for up front (8.4M
+  /// keys, 90 MB of index); a delta that grows past it doubles its index.
+  static constexpr std::uint64_t kMaxReservedDeltaKeys = std::uint64_t{1} << 23;
+
   TwoTierSet(const ScalableBloomParams& params, SliceRange owned);
 
   /// Decides keys[i] into out[i] in order, prefetching the Bloom blocks and
-  /// the tier-2 index line 16 keys ahead. Throws std::invalid_argument if out.size() != keys.size()
-  /// or a key's slice is not in owned(); keys before it stay decided (and counted).
+  /// the tier-2 index line 32 keys ahead and the tier-2 record 16 ahead.
+  /// Throws std::invalid_argument if out.size() != keys.size() or a key's
+  /// slice is not in owned(); keys before it stay decided (and counted).
+  /// The first call after a layer opens sizes the tier-2 index for this
+  /// rank's share of the layer (ExactShard::reserve_delta; at most
+  /// kMaxReservedDeltaKeys), so that it does not rebuild while the layer fills.
   void decide_batch(std::span<const KeyRef> keys, std::span<Verdict> out);
   /// Single-key form of decide_batch. A Bloom "absent" is trusted (the key
   /// goes to tier 2 without a lookup), so tier 1 must hold every tier-2 key.
@@ -79,9 +88,14 @@ class TwoTierSet {
   [[nodiscard]] SliceRange owned() const noexcept { return bloom_.owned(); }
 
  private:
+  void reserve_delta_for_newest_layer();
+  Verdict decide_reserved(const KeyRef& key);
+
   ScalableBloom bloom_;
   ExactShard exact_;
   DecisionCounters counters_;
+  // The layers (count, current slot) the delta index was last sized for.
+  std::pair<std::size_t, std::uint64_t> reserved_for_{0, 0};
 };
 
 }  // namespace bloomshard::core
