@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -43,7 +44,10 @@ class RoundBatch {
   /// add() for a record whose line, with its terminator bytes right after
   /// it, lies in a buffer given to keep(): not copied.
   void add_kept(std::uint32_t file_slot, std::string_view line, std::string_view terminator,
-                const core::KeyHash& hash, std::string_view key);
+                const core::KeyHash& hash, std::string_view key) {
+    push_record(file_slot, line.data(), line.size() + terminator.size());
+    push_key(hash, key, line, line.data());
+  }
 
   /// Adds a record (copied) with no key yet; add_key() gives it its keys.
   void add_record(std::uint32_t file_slot, std::string_view line, std::string_view terminator);
@@ -85,22 +89,51 @@ class RoundBatch {
   // Bump allocator over chunks that never move.
   class Arena {
    public:
-    char* copy(std::string_view bytes, std::string_view more = {});
+    char* copy(std::string_view bytes) {
+      if (static_cast<std::size_t>(end_ - next_) < bytes.size())
+        return copy_to_new_chunk(bytes, {});
+      char* at = next_;
+      if (!bytes.empty()) std::memcpy(at, bytes.data(), bytes.size());
+      next_ += bytes.size();
+      return at;
+    }
+    char* copy(std::string_view bytes, std::string_view more);
     void clear() noexcept;
 
    private:
+    char* copy_to_new_chunk(std::string_view bytes, std::string_view more);
     struct Chunk {
       std::unique_ptr<char[]> data;
       std::size_t size;
     };
     std::vector<Chunk> chunks_;
-    std::size_t current_ = 0;  // chunk being filled
-    std::size_t used_ = 0;     // its bytes in use
+    std::size_t current_ = 0;  // chunk being filled (== chunks_.size(): none yet)
+    char* next_ = nullptr;     // its first free byte
+    char* end_ = nullptr;      // its end
   };
 
-  void push_record(std::uint32_t file_slot, const char* bytes, std::size_t length);
+  void push_record(std::uint32_t file_slot, const char* bytes, std::size_t length) {
+    records_.push_back({bytes, length, file_slot, 0, keys_.size()});
+    bytes_ += length;
+  }
+  // A key that is a piece of its line (plain lines, unnormalized) is not
+  // copied: its view moves with the line to where the line is stored.
+  // Addresses compare as integers: the two views may belong to different
+  // buffers, where pointer comparison is unspecified.
   void push_key(const core::KeyHash& hash, std::string_view key, std::string_view line,
-                const char* stored_line);
+                const char* stored_line) {
+    const auto l = reinterpret_cast<std::uintptr_t>(line.data());
+    const auto k = reinterpret_cast<std::uintptr_t>(key.data());
+    std::string_view stored;
+    if (k >= l && k + key.size() <= l + line.size()) {
+      stored = std::string_view(stored_line + (k - l), key.size());
+    } else {
+      stored = std::string_view(arena_.copy(key), key.size());
+      bytes_ += key.size();
+    }
+    keys_.push_back({hash, stored});
+    ++records_.back().key_count;
+  }
 
   Arena arena_;
   std::vector<Entry> records_;
