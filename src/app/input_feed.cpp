@@ -12,9 +12,6 @@
 namespace bloomshard::app {
 namespace {
 
-// Lines at least this long are kept in the round batch in the reader's own
-// buffer (RecordReader::take_buffer), not copied.
-constexpr std::size_t kTakeOverLineBytes = std::size_t{4} << 20;
 // Pieces in which a long escaped value is unescaped into its digest.
 constexpr std::size_t kUnescapeChunkBytes = std::size_t{64} << 10;
 
@@ -52,7 +49,8 @@ InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
     : config_(config),
       durable_(durable),
       tasks_(std::move(tasks)),
-      reader_(io::ReaderOptions{.max_line_bytes = config.max_line_bytes}),
+      // Cursors and their prefix digests are saved only by a durable run.
+      reader_(io::ReaderOptions{.max_line_bytes = config.max_line_bytes, .prefix_digest = durable}),
       plain_keys_(extractor_options(config, io::Format::kPlainLines)),
       json_keys_(extractor_options(config, io::Format::kJsonLines)),
       outputs_(tasks_.size()),
@@ -149,36 +147,58 @@ void InputFeed::abandon() noexcept {
   next_ = tasks_.size();
 }
 
-void InputFeed::take(const io::Record& record, RoundBatch& batch) {
-  ++counters_.records;
+void InputFeed::reject(const io::Record& record, std::string_view reason,
+                       std::optional<std::span<const std::string_view>> values) {
+  ++counters_.rejected;
   const io::InputFile& file = tasks_[next_ - 1].file;
   const auto slot = static_cast<std::uint32_t>(next_ - 1);
-  // A reject goes to the reject file and, in annotate mode, gets its line
-  // in the attribute file too (in input order).
-  const auto reject = [&](std::string_view reason,
-                          std::optional<std::span<const std::string_view>> values) {
-    ++counters_.rejected;
-    // A range k > 0 does not know its first line's number yet: its rejects
-    // carry range-relative numbers until the join rewrites them.
-    io::RejectWriter& to = range_rejects_[slot] ? *range_rejects_[slot] : rejects_;
-    to.write(file.absolute_path.native(), record.line_number, reason, record.line, record.too_long);
-    if (annotations_) annotations_->add_reject(slot, file.format, record.line, values, reason);
-  };
+  // A range k > 0 does not know its first line's number yet: its rejects
+  // carry range-relative numbers until the join rewrites them.
+  io::RejectWriter& to = range_rejects_[slot] ? *range_rejects_[slot] : rejects_;
+  to.write(file.absolute_path.native(), record.line_number, reason, record.line, record.too_long);
+  // In annotate mode a reject gets its line in the attribute file too (in
+  // input order).
+  if (annotations_) annotations_->add_reject(slot, file.format, record.line, values, reason);
+}
+
+void InputFeed::take(const io::Record& record, RoundBatch& batch) {
   if (record.too_long) {
-    reject(io::reason::kLineTooLong, std::nullopt);
+    ++counters_.records;
+    reject(record, io::reason::kLineTooLong, std::nullopt);
     return;
   }
+  const io::InputFile& file = tasks_[next_ - 1].file;
   io::KeyExtractor& extractor = file.format == io::Format::kJsonLines ? json_keys_ : plain_keys_;
-  const io::FieldsResult result = extractor.extract_fields(record.line);
+  take_fields(record, extractor.extract_fields(record.line), batch);
+}
+
+void InputFeed::take_lines(std::span<const io::Record> records, RoundBatch& batch) {
+  const io::InputFile& file = tasks_[next_ - 1].file;
+  io::KeyExtractor& extractor = file.format == io::Format::kJsonLines ? json_keys_ : plain_keys_;
+  lines_.resize(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) lines_[i] = records[i].line;
+  const std::size_t taken =
+      extractor.extract_lines(lines_, [&](std::size_t i, const io::FieldsResult& result) {
+        take_fields(records[i], result, batch);
+        return batch.bytes() < config_.batch_bytes;
+      });
+  reader_.consume(records.first(taken));
+}
+
+void InputFeed::take_fields(const io::Record& record, const io::FieldsResult& result,
+                            RoundBatch& batch) {
+  ++counters_.records;
   if (!result.ok()) {
-    reject(result.reject_reason, std::nullopt);
+    reject(record, result.reject_reason, std::nullopt);
     return;
   }
+  const io::InputFile& file = tasks_[next_ - 1].file;
+  const auto slot = static_cast<std::uint32_t>(next_ - 1);
   std::string_view key;
   try {
     key = result.escaped.empty() ? keys_.build(result.values) : stream_key(result.escaped.front());
   } catch (const core::InvalidUtf8Error&) {
-    reject(kRejectInvalidUtf8, result.values);
+    reject(record, kRejectInvalidUtf8, result.values);
     return;
   }
   if (paragraphs_) {
@@ -190,7 +210,7 @@ void InputFeed::take(const io::Record& record, RoundBatch& batch) {
       why = kRejectInvalidUtf8;
     }
     if (!why.empty()) {
-      reject(why, result.values);
+      reject(record, why, result.values);
     } else if (annotations_) {
       annotations_->add_paragraph_record(slot, file.format, record.line);
     }
@@ -198,15 +218,11 @@ void InputFeed::take(const io::Record& record, RoundBatch& batch) {
   }
   if (result.values.size() > 1 && config_.key.digest == core::KeyDigest::kNone &&
       key.size() > config_.max_key_bytes) {
-    reject(io::reason::kKeyTooLong, result.values);  // each field fit, the encoded tuple does not
+    reject(record, io::reason::kKeyTooLong, result.values);  // each field fit, the tuple does not
     return;
   }
-  if (record.line.size() >= kTakeOverLineBytes && !annotations_) {
-    batch.add_owned(reader_.take_buffer(), slot, record.line, record.terminator,
-                    core::hash_key(key, config_.hash_seed), key);
-    return;
-  }
-  batch.add(slot, record.line, record.terminator, core::hash_key(key, config_.hash_seed), key);
+  // The line stays in the reader's buffer, which the batch keeps.
+  batch.add_kept(slot, record.line, record.terminator, core::hash_key(key, config_.hash_seed), key);
   if (annotations_) annotations_->add_record(slot, file.format, record.line, result.values, key);
 }
 
@@ -226,7 +242,17 @@ void InputFeed::fill(RoundBatch& batch) {
     if (held_) return;  // a broken input waits for the job's decision
     try {
       if (!open_ && !open_next_file()) return;
+      // Lines already buffered go through the extractor many at a time;
+      // next() reads on, and takes too-long lines and a last line without
+      // newline. Either way the batch keeps the reader's buffer.
+      const std::size_t n = reader_.peek_lines(peeked_);
+      if (n > 0) {
+        batch.keep(reader_.share_buffer());
+        take_lines(std::span<const io::Record>(peeked_).first(n), batch);
+        continue;
+      }
       if (reader_.next(record)) {
+        batch.keep(reader_.share_buffer());
         take(record, batch);
         continue;
       }

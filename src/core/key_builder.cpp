@@ -44,6 +44,11 @@ void KeyBuilder::emit(std::string_view piece) {
 
 std::string_view KeyBuilder::build(std::span<const std::string_view> values) {
   const bool tuple = values.size() > 1;
+  // The common scheme (one field, no normalization, no digest): the value.
+  if (!tuple && !digester_ && scheme_.text == TextNormalize::kNone &&
+      scheme_.normalize == NormalizePolicy::kNone && values.size() == 1) {
+    return values.front();
+  }
   key_.clear();
   for (const std::string_view value : values) {
     if (digester_ && scheme_.text == TextNormalize::kWs &&

@@ -12,6 +12,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdint>
@@ -21,27 +22,17 @@
 
 #include "bloomshard/io/json_long_string.hpp"
 #include "bloomshard/io/reject_reasons.hpp"
+#include "key_extractor_json.hpp"
 
 namespace bloomshard::io {
 namespace od = simdjson::ondemand;
+using json_detail::is_json_space;
+using json_detail::kDomMaxDepth;
+using json_detail::kDomMaxLineBytes;
+using json_detail::kMaxJsonDepth;
 using simdjson::error_code;
 
 namespace {
-
-// Nesting beyond this is rejected as malformed: the walk is recursive and a
-// 16 MiB line of '[' must not overflow the stack.
-constexpr int kMaxJsonDepth = 256;
-
-// DOM nesting limit. The walk accepts a scalar at depth 256 (root object =
-// 1); DOM counts containers only, so a limit one lower keeps every document
-// DOM accepts within what the walk accepts. Deeper documents fall back.
-constexpr std::size_t kDomMaxDepth = kMaxJsonDepth - 1;
-
-// Longer lines skip DOM: its tape and string buffers take about 14 bytes per
-// input byte, kept for the extractor's life, so this bounds them to ~14 MiB.
-constexpr std::size_t kDomMaxLineBytes = std::size_t{1} << 20;
-
-bool is_json_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
 // A long string's stand-in: an ASCII string of exactly kPlaceholderBytes,
 // "bloomshard:long:<index>~~~...". Every other string the parser sees has
@@ -103,57 +94,6 @@ bool is_json_number(std::string_view t, bool& is_integer) noexcept {
 }
 
 }  // namespace
-
-struct KeyExtractor::Json {
-  // A long string of the current line: its raw contents (a view into the
-  // line) and unescaped length.
-  struct LongString {
-    std::size_t begin = 0;  // token [begin, end) in the line, quotes included
-    std::size_t end = 0;
-    std::uint64_t length = 0;
-  };
-  enum class Compaction { kDone, kMalformed, kNotWorth };
-
-  simdjson::dom::parser dom_parser;
-  bool dom_ready = false;  // dom_parser allocated with kDomMaxDepth
-  od::parser parser;
-  std::unique_ptr<char[]> buf;  // line copy + SIMDJSON_PADDING, grown to the longest line
-  std::size_t cap = 0;
-  std::vector<std::vector<std::string>> paths;  // every key path, split at '.'
-  std::vector<std::string> path;                // the path the On Demand walk follows
-  std::size_t max_key_bytes = 0;
-  bool missing_is_empty = false;
-  char int_text[24] = {};
-  std::vector<std::array<char, 24>> int_texts;  // DOM: one decimal text per key path
-  std::vector<std::string_view> values;         // extract_fields' answer
-  std::vector<std::string> owned;               // On Demand values of a composite key
-  // Outcome of the current line's key lookup (first occurrence wins).
-  std::string_view key;
-  std::string_view key_reason;
-  // Long lines only (empty otherwise).
-  std::size_t long_line_bytes = kDefaultLongLineBytes;
-  bool stream_long_values = false;
-  std::string_view line;                  // the line being extracted
-  std::vector<LongString> longs;          // its long strings, in line order
-  std::vector<std::string_view> escaped;  // extract_fields' escaped answer
-  std::vector<std::string> unescaped;     // materialized long values
-
-  FieldsResult extract_fields(std::string_view line);
-  void reserve(std::size_t len);
-  Compaction compact(std::string_view text, std::size_t& compact_len);
-  FieldsResult extract_buffered(std::size_t len);
-  FieldsResult resolve_long_values(FieldsResult r);
-  [[nodiscard]] std::uint64_t value_length(std::string_view v) const noexcept;
-  bool parse_dom(std::size_t len, simdjson::dom::element& root);
-  KeyResult lookup_dom(simdjson::dom::element element, const std::vector<std::string>& p,
-                       std::array<char, 24>& digits) const;
-  KeyResult extract_on_demand(std::size_t len);
-  error_code walk(od::value& v, int depth, int level);
-  error_code walk_object(od::object& o, int depth, int level);
-  error_code take_key(od::value& v, int depth);
-  error_code validate_number(od::value& v);
-  error_code validate_root(od::document& doc, od::json_type type);
-};
 
 void KeyExtractor::Json::reserve(std::size_t len) {
   const std::size_t need = len + simdjson::SIMDJSON_PADDING;
@@ -271,28 +211,31 @@ FieldsResult KeyExtractor::Json::resolve_long_values(FieldsResult r) {
   return r;
 }
 
-FieldsResult KeyExtractor::Json::extract_buffered(std::size_t len) {
-  // A missing field under missing_is_empty is the empty value; any other
-  // reason of the first field without a value rejects the line.
-  const auto settle = [&](std::size_t i, const KeyResult& r) {
-    if (r.ok()) {
-      values[i] = r.key;
-      return true;
-    }
-    if (r.reject_reason == reason::kKeyMissing && missing_is_empty) {
-      values[i] = {};
-      return true;
-    }
-    return false;
-  };
-  simdjson::dom::element root;
-  if (len <= kDomMaxLineBytes && parse_dom(len, root)) {
-    for (std::size_t i = 0; i < paths.size(); ++i) {
-      const KeyResult r = lookup_dom(root, paths[i], int_texts[i]);
-      if (!settle(i, r)) return {{}, r.reject_reason};
-    }
-    return {values, {}};
+// A missing field under missing_is_empty is the empty value; any other
+// reason of the first field without a value rejects the line.
+bool KeyExtractor::Json::settle(std::size_t i, const KeyResult& r) {
+  if (r.ok()) {
+    values[i] = r.key;
+    return true;
   }
+  if (r.reject_reason == reason::kKeyMissing && missing_is_empty) {
+    values[i] = {};
+    return true;
+  }
+  return false;
+}
+
+FieldsResult KeyExtractor::Json::fields_from_dom(simdjson::dom::element root) {
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    const KeyResult r = lookup_dom(root, paths[i], int_texts[i]);
+    if (!settle(i, r)) return {{}, r.reject_reason};
+  }
+  return {values, {}};
+}
+
+FieldsResult KeyExtractor::Json::extract_buffered(std::size_t len) {
+  simdjson::dom::element root;
+  if (len <= kDomMaxLineBytes && parse_dom(len, root)) return fields_from_dom(root);
   for (std::size_t i = 0; i < paths.size(); ++i) {
     path = paths[i];
     const KeyResult r = extract_on_demand(len);

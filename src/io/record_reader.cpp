@@ -1,13 +1,16 @@
 // Line splitting over a ByteSource: memchr over one large buffer that is
 // compacted (memmove of the partial line) rather than reallocated, and grown
-// only while a single line does not fit. A resume seeks plain files, starts
-// compressed ones at a saved frame start when it has one, and re-reads the
-// rest from byte 0.
+// only while a single line does not fit. A buffer a caller shares is never
+// compacted or grown: reading goes on after its data or in another buffer.
+// A resume seeks plain files, starts compressed ones at a saved frame start
+// when it has one, and re-reads the rest from byte 0.
 #include "bloomshard/io/record_reader.hpp"
 
+#define XXH_INLINE_ALL  // the prefix digest runs once per line
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
@@ -19,14 +22,36 @@ constexpr std::size_t kMinReadBytes = std::size_t{64} << 10;
 constexpr std::string_view kLf = "\n";
 constexpr std::string_view kCrLf = "\r\n";
 constexpr std::string_view kNoTerminator;
-
-LineBuffer allocate(std::size_t bytes) {
-  auto* p = static_cast<char*>(std::malloc(bytes));
-  if (p == nullptr) throw std::bad_alloc();
-  return LineBuffer(p);
-}
+// Initial-size buffers kept for reuse after a share ends: a round batch of
+// 8 MiB holds about 9 of the default 1 MiB.
+constexpr std::size_t kMaxRetiredBlocks = 32;
 
 }  // namespace
+
+// One reader buffer: `cap` bytes to read into, then kLinePaddingBytes that
+// are never read into, so that every line has readable padding after it
+// (zeroed: a parser's reads past a line never see uninitialized bytes there).
+struct RecordReader::Block {
+  explicit Block(std::size_t capacity)
+      : data(static_cast<char*>(std::malloc(capacity + kLinePaddingBytes))), cap(capacity) {
+    if (data == nullptr) throw std::bad_alloc();
+    std::memset(data + cap, 0, kLinePaddingBytes);
+  }
+  ~Block() { std::free(data); }
+  Block(const Block&) = delete;
+  Block& operator=(const Block&) = delete;
+  void grow(std::size_t capacity) {
+    // realloc: a large block is remapped, not copied, and its new pages
+    // stay untouched until a read fills them.
+    auto* bigger = static_cast<char*>(std::realloc(data, capacity + kLinePaddingBytes));
+    if (bigger == nullptr) throw std::bad_alloc();
+    data = bigger;
+    cap = capacity;
+    std::memset(data + cap, 0, kLinePaddingBytes);
+  }
+  char* data;
+  std::size_t cap;
+};
 
 RecordReader::RecordReader(ReaderOptions options) : options_(options) {
   if (options_.max_line_bytes == 0 || options_.max_line_bytes > (std::size_t{1} << 40)) {
@@ -58,9 +83,10 @@ void RecordReader::open(const InputFile& file) {
   reset_position();
   resume_method_ = ResumeMethod::kStart;
   resume_fallback_.clear();
-  if (!buf_) {
-    cap_ = options_.buffer_bytes;
-    buf_ = allocate(cap_);
+  if (!block_) {
+    block_ = std::make_shared<Block>(options_.buffer_bytes);
+    buf_ = block_->data;
+    cap_ = block_->cap;
   }
   try {
     source_ = open_byte_source(file.absolute_path, file.compression);
@@ -92,21 +118,45 @@ InputCursor RecordReader::cursor() const noexcept {
   return c;
 }
 
-LineBuffer RecordReader::take_buffer() {
+BufferRef RecordReader::share_buffer() const { return block_; }
+
+// An unshared initial-size block from the retired ones, or a new one.
+std::shared_ptr<RecordReader::Block> RecordReader::spare_block(std::size_t cap) {
+  if (cap == options_.buffer_bytes) {
+    for (auto it = retired_.begin(); it != retired_.end(); ++it) {
+      if (it->use_count() == 1) {
+        std::shared_ptr<Block> b = std::move(*it);
+        retired_.erase(it);
+        return b;
+      }
+    }
+  }
+  return std::make_shared<Block>(cap);
+}
+
+// Leaves a shared block for another one holding the unconsumed bytes, grown
+// while they leave less than a read's room (as refill() grows its own).
+void RecordReader::switch_block() {
   const std::size_t pending = end_ - begin_;
-  const std::size_t new_cap = std::max(options_.buffer_bytes, pending + kMinReadBytes);
-  LineBuffer fresh = allocate(new_cap);
-  std::memcpy(fresh.get(), buf_.get() + begin_, pending);
-  LineBuffer taken = std::move(buf_);
-  buf_ = std::move(fresh);
-  cap_ = new_cap;
+  std::size_t cap = options_.buffer_bytes;
+  while (cap - std::min(cap, pending) < kMinReadBytes && cap < max_cap_) {
+    cap = std::min(max_cap_, cap * 2);
+  }
+  std::shared_ptr<Block> fresh = spare_block(cap);
+  std::memcpy(fresh->data, buf_ + begin_, pending);
+  if (block_->cap == options_.buffer_bytes && retired_.size() < kMaxRetiredBlocks) {
+    retired_.push_back(std::move(block_));
+  }
+  block_ = std::move(fresh);
+  buf_ = block_->data;
+  cap_ = block_->cap;
   scan_ -= begin_;
   begin_ = 0;
-  end_ = pending;
-  return taken;
+  end_ = written_ = pending;
 }
 
 void RecordReader::mix(const char* bytes, std::size_t n, std::uint64_t extra) noexcept {
+  if (!options_.prefix_digest) return;
   digest_ = XXH3_64bits_withSeed(bytes, n, digest_ ^ extra);
 }
 
@@ -116,22 +166,30 @@ bool RecordReader::refill() {
   // Compacting also once the consumed bytes are half the buffer keeps a
   // line that follows a long one at the front: without it, the reads after
   // a 100 MB line would walk on through the rest of its 128 MiB buffer.
-  if (begin_ > 0 && (cap_ - end_ < kMinReadBytes || begin_ >= cap_ / 2)) {
-    const std::size_t pending = end_ - begin_;
-    std::memmove(buf_.get(), buf_.get() + begin_, pending);
-    scan_ -= begin_;
-    begin_ = 0;
-    end_ = pending;
-  }
-  if (cap_ - end_ < kMinReadBytes && cap_ < max_cap_) {
-    // realloc: a large block is remapped, not copied, and its new pages
-    // stay untouched until a read fills them.
-    const std::size_t new_cap = std::min(max_cap_, cap_ * 2);
-    auto* bigger = static_cast<char*>(std::realloc(buf_.get(), new_cap));
-    if (bigger == nullptr) throw std::bad_alloc();
-    (void)buf_.release();
-    buf_.reset(bigger);
-    cap_ = new_cap;
+  const bool far_in = begin_ >= cap_ / 2;
+  if (block_.use_count() > 1) {
+    // Shared: bytes below written_ may be a caller's. Read on after them,
+    // or move to another block where this one has no room, where a reset
+    // (open, a skipped long line) went back below them, or where a grown
+    // block would have been compacted.
+    if (cap_ - end_ < kMinReadBytes || end_ < written_ ||
+        (far_in && cap_ > options_.buffer_bytes)) {
+      switch_block();
+    }
+  } else {
+    written_ = end_;  // nobody holds bytes of this block
+    if (begin_ > 0 && (cap_ - end_ < kMinReadBytes || far_in)) {
+      const std::size_t pending = end_ - begin_;
+      std::memmove(buf_, buf_ + begin_, pending);
+      scan_ -= begin_;
+      begin_ = 0;
+      end_ = written_ = pending;
+    }
+    if (cap_ - end_ < kMinReadBytes && cap_ < max_cap_) {
+      block_->grow(std::min(max_cap_, cap_ * 2));
+      buf_ = block_->data;
+      cap_ = block_->cap;
+    }
   }
   // No cursor before offset_ will be asked for again.
   source_->forget_frames_before(offset_);
@@ -144,11 +202,12 @@ bool RecordReader::refill() {
   const std::size_t want = static_cast<std::size_t>(
       std::min<std::uint64_t>(std::min(cap_ - end_, options_.buffer_bytes), room));
   try {
-    got = want == 0 ? 0 : source_->read(std::span<char>(buf_.get() + end_, want));
+    got = want == 0 ? 0 : source_->read(std::span<char>(buf_ + end_, want));
   } catch (const InputError& e) {
     rethrow_with_location(e);
   }
   end_ += got;
+  written_ = std::max(written_, end_);
   if (got == 0) eof_ = true;
   return got != 0;
 }
@@ -156,7 +215,7 @@ bool RecordReader::refill() {
 bool RecordReader::next(Record& out) {
   if (!source_) throw std::logic_error("RecordReader::next before open");
   for (;;) {
-    const char* base = buf_.get();
+    const char* base = buf_;
     const void* nl = scan_ < end_ ? std::memchr(base + scan_, '\n', end_ - scan_) : nullptr;
     if (nl != nullptr) {
       const auto nl_pos = static_cast<std::size_t>(static_cast<const char*>(nl) - base);
@@ -212,6 +271,57 @@ bool RecordReader::next(Record& out) {
   }
 }
 
+std::size_t RecordReader::peek_lines(std::span<Record> out) {
+  if (!source_) throw std::logic_error("RecordReader::peek_lines before open");
+  const char* base = buf_;
+  std::size_t pos = begin_;
+  std::size_t search = std::max(scan_, begin_);  // [begin_, scan_) holds no '\n'
+  std::uint64_t offset = offset_;
+  std::uint64_t records = records_;
+  std::size_t n = 0;
+  while (n < out.size() && search < end_) {
+    const void* nl = std::memchr(base + search, '\n', end_ - search);
+    if (nl == nullptr) {
+      if (n == 0) scan_ = end_;
+      break;
+    }
+    const auto nl_pos = static_cast<std::size_t>(static_cast<const char*>(nl) - base);
+    std::size_t line_end = nl_pos;
+    Record& r = out[n];
+    r.terminator = kLf;
+    if (line_end > pos && base[line_end - 1] == '\r') {
+      --line_end;
+      r.terminator = kCrLf;
+    }
+    const std::size_t len = line_end - pos;
+    if (len > options_.max_line_bytes) break;  // next() sets it apart
+    r.line = std::string_view(base + pos, len);
+    r.line_bytes = len;
+    r.too_long = false;
+    offset += nl_pos + 1 - pos;
+    r.line_number = ++records;
+    r.end_offset = offset;
+    pos = search = nl_pos + 1;
+    ++n;
+  }
+  return n;
+}
+
+void RecordReader::consume(std::span<const Record> records) {
+  if (records.empty()) return;
+  if (records.front().line.data() != buf_ + begin_ || records.front().line_number != records_ + 1) {
+    throw std::logic_error("RecordReader::consume: not the next peeked records");
+  }
+  if (options_.prefix_digest) {
+    for (const Record& r : records) mix(r.line.data(), r.line.size() + r.terminator.size(), 0);
+  }
+  const Record& last = records.back();
+  begin_ = scan_ =
+      static_cast<std::size_t>(last.line.data() + last.line.size() + last.terminator.size() - buf_);
+  offset_ = last.end_offset;
+  records_ = last.line_number;
+}
+
 // A too-long line enters the digest as its first kTooLongPrefixBytes bytes
 // (long_prefix_), its length and its terminator, never as its full bytes:
 // skip_long_line does not have them, and the digest must not depend on
@@ -229,7 +339,7 @@ void RecordReader::mix_too_long(std::uint64_t length, std::string_view terminato
 // size, earlier files, a resume), and the prefix goes to the reject file and
 // into the prefix digest, which must be the same on every read.
 bool RecordReader::skip_long_line(Record& out) {
-  const char* base = buf_.get();
+  const char* base = buf_;
   long_prefix_.assign(base + begin_, std::min(end_ - begin_, kTooLongPrefixBytes));
   const auto keep = [this](const char* bytes, std::size_t n) {
     if (long_prefix_.size() >= kTooLongPrefixBytes) return;
@@ -242,7 +352,7 @@ bool RecordReader::skip_long_line(Record& out) {
   out.terminator = kNoTerminator;
   for (;;) {
     if (!refill()) break;  // EOF: the long line was the last, without newline
-    base = buf_.get();
+    base = buf_;
     const void* nl = std::memchr(base, '\n', end_);
     if (nl == nullptr) {
       keep(base, end_);
@@ -309,7 +419,8 @@ void RecordReader::skip_to(InputCursor cursor, std::optional<std::uint64_t> pref
     source_->seek(off);
     records_ = cursor.records;
     offset_ = off;
-    if (prefix_digest) digest_ = *prefix_digest;  // not re-read: the saved chain goes on
+    // Not re-read: the saved chain goes on.
+    if (prefix_digest && options_.prefix_digest) digest_ = *prefix_digest;
     resume_method_ = ResumeMethod::kSeek;
     return;
   }
@@ -338,7 +449,7 @@ void RecordReader::skip_to(InputCursor cursor, std::optional<std::uint64_t> pref
     throw mismatch("offset after " + std::to_string(records_) + " records is " +
                    std::to_string(offset_));
   }
-  if (prefix_digest && *prefix_digest != digest_) {
+  if (prefix_digest && options_.prefix_digest && *prefix_digest != digest_) {
     throw mismatch("the records before the cursor are not the ones read before");
   }
 }
@@ -368,7 +479,7 @@ bool RecordReader::resume_at_frame(const InputCursor& cursor, std::uint64_t pref
       if (!refill()) return give_up("the stream ends before the cursor's offset");
     }
     const std::size_t at = begin_ + static_cast<std::size_t>(target - offset_);
-    const bool line_end = buf_.get()[at - 1] == '\n';
+    const bool line_end = buf_[at - 1] == '\n';
     begin_ = scan_ = at;
     offset_ = target;
     // The end of the stream is a boundary too (a last line without newline).
@@ -379,7 +490,7 @@ bool RecordReader::resume_at_frame(const InputCursor& cursor, std::uint64_t pref
     return give_up(e.reason());
   }
   records_ = cursor.records;
-  digest_ = prefix_digest;  // not re-read: the saved chain goes on
+  if (options_.prefix_digest) digest_ = prefix_digest;  // not re-read: the saved chain goes on
   return true;
 }
 

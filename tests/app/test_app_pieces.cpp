@@ -3,6 +3,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "bloomshard/app/input_manifest.hpp"
 #include "bloomshard/app/json_writer.hpp"
@@ -108,29 +111,35 @@ TEST(RoundBatch, KeepsRecordsAndKeysAcrossArenaGrowth) {
   EXPECT_TRUE(batch.keys().empty());
 }
 
-// add_owned (issue 15, long fields): a record whose line stays in a taken
-// reader buffer reads back like a copied one, its key inside the line or
-// copied, mixed with copied records, and counts in bytes() like a copy.
-TEST(RoundBatch, OwnedRecordsReadBackLikeCopiedOnes) {
-  const auto owned = [](std::string_view bytes) {
-    io::LineBuffer b(static_cast<char*>(std::malloc(bytes.size())));
-    std::memcpy(b.get(), bytes.data(), bytes.size());
-    return b;
-  };
+// add_kept (issue 12, zero copy): a record whose line stays in a kept
+// buffer reads back like a copied one, its key inside the line or copied,
+// mixed with copied records and with keyless records (paragraph mode), and
+// counts in bytes() like a copy; clear() lets go of the buffers.
+TEST(RoundBatch, KeptRecordsReadBackLikeCopiedOnes) {
   RoundBatch copied;
   RoundBatch mixed;
-  const std::vector<std::string> lines = {"alpha line", "beta", "gamma gamma", "delta"};
+  const std::vector<std::string> lines = {"alpha line", "beta", "gamma gamma", "delta", "eps"};
+  std::weak_ptr<const void> watch;
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    const std::string bytes = lines[i] + "\r\n";
     const std::string other_key = "k" + std::to_string(i);
     const auto slot = static_cast<std::uint32_t>(i);
     if (i % 2 == 0) {
-      io::LineBuffer b = owned(bytes);
-      const std::string_view line(b.get(), lines[i].size());
+      auto buffer = std::make_shared<std::string>(lines[i] + "\r\n");
+      if (i == 0) watch = buffer;
+      const std::string_view line(buffer->data(), lines[i].size());
       const std::string_view key = i == 0 ? line.substr(0, 5) : std::string_view(other_key);
-      mixed.add_owned(std::move(b), slot, line, "\r\n", core::hash_key(key), key);
+      mixed.keep(buffer);
+      mixed.keep(buffer);  // again: kept once
+      mixed.add_kept(slot, line, "\r\n", core::hash_key(key), key);
       const std::string_view ckey = i == 0 ? std::string_view(lines[i]).substr(0, 5) : key;
       copied.add(slot, lines[i], "\r\n", core::hash_key(ckey), ckey);
+    } else if (i == 3) {
+      mixed.add_record(slot, lines[i], "\r\n");
+      mixed.add_key(core::hash_key(other_key), other_key);
+      mixed.add_key(core::hash_key("second"), "second");
+      copied.add_record(slot, lines[i], "\r\n");
+      copied.add_key(core::hash_key(other_key), other_key);
+      copied.add_key(core::hash_key("second"), "second");
     } else {
       mixed.add(slot, lines[i], "\r\n", core::hash_key(other_key), other_key);
       copied.add(slot, lines[i], "\r\n", core::hash_key(other_key), other_key);
@@ -140,14 +149,39 @@ TEST(RoundBatch, OwnedRecordsReadBackLikeCopiedOnes) {
   const auto want = copied.keys();
   const auto got = mixed.keys();
   ASSERT_EQ(got.size(), want.size());
+  ASSERT_EQ(got.size(), lines.size() + 1);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     EXPECT_EQ(mixed.record_bytes(i), copied.record_bytes(i));
+    EXPECT_EQ(mixed.record_bytes(i), lines[i] + "\r\n");
     EXPECT_EQ(mixed.file_slot(i), i);
-    EXPECT_EQ(got[i].bytes, want[i].bytes);
-    EXPECT_EQ(got[i].hash, want[i].hash);
+    EXPECT_EQ(mixed.first_key(i), copied.first_key(i));
+    EXPECT_EQ(mixed.key_count(i), copied.key_count(i));
   }
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    EXPECT_EQ(got[k].bytes, want[k].bytes);
+    EXPECT_EQ(got[k].hash, want[k].hash);
+  }
+  EXPECT_FALSE(watch.expired());  // kept until clear()
   mixed.clear();
+  EXPECT_TRUE(watch.expired());
   EXPECT_EQ(mixed.bytes(), 0U);
+  EXPECT_EQ(mixed.size(), 0U);
+}
+
+// A copied record larger than an arena chunk gets its own chunk.
+TEST(RoundBatch, RecordsLargerThanAnArenaChunk) {
+  RoundBatch batch;
+  const std::string big(3U << 20, 'b');
+  batch.add(0, "small", "\n", core::hash_key("small"), "small");
+  batch.add(1, big, "", core::hash_key("k"), "k");
+  batch.add(2, "after", "\n", core::hash_key("after"), std::string_view("after"));
+  EXPECT_EQ(batch.record_bytes(0), "small\n");
+  EXPECT_EQ(batch.record_bytes(1), big);
+  EXPECT_EQ(batch.record_bytes(2), "after\n");
+  EXPECT_EQ(batch.keys()[1].bytes, "k");
+  batch.clear();
+  batch.add(0, "again", "\n", core::hash_key("again"), "again");
+  EXPECT_EQ(batch.record_bytes(0), "again\n");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 // collective; one per rank.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -76,7 +77,9 @@ class InputFeed {
  public:
   /// `tasks` are this rank's inputs in reading order; `reject_path` is this
   /// rank's reject file (created empty). With `durable`, outputs are fsynced
-  /// when closed (a checkpoint may count on them). Throws io::OutputError.
+  /// when closed (a checkpoint may count on them) and the reader keeps the
+  /// prefix digest a checkpoint saves; without it FileState::prefix_digest
+  /// is 0 (nothing saves it). Throws io::OutputError.
   InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
             const std::filesystem::path& reject_path, bool durable);
 
@@ -136,6 +139,10 @@ class InputFeed {
   bool open_next_file();
   void close_finished_outputs();
   void take(const io::Record& record, RoundBatch& batch);
+  void take_lines(std::span<const io::Record> records, RoundBatch& batch);
+  void take_fields(const io::Record& record, const io::FieldsResult& result, RoundBatch& batch);
+  void reject(const io::Record& record, std::string_view reason,
+              std::optional<std::span<const std::string_view>> values);
   std::string_view stream_key(std::string_view escaped);
   void hold(const io::InputError& e);
   void write_annotations(const RoundBatch& batch, std::span<const core::Verdict> verdicts);
@@ -148,6 +155,10 @@ class InputFeed {
   bool open_ = false;               // reader holds tasks_[next_ - 1]
   std::size_t first_unclosed_ = 0;  // outputs below this task are closed
   io::RecordReader reader_;
+  // fill(): lines peeked from the reader, parsed many at a time (~45 KB of
+  // this corpus's lines; the extractor streams up to 64 KiB per call).
+  std::array<io::Record, 256> peeked_{};
+  std::vector<std::string_view> lines_;  // peeked_'s lines, for the extractor
   io::KeyExtractor plain_keys_;
   io::KeyExtractor json_keys_;
   std::vector<io::OutputWriter> outputs_;  // one per task

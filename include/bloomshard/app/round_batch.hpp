@@ -1,13 +1,22 @@
 // One round's worth of this rank's records: the kept-or-not candidates with
-// their keys, copied into one arena so they outlive the reader's buffer
-// until the verdicts come back. Bounded by --batch-bytes (plus one record).
+// their keys, held until the verdicts come back and the kept ones are
+// written. Bounded by --batch-bytes (plus one record), counted as if every
+// record and every key not inside its line were copied.
 // A record has one key (--unit record) or any number, zero included
 // (--unit paragraph: one per keyed paragraph); keys() lists them record
-// after record, so verdicts come back in that order. A long line is not
-// copied: add_owned() keeps the reader buffer it was read into.
+// after record, so verdicts come back in that order.
+//
+// Zero copy (issue 12): the reader's buffers can be kept (keep()) and
+// records added with add_kept() then stay where the reader put them; only
+// keys that are not a piece of their line (JSON values, normalized or
+// digested keys) are copied, into an arena of 1 MiB chunks whose addresses
+// never move, so key views are final when added. Records added with add()
+// or add_record() are copied into that arena.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -19,21 +28,28 @@ namespace bloomshard::app {
 
 class RoundBatch {
  public:
-  /// Forgets the previous round, keeping capacity.
+  /// Forgets the previous round and lets go of the kept buffers, keeping
+  /// the arena's standard chunks.
   void clear() noexcept;
 
-  /// Adds a record (line bytes + terminator, written to `file_slot`'s
-  /// output when kept) and its normalized key.
+  /// Keeps `buffer` (RecordReader::share_buffer()) until clear(). Keeping
+  /// the buffer kept last again costs a pointer compare.
+  void keep(io::BufferRef buffer);
+
+  /// Adds a record (line bytes + terminator, copied; written to
+  /// `file_slot`'s output when kept) and its normalized key.
   void add(std::uint32_t file_slot, std::string_view line, std::string_view terminator,
            const core::KeyHash& hash, std::string_view key);
 
-  /// add() for a record whose line (and terminator, right after it) lives in
-  /// `owner`, a buffer taken from the reader: kept until clear() instead of
-  /// copied. Counts in bytes() as a copy would.
-  void add_owned(io::LineBuffer owner, std::uint32_t file_slot, std::string_view line,
-                 std::string_view terminator, const core::KeyHash& hash, std::string_view key);
+  /// add() for a record whose line, with its terminator bytes right after
+  /// it, lies in a buffer given to keep(): not copied.
+  void add_kept(std::uint32_t file_slot, std::string_view line, std::string_view terminator,
+                const core::KeyHash& hash, std::string_view key) {
+    push_record(file_slot, line.data(), line.size() + terminator.size());
+    push_key(hash, key, line, line.data());
+  }
 
-  /// Adds a record with no key yet; add_key() gives it its keys.
+  /// Adds a record (copied) with no key yet; add_key() gives it its keys.
   void add_record(std::uint32_t file_slot, std::string_view line, std::string_view terminator);
 
   /// Adds a key (copied) to the record added last.
@@ -47,39 +63,83 @@ class RoundBatch {
     return records_[i].key_count;
   }
 
-  /// Builds the key views (call once after the last add(); views are valid
-  /// until the next add() or clear()).
-  [[nodiscard]] std::span<const core::KeyRef> keys();
+  /// Every record's keys, record after record (valid until clear()).
+  [[nodiscard]] std::span<const core::KeyRef> keys() const noexcept { return keys_; }
 
   [[nodiscard]] std::size_t size() const noexcept { return records_.size(); }
-  [[nodiscard]] std::uint64_t bytes() const noexcept { return arena_.size() + owned_bytes_; }
+  /// Bytes the batch counts against --batch-bytes: every record's line and
+  /// terminator, and every key that is not a piece of its line.
+  [[nodiscard]] std::uint64_t bytes() const noexcept { return bytes_; }
   [[nodiscard]] std::uint32_t file_slot(std::size_t i) const noexcept {
     return records_[i].file_slot;
   }
-  /// Line bytes with their terminator, exactly as read.
-  [[nodiscard]] std::string_view record_bytes(std::size_t i) const noexcept;
+  /// Line bytes with their terminator, exactly as read (valid until clear()).
+  [[nodiscard]] std::string_view record_bytes(std::size_t i) const noexcept {
+    return {records_[i].bytes, records_[i].length};
+  }
 
  private:
   struct Entry {
+    const char* bytes;  // line + terminator, in a kept buffer or the arena
+    std::uint64_t length;
     std::uint32_t file_slot;
-    std::uint64_t record_offset;  // line + terminator, in the arena or from `owned`
-    std::uint64_t record_length;
-    const char* owned;      // the record's owned buffer, or nullptr: the arena
-    std::size_t first_key;  // into keys_of_
-    std::size_t key_count;
+    std::uint32_t key_count;
+    std::size_t first_key;  // into keys_
   };
-  struct KeyEntry {
-    std::uint32_t key_length;
-    std::uint64_t key_offset;
-    core::KeyHash hash;
-    const char* owned;  // key_offset is from this owned buffer, or nullptr: the arena
+  // Bump allocator over chunks that never move.
+  class Arena {
+   public:
+    char* copy(std::string_view bytes) {
+      if (static_cast<std::size_t>(end_ - next_) < bytes.size())
+        return copy_to_new_chunk(bytes, {});
+      char* at = next_;
+      if (!bytes.empty()) std::memcpy(at, bytes.data(), bytes.size());
+      next_ += bytes.size();
+      return at;
+    }
+    char* copy(std::string_view bytes, std::string_view more);
+    void clear() noexcept;
+
+   private:
+    char* copy_to_new_chunk(std::string_view bytes, std::string_view more);
+    struct Chunk {
+      std::unique_ptr<char[]> data;
+      std::size_t size;
+    };
+    std::vector<Chunk> chunks_;
+    std::size_t current_ = 0;  // chunk being filled (== chunks_.size(): none yet)
+    char* next_ = nullptr;     // its first free byte
+    char* end_ = nullptr;      // its end
   };
-  std::vector<char> arena_;
+
+  void push_record(std::uint32_t file_slot, const char* bytes, std::size_t length) {
+    records_.push_back({bytes, length, file_slot, 0, keys_.size()});
+    bytes_ += length;
+  }
+  // A key that is a piece of its line (plain lines, unnormalized) is not
+  // copied: its view moves with the line to where the line is stored.
+  // Addresses compare as integers: the two views may belong to different
+  // buffers, where pointer comparison is unspecified.
+  void push_key(const core::KeyHash& hash, std::string_view key, std::string_view line,
+                const char* stored_line) {
+    const auto l = reinterpret_cast<std::uintptr_t>(line.data());
+    const auto k = reinterpret_cast<std::uintptr_t>(key.data());
+    std::string_view stored;
+    if (k >= l && k + key.size() <= l + line.size()) {
+      stored = std::string_view(stored_line + (k - l), key.size());
+    } else {
+      stored = std::string_view(arena_.copy(key), key.size());
+      bytes_ += key.size();
+    }
+    keys_.push_back({hash, stored});
+    ++records_.back().key_count;
+  }
+
+  Arena arena_;
   std::vector<Entry> records_;
-  std::vector<KeyEntry> keys_of_;
   std::vector<core::KeyRef> keys_;
-  std::vector<io::LineBuffer> owners_;  // add_owned's buffers
-  std::uint64_t owned_bytes_ = 0;       // their records' bytes
+  std::vector<io::BufferRef> kept_;  // keep()'s buffers
+  std::uint64_t bytes_ = 0;
 };
 
 }  // namespace bloomshard::app

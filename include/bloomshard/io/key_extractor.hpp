@@ -22,13 +22,25 @@
 // (tests/io/test_key_extractor_long.cpp). Memory for a line of one 100 MB
 // string: this buffer holds the line minus that string (no copy of it);
 // docs/keys.md has the figures.
+//
+// Many lines per parse (issue 12): extract_lines() takes a run of lines as
+// the reader buffers them (back to back, each followed by "\n" or "\r\n")
+// and indexes up to 64 KiB of them with one simdjson stage 1, then builds
+// each line's DOM with one stage 2 (src/io/key_extractor_lines.cpp), all
+// where the lines lie (no copy). A line takes that answer only when it is
+// provably the per-line answer; every other line is decided by
+// extract_fields(), so accepted lines, values and reject reasons are the
+// per-line path's (tests/io/test_key_extractor_lines.cpp and the
+// key-extractor fuzz target compare the two).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "bloomshard/io/input_file.hpp"
@@ -99,9 +111,33 @@ class KeyExtractor {
   /// the first field in that order that has none.
   [[nodiscard]] FieldsResult extract_fields(std::string_view line);
 
+  /// The fields of each of `lines` in order, exactly as extract_fields()
+  /// gives them, handed to `sink(index, const FieldsResult&)` (its views
+  /// are valid during that call only); a sink that returns false stops the
+  /// walk after its line. Returns how many lines were handed over. Every
+  /// line must have io::kLinePaddingBytes readable bytes after it (lines
+  /// from RecordReader::peek_lines() do); lines that follow each other in
+  /// memory with only a line terminator between them are parsed many at a
+  /// time.
+  template <typename Sink>
+  std::size_t extract_lines(std::span<const std::string_view> lines, Sink&& sink) {
+    using S = std::remove_reference_t<Sink>;
+    return extract_lines_with(
+        lines,
+        [](void* s, std::size_t i, const FieldsResult& r) { return (*static_cast<S*>(s))(i, r); },
+        const_cast<void*>(static_cast<const void*>(&sink)));
+  }
+
+  /// Lines extract_lines() took from a document stream so far (the others
+  /// went through extract_fields()): for tests and benchmarks.
+  [[nodiscard]] std::uint64_t lines_streamed() const noexcept;
+
   [[nodiscard]] const KeyExtractorOptions& options() const noexcept { return options_; }
 
  private:
+  using SinkFn = bool (*)(void* sink, std::size_t index, const FieldsResult& result);
+  std::size_t extract_lines_with(std::span<const std::string_view> lines, SinkFn fn, void* sink);
+
   struct Json;
   KeyExtractorOptions options_;
   std::unique_ptr<Json> json_;   // simdjson state, JSONL only

@@ -5,8 +5,18 @@
 // The buffer is malloc'd and grown with realloc, never zero-filled, and each
 // read asks for at most the initial buffer size: a grown buffer's unused
 // capacity is address space, not resident memory (glibc moves large blocks
-// with mremap), so a 100 MB line costs about 100 MB. take_buffer() hands the
-// buffer of a long line to the caller instead of letting it be copied.
+// with mremap), so a 100 MB line costs about 100 MB. Every line returned
+// (a too-long line's prefix aside) has kLinePaddingBytes readable bytes
+// after it, so a JSON parser that reads past its input (simdjson) can parse
+// it where it lies.
+//
+// Batched reading (issue 12): peek_lines() lists the complete lines already
+// buffered without consuming them and consume() takes the first of them, so
+// a caller can parse a run of lines in one call and still stop after any
+// record. share_buffer() lets the caller keep the records it was given
+// (the round batch keeps its lines there instead of copying them): while
+// it is held, the reader never moves or overwrites those bytes and goes on
+// in another buffer (buffers given back are reused).
 //
 // Line rules: the terminator is "\n" or "\r\n" (the '\r' is not part of the
 // line); a last line without a newline has terminator "". An empty line is a
@@ -18,11 +28,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "bloomshard/io/byte_source.hpp"
 #include "bloomshard/io/errors.hpp"
@@ -34,6 +45,9 @@ namespace bloomshard::io {
 inline constexpr std::size_t kDefaultMaxLineBytes = std::size_t{16} << 20;
 /// Bytes of a too-long line kept for the reject file.
 inline constexpr std::size_t kTooLongPrefixBytes = 4096;
+/// Readable bytes after the end of every line a reader returns (not a
+/// too-long line's prefix): simdjson's SIMDJSON_PADDING (64).
+inline constexpr std::size_t kLinePaddingBytes = 64;
 
 /// Where a reader stands: `records` lines consumed and the decompressed byte
 /// offset just after the last consumed terminator. Saved in checkpoints;
@@ -63,14 +77,16 @@ struct Record {
 struct ReaderOptions {
   std::size_t max_line_bytes = kDefaultMaxLineBytes;  // in [1, 2^40]
   std::size_t buffer_bytes = std::size_t{1} << 20;    // initial buffer, at least 64 KiB used
+  /// Keep prefix_digest(): one XXH3 pass over the input, ~10% of a JSONL
+  /// read phase. A reader whose cursors are never saved (a job without
+  /// --state) goes without; prefix_digest() is then 0, and skip_to() checks
+  /// no digest.
+  bool prefix_digest = true;
 };
 
-/// Frees a buffer taken with RecordReader::take_buffer().
-struct FreeDeleter {
-  void operator()(char* p) const noexcept { std::free(p); }
-};
-/// A reader buffer taken over: owns the bytes the last record's views point into.
-using LineBuffer = std::unique_ptr<char, FreeDeleter>;
+/// Keeps a reader buffer, and the bytes of the records read from it, alive
+/// (RecordReader::share_buffer()).
+using BufferRef = std::shared_ptr<const void>;
 
 class RecordReader {
  public:
@@ -97,6 +113,27 @@ class RecordReader {
   /// Reads the next line into `out`; false at the end of the file. Throws
   /// InputError (file, line, offset, reason) for truncated/corrupt data.
   bool next(Record& out);
+
+  /// Lists in `out` the complete lines already buffered after the cursor,
+  /// at most out.size(), as next() would return them one by one, without
+  /// consuming them or reading: they lie back to back in one buffer, each
+  /// followed by its terminator and the last by kLinePaddingBytes readable
+  /// bytes. Stops before a too-long line and before a line whose newline
+  /// is not buffered yet (also the last line without newline): 0 then means
+  /// "call next()". Views are valid until the next call other than
+  /// consume() and share_buffer(). Cost: a memchr per line.
+  std::size_t peek_lines(std::span<Record> out);
+
+  /// Consumes `records`, the first records of the last peek_lines() (none
+  /// consumed since): the cursor and prefix digest move past the last of
+  /// them exactly as next() would have. Throws std::logic_error otherwise.
+  void consume(std::span<const Record> records);
+
+  /// The buffer holding the records returned and peeked so far: while the
+  /// caller holds it, their bytes (terminators included) are never moved
+  /// or overwritten; the reader goes on in another buffer when it needs
+  /// room. Buffers of the initial size are reused once given back.
+  [[nodiscard]] BufferRef share_buffer() const;
 
   /// Resumes a freshly opened file (or range: offsets are absolute, records
   /// count from the range's start) at `cursor`. Uncompressed files are seeked
@@ -129,16 +166,9 @@ class RecordReader {
   /// cursor()), chained record by record with XXH3-64; a too-long line
   /// stands in by its kept prefix, length and terminator. Saved with the
   /// cursor so that a resume can tell the consumed prefix is unchanged
-  /// (--revalidate-inputs). Costs one XXH3 pass over the input bytes.
+  /// (--revalidate-inputs). Costs one XXH3 pass over the input bytes. 0
+  /// without ReaderOptions::prefix_digest.
   [[nodiscard]] std::uint64_t prefix_digest() const noexcept { return digest_; }
-
-  /// Hands over the buffer holding the record next() just returned (not a
-  /// too_long one): its views, terminator bytes included, stay valid for as
-  /// long as the caller keeps the buffer, and reading goes on in a fresh
-  /// buffer of the initial size (the bytes after the record are copied to
-  /// it, at most one read). For long lines, so that the round batch keeps
-  /// the line instead of a copy of it.
-  [[nodiscard]] LineBuffer take_buffer();
 
   /// Records consumed and offset after the last one.
   [[nodiscard]] InputCursor cursor() const noexcept;
@@ -147,7 +177,10 @@ class RecordReader {
   [[nodiscard]] const InputFile& file() const noexcept { return file_; }
 
  private:
+  struct Block;
   bool refill();
+  void switch_block();
+  std::shared_ptr<Block> spare_block(std::size_t cap);
   bool resume_at_frame(const InputCursor& cursor, std::uint64_t prefix_digest);
   void reset_position() noexcept;
   bool skip_long_line(Record& out);
@@ -158,8 +191,11 @@ class RecordReader {
   ReaderOptions options_;
   InputFile file_;
   std::unique_ptr<ByteSource> source_;
-  LineBuffer buf_;
-  std::size_t cap_ = 0;
+  std::shared_ptr<Block> block_;  // the buffer; shared with callers by share_buffer()
+  std::vector<std::shared_ptr<Block>> retired_;  // initial-size blocks left while shared
+  char* buf_ = nullptr;                          // block_'s bytes
+  std::size_t cap_ = 0;                          // block_'s capacity (padding not counted)
+  std::size_t written_ = 0;                      // high-water mark of bytes read into block_
   std::size_t max_cap_ = 0;
   std::size_t begin_ = 0;  // first unconsumed byte
   std::size_t scan_ = 0;   // bytes in [begin_, scan_) hold no '\n'
