@@ -1,5 +1,6 @@
 #include "bloomshard/app/input_feed.hpp"
 
+#include <cstdint>
 #include <iostream>
 #include <limits>
 
@@ -85,9 +86,12 @@ bool InputFeed::open_next_file() {
   // The output exists from the start, so an input whose records are all
   // duplicates still has its (empty) mirror. A resumed file continues
   // after its committed length; whatever a killed run wrote past it goes.
-  outputs_[next_] =
-      resumed ? io::OutputWriter::open_for_resume(out, task.file.compression, task.output_length)
-              : io::OutputWriter::create(out, task.file.compression);
+  // A checkpoint fsyncs the outputs of a durable run: start writing them
+  // back as they grow (io::OutputOptions::writeback_bytes).
+  const io::OutputOptions options{.writeback_bytes = durable_ ? io::kDurableWritebackBytes : 0};
+  outputs_[next_] = resumed ? io::OutputWriter::open_for_resume(out, task.file.compression,
+                                                                task.output_length, options)
+                            : io::OutputWriter::create(out, task.file.compression, options);
   if (part) {
     const std::filesystem::path rejects =
         range_reject_path(config_.output_dir, task.file.relative_path, *task.range);
@@ -263,6 +267,16 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
     close_finished_outputs();
     return;
   }
+  // Kept records go to their outputs straight from the batch (valid until
+  // it is cleared, after this call): kept records adjacent in its memory
+  // are one piece, so an uncompressed output takes a round's records of a
+  // file in a few writev calls, without a user-space copy.
+  std::uint32_t slot = 0;
+  const auto write_pieces = [&] {
+    if (pieces_.empty()) return;
+    outputs_[slot].write_pieces(pieces_);
+    pieces_.clear();
+  };
   for (std::size_t i = 0; i < batch.size(); ++i) {
     if (!core::is_kept(verdicts[i])) {
       ++counters_.dropped;
@@ -271,8 +285,20 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
     ++counters_.kept;
     const std::string_view bytes = batch.record_bytes(i);
     counters_.output_bytes += bytes.size();
-    outputs_[batch.file_slot(i)].write_bytes(bytes);
+    if (batch.file_slot(i) != slot) {
+      write_pieces();
+      slot = batch.file_slot(i);
+    }
+    // Addresses as integers: the views may lie in different buffers.
+    if (!pieces_.empty() &&
+        reinterpret_cast<std::uintptr_t>(pieces_.back().data() + pieces_.back().size()) ==
+            reinterpret_cast<std::uintptr_t>(bytes.data())) {
+      pieces_.back() = {pieces_.back().data(), pieces_.back().size() + bytes.size()};
+    } else {
+      pieces_.push_back(bytes);
+    }
   }
+  write_pieces();
   close_finished_outputs();
 }
 

@@ -164,6 +164,7 @@ class InputFeed {
   std::string held_reason_;
   std::vector<SkippedInput> skipped_;
   std::optional<RoundAnnotations> annotations_;  // annotate mode: this round's lines
+  std::vector<std::string_view> pieces_;         // write_kept's runs of one output
 };
 
 }  // namespace bloomshard::app
