@@ -153,9 +153,8 @@ void split_large_inputs(RunManifest& m, int ranks, std::uint64_t min_bytes) {
   for (const InputProgress& p : m.inputs) {
     sizes.push_back(p.file.size);
     const bool may_split = p.file.compression == io::Compression::kNone && p.file.size > min_bytes;
-    // Ranges of at least min_bytes / 2: a file just over the minimum can halve.
-    max_counts.push_back(
-        may_split ? p.file.size / min_bytes * 2 + p.file.size % min_bytes * 2 / min_bytes : 1);
+    // Ranges of at least min_bytes, but a file under twice it may halve.
+    max_counts.push_back(may_split ? std::max<std::uint64_t>(2, p.file.size / min_bytes) : 1);
   }
   const std::vector<std::uint64_t> counts = plan_range_counts(sizes, max_counts, ranks);
   for (std::size_t i = 0; i < m.inputs.size(); ++i) {

@@ -307,6 +307,11 @@ std::uint64_t OutputWriter::flush_and_sync() {
   return impl_->file_len;
 }
 
+std::uint64_t OutputWriter::flush() {
+  impl_->flush();
+  return impl_->file_len;
+}
+
 void OutputWriter::close() {
   if (impl_ && impl_->fd >= 0) impl_->close();
 }

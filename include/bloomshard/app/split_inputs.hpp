@@ -64,9 +64,10 @@ inline constexpr double kSplitMaxImbalance = 1.10;
 /// Rank 0 at a first start: cuts the inputs of `m` into line-aligned ranges
 /// (probing each file near its cuts) as plan_range_counts() says, where an
 /// uncompressed input larger than `min_bytes` may take up to
-/// 2 x size / min_bytes ranges (none smaller than min_bytes / 2) and any
-/// other stays whole; a file that gives one range stays whole. Throws
-/// io::InputError if a file cannot be probed.
+/// max(2, size / min_bytes) ranges (ranges of at least min_bytes, or half
+/// of it for a file under twice it) and any other stays whole; a file that
+/// gives one range stays whole. Throws io::InputError if a file cannot be
+/// probed.
 void split_large_inputs(RunManifest& m, int ranks, std::uint64_t min_bytes);
 
 /// Tasks ("units") of a manifest: one per whole input, one per range of a

@@ -82,6 +82,11 @@ class OutputWriter {
   /// file length: truncating to it later leaves a valid file. Throws OutputError.
   std::uint64_t flush_and_sync();
 
+  /// flush_and_sync() without the fsync: the length is good as long as the
+  /// machine does not crash (a run without a checkpoint to keep it for).
+  /// Throws OutputError.
+  std::uint64_t flush();
+
   /// end_frame() and flush (no fsync), then closes. A compressed output that
   /// would otherwise be a zero-byte file gets one empty frame so that gzip /
   /// zstd tools accept it. Idempotent. Throws OutputError.
