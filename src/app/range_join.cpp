@@ -41,66 +41,38 @@ struct Fd {
                            "': " + std::strerror(errno));
 }
 
-[[noreturn]] void part_too_short(const fs::path& part, std::uint64_t length) {
-  throw std::runtime_error("joining split input: output part '" + part.string() +
-                           "' is shorter than its committed " + std::to_string(length) + " bytes");
-}
-
-// Copies bytes [done, length) of `in` to `to` at offset + done with
-// pread/pwrite through a user buffer: where copy_file_range cannot.
-void copy_through_buffer(int in, int to, std::uint64_t done, std::uint64_t length,
-                         std::uint64_t offset, const fs::path& part, const fs::path& out) {
-  std::string buf(kCopyBytes, '\0');
-  while (done < length) {
-    const std::size_t want =
-        static_cast<std::size_t>(std::min<std::uint64_t>(kCopyBytes, length - done));
-    const ssize_t got = ::pread(in, buf.data(), want, static_cast<off_t>(done));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) fail("read the output part", part);
-    if (got == 0) part_too_short(part, length);
-    std::size_t written = 0;
-    while (written < static_cast<std::size_t>(got)) {
-      const ssize_t w = ::pwrite(to, buf.data() + written, static_cast<std::size_t>(got) - written,
-                                 static_cast<off_t>(offset + done + written));
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) fail("write the mirrored output", out);
-      written += static_cast<std::size_t>(w);
-    }
-    done += static_cast<std::uint64_t>(got);
-  }
-}
-
-// Copies the first `length` bytes of `part` into `out` at `offset` (other
-// ranks write other offsets of the same file). copy_file_range copies in the
-// kernel, page cache to page cache, with no user buffer and no second
-// user-kernel copy (a reflink where the file system can share blocks at
-// these offsets); where it is refused (file systems that cannot, e.g. across
-// mounts before Linux 5.3 or across file system types) the rest goes
-// through pread/pwrite.
+// Copies the first `length` bytes of `part` into `out` at `offset`
+// (pread/pwrite: other ranks write other offsets of the same file).
 void copy_part(const fs::path& part, std::uint64_t length, const fs::path& out,
                std::uint64_t offset, bool durable) {
   const Fd in(::open(part.c_str(), O_RDONLY | O_CLOEXEC));
   if (in.fd < 0) fail("open the output part", part);
   const Fd to(::open(out.c_str(), O_WRONLY | O_CLOEXEC));
   if (to.fd < 0) fail("open the mirrored output", out);
+  std::string buf(kCopyBytes, '\0');
   std::uint64_t done = 0;
   while (done < length) {
-    auto from = static_cast<off64_t>(done);
-    auto at = static_cast<off64_t>(offset + done);
-    const ssize_t n =
-        ::copy_file_range(in.fd, &from, to.fd, &at, static_cast<std::size_t>(length - done), 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
-      copy_through_buffer(in.fd, to.fd, done, length, offset, part, out);
-      break;
+    const std::size_t want =
+        static_cast<std::size_t>(std::min<std::uint64_t>(kCopyBytes, length - done));
+    const ssize_t got = ::pread(in.fd, buf.data(), want, static_cast<off_t>(done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) fail("read the output part", part);
+    if (got == 0) {
+      errno = 0;
+      throw std::runtime_error("joining split input: output part '" + part.string() +
+                               "' is shorter than its committed " + std::to_string(length) +
+                               " bytes");
     }
-    if (n < 0) {
-      throw std::runtime_error("joining split input: cannot copy the output part '" +
-                               part.string() + "' into the mirrored output '" + out.string() +
-                               "': " + std::strerror(errno));
+    std::size_t written = 0;
+    while (written < static_cast<std::size_t>(got)) {
+      const ssize_t w =
+          ::pwrite(to.fd, buf.data() + written, static_cast<std::size_t>(got) - written,
+                   static_cast<off_t>(offset + done + written));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) fail("write the mirrored output", out);
+      written += static_cast<std::size_t>(w);
     }
-    if (n == 0) part_too_short(part, length);
-    done += static_cast<std::uint64_t>(n);
+    done += static_cast<std::uint64_t>(got);
   }
   if (durable && ::fsync(to.fd) != 0) fail("fsync the mirrored output", out);
 }
