@@ -1,15 +1,18 @@
 // Output writer: a staging buffer drained either straight to the file or
 // through zlib deflate (gzip wrapper) / zstd streaming compression; each
-// end_frame() finishes the current gzip member or zstd frame.
+// end_frame() finishes the current gzip member or zstd frame. Pieces of an
+// uncompressed output bypass the stage (writev).
 #include "bloomshard/io/output_writer.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -25,6 +28,8 @@ constexpr std::size_t kMinBufferBytes = 4096;
 constexpr std::size_t kMaxBufferBytes = std::size_t{1} << 30;  // zlib counts in 32 bits
 constexpr int kDefaultGzipLevel = 6;
 constexpr int kDefaultZstdLevel = 3;
+// iovecs per writev call (IOV_MAX on Linux).
+constexpr std::size_t kMaxIovecs = 1024;
 }  // namespace
 
 struct OutputWriter::Impl {
@@ -41,7 +46,8 @@ struct OutputWriter::Impl {
   ZSTD_CCtx* zc = nullptr;
   bool frame_has_data = false;
   std::uint64_t file_len = 0;
-  std::uint64_t writeback_from = 0;  // bytes below this were handed to writeback
+  std::uint64_t writeback_bytes = 0;  // OutputOptions::writeback_bytes
+  std::uint64_t writeback_from = 0;   // bytes below this were handed to writeback
   std::uint64_t bytes_in = 0;
 
   Impl(fs::path p, Compression c) : path(std::move(p)), compression(c) {}
@@ -60,6 +66,7 @@ struct OutputWriter::Impl {
 
   void start(const OutputOptions& options) {
     stage_cap = std::clamp(options.buffer_bytes, kMinBufferBytes, kMaxBufferBytes);
+    writeback_bytes = options.writeback_bytes;
     stage = std::make_unique<char[]>(stage_cap);
     if (compression == Compression::kGzip) {
       const int level = options.level == 0 ? kDefaultGzipLevel : options.level;
@@ -96,15 +103,38 @@ struct OutputWriter::Impl {
     start_writeback();
   }
 
-  // Every kWritebackBytes, asks the kernel to start writing what was written
-  // so far (sync_file_range WRITE: returns without waiting), RocksDB's
-  // bytes_per_sync: the fsync at a checkpoint then finds most pages clean
-  // instead of flushing a round's worth at once, and dirty pages do not pile
-  // up to the kernel's throttling limit between checkpoints. A hint: a
-  // failure is ignored here, fsync reports real ones.
-  static constexpr std::uint64_t kWritebackBytes = std::uint64_t{8} << 20;
+  // writev of all `iov` (advanced past partial writes).
+  void writev_fd(iovec* iov, std::size_t count) {
+    while (count > 0) {
+      const ssize_t put = ::writev(fd, iov, static_cast<int>(count));
+      if (put < 0) {
+        if (errno == EINTR) continue;
+        fail("write failed", errno);
+      }
+      if (put == 0) fail("write failed: no progress");
+      file_len += static_cast<std::uint64_t>(put);
+      auto left = static_cast<std::size_t>(put);
+      while (count > 0 && left >= iov->iov_len) {
+        left -= iov->iov_len;
+        ++iov;
+        --count;
+      }
+      if (count > 0) {
+        iov->iov_base = static_cast<char*>(iov->iov_base) + left;
+        iov->iov_len -= left;
+      }
+    }
+    start_writeback();
+  }
+
+  // Every writeback_bytes, asks the kernel to start writing what was
+  // written so far (sync_file_range WRITE: returns without waiting),
+  // RocksDB's bytes_per_sync: the fsync at a checkpoint then finds most
+  // pages clean instead of flushing a round's worth at once, and dirty pages
+  // do not pile up to the kernel's throttling limit between checkpoints. A
+  // hint: a failure is ignored here, fsync reports real ones.
   void start_writeback() noexcept {
-    if (file_len - writeback_from < kWritebackBytes) return;
+    if (writeback_bytes == 0 || file_len - writeback_from < writeback_bytes) return;
     (void)::sync_file_range(fd, static_cast<off_t>(writeback_from),
                             static_cast<off_t>(file_len - writeback_from), SYNC_FILE_RANGE_WRITE);
     writeback_from = file_len;
@@ -155,6 +185,27 @@ struct OutputWriter::Impl {
       stage_len += n;
       data.remove_prefix(n);
     }
+  }
+
+  void append_pieces(std::span<const std::string_view> pieces) {
+    if (compression != Compression::kNone) {
+      for (const std::string_view piece : pieces) append(piece);
+      return;
+    }
+    if (stage_len != 0) drain(false);
+    std::array<iovec, kMaxIovecs> iov{};
+    std::size_t used = 0;
+    for (const std::string_view piece : pieces) {
+      if (piece.empty()) continue;
+      bytes_in += piece.size();
+      // writev reads the bytes only: the cast drops no real constness.
+      iov[used++] = {const_cast<char*>(piece.data()), piece.size()};
+      if (used == iov.size()) {
+        writev_fd(iov.data(), used);
+        used = 0;
+      }
+    }
+    if (used != 0) writev_fd(iov.data(), used);
   }
 
   void end_frame() {
@@ -244,11 +295,20 @@ void OutputWriter::write(std::string_view line, std::string_view terminator) {
 
 void OutputWriter::write_bytes(std::string_view bytes) { impl_->append(bytes); }
 
+void OutputWriter::write_pieces(std::span<const std::string_view> pieces) {
+  impl_->append_pieces(pieces);
+}
+
 void OutputWriter::end_frame() { impl_->end_frame(); }
 
 std::uint64_t OutputWriter::flush_and_sync() {
   impl_->flush();
   impl_->sync();
+  return impl_->file_len;
+}
+
+std::uint64_t OutputWriter::flush() {
+  impl_->flush();
   return impl_->file_len;
 }
 

@@ -1,6 +1,7 @@
-// Split inputs (issue 12) without MPI: the manifest's ranges round-trip and
-// are checked on reading, ranges become tasks balanced by unread bytes, and
-// range-relative reject line numbers are made absolute.
+// Split inputs (issue 12) without MPI: only what balance needs is cut, the
+// manifest's ranges round-trip and are checked on reading, ranges become
+// tasks balanced by unread bytes, and range-relative reject line numbers are
+// made absolute.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "bloomshard/app/rank_tasks.hpp"
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/app/split_inputs.hpp"
+#include "bloomshard/io/file_assignment.hpp"
 #include "bloomshard/io/reject_writer.hpp"
 
 namespace bloomshard::app {
@@ -45,6 +47,107 @@ RunManifest split_manifest() {
   big.ranges[2].cursor = {20, 3000};
   m.inputs.push_back(big);
   return m;
+}
+
+using Sizes = std::vector<std::uint64_t>;
+
+Sizes plan(const Sizes& sizes, const Sizes& max_counts, int ranks) {
+  return plan_range_counts(sizes, max_counts, ranks);
+}
+
+// The 10M-record synth corpus (--files 8, seed 1): file sizes in bytes.
+const std::vector<std::uint64_t> kCorpus = {45790174,  277184519, 279100883, 372345097,
+                                            325859831, 372529892, 46586808,  46557493};
+
+// Largest rank load over the mean when the inputs are cut as `counts` says
+// (nominal pieces) and assigned longest first, as tasks_of_rank does.
+double planned_imbalance(const std::vector<std::uint64_t>& sizes,
+                         const std::vector<std::uint64_t>& counts, int ranks) {
+  std::vector<std::uint64_t> pieces;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    for (std::uint64_t k = 0; k < counts[i]; ++k) {
+      pieces.push_back(sizes[i] * (k + 1) / counts[i] - sizes[i] * k / counts[i]);
+    }
+  }
+  const std::vector<int> owners = io::assign_files_to_ranks(pieces, ranks);
+  std::vector<std::uint64_t> load(static_cast<std::size_t>(ranks), 0);
+  for (std::size_t j = 0; j < pieces.size(); ++j) {
+    load[static_cast<std::size_t>(owners[j])] += pieces[j];
+  }
+  const std::uint64_t total = std::accumulate(sizes.begin(), sizes.end(), std::uint64_t{0});
+  return static_cast<double>(*std::max_element(load.begin(), load.end())) /
+         (static_cast<double>(total) / ranks);
+}
+
+TEST(SplitPlan, WholeFilesThatBalanceStayWhole) {
+  const std::vector<std::uint64_t> any(kCorpus.size(), 1000);
+  // Whole files at 2 ranks: 1.052 of the mean; at 1 rank nothing to balance.
+  EXPECT_LT(planned_imbalance(kCorpus, std::vector<std::uint64_t>(kCorpus.size(), 1), 2),
+            kSplitMaxImbalance);
+  EXPECT_EQ(plan_range_counts(kCorpus, any, 2), std::vector<std::uint64_t>(kCorpus.size(), 1));
+  EXPECT_EQ(plan_range_counts(kCorpus, any, 1), std::vector<std::uint64_t>(kCorpus.size(), 1));
+  // Many small files on few ranks.
+  const std::vector<std::uint64_t> small(100, 1000);
+  EXPECT_EQ(plan_range_counts(small, small, 7), std::vector<std::uint64_t>(100, 1));
+  EXPECT_TRUE(plan({}, {}, 4).empty());
+}
+
+TEST(SplitPlan, OnlyTheBigFilesAreCutIntoAsFewRangesAsBalanceNeeds) {
+  // At 4 ranks whole files give 1.26: the largest file is halved, no more.
+  const std::vector<std::uint64_t> any(kCorpus.size(), 1000);
+  const std::vector<std::uint64_t> counts = plan_range_counts(kCorpus, any, 4);
+  EXPECT_EQ(counts, (std::vector<std::uint64_t>{1, 1, 1, 1, 1, 2, 1, 1}));
+  EXPECT_LE(planned_imbalance(kCorpus, counts, 4), kSplitMaxImbalance);
+  // One file alone: as many ranges as ranks, within the maximum count.
+  const std::vector<std::uint64_t> one = {std::uint64_t{1} << 30};
+  for (const int ranks : {1, 2, 3, 4, 16, 64}) {
+    EXPECT_EQ(plan(one, {1000}, ranks)[0], static_cast<std::uint64_t>(ranks));
+  }
+  EXPECT_EQ(plan(one, {3}, 4)[0], 3u);
+  // The balance reached, over mixes of sizes and rank counts.
+  std::uint64_t x = 12345;
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<std::uint64_t> sizes(static_cast<std::size_t>(1 + trial % 13));
+    for (std::uint64_t& size : sizes) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      size = (x >> 33) % (std::uint64_t{1} << 30) + 1;
+    }
+    const int ranks = 1 + trial % 9;
+    const std::vector<std::uint64_t> plan =
+        plan_range_counts(sizes, std::vector<std::uint64_t>(sizes.size(), 4096), ranks);
+    EXPECT_LE(planned_imbalance(sizes, plan, ranks), kSplitMaxImbalance)
+        << "trial " << trial << ", " << sizes.size() << " files on " << ranks << " ranks";
+  }
+}
+
+TEST(SplitPlan, AnInputThatMayNotBeCutSetsTheFloor) {
+  // A 10 GB .gz (may not be cut) dominates 2 ranks: cutting the 1 GB plain
+  // file cannot help, so it stays whole.
+  const std::vector<std::uint64_t> sizes = {10ULL << 30, 1ULL << 30};
+  EXPECT_EQ(plan(sizes, {1, 1000}, 2), (std::vector<std::uint64_t>{1, 1}));
+  // Two 4 GB files and a 6 GB .gz on 3 ranks: the goal is 1.1 x 6 GB, met
+  // with the files whole (one rank each).
+  EXPECT_EQ(plan({4ULL << 30, 4ULL << 30, 6ULL << 30}, {1000, 1000, 1}, 3),
+            (std::vector<std::uint64_t>{1, 1, 1}));
+  // A file that may take only 2 ranges on 4 ranks: the best it can do.
+  EXPECT_EQ(plan({1ULL << 30}, {2}, 4), (std::vector<std::uint64_t>{2}));
+  EXPECT_THROW((void)plan(sizes, {1}, 2), std::invalid_argument);
+  EXPECT_THROW((void)plan(sizes, {1, 1}, 0), std::invalid_argument);
+}
+
+TEST(SplitPlan, ManyRanksStayCheap) {
+  // One 1 TB file and a thousand small ones at 16384 ranks; ten 100 GB
+  // files at 4096 ranks.
+  std::vector<std::uint64_t> sizes(1000, 1 << 20);
+  sizes.push_back(1ULL << 40);
+  const std::vector<std::uint64_t> counts =
+      plan_range_counts(sizes, std::vector<std::uint64_t>(sizes.size(), 1ULL << 20), 16384);
+  EXPECT_LE(planned_imbalance(sizes, counts, 16384), kSplitMaxImbalance);
+  const std::vector<std::uint64_t> ten(10, 100ULL << 30);
+  EXPECT_LE(
+      planned_imbalance(
+          ten, plan_range_counts(ten, std::vector<std::uint64_t>(10, 1ULL << 20), 4096), 4096),
+      kSplitMaxImbalance);
 }
 
 TEST(SplitManifest, RangesRoundTrip) {

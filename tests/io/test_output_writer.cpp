@@ -1,7 +1,12 @@
-// OutputWriter: every compression, frames, commit + truncate-on-resume, and
-// output_path_for refusing paths that would escape the output directory.
+// OutputWriter: every compression, frames, commit + truncate-on-resume,
+// pieces written from the caller's memory, and output_path_for refusing
+// paths that would escape the output directory.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <zstd.h>
+
+#include <csignal>
+#include <vector>
 
 #include "bloomshard/io/errors.hpp"
 #include "bloomshard/io/input_file.hpp"
@@ -60,6 +65,82 @@ TEST(IoWriter, LargeWritesThroughASmallBuffer) {
     w.close();
     EXPECT_EQ(contents(path, c), big + "\nx\n");
   }
+}
+
+TEST(IoWriter, PiecesFollowTheStagedBytesInOrder) {
+  TempDir dir;
+  // More pieces than one writev takes (1024), empty ones among them, and
+  // a piece larger than the staging buffer.
+  std::string arena;
+  for (int i = 0; i < 3000; ++i) arena += "record-" + std::to_string(i) + (i % 7 ? "\n" : "\r\n");
+  std::vector<std::string_view> pieces;
+  std::string want = "head\n";
+  for (std::size_t at = 0, n = 1; at < arena.size(); at += n, n = n % 97 + 1) {
+    pieces.push_back(std::string_view(arena).substr(at, n));
+    pieces.emplace_back();
+    want += pieces[pieces.size() - 2];
+  }
+  const std::string big(3 << 20, 'b');
+  pieces.push_back(big);
+  want += big + "tail";
+  OutputOptions small;
+  small.buffer_bytes = 4096;
+  for (const Compression c : test::kAllCompressions) {
+    SCOPED_TRACE(std::string(compression_name(c)));
+    const auto path = dir / ("pieces." + std::string(compression_name(c)));
+    auto w = OutputWriter::create(path, c, small);
+    w.write("head", "\n");  // staged
+    w.write_pieces(pieces);
+    // Uncompressed: in the file already, nothing left staged.
+    if (c == Compression::kNone) {
+      EXPECT_EQ(w.file_length(), want.size() - 4);
+    }
+    w.write("tail", "");
+    EXPECT_EQ(w.bytes_in(), want.size());
+    const std::uint64_t committed = w.flush_and_sync();
+    w.close();
+    EXPECT_EQ(contents(path, c), want);
+    // A resume after them appends at the committed length.
+    auto r = OutputWriter::open_for_resume(path, c, committed);
+    const std::string_view more[] = {"x", "", "yz"};
+    r.write_pieces(more);
+    r.close();
+    EXPECT_EQ(contents(path, c), want + "xyz");
+  }
+}
+
+TEST(IoWriter, AFailingWritevNamesTheFile) {
+  // A file size limit makes writev stop short at the limit and then fail
+  // (EFBIG): the bytes up to the limit are the pieces' first bytes, in
+  // order, and the error names the file.
+  TempDir dir;
+  const auto path = dir / "limited.txt";
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  const auto restore_signal = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit limited = old;
+  limited.rlim_cur = 10000;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limited), 0);
+  std::string arena;
+  for (int i = 0; i < 2000; ++i) arena += "line " + std::to_string(i) + "\n";
+  std::vector<std::string_view> pieces;
+  for (std::size_t at = 0; at < arena.size(); at += 13) {
+    pieces.push_back(std::string_view(arena).substr(at, 13));
+  }
+  std::string what;
+  {
+    auto w = OutputWriter::create(path, Compression::kNone);
+    try {
+      w.write_pieces(pieces);
+    } catch (const OutputError& e) {
+      what = e.what();
+    }
+  }
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &old), 0);
+  std::signal(SIGXFSZ, restore_signal);
+  EXPECT_NE(what.find(path.string()), std::string::npos) << what;
+  EXPECT_NE(what.find("File too large"), std::string::npos) << what;
+  EXPECT_EQ(test::read_file(path), arena.substr(0, 10000));
 }
 
 TEST(IoWriter, EmptyOutputIsAValidStream) {

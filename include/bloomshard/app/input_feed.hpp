@@ -107,9 +107,9 @@ class InputFeed {
   /// files read to their end.
   void write_kept(const RoundBatch& batch, std::span<const core::Verdict> verdicts);
 
-  /// At a cut (after write_kept): ends the open output's frame, flushes and
-  /// fsyncs it and the reject file, and returns every task's state. Throws
-  /// io::OutputError.
+  /// At a cut (after write_kept): ends the open output's frame, flushes it
+  /// and the reject file (and fsyncs them when durable), and returns every
+  /// task's state. Throws io::OutputError.
   [[nodiscard]] std::vector<FileState> commit();
   /// Committed length of the reject file (valid after commit()).
   [[nodiscard]] std::uint64_t reject_length() const noexcept { return reject_length_; }
@@ -175,6 +175,7 @@ class InputFeed {
   std::string held_reason_;
   std::vector<SkippedInput> skipped_;
   std::optional<RoundAnnotations> annotations_;  // annotate mode: this round's lines
+  std::vector<std::string_view> pieces_;         // write_kept's runs of one output
 };
 
 }  // namespace bloomshard::app

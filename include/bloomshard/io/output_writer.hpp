@@ -6,21 +6,35 @@
 // valid .gz / .zst whose content is the committed prefix plus the new data.
 // zstd frames carry a content checksum. Memory: one staging buffer and one
 // compressed buffer (1 MiB each by default) plus the codec state.
+// write_pieces() hands an uncompressed output's bytes to the kernel straight
+// from the caller's memory (writev), without the staging copy.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string_view>
 
 #include "bloomshard/io/input_file.hpp"
 
 namespace bloomshard::io {
 
+/// Writeback pace for an output that a checkpoint will fsync: see
+/// OutputOptions::writeback_bytes.
+inline constexpr std::uint64_t kDurableWritebackBytes = std::uint64_t{8} << 20;
+
 struct OutputOptions {
   int level = 0;                                    // 0 = codec default (gzip 6, zstd 3)
   std::size_t buffer_bytes = std::size_t{1} << 20;  // staging buffer, clamped to [4 KiB, 1 GiB]
+  /// Every this many bytes written, ask the kernel to start writing them
+  /// back (sync_file_range WRITE, not waiting; RocksDB's bytes_per_sync), so
+  /// that a later fsync finds most pages clean; 0: never. Worth it only for
+  /// an output that will be fsynced (kDurableWritebackBytes under --state):
+  /// otherwise it only adds the kernel's writeback work to the writes
+  /// (docs/performance.md).
+  std::uint64_t writeback_bytes = 0;
 };
 
 class OutputWriter {
@@ -52,6 +66,14 @@ class OutputWriter {
   /// Appends raw bytes. Throws OutputError.
   void write_bytes(std::string_view bytes);
 
+  /// Appends `pieces` in order, as write_bytes() of each would. An
+  /// uncompressed output writes what is staged and then the pieces from the
+  /// caller's memory (writev, up to 1024 pieces a call: a caller coalesces
+  /// pieces adjacent in memory), so they need to live only during the call
+  /// and are not copied in user space; a compressed one stages them for
+  /// its codec. Throws OutputError.
+  void write_pieces(std::span<const std::string_view> pieces);
+
   /// Closes the current gzip member / zstd frame if it holds data (no-op for
   /// uncompressed outputs or an empty frame). Data may stay buffered.
   void end_frame();
@@ -59,6 +81,11 @@ class OutputWriter {
   /// end_frame(), writes everything out, fsyncs, and returns the committed
   /// file length: truncating to it later leaves a valid file. Throws OutputError.
   std::uint64_t flush_and_sync();
+
+  /// flush_and_sync() without the fsync: the length is good as long as the
+  /// machine does not crash (a run without a checkpoint to keep it for).
+  /// Throws OutputError.
+  std::uint64_t flush();
 
   /// end_frame() and flush (no fsync), then closes. A compressed output that
   /// would otherwise be a zero-byte file gets one empty frame so that gzip /

@@ -66,6 +66,8 @@ class RejectWriter {
 
   /// Flushes and fsyncs; returns the committed file length. Throws OutputError.
   std::uint64_t flush_and_sync() { return out_.flush_and_sync(); }
+  /// Flushes without the fsync (OutputWriter::flush). Throws OutputError.
+  std::uint64_t flush() { return out_.flush(); }
   /// Flushes and closes. Throws OutputError.
   void close() { out_.close(); }
 
