@@ -3,9 +3,9 @@
 #   bash setup.sh          install what is missing, build (release), run the demo job
 #   bash setup.sh test     build if needed, then run the whole test suite (ctest)
 # Steps can be run alone: deps | build | demo | test | asan | fuzz.
-#   asan   ASan + UBSan build (build/asan), unit tests and e2e at 1-3 ranks
+#   asan   ASan + UBSan build (build/asan), units and a listed e2e subset (below)
 #   fuzz   libFuzzer targets (build/fuzz, clang), FUZZ_SECONDS (10) each from the seeds
-# asan and fuzz are also two halves each, for .ci/run: asan-build + asan-test,
+# asan and fuzz are also two halves each: asan-build + asan-test,
 # fuzz-build + fuzz-smoke.
 set -euo pipefail
 cd "$(dirname "$0")"
