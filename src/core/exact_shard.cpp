@@ -210,12 +210,6 @@ void ExactShard::insert_new(std::uint32_t slice, std::uint64_t fp, std::string_v
 
 void ExactShard::reserve_delta(std::uint64_t keys) { impl_->index.reserve(keys, impl_->arena); }
 
-void ExactShard::reserve_records(std::uint64_t keys, std::uint64_t key_bytes) {
-  // A record is its bytes plus 8 (fingerprint) + at most 3 (slice, < 2^21)
-  // + at most 3 (length of a key < 2 MiB) bytes.
-  impl_->arena.reserve(static_cast<std::size_t>(key_bytes + 14 * keys));
-}
-
 void ExactShard::prefetch(std::uint64_t fp) const noexcept { impl_->index.prefetch(fp); }
 
 void ExactShard::prefetch_record(std::uint64_t fp, std::size_t key_size) const noexcept {

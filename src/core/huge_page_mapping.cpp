@@ -93,15 +93,14 @@ void HugePageMapping::grow_to(std::size_t bytes) {
   size_ = size;
 }
 
-void HugePageMapping::prefault(std::size_t from, std::size_t to) noexcept {
-  if (to > size_) to = size_;
-  from = from / kSmallPage * kSmallPage;
-  if (from >= to) return;
+void HugePageMapping::prefault(std::size_t bytes) noexcept {
+  if (bytes > size_) bytes = size_;
+  if (bytes == 0) return;
 #ifdef MADV_POPULATE_WRITE
-  if (::madvise(data_ + from, round_up(to - from, kSmallPage), MADV_POPULATE_WRITE) == 0) return;
+  if (::madvise(data_, round_up(bytes, kSmallPage), MADV_POPULATE_WRITE) == 0) return;
 #endif
   // Older kernels: touch one byte per page (rewriting what it holds).
-  for (std::size_t i = from; i < to; i += kSmallPage) {
+  for (std::size_t i = 0; i < bytes; i += kSmallPage) {
     volatile char* p = data_ + i;
     *p = *p;
   }

@@ -42,10 +42,7 @@ class HugePageMapping {
   void grow_to(std::size_t bytes);
   /// Faults in [0, bytes) now (the kernel zeroes the pages now rather than
   /// at first touch); bytes <= size().
-  void prefault(std::size_t bytes) noexcept { prefault(0, bytes); }
-  /// Faults in [from, to) now (clipped to size()); pages already in cost a
-  /// page-table walk.
-  void prefault(std::size_t from, std::size_t to) noexcept;
+  void prefault(std::size_t bytes) noexcept;
   /// Zeroes [0, bytes) keeping the pages (a memset: ~0.12 ms per MiB here,
   /// never more than faulting them in again, and often far less).
   void zero(std::size_t bytes) noexcept;

@@ -53,17 +53,6 @@ class KeyArena {
     return at;
   }
 
-  /// Makes room for `bytes` more bytes of records and faults them in now:
-  /// a batch's appends then take no page fault (a fault in the middle of
-  /// the decide loop also costs the lines and TLB entries it had in flight).
-  /// A hint near the 1 TiB limit (does nothing: append() throws there).
-  /// Throws std::bad_alloc.
-  void reserve(std::size_t bytes) {
-    if (used_ + bytes >= kMaxArenaBytes) return;
-    if (used_ + bytes > mapping_.size()) grow(bytes);
-    mapping_.prefault(used_, used_ + bytes);
-  }
-
   /// The record at `offset` (an offset append() returned).
   [[nodiscard]] KeyRecord record(std::uint64_t offset) const noexcept {
     KeyRecord r;

@@ -141,14 +141,7 @@ void TwoTierSet::decide_batch(std::span<const KeyRef> keys, std::span<Verdict> o
   const std::size_t n = keys.size();
   hashes_.resize(n);
   absent_.resize(n);
-  std::uint64_t key_bytes = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    hashes_[i] = keys[i].hash;
-    key_bytes += keys[i].bytes.size();
-  }
-  // Room for every key being new, faulted in before the loops (a repeat's
-  // share is used by the next batches).
-  exact_.reserve_records(n, key_bytes);
+  for (std::size_t i = 0; i < n; ++i) hashes_[i] = keys[i].hash;
   // Segments: the Bloom pass runs in order until a key it cannot settle
   // alone (see insert_if_absent_batch), tier 2 catches up in the same order,
   // and that key is decided by itself (a foreign key throws there, with the

@@ -74,12 +74,6 @@ class ExactShard {
   /// changed either way).
   void reserve_delta(std::uint64_t keys);
 
-  /// Makes room in the delta for records of `keys` more keys of
-  /// `key_bytes` bytes in all and faults that memory in now (one call per
-  /// batch instead of page faults inside the decide loop). A hint: inserts
-  /// grow the delta anyway. Throws std::bad_alloc (nothing changed).
-  void reserve_records(std::uint64_t keys, std::uint64_t key_bytes);
-
   /// Prefetches the delta index line a lookup or insert of `fingerprint`
   /// starts at (a hint; no effect on results).
   void prefetch(std::uint64_t fingerprint) const noexcept;
