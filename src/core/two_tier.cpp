@@ -1,8 +1,11 @@
-// The owner's decision loop. Keys are decided one at a time in batch order
-// (never "query all, then decide"): that is what makes a repeat inside one
-// batch a duplicate. Memory latency is hidden by prefetching, in two stages
-// ahead of the decision, the lines it will read (decide_batch), which needs
-// no result of the keys in between.
+// The owner's decision loop. Keys are decided in batch order (never "query
+// all, then decide"): that is what makes a repeat inside one batch a
+// duplicate. A batch runs as two passes over the keys, each in order: the
+// Bloom pass (probe, and insert the absent) for all of them, then tier 2
+// (insert the absent, look up the maybes). That is the order of the one-key
+// decision, because tier 2 never changes what a later key's Bloom probe
+// reads (ScalableBloom::insert_if_absent_batch stops where it could). Each
+// pass keeps its own lines in flight by prefetching ahead.
 #include "bloomshard/core/two_tier.hpp"
 
 #include <algorithm>
@@ -34,26 +37,36 @@ TwoTierSet::TwoTierSet(const ScalableBloomParams& params, SliceRange owned)
 }
 
 // decide() once the delta index is sized for the layers (decide_batch checks
-// that once per batch); inlined into the batch loop.
-[[gnu::always_inline]] inline Verdict TwoTierSet::decide_reserved(const KeyRef& key) {
+// that once per batch): the one-key path, for keys a batch pass stops at.
+Verdict TwoTierSet::decide_reserved(const KeyRef& key) {
   const std::uint32_t slice = slice_of(key.hash, bloom_.params().num_slices);
   if (!owned().contains(slice)) {
     throw std::invalid_argument("two-tier decide: key of slice " + std::to_string(slice) +
                                 " is not owned here [" + std::to_string(owned().first) + ", " +
                                 std::to_string(owned().last) + ")");
   }
-  const std::uint64_t fp = fingerprint(key.hash);
   // Bloom first: if the tier-2 insert throws (allocation), the only trace is
   // a Bloom bit, i.e. a future false positive, which tier 2 corrects. The
   // reverse order could leave a tier-2 key Bloom calls absent.
-  if (bloom_.insert_if_absent(key.hash)) {
-    // Bloom "absent" is final (every tier-2 key is in tier 1): insert without
-    // a lookup, so a new key never touches the base (maybe a mapped file).
-    ++counters_.tier1_absent;
-    exact_.insert_new(slice, fp, key.bytes);
-    ++counters_.decided;
-    return Verdict::kNew;
-  }
+  if (bloom_.insert_if_absent(key.hash)) return decide_absent(slice, key);
+  return decide_maybe(slice, key);
+}
+
+// Bloom said absent (and inserted the key). "Absent" is final (every tier-2
+// key is in tier 1): insert without a lookup, so a new key never touches
+// the base (maybe a mapped file).
+[[gnu::always_inline]] inline Verdict TwoTierSet::decide_absent(std::uint32_t slice,
+                                                                const KeyRef& key) {
+  ++counters_.tier1_absent;
+  exact_.insert_new(slice, fingerprint(key.hash), key.bytes);
+  ++counters_.decided;
+  return Verdict::kNew;
+}
+
+// Bloom said maybe: tier 2 decides.
+[[gnu::always_inline]] inline Verdict TwoTierSet::decide_maybe(std::uint32_t slice,
+                                                               const KeyRef& key) {
+  const std::uint64_t fp = fingerprint(key.hash);
   ++counters_.tier1_maybe;
   ++counters_.tier2_lookups;
   if (bloom_.window() != 0) {
@@ -126,41 +139,54 @@ void TwoTierSet::decide_batch(std::span<const KeyRef> keys, std::span<Verdict> o
     reserve_delta_for_newest_layer();
   }
   const std::size_t n = keys.size();
-  const std::uint32_t num_slices = bloom_.params().num_slices;
-  const SliceRange range = owned();
-  // First stage, kPrefetchDistance (32) keys ahead: the key's Bloom blocks
-  // and its delta index line. Prefetching a foreign key's Bloom lines would
-  // read outside this rank's arrays: ownership is checked first.
-  auto prefetch = [&](std::size_t j) {
-    if (range.contains(slice_of(keys[j].hash, num_slices))) {
-      bloom_.prefetch(keys[j].hash);
-      exact_.prefetch(fingerprint(keys[j].hash));
+  hashes_.resize(n);
+  absent_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) hashes_[i] = keys[i].hash;
+  // Segments: the Bloom pass runs in order until a key it cannot settle
+  // alone (see insert_if_absent_batch), tier 2 catches up in the same order,
+  // and that key is decided by itself (a foreign key throws there, with the
+  // keys before it decided). Usually one segment is the whole batch.
+  std::size_t i = 0;
+  while (i < n) {
+    const std::size_t done =
+        bloom_.insert_if_absent_batch(std::span(hashes_).subspan(i), std::span(absent_).subspan(i));
+    decide_tier2(keys.subspan(i, done), std::span(absent_).subspan(i, done), out.subspan(i, done));
+    i += done;
+    if (i < n) {
+      out[i] = decide_reserved(keys[i]);
+      ++i;
     }
-  };
-  // Second stage, half way: the index line has landed, so the delta record
-  // it points to for this fingerprint is fetched (for a repeat, the copy it
-  // repeats; for a new key, almost never anything). With runs (a state), a
-  // key Bloom calls maybe also gets the lines a run lookup starts at. A
-  // duplicate's lookup then finds its index and record lines in cache
-  // instead of two misses in a row. Keys decided in between may change the
-  // answers; they are only hints.
+  }
+}
+
+void TwoTierSet::decide_tier2(std::span<const KeyRef> keys, std::span<const std::uint8_t> absent,
+                              std::span<Verdict> out) {
+  const std::size_t n = keys.size();
+  const std::uint32_t num_slices = bloom_.params().num_slices;
+  // First stage, kPrefetchDistance (32) keys ahead: the key's delta index
+  // line (every key reads it: a new key for an empty slot, a maybe for its
+  // tag). Second stage, half way, for maybes only: the index line has
+  // landed, so the delta record it points to for this fingerprint is
+  // fetched (for a repeat, the copy it repeats), and with runs the lines a
+  // run lookup starts at. A duplicate's lookup then finds its index and
+  // record lines in cache instead of two misses in a row. Keys decided in
+  // between may change the answers; they are only hints.
   constexpr std::size_t kRecordAhead = kPrefetchDistance / 2;
   const bool has_runs = !exact_.runs().empty();
+  auto prefetch = [&](std::size_t j) { exact_.prefetch(fingerprint(keys[j].hash)); };
   auto prefetch_record = [&](std::size_t j) {
+    if (absent[j] != 0) return;
     const std::uint64_t fp = fingerprint(keys[j].hash);
     exact_.prefetch_record(fp, keys[j].bytes.size());
-    if (has_runs) {
-      const std::uint32_t slice = slice_of(keys[j].hash, num_slices);
-      if (range.contains(slice) && bloom_.may_contain(keys[j].hash))
-        exact_.prefetch_runs(slice, fp);
-    }
+    if (has_runs) exact_.prefetch_runs(slice_of(keys[j].hash, num_slices), fp);
   };
   for (std::size_t j = 0; j < n && j < kPrefetchDistance; ++j) prefetch(j);
   for (std::size_t j = 0; j < n && j < kRecordAhead; ++j) prefetch_record(j);
   for (std::size_t i = 0; i < n; ++i) {
     if (i + kPrefetchDistance < n) prefetch(i + kPrefetchDistance);
     if (i + kRecordAhead < n) prefetch_record(i + kRecordAhead);
-    out[i] = decide_reserved(keys[i]);
+    const std::uint32_t slice = slice_of(keys[i].hash, num_slices);
+    out[i] = absent[i] != 0 ? decide_absent(slice, keys[i]) : decide_maybe(slice, keys[i]);
   }
 }
 

@@ -64,6 +64,11 @@ struct BloomLayerStats {
 [[nodiscard]] BloomLayerGeometry layer_geometry(const ScalableBloomParams& params,
                                                 std::uint32_t index);
 
+/// How many keys ahead insert_if_absent_batch prefetches. Its loop reads
+/// only Bloom blocks, so more lines can be in flight than in the mixed
+/// decide loop (kPrefetchDistance). A power of two.
+inline constexpr std::size_t kBloomPassDistance = 32;
+
 class ScalableBloom {
  public:
   /// Creates the filter with one layer. Throws std::invalid_argument on bad
@@ -85,6 +90,19 @@ class ScalableBloom {
   /// absent and is now inserted, false for maybe (nothing changed). The
   /// two-tier decision's path for every key. Same preconditions.
   bool insert_if_absent(const KeyHash& h);
+
+  /// insert_if_absent() for hashes[0], hashes[1], ... in order, the blocks
+  /// prefetched kBloomPassDistance keys ahead: absent[i] = 1 if key i was
+  /// absent (now inserted), 0 for maybe. Stops before the first key whose
+  /// slice is not owned, or whose maybe comes from an older layer only (its
+  /// insert() would then set bits in the newest layer, which a later key may
+  /// read: the caller decides it alone), and returns how many keys it did.
+  /// With auto_grow on it does nothing (returns 0) unless the newest layer
+  /// has room for every key, so no layer opens inside the pass and an
+  /// insert() of a key it called maybe changes no bit a later key reads.
+  /// absent.size() >= hashes.size(), else std::invalid_argument.
+  std::size_t insert_if_absent_batch(std::span<const KeyHash> hashes,
+                                     std::span<std::uint8_t> absent);
 
   /// Prefetches the cache lines `h` will touch in every layer (no effect on
   /// results); the batch paths call it a fixed distance ahead.

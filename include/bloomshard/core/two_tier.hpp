@@ -15,6 +15,7 @@
 #include <span>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "bloomshard/core/exact_shard.hpp"
 #include "bloomshard/core/key_hash.hpp"
@@ -60,8 +61,12 @@ class TwoTierSet {
 
   TwoTierSet(const ScalableBloomParams& params, SliceRange owned);
 
-  /// Decides keys[i] into out[i] in order, prefetching the Bloom blocks and
-  /// the tier-2 index line 32 keys ahead and the tier-2 record 16 ahead.
+  /// Decides keys[i] into out[i] in order, as decide() would one by one: a
+  /// Bloom pass over the keys (blocks prefetched kBloomPassDistance ahead),
+  /// then tier 2 in the same order (index line prefetched 32 keys ahead, a
+  /// maybe's record 16 ahead). If tier 2 throws (allocation), the keys of
+  /// the batch after it keep their Bloom bits: future false positives,
+  /// which tier 2 corrects.
   /// Throws std::invalid_argument if out.size() != keys.size() or a key's
   /// slice is not in owned(); keys before it stay decided (and counted).
   /// The first call after a layer opens sizes the tier-2 index for this
@@ -90,12 +95,21 @@ class TwoTierSet {
  private:
   void reserve_delta_for_newest_layer();
   Verdict decide_reserved(const KeyRef& key);
+  Verdict decide_absent(std::uint32_t slice, const KeyRef& key);
+  Verdict decide_maybe(std::uint32_t slice, const KeyRef& key);
+  // Tier 2 for keys the Bloom pass settled: absent[i] != 0 for new keys.
+  void decide_tier2(std::span<const KeyRef> keys, std::span<const std::uint8_t> absent,
+                    std::span<Verdict> out);
 
   ScalableBloom bloom_;
   ExactShard exact_;
   DecisionCounters counters_;
   // The layers (count, current slot) the delta index was last sized for.
   std::pair<std::size_t, std::uint64_t> reserved_for_{0, 0};
+  // decide_batch's scratch, kept between batches: the keys' hashes (the
+  // Bloom pass reads them densely) and its answers.
+  std::vector<KeyHash> hashes_;
+  std::vector<std::uint8_t> absent_;
 };
 
 }  // namespace bloomshard::core
