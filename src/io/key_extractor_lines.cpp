@@ -19,6 +19,12 @@
 // - stage 2 then walks the same structurals and bytes as the lone parse,
 //   and the lone parse's extra checks (the last structural closes the root;
 //   nothing after it) are what the end-of-line check asks.
+// Most lines skip stage 2: where every key path is one root member, a
+// grammar walk over the same structurals (json_line_walk.hpp) takes the
+// line when it is certainly a valid object and it can answer the lookup
+// from the raw bytes (an unescaped string, a member of another type); it
+// accepts only forms DOM accepts, and leaves every other line to stage 2
+// as above. Its values are views into the line, not into DOM's strings.
 // Everything else (a stage 2 error, a root that is not an object, two
 // objects on a line, an object that runs into the next line) goes through
 // extract_fields(), which also decides what DOM refuses (1e400, deep or
