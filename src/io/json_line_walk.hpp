@@ -17,6 +17,8 @@
 // accepted form is one DOM accepts.
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -57,13 +59,14 @@ inline const char* closing_quote(const char* open, const char* stop) noexcept {
 }
 
 // True when every escape in [p, end) is one DOM turns into one byte; false
-// for \u (surrogate rules are DOM's to apply) and invalid escapes.
+// for \u (surrogate rules are DOM's to apply) and invalid escapes. A byte
+// loop: the rest of a string is short next to a memchr call per escape.
 inline bool simple_escapes(const char* p, const char* end) noexcept {
-  for (;;) {
-    p = static_cast<const char*>(std::memchr(p, '\\', static_cast<std::size_t>(end - p)));
-    if (p == nullptr) return true;
+  for (;; ++p) {
+    while (p < end && *p != '\\') ++p;
+    if (p == end) return true;
     if (end - p < 2) return false;
-    switch (p[1]) {
+    switch (*++p) {
       case '"':
       case '\\':
       case '/':
@@ -72,7 +75,6 @@ inline bool simple_escapes(const char* p, const char* end) noexcept {
       case 'n':
       case 'r':
       case 't':
-        p += 2;
         break;
       default:
         return false;
@@ -82,18 +84,39 @@ inline bool simple_escapes(const char* p, const char* end) noexcept {
 
 // -?(0|[1-9][0-9]{0,17})(\.[0-9]{1,18})? and then only white space before
 // `stop`: an int64 or a double DOM always parses; anything else is unsure.
+static_assert(std::endian::native == std::endian::little, "skip_digits reads bytes as a word");
+
+// Digits from p on, 8 bytes at a time (a timestamp is 10 of them): the
+// bytes read past `stop` lie in the line, its terminator or the padding.
+inline const char* skip_digits(const char* p, const char* stop) noexcept {
+  for (;;) {
+    std::uint64_t x;
+    std::memcpy(&x, p, 8);
+    // High bit of each byte that is not '0'..'9' (little-endian).
+    const std::uint64_t not_digit =
+        ((x & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL) |
+        (((x + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL);
+    if (not_digit != 0) {
+      const auto n = static_cast<std::size_t>(std::countr_zero(not_digit) / 8);
+      return std::min(p + n, stop);
+    }
+    p += 8;
+    if (p >= stop) return stop;
+  }
+}
+
 inline bool plain_number(const char* p, const char* stop) noexcept {
   if (p < stop && *p == '-') ++p;
   const char* digits = p;
   if (p < stop && *p == '0') {
     ++p;
-  } else {
-    while (p < stop && is_digit(*p)) ++p;
+  } else if (p < stop) {
+    p = skip_digits(p, stop);
   }
   if (p == digits || p - digits > 18) return false;
   if (p < stop && *p == '.') {
     const char* fraction = ++p;
-    while (p < stop && is_digit(*p)) ++p;
+    if (p < stop) p = skip_digits(p, stop);
     if (p == fraction || p - fraction > 18) return false;
   }
   return only_space(p, stop);
