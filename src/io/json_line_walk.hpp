@@ -160,6 +160,7 @@ template <class OnRootMember>
 bool walk_flat_object(const char* b, const std::uint32_t* st, std::uint32_t count, std::uint32_t& i,
                       std::size_t line_end, Backslashes& slashes, OnRootMember&& on_root_member) {
   using namespace walk_detail;
+  if (i >= count || st[i] >= line_end || b[st[i]] != '{') return false;
   std::uint32_t k = i + 1;
   if (k >= count || st[k] >= line_end || b[st[k]] == '}') return false;
   for (;;) {
