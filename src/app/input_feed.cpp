@@ -226,7 +226,9 @@ void InputFeed::take_fields(const io::Record& record, const io::FieldsResult& re
     return;
   }
   // The line stays in the reader's buffer, which the batch keeps.
-  batch.add_kept(slot, record.line, record.terminator, core::hash_key(key, config_.hash_seed), key);
+  batch.add_kept(slot, record.line, record.terminator, core::hash_key(key, config_.hash_seed), key,
+                 file.format == io::Format::kJsonLines ? RoundBatch::InLineKey::kCharged
+                                                       : RoundBatch::InLineKey::kFree);
   if (annotations_) annotations_->add_record(slot, file.format, record.line, result.values, key);
 }
 

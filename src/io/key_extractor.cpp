@@ -502,6 +502,9 @@ KeyExtractor::KeyExtractor(KeyExtractorOptions options) : options_(std::move(opt
   json_->values.resize(json_->paths.size());
   json_->owned.resize(json_->paths.size());
   json_->unescaped.resize(json_->paths.size());
+  json_->walked.resize(json_->paths.size());
+  json_->walk_root_fields = std::all_of(json_->paths.begin(), json_->paths.end(),
+                                        [](const auto& p) { return p.size() == 1; });
 }
 
 KeyExtractor::~KeyExtractor() = default;

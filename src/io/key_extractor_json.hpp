@@ -19,6 +19,8 @@
 namespace bloomshard::io {
 namespace json_detail {
 
+class Backslashes;  // json_line_walk.hpp
+
 // Nesting beyond this is rejected as malformed: the walk is recursive and a
 // 16 MiB line of '[' must not overflow the stack.
 inline constexpr int kMaxJsonDepth = 256;
@@ -52,6 +54,8 @@ struct KeyExtractor::Json {
   bool dom_ready = false;            // dom_parser allocated with kDomMaxDepth
   simdjson::dom::parser run_parser;  // extract_lines: stage 1 per run, stage 2 per line
   bool run_ready = false;            // run_parser allocated (key_extractor_lines.cpp)
+  bool walk_root_fields = false;     // every key path is one root member (walk_line)
+  std::vector<KeyResult> walked;     // walk_line's lookups, one per key path
   std::uint64_t streamed = 0;        // lines_streamed()
   std::size_t last_handed = 0;       // extract_lines: lines handed to the sink so far
   simdjson::ondemand::parser parser;
@@ -81,6 +85,9 @@ struct KeyExtractor::Json {
   std::size_t extract_lines(std::span<const std::string_view> lines, SinkFn fn, void* sink);
   bool decide_run(std::span<const std::string_view> run, std::size_t first_index, SinkFn fn,
                   void* sink, int splits_left);
+  bool walk_line(const char* begin, const std::uint32_t* structurals, std::uint32_t count,
+                 std::uint32_t& at, std::size_t line_end, json_detail::Backslashes& slashes);
+  FieldsResult walked_fields();
   bool decide_alone(std::span<const std::string_view> lines, std::size_t first_index, SinkFn fn,
                     void* sink);
   // key_extractor.cpp

@@ -19,6 +19,12 @@
 // - stage 2 then walks the same structurals and bytes as the lone parse,
 //   and the lone parse's extra checks (the last structural closes the root;
 //   nothing after it) are what the end-of-line check asks.
+// Most lines skip stage 2: where every key path is one root member, a
+// grammar walk over the same structurals (json_line_walk.hpp) takes the
+// line when it is certainly a valid object and it can answer the lookup
+// from the raw bytes (an unescaped string, a member of another type); it
+// accepts only forms DOM accepts, and leaves every other line to stage 2
+// as above. Its values are views into the line, not into DOM's strings.
 // Everything else (a stage 2 error, a root that is not an object, two
 // objects on a line, an object that runs into the next line) goes through
 // extract_fields(), which also decides what DOM refuses (1e400, deep or
@@ -30,6 +36,7 @@
 
 #include "bloomshard/io/record_reader.hpp"
 #include "bloomshard/io/reject_reasons.hpp"
+#include "json_line_walk.hpp"
 #include "key_extractor_json.hpp"
 
 namespace bloomshard::io {
@@ -124,6 +131,7 @@ bool KeyExtractor::Json::decide_run(std::span<const std::string_view> run, std::
   const std::uint32_t* const structurals = impl.structural_indexes.get();
   const std::uint32_t count = impl.n_structural_indexes;
   std::uint32_t next = 0;  // first structural not yet passed
+  json_detail::Backslashes slashes(begin, begin + len);
   for (std::size_t k = 0; k < run.size(); ++k) {
     const std::string_view text = run[k];
     const auto line_start = static_cast<std::size_t>(text.data() - begin);
@@ -137,6 +145,16 @@ bool KeyExtractor::Json::decide_run(std::span<const std::string_view> run, std::
     }
     while (next < count && structurals[next] < line_start + first) ++next;
     bool taken = false;
+    if (walk_root_fields && next < count && structurals[next] == line_start + first) {
+      std::uint32_t after = next;
+      if (walk_line(begin, structurals, count, after, line_end, slashes)) {
+        next = after;
+        ++streamed;
+        taken = true;
+        if (!fn(sink, first_index + k, walked_fields())) return false;
+        continue;
+      }
+    }
     if (next < count && structurals[next] == line_start + first) {
       impl.next_structural_index = next;
       simdjson::dom::element root;
@@ -159,6 +177,54 @@ bool KeyExtractor::Json::decide_run(std::span<const std::string_view> run, std::
     if (!taken && !fn(sink, first_index + k, extract_fields(text))) return false;
   }
   return true;
+}
+
+// The grammar walk of json_line_walk.hpp over one line, looking up the key
+// paths (all root members) on the way: true with found/walked set when the
+// line is certainly a valid object whose key members it could answer.
+bool KeyExtractor::Json::walk_line(const char* begin, const std::uint32_t* structurals,
+                                   std::uint32_t count, std::uint32_t& at, std::size_t line_end,
+                                   json_detail::Backslashes& slashes) {
+  std::size_t missing = 0;
+  const auto on_member = [&](std::string_view name, json_detail::WalkedKind kind,
+                             std::string_view contents) {
+    if (missing == 0) return true;
+    for (std::size_t p = 0; p < paths.size(); ++p) {
+      // The first member of the name wins, as DOM's at_key().
+      if (walked[p].reject_reason != reason::kKeyMissing || name != paths[p].front()) continue;
+      switch (kind) {
+        case json_detail::WalkedKind::kPlainString:
+          walked[p] = contents.size() > max_key_bytes ? KeyResult{{}, reason::kKeyTooLong}
+                                                      : KeyResult{contents, {}};
+          break;
+        case json_detail::WalkedKind::kOther:
+          walked[p] = KeyResult{{}, reason::kKeyWrongType};
+          break;
+        case json_detail::WalkedKind::kUnsure:
+          return false;
+      }
+      --missing;
+    }
+    return true;
+  };
+  const auto restart = [&] {
+    std::fill(walked.begin(), walked.end(), KeyResult{{}, reason::kKeyMissing});
+    missing = paths.size();
+  };
+  restart();
+  if (json_detail::walk_flat_object(begin, structurals, count, at, line_end, slashes, on_member)) {
+    return true;
+  }
+  restart();
+  return json_detail::walk_object_line(begin, structurals, count, at, line_end, slashes, on_member);
+}
+
+// walk_line()'s lookups as fields_from_dom() would answer them.
+FieldsResult KeyExtractor::Json::walked_fields() {
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    if (!settle(i, walked[i])) return {{}, walked[i].reject_reason};
+  }
+  return {values, {}};
 }
 
 std::size_t KeyExtractor::extract_lines_with(std::span<const std::string_view> lines, SinkFn fn,

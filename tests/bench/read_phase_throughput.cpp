@@ -9,7 +9,8 @@
 // bloomshard_read_phase_throughput`.
 //
 // --stage picks how much of the phase runs, to price its parts apart:
-//   reader   RecordReader::peek_lines()/consume() (read, split lines, prefix digest)
+//   reader   RecordReader::peek_lines()/consume() (read, split lines; no prefix
+//            digest, as in fill() of a job without --state)
 //   extract  + KeyExtractor::extract_lines() (JSON validation, key lookup)
 //   feed     the whole fill(): + key build, XXH3-128, the round batch (default)
 //
@@ -130,7 +131,8 @@ Outcome run_feed(const app::DedupConfig& config, std::vector<app::FileTask> task
 // line is buffered.
 Outcome run_reader(const app::DedupConfig& config, const std::vector<app::FileTask>& tasks,
                    bool extract) {
-  io::RecordReader reader(io::ReaderOptions{.max_line_bytes = config.max_line_bytes});
+  io::RecordReader reader(
+      io::ReaderOptions{.max_line_bytes = config.max_line_bytes, .prefix_digest = false});
   io::KeyExtractor json({.format = io::Format::kJsonLines,
                          .key_path = config.key.fields.front(),
                          .max_key_bytes = io::kDefaultMaxKeyBytes,

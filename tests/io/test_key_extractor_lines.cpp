@@ -388,6 +388,17 @@ std::vector<std::string> scanner_edges() {
       R"({"id":""})",
       "{\"id\":\"utf8 \xc3\xa9\xe6\x97\xa5\xf0\x9f\x98\x80\"}",
       R"({"id":"x","n":[0,-0,1.5,-2.25,10,0.0]})",
+      // Members without the opening brace, after another first token.
+      R"(["id":"x"})",
+      R"(x "id":"x"})",
+      "\x01\t\"id\":\"x\",\"id\":\"y\"}",
+      R"("id":"x"})",
+      // Digit runs around the walk's 8-byte steps.
+      R"({"id":"x","n":12345678})",
+      R"({"id":"x","n":1234567,"m":123456789})",
+      R"({"id":"x","n":1234567812345678.1234567812345678})",
+      R"({"id":"x","n":12345678x})",
+      R"({"id":"x","n":1234567.})",
   };
   out.push_back(nested(253));
   out.push_back(nested(254));

@@ -41,12 +41,20 @@ class RoundBatch {
   void add(std::uint32_t file_slot, std::string_view line, std::string_view terminator,
            const core::KeyHash& hash, std::string_view key);
 
+  /// How a key that is a piece of its line counts toward bytes(): not at
+  /// all, or as the copy it would be otherwise. A JSON value is charged:
+  /// the extractor hands some as views into the line and others as parsed
+  /// copies, and that must not move where a round ends (which decides which
+  /// copy of a key wins across ranks).
+  enum class InLineKey : std::uint8_t { kFree, kCharged };
+
   /// add() for a record whose line, with its terminator bytes right after
   /// it, lies in a buffer given to keep(): not copied.
   void add_kept(std::uint32_t file_slot, std::string_view line, std::string_view terminator,
-                const core::KeyHash& hash, std::string_view key) {
+                const core::KeyHash& hash, std::string_view key,
+                InLineKey in_line = InLineKey::kFree) {
     push_record(file_slot, line.data(), line.size() + terminator.size());
-    push_key(hash, key, line, line.data());
+    push_key(hash, key, line, line.data(), in_line);
   }
 
   /// Adds a record (copied) with no key yet; add_key() gives it its keys.
@@ -121,12 +129,13 @@ class RoundBatch {
   // Addresses compare as integers: the two views may belong to different
   // buffers, where pointer comparison is unspecified.
   void push_key(const core::KeyHash& hash, std::string_view key, std::string_view line,
-                const char* stored_line) {
+                const char* stored_line, InLineKey in_line = InLineKey::kFree) {
     const auto l = reinterpret_cast<std::uintptr_t>(line.data());
     const auto k = reinterpret_cast<std::uintptr_t>(key.data());
     std::string_view stored;
     if (k >= l && k + key.size() <= l + line.size()) {
       stored = std::string_view(stored_line + (k - l), key.size());
+      if (in_line == InLineKey::kCharged) bytes_ += key.size();
     } else {
       stored = std::string_view(arena_.copy(key), key.size());
       bytes_ += key.size();

@@ -25,9 +25,11 @@
 //
 // Many lines per parse (issue 12): extract_lines() takes a run of lines as
 // the reader buffers them (back to back, each followed by "\n" or "\r\n")
-// and indexes up to 64 KiB of them with one simdjson stage 1, then builds
-// each line's DOM with one stage 2 (src/io/key_extractor_lines.cpp), all
-// where the lines lie (no copy). A line takes that answer only when it is
+// and indexes up to 64 KiB of them with one simdjson stage 1, then checks
+// each ordinary line with a grammar walk over its structurals (values of
+// root members come back as views into the line) and builds the DOM of the
+// others with one stage 2 (src/io/key_extractor_lines.cpp), all where the
+// lines lie (no copy). A line takes that answer only when it is
 // provably the per-line answer; every other line is decided by
 // extract_fields(), so accepted lines, values and reject reasons are the
 // per-line path's (tests/io/test_key_extractor_lines.cpp and the
