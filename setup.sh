@@ -3,8 +3,11 @@
 #   bash setup.sh          install what is missing, build (release), run the demo job
 #   bash setup.sh test     build if needed, then run the whole test suite (ctest)
 # Steps can be run alone: deps | build | demo | test | asan | fuzz.
-#   asan   ASan + UBSan build (build/asan), units and a listed e2e subset (below)
-#   fuzz   libFuzzer targets (build/fuzz, clang), FUZZ_SECONDS (10) each from the seeds
+#   asan   ASan + UBSan build with clang (build/asan: the tests and the libFuzzer
+#          targets, the libraries compiled once for both), units and a listed
+#          e2e subset (below)
+#   fuzz   the libFuzzer targets of build/asan (built by asan already; else
+#          built here), FUZZ_SECONDS (10) each from the seeds
 # asan and fuzz are also two halves each: asan-build + asan-test,
 # fuzz-build + fuzz-smoke.
 set -euo pipefail
@@ -115,12 +118,15 @@ asan_test() {
     ctest --preset asan -LE "$ASAN_EXCLUDE_LABELS" -E "$ASAN_EXCLUDE"
 }
 
+# The fuzz targets live in the asan tree (one clang ASan + UBSan compile of
+# the libraries serves the tests and libFuzzer); after `asan` this only
+# checks that they are up to date.
 fuzz_build() {
-  cmake --preset fuzz >/dev/null
-  cmake --build --preset fuzz
+  cmake --preset asan >/dev/null
+  cmake --build --preset asan --target bloomshard_fuzz
 }
 fuzz_smoke() {
-  bash tests/fuzz/smoke.sh build/fuzz/bin "${FUZZ_SECONDS:-10}"
+  bash tests/fuzz/smoke.sh build/asan/bin "${FUZZ_SECONDS:-10}"
 }
 
 case "${1:-all}" in
