@@ -131,19 +131,6 @@ TEST(DecidePasses, AutoGrownLayersInsideBatches) {
   t.expect_same();
 }
 
-// Flushes the delta into a run of the current slot, as a checkpoint does.
-void flush(TwoTierSet& set, std::uint64_t id) {
-  ExactShard& shard = set.exact();
-  auto data = std::make_shared<std::vector<SliceBaseData>>();
-  std::vector<SliceBaseView> views;
-  for (std::uint32_t s = shard.owned().first; s < shard.owned().last; ++s) {
-    data->push_back(shard.merged_slice(s, 0));
-  }
-  for (const SliceBaseData& d : *data) views.push_back(d.view());
-  shard.replace_newest_runs(0, {id, 0, set.bloom().current_slot()}, std::move(views), data);
-  shard.clear_delta();
-}
-
 TEST(DecidePasses, WindowedRefreshes) {
   Twins t(params(200, 0.1), {0, kP});
   const std::vector<std::uint64_t> first{0};
@@ -165,8 +152,8 @@ TEST(DecidePasses, WindowedRefreshes) {
       }
     }
     t.expect_same();
-    flush(t.batched, id);
-    flush(t.single, id);
+    test::flush_delta_into_run(t.batched, id);
+    test::flush_delta_into_run(t.single, id);
     ++id;
   }
   EXPECT_GT(t.batched.counters().refreshed, 0U);

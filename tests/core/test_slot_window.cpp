@@ -116,20 +116,6 @@ TEST(SlotWindow, BloomLayersPerSlotAndExpiry) {
   EXPECT_THROW(bloom.start_window(2, 1, slots), std::invalid_argument);  // newest tag != current
 }
 
-// Flushes the delta into a run tagged with the current slot (what a
-// checkpoint does at a slot boundary), without compaction.
-void flush(TwoTierSet& set, std::uint64_t id) {
-  ExactShard& shard = set.exact();
-  auto data = std::make_shared<std::vector<SliceBaseData>>();
-  std::vector<SliceBaseView> views;
-  for (std::uint32_t s = shard.owned().first; s < shard.owned().last; ++s) {
-    data->push_back(shard.merged_slice(s, 0));
-  }
-  for (const SliceBaseData& d : *data) views.push_back(d.view());
-  shard.replace_newest_runs(0, {id, 0, set.bloom().current_slot()}, std::move(views), data);
-  shard.clear_delta();
-}
-
 TEST(SlotWindow, TwoTierSetMatchesWindowOracle) {
   constexpr std::uint32_t kWindow = 3;
   constexpr int kSlots = 9;
@@ -156,7 +142,7 @@ TEST(SlotWindow, TwoTierSetMatchesWindowOracle) {
       if (set.bloom().layer_full(set.bloom().newest_layer_inserted())) set.bloom().add_layer();
       seen_in[key].push_back(slot);
     }
-    flush(set, id++);
+    test::flush_delta_into_run(set, id++);
     // Runs only of live slots; at most one per slot here (no compaction).
     for (const RunInfo& r : set.exact().runs()) {
       EXPECT_GE(r.slot, first_live_slot(static_cast<std::uint64_t>(slot), kWindow));
