@@ -30,6 +30,7 @@
 #include "bloomshard/app/run_state.hpp"
 #include "bloomshard/app/skipped_inputs.hpp"
 #include "bloomshard/app/split_inputs.hpp"
+#include "bloomshard/app/stderr_line.hpp"
 #include "bloomshard/app/stop_signal.hpp"
 #include "bloomshard/app/watchdog.hpp"
 #include "bloomshard/app/window_slots.hpp"
@@ -343,8 +344,8 @@ class DedupJob {
       if (checkpointer) checkpointer->write(feed, set, router.stats(), rounds, false, true);
       feed.finish();
       if (!input_error.empty()) {
-        std::cerr << "bloomshard dedup: rank " << world_.rank() << ": input error: " << input_error
-                  << '\n';
+        write_stderr_line("bloomshard dedup: rank " + std::to_string(world_.rank()) +
+                          ": input error: " + input_error);
       }
       world_.barrier();  // let the failing rank's message out before the exit
       const bool too_many = skipped_inputs > config_.max_skipped_inputs;
@@ -716,14 +717,12 @@ int run_dedup(const std::vector<std::string>& args) {
   try {
     return DedupJob(world, std::move(parsed.config), watchdog).run();
   } catch (const FencedOut& e) {
-    std::cerr << "bloomshard dedup: rank " << world.rank() << " of " << world.size() << " on "
-              << host_name() << ": " << e.what() << '\n'
-              << std::flush;
+    write_stderr_line("bloomshard dedup: rank " + std::to_string(world.rank()) + " of " +
+                      std::to_string(world.size()) + " on " + host_name() + ": " + e.what());
     comm::abort_job(kExitRunLocked);
   } catch (const std::exception& e) {
-    std::cerr << "bloomshard dedup: rank " << world.rank() << " of " << world.size() << " on "
-              << host_name() << ": error: " << e.what() << '\n'
-              << std::flush;
+    write_stderr_line("bloomshard dedup: rank " + std::to_string(world.rank()) + " of " +
+                      std::to_string(world.size()) + " on " + host_name() + ": error: " + e.what());
     comm::abort_job(kExitFailure);
   }
 }

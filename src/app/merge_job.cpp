@@ -12,6 +12,7 @@
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/app/run_state.hpp"
 #include "bloomshard/app/state_key_scheme.hpp"
+#include "bloomshard/app/stderr_line.hpp"
 #include "bloomshard/app/version.hpp"
 #include "bloomshard/comm/environment.hpp"
 #include "bloomshard/core/slice_map.hpp"
@@ -356,9 +357,8 @@ int run_merge(const std::vector<std::string>& args) {
   try {
     return MergeJob(world, std::move(config)).run();
   } catch (const std::exception& e) {
-    std::cerr << "bloomshard merge: rank " << world.rank() << " of " << world.size()
-              << ": error: " << e.what() << '\n'
-              << std::flush;
+    write_stderr_line("bloomshard merge: rank " + std::to_string(world.rank()) + " of " +
+                      std::to_string(world.size()) + ": error: " + e.what());
     comm::abort_job(kExitFailure);
   }
 }

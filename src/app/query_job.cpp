@@ -17,6 +17,7 @@
 #include "bloomshard/app/round_batch.hpp"
 #include "bloomshard/app/run_state.hpp"
 #include "bloomshard/app/state_key_scheme.hpp"
+#include "bloomshard/app/stderr_line.hpp"
 #include "bloomshard/comm/environment.hpp"
 #include "bloomshard/comm/router.hpp"
 #include "bloomshard/core/first_occurrence.hpp"
@@ -273,8 +274,8 @@ class QueryJob {
                                      feed.skip_pending() ? 1U : 0U});
       if (g[1] != 0) {
         if (!input_error.empty()) {
-          std::cerr << "bloomshard query: rank " << world_.rank()
-                    << ": input error: " << input_error << '\n';
+          write_stderr_line("bloomshard query: rank " + std::to_string(world_.rank()) +
+                            ": input error: " + input_error);
         }
         world_.barrier();
         return kExitFailure;
@@ -377,9 +378,8 @@ int run_query(const std::vector<std::string>& args) {
   try {
     return QueryJob(world, std::move(parsed.config)).run();
   } catch (const std::exception& e) {
-    std::cerr << "bloomshard query: rank " << world.rank() << " of " << world.size()
-              << ": error: " << e.what() << '\n'
-              << std::flush;
+    write_stderr_line("bloomshard query: rank " + std::to_string(world.rank()) + " of " +
+                      std::to_string(world.size()) + ": error: " + e.what());
     comm::abort_job(kExitFailure);
   }
 }
