@@ -6,6 +6,7 @@
 #include "bloomshard/app/json_writer.hpp"
 #include "bloomshard/app/resource_usage.hpp"
 #include "bloomshard/app/version.hpp"
+#include "bloomshard/comm/transport_defaults.hpp"
 #include "bloomshard/io/reject_reasons.hpp"
 
 namespace bloomshard::app {
@@ -135,6 +136,7 @@ JobSummary reduce_metrics(const comm::Communicator& comm, const JobCounters& bas
   s.read_bytes_by_rank[comm.urank()] = feed.counters().read_bytes;
   s.read_bytes_by_rank = comm.allreduce_sum(s.read_bytes_by_rank);
   s.max_rss_bytes = comm.allreduce_max(peak_rss_bytes());
+  s.mpi_pml_default = comm::applied_pml_default();  // every rank's: one node, one decision
   s.wall_seconds = comm.allreduce_max(wall_seconds);
   s.phase_seconds_max = {comm.allreduce_max(phases.read), comm.allreduce_max(phases.route),
                          comm.allreduce_max(phases.decide), comm.allreduce_max(phases.write)};
@@ -220,6 +222,7 @@ std::string metrics_json(const JobSummary& s) {
   }
   j.end_array();
   j.value("join_seconds", s.join_seconds);
+  j.value("mpi_pml_default", s.mpi_pml_default);
   j.value("segment_rounds", s.segment_rounds);
   j.begin_array("read_bytes_by_rank");
   for (const std::uint64_t b : s.read_bytes_by_rank) j.value({}, b);

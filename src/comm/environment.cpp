@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "bloomshard/comm/mpi_error.hpp"
+#include "bloomshard/comm/transport_defaults.hpp"
 
 namespace bloomshard::comm {
 
@@ -17,6 +18,7 @@ void Environment::init(int* argc, char*** argv, ThreadLevel level) {
   if (!initialized()) {
     const int wanted = level == ThreadLevel::kFunneled ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE;
     int provided = MPI_THREAD_SINGLE;
+    apply_single_node_pml();  // read by MPI_Init: see transport_defaults.hpp
     // Errors here are fatal under MPI's default handler: nothing to catch yet.
     check_mpi(MPI_Init_thread(argc, argv, wanted, &provided), "MPI_Init_thread");
     owns_ = true;

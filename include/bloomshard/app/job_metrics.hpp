@@ -82,7 +82,10 @@ struct JobSummary {
   // Input bytes each rank consumed in this segment (index = rank): how even
   // the reading was (issue 12: split inputs).
   std::vector<std::uint64_t> read_bytes_by_rank;
-  double join_seconds = 0;        // joining split inputs' parts, slowest rank (0: none)
+  double join_seconds = 0;  // joining split inputs' parts, slowest rank (0: none)
+  // The PML named before MPI_Init for a job on one node ("ob1"), or "" when
+  // Open MPI chose (comm/transport_defaults.hpp).
+  std::string mpi_pml_default;
   std::uint64_t checkpoints = 0;  // written in this segment
   CheckpointMetrics checkpoint;   // their figures
   std::vector<LayerSummary> layers;
