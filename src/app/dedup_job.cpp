@@ -38,6 +38,7 @@
 #include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/comm/router.hpp"
 #include "bloomshard/core/two_tier.hpp"
+#include "bloomshard/io/checkpoint_generations.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
 #include "bloomshard/io/errors.hpp"
 #include "bloomshard/io/input_file.hpp"
@@ -151,6 +152,7 @@ class DedupJob {
         fs::remove_all(fs::path(config_.output_dir) / kRangesDirName, ignored);
         std::cout << "bloomshard dedup: the run in '" << config_.state_dir
                   << "' already finished for these inputs; nothing to do\n";
+        write_metrics_of_finished_run();
       }
       return kExitOk;
     }
@@ -663,6 +665,29 @@ class DedupJob {
       watchdog_.set_periodic([this] { return lease_->beat(); }, RunLease::kBeatSeconds);
     }
     return true;
+  }
+
+  // Rank 0, on a start that finds the run finished: a kill between the
+  // finishing generation and the metrics file (or a lost file) left no
+  // metrics; the state's newest generation has the run's totals. A metrics
+  // file already there (the run's own, from its end) is kept.
+  void write_metrics_of_finished_run() const {
+    if (config_.metrics_path.empty() || fs::exists(config_.metrics_path)) return;
+    // The generation the start decided by: the newest whose header reads.
+    std::optional<io::CheckpointSummary> saved;
+    for (const std::uint64_t g : io::resume_candidates(config_.state_dir)) {
+      try {
+        saved = io::read_checkpoint_summary(io::generation_path(config_.state_dir, g));
+        break;
+      } catch (const std::exception&) {
+        continue;  // the start's own decision skipped it too
+      }
+    }
+    if (!saved || !saved->header.finished) return;  // changed since the decision: say nothing
+    write_metrics_file(metrics_json(
+        summary_of_finished_run(*saved, manifest_from_json(saved->header.manifest_json))));
+    std::cout << "bloomshard dedup: metrics of the finished run written to '"
+              << config_.metrics_path << "' (from its state)\n";
   }
 
   // Rank 0: the metrics JSON, written to a temp file, checked and renamed,

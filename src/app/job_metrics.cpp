@@ -1,12 +1,15 @@
 #include "bloomshard/app/job_metrics.hpp"
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 
 #include "bloomshard/app/json_writer.hpp"
 #include "bloomshard/app/resource_usage.hpp"
+#include "bloomshard/app/skipped_inputs.hpp"
 #include "bloomshard/app/version.hpp"
 #include "bloomshard/comm/transport_defaults.hpp"
+#include "bloomshard/core/bloom_math.hpp"
 #include "bloomshard/io/reject_reasons.hpp"
 
 namespace bloomshard::app {
@@ -168,6 +171,48 @@ JobSummary reduce_metrics(const comm::Communicator& comm, const JobCounters& bas
   return s;
 }
 
+std::vector<LayerSummary> saved_layers(const io::CheckpointSummary& s) {
+  std::vector<LayerSummary> layers;
+  for (const io::CheckpointLayerInfo& info : s.layers) {
+    LayerSummary l;
+    l.capacity = info.geometry.capacity;
+    l.fpr_target = info.geometry.fpr_target;
+    l.k = info.geometry.k;
+    l.bits_per_key = info.geometry.bits_per_key;
+    l.bits = info.geometry.blocks_per_slice * 512 * s.header.params.num_slices;
+    l.inserted = info.inserted;
+    const double bits = static_cast<double>(l.bits);
+    const double n = static_cast<double>(l.inserted);
+    // k is unsigned: negate it as a double (-k would wrap to ~2^32).
+    l.fill_ratio = 1.0 - std::exp(-static_cast<double>(l.k) * n / bits);
+    l.fpr_estimate = n > 0 ? core::blocked_fpr(bits / n, l.k) : 0.0;
+    l.cardinality_estimate = n;
+    layers.push_back(l);
+  }
+  return layers;
+}
+
+JobSummary summary_of_finished_run(const io::CheckpointSummary& s, const RunManifest& m) {
+  JobSummary j;
+  j.finished_by_earlier_attempt = true;
+  j.ranks = static_cast<int>(s.written_by_ranks);
+  j.counters = m.counters;
+  for (const InputProgress& p : m.inputs) {
+    j.input_files += 1;
+    j.input_bytes += p.file.size;
+  }
+  j.tier2_keys = s.tier2_keys;
+  j.fpr_target = s.header.params.fpr_target;
+  j.layers = saved_layers(s);
+  for (const LayerSummary& l : j.layers) {
+    j.filter_bits += l.bits;
+    j.fpr_estimate += l.fpr_estimate;
+    j.cardinality_estimate += l.cardinality_estimate;
+  }
+  j.skipped_inputs = skipped_in_manifest(m);
+  return j;
+}
+
 std::string metrics_json(const JobSummary& s) {
   JsonWriter j;
   j.begin_object();
@@ -223,6 +268,7 @@ std::string metrics_json(const JobSummary& s) {
   j.end_array();
   j.value("join_seconds", s.join_seconds);
   j.value("mpi_pml_default", s.mpi_pml_default);
+  j.value("finished_by_earlier_attempt", s.finished_by_earlier_attempt);
   j.value("segment_rounds", s.segment_rounds);
   j.begin_array("read_bytes_by_rank");
   for (const std::uint64_t b : s.read_bytes_by_rank) j.value({}, b);

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/json_writer.hpp"
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/app/state_key_scheme.hpp"
@@ -118,25 +119,17 @@ int run_info(const std::vector<std::string>& args) {
   double cardinality = 0;
   double fpr = 0;
   j.begin_array("layers");
-  for (const io::CheckpointLayerInfo& l : s.layers) {
-    // Estimated from the insert count: fill 1 - e^(-k n / m), FPR from the
-    // blocked model at the load actually reached.
-    const double bits =
-        static_cast<double>(l.geometry.blocks_per_slice) * 512.0 * s.header.params.num_slices;
-    const double n = static_cast<double>(l.inserted);
-    // k is unsigned: negate it as a double (-k would wrap to ~2^32).
-    const double fill = 1.0 - std::exp(-static_cast<double>(l.geometry.k) * n / bits);
-    const double layer_fpr = n > 0 ? core::blocked_fpr(bits / n, l.geometry.k) : 0.0;
-    cardinality += n;
-    fpr += layer_fpr;
+  for (const LayerSummary& l : saved_layers(s)) {
+    cardinality += l.cardinality_estimate;
+    fpr += l.fpr_estimate;
     j.begin_object();
-    j.value("capacity", l.geometry.capacity);
+    j.value("capacity", l.capacity);
     j.value("inserted", l.inserted);
-    j.value("k", static_cast<std::uint64_t>(l.geometry.k));
-    j.value("bits", static_cast<std::uint64_t>(bits));
-    j.value("fill_estimate", fill);
-    j.value("fpr_target", l.geometry.fpr_target);
-    j.value("fpr_estimate", layer_fpr);
+    j.value("k", static_cast<std::uint64_t>(l.k));
+    j.value("bits", l.bits);
+    j.value("fill_estimate", l.fill_ratio);
+    j.value("fpr_target", l.fpr_target);
+    j.value("fpr_estimate", l.fpr_estimate);
     j.end_object();
   }
   j.end_array();

@@ -415,13 +415,10 @@ check_campaign() {
   log "campaign $CAMP: finished after $ATT attempts so far; checking"
   cp "$METRICS" "$METRICS.final" 2>/dev/null || true
   # A kill that lands after the finishing generation but before the metrics
-  # write leaves a finished state and no metrics; the next start only says
-  # "already finished" and writes none (a known gap: docs/reliability.md).
-  # The state's own totals then stand in for the metrics checked below.
-  if [[ ! -f $METRICS.final && $USE_STATE == 1 ]] && grep -qi 'already finished' "$LOG"; then
-    log "campaign $CAMP: finished by a killed attempt; checking the state's totals"
-    "$BIN" info --json --state "$STATE" >"$METRICS.final" 2>/dev/null || rm -f "$METRICS.final"
-  fi
+  # write leaves a finished state and no metrics; the next start says
+  # "already finished" and writes them from the state
+  # (finished_by_earlier_attempt), so a finished campaign always has them
+  # (checked with the totals below).
   [[ -z $(pgrep -f -- "$MARKER_DIR/bs-c$(printf %02d "$CAMP")" || true) ]] ||
     fail "processes of campaign $CAMP are still running"
   if [[ $USE_STATE == 1 ]]; then

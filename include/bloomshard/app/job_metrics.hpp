@@ -14,6 +14,7 @@
 #include "bloomshard/comm/communicator.hpp"
 #include "bloomshard/comm/router.hpp"
 #include "bloomshard/core/two_tier.hpp"
+#include "bloomshard/io/checkpoint_store.hpp"
 
 namespace bloomshard::app {
 
@@ -96,7 +97,25 @@ struct JobSummary {
   double fpr_target = 0;
   // Broken inputs skipped (--on-input-error skip), earlier segments included.
   std::vector<SkippedInput> skipped_inputs;
+  // True when an earlier attempt finished the run and this start only read
+  // its state (summary_of_finished_run): no segment figures then.
+  bool finished_by_earlier_attempt = false;
 };
+
+/// The saved filter's layers (a checkpoint's), in metrics form: fill and FPR
+/// estimated from the insert counts (1 - e^(-k n / m); the blocked model at
+/// the load reached), cardinality = inserts. For `info` and for
+/// summary_of_finished_run.
+[[nodiscard]] std::vector<LayerSummary> saved_layers(const io::CheckpointSummary& s);
+
+/// The metrics of a run an earlier attempt finished, from its newest
+/// generation `s` and that generation's manifest `m`: the run's counters,
+/// filter and tier-2 size as saved, the ranks that wrote it, and no figures
+/// of this start (rounds, phases, wall time and RSS are 0). What a restart
+/// writes when a kill landed between the finishing generation and the
+/// metrics file (docs/reliability.md).
+[[nodiscard]] JobSummary summary_of_finished_run(const io::CheckpointSummary& s,
+                                                 const RunManifest& m);
 
 /// This rank's counters of the running segment.
 [[nodiscard]] JobCounters local_counters(const InputFeed& feed, const core::TwoTierSet& set,
