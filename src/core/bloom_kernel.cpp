@@ -88,8 +88,10 @@ struct Avx2Probe {
 // GCC 12's AVX-512 headers self-initialize an "undefined" vector inside
 // several intrinsics, which -Wmaybe-uninitialized flags wherever they are
 // inlined; the value is never read.
+#if defined(__GNUC__) && !defined(__clang__)  // clang has no such warning group
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 // AVX-512F probe: the whole block is one register of sixteen 32-bit words,
 // one lane per probe; lanes >= k are masked off.
@@ -123,7 +125,9 @@ struct Avx512Probe {
     std::span<std::uint8_t> out, bool accumulate) noexcept {
   ring_query(words, v, hashes, out, accumulate, Avx512Probe{});
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 bool cpu_supports(ProbeIsa isa) noexcept {
   __builtin_cpu_init();

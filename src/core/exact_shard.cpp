@@ -159,8 +159,7 @@ struct ExactShard::Impl {
   }
 };
 
-ExactShard::ExactShard(SliceRange owned, std::uint32_t num_slices)
-    : owned_(owned), num_slices_(num_slices) {
+ExactShard::ExactShard(SliceRange owned, std::uint32_t num_slices) : owned_(owned) {
   if (num_slices < 1 || num_slices > kMaxSlices || owned.first >= owned.last ||
       owned.last > num_slices) {
     throw std::invalid_argument("exact shard: slice range [" + std::to_string(owned.first) + ", " +

@@ -186,7 +186,6 @@ class ExactShard {
  private:
   struct Impl;
   SliceRange owned_;
-  std::uint32_t num_slices_;
   std::unique_ptr<Impl> impl_;  // pimpl keeps the header light; see exact_shard.cpp
 };
 
