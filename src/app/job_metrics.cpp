@@ -70,50 +70,21 @@ JobCounters local_counters(const InputFeed& feed, const core::TwoTierSet& set,
 }
 
 JobCounters reduce_counters(const comm::Communicator& comm, const JobCounters& local) {
-  const std::vector<std::uint64_t> sums =
-      comm.allreduce_sum(std::vector<std::uint64_t>{local.records,
-                                                    local.kept,
-                                                    local.dropped,
-                                                    local.rejected,
-                                                    local.decided,
-                                                    local.tier1_absent,
-                                                    local.tier1_maybe,
-                                                    local.tier2_lookups,
-                                                    local.duplicates,
-                                                    local.false_positives,
-                                                    local.output_bytes,
-                                                    local.bytes_exchanged,
-                                                    local.payload_bytes,
-                                                    local.batch_duplicates,
-                                                    local.paragraphs,
-                                                    local.paragraphs_keyed,
-                                                    local.paragraphs_removed,
-                                                    local.records_changed,
-                                                    local.records_dropped,
-                                                    local.paragraph_bytes_removed});
+  // Summed counters travel as one vector; those the same on every rank
+  // (rounds) as another, reduced by max.
+  std::vector<std::uint64_t> sums;
+  std::vector<std::uint64_t> maxima;
+  for (const CounterField& f : kCounterFields) {
+    (f.same_on_every_rank ? maxima : sums).push_back(local.*f.member);
+  }
+  sums = comm.allreduce_sum(sums);
+  maxima = comm.allreduce_max(maxima);
   JobCounters g;
-  g.records = sums[0];
-  g.kept = sums[1];
-  g.dropped = sums[2];
-  g.rejected = sums[3];
-  g.decided = sums[4];
-  g.tier1_absent = sums[5];
-  g.tier1_maybe = sums[6];
-  g.tier2_lookups = sums[7];
-  g.duplicates = sums[8];
-  g.false_positives = sums[9];
-  g.output_bytes = sums[10];
-  g.bytes_exchanged = sums[11];
-  g.payload_bytes = sums[12];
-  g.batch_duplicates = sums[13];
-  g.paragraphs = sums[14];
-  g.paragraphs_keyed = sums[15];
-  g.paragraphs_removed = sums[16];
-  g.records_changed = sums[17];
-  g.records_dropped = sums[18];
-  g.paragraph_bytes_removed = sums[19];
-  g.rounds = comm.allreduce_max(local.rounds);
-  g.subrounds = comm.allreduce_max(local.subrounds);  // the same on every rank
+  std::size_t next_sum = 0;
+  std::size_t next_max = 0;
+  for (const CounterField& f : kCounterFields) {
+    g.*f.member = f.same_on_every_rank ? maxima[next_max++] : sums[next_sum++];
+  }
   io::RejectCounts local_reasons;
   for (const auto& [reason, n] : local.rejected_by_reason) local_reasons[reason] = n;
   const std::vector<std::uint64_t> reasons = comm.allreduce_sum(reason_vector(local_reasons));

@@ -81,39 +81,6 @@ void put_ranges(std::string& out, const std::vector<RangeProgress>& ranges) {
   out += ']';
 }
 
-// The counters as (name, member) pairs: one list serves writing and reading.
-template <typename Counters, typename F>
-void for_each_counter(Counters& c, F&& f) {
-  f("records", c.records);
-  f("kept", c.kept);
-  f("dropped", c.dropped);
-  f("rejected", c.rejected);
-  f("decided", c.decided);
-  f("tier1_absent", c.tier1_absent);
-  f("tier1_maybe", c.tier1_maybe);
-  f("tier2_lookups", c.tier2_lookups);
-  f("duplicates", c.duplicates);
-  f("false_positives", c.false_positives);
-  f("output_bytes", c.output_bytes);
-  f("bytes_exchanged", c.bytes_exchanged);
-  f("payload_bytes", c.payload_bytes);
-  f("rounds", c.rounds);
-  f("batch_duplicates", c.batch_duplicates);
-  f("subrounds", c.subrounds);
-  f("paragraphs", c.paragraphs);
-  f("paragraphs_keyed", c.paragraphs_keyed);
-  f("paragraphs_removed", c.paragraphs_removed);
-  f("records_changed", c.records_changed);
-  f("records_dropped", c.records_dropped);
-  f("paragraph_bytes_removed", c.paragraph_bytes_removed);
-}
-
-// Counters a manifest written by an older build may lack (0 then).
-bool is_optional_counter(std::string_view name) {
-  return name == "batch_duplicates" || name == "subrounds" || name.starts_with("paragraph") ||
-         name == "records_changed" || name == "records_dropped";
-}
-
 template <typename T, typename Node>
 T field(Node e, std::string_view key) {
   T v{};
@@ -184,28 +151,7 @@ bool has_split_inputs(const RunManifest& m) {
 }
 
 JobCounters& JobCounters::operator+=(const JobCounters& o) {
-  records += o.records;
-  kept += o.kept;
-  dropped += o.dropped;
-  rejected += o.rejected;
-  decided += o.decided;
-  tier1_absent += o.tier1_absent;
-  tier1_maybe += o.tier1_maybe;
-  tier2_lookups += o.tier2_lookups;
-  duplicates += o.duplicates;
-  false_positives += o.false_positives;
-  output_bytes += o.output_bytes;
-  bytes_exchanged += o.bytes_exchanged;
-  payload_bytes += o.payload_bytes;
-  rounds += o.rounds;
-  batch_duplicates += o.batch_duplicates;
-  subrounds += o.subrounds;
-  paragraphs += o.paragraphs;
-  paragraphs_keyed += o.paragraphs_keyed;
-  paragraphs_removed += o.paragraphs_removed;
-  records_changed += o.records_changed;
-  records_dropped += o.records_dropped;
-  paragraph_bytes_removed += o.paragraph_bytes_removed;
+  for (const CounterField& f : kCounterFields) this->*f.member += o.*f.member;
   for (const auto& [reason, n] : o.rejected_by_reason) rejected_by_reason[reason] += n;
   return *this;
 }
@@ -261,11 +207,11 @@ std::string manifest_to_json(const RunManifest& m) {
   }
   out += "],\n\"counters\":{";
   bool first = true;
-  for_each_counter(m.counters, [&](std::string_view name, std::uint64_t v) {
+  for (const CounterField& f : kCounterFields) {
     if (!first) out += ',';
     first = false;
-    put_u64(out, name, v);
-  });
+    put_u64(out, f.name, m.counters.*f.member);
+  }
   out += "},\n\"rejected_by_reason\":{";
   first = true;
   for (const auto& [reason, n] : m.counters.rejected_by_reason) {
@@ -323,13 +269,12 @@ RunManifest manifest_from_json(std::string_view json) {
         {std::string(field<std::string_view>(e, "name")), field<std::uint64_t>(e, "length")});
   }
   const auto counters = field<simdjson::dom::object>(doc, "counters");
-  for_each_counter(m.counters, [&](std::string_view name, std::uint64_t& v) {
-    if (is_optional_counter(name) && counters[name].error() == simdjson::NO_SUCH_FIELD) {
-      v = 0;
-      return;
-    }
-    v = field<std::uint64_t>(counters, name);
-  });
+  for (const CounterField& f : kCounterFields) {
+    std::uint64_t& v = m.counters.*f.member;
+    v = f.optional && counters[f.name].error() == simdjson::NO_SUCH_FIELD
+            ? 0
+            : field<std::uint64_t>(counters, f.name);
+  }
   for (auto [reason, n] : field<simdjson::dom::object>(doc, "rejected_by_reason")) {
     std::uint64_t count = 0;
     if (n.get(count) != simdjson::SUCCESS)

@@ -90,6 +90,43 @@ struct JobCounters {
   JobCounters& operator+=(const JobCounters& o);
 };
 
+/// One numeric counter of JobCounters: its manifest name, its member, how
+/// ranks combine it, and whether a manifest may lack it.
+struct CounterField {
+  std::string_view name;
+  std::uint64_t JobCounters::*member;
+  bool same_on_every_rank;  ///< combined by max (rounds), not summed
+  bool optional;            ///< added after format 1 shipped: absent reads as 0
+};
+
+/// Every numeric counter, once: the manifest's JSON (both ways), operator+=
+/// and the reduction over ranks walk this table, so a new counter is one
+/// line here (plus the metrics JSON, which orders its fields for readers).
+inline constexpr CounterField kCounterFields[] = {
+    {"records", &JobCounters::records, false, false},
+    {"kept", &JobCounters::kept, false, false},
+    {"dropped", &JobCounters::dropped, false, false},
+    {"rejected", &JobCounters::rejected, false, false},
+    {"decided", &JobCounters::decided, false, false},
+    {"tier1_absent", &JobCounters::tier1_absent, false, false},
+    {"tier1_maybe", &JobCounters::tier1_maybe, false, false},
+    {"tier2_lookups", &JobCounters::tier2_lookups, false, false},
+    {"duplicates", &JobCounters::duplicates, false, false},
+    {"false_positives", &JobCounters::false_positives, false, false},
+    {"output_bytes", &JobCounters::output_bytes, false, false},
+    {"bytes_exchanged", &JobCounters::bytes_exchanged, false, false},
+    {"payload_bytes", &JobCounters::payload_bytes, false, false},
+    {"rounds", &JobCounters::rounds, true, false},
+    {"batch_duplicates", &JobCounters::batch_duplicates, false, true},
+    {"subrounds", &JobCounters::subrounds, true, true},
+    {"paragraphs", &JobCounters::paragraphs, false, true},
+    {"paragraphs_keyed", &JobCounters::paragraphs_keyed, false, true},
+    {"paragraphs_removed", &JobCounters::paragraphs_removed, false, true},
+    {"records_changed", &JobCounters::records_changed, false, true},
+    {"records_dropped", &JobCounters::records_dropped, false, true},
+    {"paragraph_bytes_removed", &JobCounters::paragraph_bytes_removed, false, true},
+};
+
 struct RunManifest {
   std::string run_id;
   std::string output_dir;  ///< absolute
