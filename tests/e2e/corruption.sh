@@ -20,18 +20,11 @@
 # usage: corruption.sh BIN ORACLE CKPT_PATCH [--mpiexec M] [--np-flag -n] [--python P]
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/launch_args.sh"
 
 BIN=${1:-} ORACLE=${2:-} PATCH=${3:-}
 [[ $# -ge 3 ]] && shift 3
-MPIEXEC=mpiexec NP_FLAG=-n PY=python3
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --mpiexec) MPIEXEC=$2; shift 2 ;;
-    --np-flag) NP_FLAG=$2; shift 2 ;;
-    --python) PY=$2; shift 2 ;;
-    *) echo "corruption.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
+launch_args corruption.sh "$@"
 [[ -x $BIN && -f $ORACLE && -x $PATCH ]] || {
   echo "usage: corruption.sh BIN ORACLE CKPT_PATCH [--mpiexec M] [--np-flag -n] [--python P]" >&2
   exit 2

@@ -10,17 +10,10 @@
 # usage: store_enospc.sh BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
 # Needs root (mount); exits 77 (skipped) where loop mounts are not allowed.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/launch_args.sh"
 BIN=$1 ORACLE=$2
 shift 2
-MPIEXEC=mpiexec NP_FLAG=-n PY=python3
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --mpiexec) MPIEXEC=$2; shift 2 ;;
-    --np-flag) NP_FLAG=$2; shift 2 ;;
-    --python) PY=$2; shift 2 ;;
-    *) echo "store_enospc.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
+launch_args store_enospc.sh "$@"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-enospc.XXXXXX")
 MNT=$TMP/mnt IMG=$TMP/fs.img
 mounted=0

@@ -9,17 +9,10 @@
 #
 # usage: transport_default.sh BLOOMSHARD --mpiexec M --np-flag F --python P
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/launch_args.sh"
 BIN=$1
 shift
-MPIEXEC=mpiexec NP_FLAG=-n PY=python3
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --mpiexec) MPIEXEC=$2; shift 2 ;;
-    --np-flag) NP_FLAG=$2; shift 2 ;;
-    --python) PY=$2; shift 2 ;;
-    *) echo "transport_default.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
+launch_args transport_default.sh "$@"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-transport.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL [transport default]: $*" >&2; exit 1; }

@@ -8,19 +8,12 @@
 # The sourcing script sets BIN ORACLE PY MPIEXEC NP_FLAG (fault_args does)
 # and NAME, then calls fault_setup.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../e2e/launch_args.sh"
 
 fault_args() { # BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
   BIN=$(readlink -f "$1") ORACLE=$2
   shift 2
-  MPIEXEC=mpiexec NP_FLAG=-n PY=python3
-  while [[ $# -gt 0 ]]; do
-    case "$1" in
-      --mpiexec) MPIEXEC=$2; shift 2 ;;
-      --np-flag) NP_FLAG=$2; shift 2 ;;
-      --python) PY=$2; shift 2 ;;
-      *) echo "$NAME: unknown argument '$1'" >&2; exit 2 ;;
-    esac
-  done
+  launch_args "$NAME" "$@"
 }
 
 log() { echo "[$NAME] $*"; }
