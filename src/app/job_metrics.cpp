@@ -181,6 +181,7 @@ JobSummary summary_of_finished_run(const io::CheckpointSummary& s, const RunMani
     j.cardinality_estimate += l.cardinality_estimate;
   }
   j.skipped_inputs = skipped_in_manifest(m);
+  j.mpi_pml_default = comm::applied_pml_default();  // this start's, like every start's
   return j;
 }
 

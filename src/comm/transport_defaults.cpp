@@ -16,6 +16,12 @@ namespace {
 
 constexpr std::string_view kSpace = " \t\r\n";
 
+// Variables that PMIx, PMI-1/2 (MPICH's hydra, srun --mpi=pmi2) and Slurm's
+// job steps set in the processes they start: a process without Open MPI's
+// own variables but with one of these may be one rank of many.
+constexpr const char* kOtherLaunchers[] = {"PMIX_RANK", "PMIX_NAMESPACE", "PMI_RANK",
+                                           "PMI_SIZE",  "PMI_FD",         "SLURM_STEP_ID"};
+
 std::string_view trim(std::string_view s) {
   const auto first = s.find_first_not_of(kSpace);
   if (first == std::string_view::npos) return {};
@@ -43,7 +49,7 @@ bool names(std::string_view list, std::string_view component) {
 }
 
 // True if a parameter file's lines choose a PML or an MTL: a selecting list
-// ("pml = ucx", "mtl = psm2"), or a PML exclusion that leaves ob1 out.
+// ("pml = ucx", "mtl = psm2"), or a PML exclusion that names ob1 ("^ob1").
 bool file_chooses_transport(const std::string& text) {
   std::istringstream lines(text);
   std::string line;
@@ -83,11 +89,19 @@ std::string single_node_pml(const TransportInputs& in) {
   if (keep != nullptr && std::string_view(keep) == "keep") return {};
   if (env("OMPI_MCA_pml") != nullptr || env("OMPI_MCA_mtl") != nullptr) return {};
   if (env("OMPI_MCA_mca_base_param_files") != nullptr) return {};
-  // Set by Open MPI's launcher for each rank before it starts; absent for a
-  // singleton and under launchers that leave them to MPI_Init.
-  const long size = positive(env("OMPI_COMM_WORLD_SIZE"));
-  const long local = positive(env("OMPI_COMM_WORLD_LOCAL_SIZE"));
-  if (size == 0 || local != size) return {};
+  // Set by Open MPI's launcher for each rank before it starts.
+  const char* size_text = env("OMPI_COMM_WORLD_SIZE");
+  const char* local_text = env("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (size_text == nullptr && local_text == nullptr) {
+    // No Open MPI launcher: a singleton (one process, so one node), unless
+    // another launcher started this process and will tell MPI_Init more.
+    for (const char* launcher : kOtherLaunchers) {
+      if (env(launcher) != nullptr) return {};
+    }
+  } else {
+    const long size = positive(size_text);
+    if (size == 0 || positive(local_text) != size) return {};
+  }
   for (const std::string& text : in.param_files) {
     if (file_chooses_transport(text)) return {};
   }

@@ -39,9 +39,21 @@ TEST(TransportDefaults, OneNodeJobGetsOb1) {
   EXPECT_EQ(decide(launched(64, 64), {kDebianFile, ""}), "ob1");
 }
 
-TEST(TransportDefaults, SeveralNodesOrNoLauncherAreLeftAlone) {
+TEST(TransportDefaults, ASingletonGetsOb1) {
+  EXPECT_EQ(decide({}), "ob1");
+  EXPECT_EQ(decide({{"HOME", "/root"}, {"SLURM_JOB_ID", "7"}}), "ob1");  // a batch script
+  EXPECT_EQ(decide({}, {"pml = ucx\n"}), "");
+}
+
+TEST(TransportDefaults, OtherLaunchersAreLeftAlone) {
+  for (const char* name :
+       {"PMIX_RANK", "PMIX_NAMESPACE", "PMI_RANK", "PMI_SIZE", "PMI_FD", "SLURM_STEP_ID"}) {
+    EXPECT_EQ(decide({{name, "0"}}), "") << name;
+  }
+}
+
+TEST(TransportDefaults, SeveralNodesOrHalfAnAnswerAreLeftAlone) {
   EXPECT_EQ(decide(launched(4, 2)), "");
-  EXPECT_EQ(decide({}), "");  // a singleton: no OMPI_COMM_WORLD_*
   auto env = launched(2, 2);
   env.erase("OMPI_COMM_WORLD_LOCAL_SIZE");
   EXPECT_EQ(decide(env), "");

@@ -5,7 +5,8 @@
 # PML: its pml_base_verbose log does not register it) and says so in the
 # metrics (mpi_pml_default = "ob1"); with BLOOMSHARD_MPI_TRANSPORT=keep, or
 # a PML already in the environment, Open MPI chooses (CM registered, field
-# ""). Outputs are checked to be the input's first copies each time.
+# ""). A singleton (no launcher at all) names ob1 too. Outputs are checked
+# to be the input's first copies each time.
 #
 # usage: transport_default.sh BLOOMSHARD --mpiexec M --np-flag F --python P
 set -euo pipefail
@@ -52,4 +53,12 @@ cm_registered keep || fail "keep: CM not loaded: Open MPI did not choose for its
 run user OMPI_MCA_pml=^ucx
 [[ -z $(field user) ]] || fail "user's pml: mpi_pml_default is '$(field user)', want ''"
 cm_registered user || fail "user's pml: the user's PML setting was overridden"
-echo "transport default: ob1 named for a one-node job; keep and a user's pml respected"
+# Without any launcher: a singleton, one process, ob1 as well.
+rm -rf "$TMP/out"
+env OMPI_MCA_pml_base_verbose=10 timeout 120 "$BIN" dedup --input "$TMP/in" --output "$TMP/out" \
+  --key-field id --capacity 1000 --metrics "$TMP/single.json" >"$TMP/single.log" 2>&1 ||
+  { cat "$TMP/single.log" >&2; fail "singleton: the job failed"; }
+cmp -s "$TMP/out/x.jsonl" "$TMP/want" || fail "singleton: output is not the first copies"
+[[ $(field single) == ob1 ]] || fail "singleton: mpi_pml_default is '$(field single)', want ob1"
+! cm_registered single || fail "singleton: Open MPI still loaded the CM PML"
+echo "transport default: ob1 named for a one-node job and a singleton; keep and a user's pml respected"
