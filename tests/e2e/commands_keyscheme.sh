@@ -6,17 +6,10 @@
 # differ, naming the item.
 # usage: commands_keyscheme.sh BIN RANKS [--mpiexec M] [--np-flag F] [--python P]
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/launch_args.sh"
 BIN=$1 RANKS=$2
 shift 2
-MPIEXEC=mpiexec NP_FLAG=-n PYTHON=python3
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --mpiexec) MPIEXEC=$2; shift 2 ;;
-    --np-flag) NP_FLAG=$2; shift 2 ;;
-    --python) PYTHON=$2; shift 2 ;;
-    *) echo "commands_keyscheme.sh: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
+launch_args commands_keyscheme.sh "$@"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-cmdks.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL [commands keyscheme]: $*" >&2; exit 1; }
@@ -24,7 +17,7 @@ mpi() { "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" "$@"; }
 mkdir -p "$TMP/a" "$TMP/b" "$TMP/q"
 # History a: texts 0..1999 with messy white space (each twice); b: 1500..2999.
 # Queries: 1000..3999 written plainly; hits are 1000..2999 against a+b.
-"$PYTHON" - "$TMP" <<'PY'
+"$PY" - "$TMP" <<'PY'
 import json, sys
 t = sys.argv[1]
 def w(path, ids, messy):
@@ -47,7 +40,7 @@ n=$(wc -l <"$TMP/qa/q.jsonl")
 ((n == 1000)) || fail "query against A: $n hits, expected 1000 (texts 1000..1999)"
 mpi merge --from "$TMP/A" --from "$TMP/B" --into "$TMP/C" >/dev/null
 mpi query --state "$TMP/C" --input "$TMP/q" --output "$TMP/qc" --emit hits >/dev/null
-"$PYTHON" - "$TMP/qc/q.jsonl" <<'PY' || fail "query against the merge: hits differ from texts 1000..2999"
+"$PY" - "$TMP/qc/q.jsonl" <<'PY' || fail "query against the merge: hits differ from texts 1000..2999"
 import json, sys
 got = [json.loads(l)["id"] for l in open(sys.argv[1], encoding="utf-8")]
 assert got == ["Doc %d text" % i for i in range(1000, 3000)], (len(got), got[:3])
