@@ -34,9 +34,11 @@ export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
 
 deps() {
   # One dpkg-query for all (one per package took ~3-8 s); it names only the
-  # packages dpkg knows, so the missing ones are the rest.
+  # packages dpkg knows, so the missing ones are the rest. It exits 1 when
+  # dpkg has never heard of one of them (a fresh machine): that is an answer,
+  # not a failure, so its status must not stop this script (set -e, pipefail).
   local installed missing=() p
-  installed=" $(dpkg-query -W -f='${Package} ${Status}\n' "${PACKAGES[@]}" 2>/dev/null |
+  installed=" $({ dpkg-query -W -f='${Package} ${Status}\n' "${PACKAGES[@]}" 2>/dev/null || true; } |
     awk '/ install ok installed$/ {printf "%s ", $1}')"
   for p in "${PACKAGES[@]}"; do
     [[ $installed == *" $p "* ]] || missing+=("$p")
