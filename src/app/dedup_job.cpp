@@ -59,6 +59,21 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+// One stretch of a round: its wall time and the thread's kernel time (page
+// faults, system calls) since construction, added to a phase's totals.
+class PhaseTimer {
+ public:
+  PhaseTimer() : wall_(Clock::now()), system_(thread_system_seconds()) {}
+  void add_to(double& wall, double& system) const {
+    wall += seconds_since(wall_);
+    system += thread_system_seconds() - system_;
+  }
+
+ private:
+  Clock::time_point wall_;
+  double system_;
+};
+
 // Without --capacity the first layer is sized from the input bytes,
 // assuming 64 bytes per record on disk (x4 for compressed files): generous
 // for documents, about right for URL lists. Scalable layers absorb an
@@ -217,6 +232,7 @@ class DedupJob {
     RoundBatch batch;
     std::vector<core::Verdict> my_verdicts;
     PhaseSeconds phases;
+    PhaseSeconds phases_system;  // the kernel's share of each phase
     std::uint64_t rounds = 0;
     std::uint64_t rounds_since_checkpoint = 0;
     std::uint64_t peak_rss_anon = 0;
@@ -231,7 +247,7 @@ class DedupJob {
       // --- watchdog: one beat per round, and what the round is doing.
       comm::heartbeat();
       set_activity("reading inputs", rounds + 1);
-      Clock::time_point t = Clock::now();
+      const PhaseTimer reading;
       if (!feed.exhausted()) {
         try {
           feed.fill(batch);
@@ -243,20 +259,21 @@ class DedupJob {
         batch.clear();
       }
       const std::span<const core::KeyRef> keys = batch.keys();
-      phases.read += seconds_since(t);
+      reading.add_to(phases.read, phases_system.read);
 
       // Route (combined, in sub-rounds under --max-exchange-bytes), decide
       // at the owners, verdicts back; the decisions are timed apart.
-      t = Clock::now();
+      const PhaseTimer routing;
       set_activity("exchanging keys and deciding", rounds + 1);
-      double decide_seconds = 0;
+      PhaseSeconds round;  // this round's decide (and route) times
+      PhaseSeconds round_system;
       my_verdicts.resize(keys.size());
       router.route(
           keys,
           [&](std::span<const core::KeyRef> owned_keys, std::span<core::Verdict> verdicts) {
-            const Clock::time_point d = Clock::now();
+            const PhaseTimer deciding;
             set.decide_batch(owned_keys, verdicts);
-            decide_seconds += seconds_since(d);
+            deciding.add_to(round.decide, round_system.decide);
           },
           my_verdicts,
           {.budget = config_.max_exchange_bytes,
@@ -264,15 +281,18 @@ class DedupJob {
            .before_subround = [&](std::uint64_t upcoming) {
              open_layer_if_needed(set, upcoming);
            }});
-      phases.decide += decide_seconds;
-      phases.route += seconds_since(t) - decide_seconds;
+      routing.add_to(round.route, round_system.route);
+      phases.decide += round.decide;
+      phases_system.decide += round_system.decide;
+      phases.route += round.route - round.decide;
+      phases_system.route += round_system.route - round_system.decide;
 
-      t = Clock::now();
+      const PhaseTimer writing;
       // --- fencing: a fenced-out attempt never extends an output.
       set_activity("writing outputs", rounds + 1);
       lease_->check();
       feed.write_kept(batch, my_verdicts);
-      phases.write += seconds_since(t);
+      writing.add_to(phases.write, phases_system.write);
       ++rounds;
       ++rounds_since_checkpoint;
       // Anonymous memory (heap), sampled at the round's peak: mapped
@@ -282,7 +302,7 @@ class DedupJob {
       // One reduction per round: termination, errors, signals, checkpoint
       // triggers, layer growth, progress. Rank 0's clock decides timed
       // checkpoints so that all ranks agree.
-      t = Clock::now();
+      const PhaseTimer agreeing;
       set_activity("agreeing on the round's end", rounds);
       const FeedCounters& c = feed.counters();
       const bool time_due = world_.rank() == 0 && config_.checkpoint_every > 0 &&
@@ -292,7 +312,7 @@ class DedupJob {
           set.bloom().newest_layer_inserted(), c.records, c.dropped, c.rejected, c.input_bytes_done,
           stop_requested() ? 1U : 0U, set.exact().delta_bytes() > config_.max_delta_bytes ? 1U : 0U,
           time_due ? 1U : 0U, feed.skip_pending() ? 1U : 0U});
-      phases.route += seconds_since(t);
+      agreeing.add_to(phases.route, phases_system.route);
       newest_inserted_ = g[2];  // exact again
       if (set.bloom().layer_full(g[2])) {
         set.bloom().add_layer();
@@ -403,7 +423,7 @@ class DedupJob {
     if (split && world_.rank() == 0) remove_joined_parts(cut, config_.output_dir);
 
     JobSummary summary = reduce_metrics(world_, begun->manifest.counters, feed, set, router.stats(),
-                                        phases, rounds, seconds_since(start));
+                                        phases, phases_system, rounds, seconds_since(start));
     summary.input_files = files.size();
     summary.join_seconds = join_seconds;
     summary.input_bytes = total_bytes;

@@ -99,7 +99,8 @@ JobCounters reduce_counters(const comm::Communicator& comm, const JobCounters& l
 JobSummary reduce_metrics(const comm::Communicator& comm, const JobCounters& base,
                           const InputFeed& feed, const core::TwoTierSet& set,
                           const comm::RouterStats& router, const PhaseSeconds& phases,
-                          std::uint64_t rounds, double wall_seconds) {
+                          const PhaseSeconds& phases_system, std::uint64_t rounds,
+                          double wall_seconds) {
   JobSummary s;
   s.ranks = comm.size();
   s.counters = base;
@@ -114,6 +115,9 @@ JobSummary reduce_metrics(const comm::Communicator& comm, const JobCounters& bas
   s.wall_seconds = comm.allreduce_max(wall_seconds);
   s.phase_seconds_max = {comm.allreduce_max(phases.read), comm.allreduce_max(phases.route),
                          comm.allreduce_max(phases.decide), comm.allreduce_max(phases.write)};
+  s.phase_system_seconds_max = {
+      comm.allreduce_max(phases_system.read), comm.allreduce_max(phases_system.route),
+      comm.allreduce_max(phases_system.decide), comm.allreduce_max(phases_system.write)};
 
   const core::ScalableBloom& bloom = set.bloom();
   const auto num_slices = static_cast<double>(bloom.params().num_slices);
@@ -273,6 +277,12 @@ std::string metrics_json(const JobSummary& s) {
   j.value("route", s.phase_seconds_max.route);
   j.value("decide", s.phase_seconds_max.decide);
   j.value("write", s.phase_seconds_max.write);
+  j.end_object();
+  j.begin_object("phase_system_seconds");
+  j.value("read", s.phase_system_seconds_max.read);
+  j.value("route", s.phase_system_seconds_max.route);
+  j.value("decide", s.phase_system_seconds_max.decide);
+  j.value("write", s.phase_system_seconds_max.write);
   j.end_object();
   j.value("wall_seconds", s.wall_seconds);
   j.value("max_rss_bytes", s.max_rss_bytes);

@@ -160,6 +160,8 @@ for name in ["A", "B"]:
     whole = med([x[0] for x in by[name]])
     injob = med([m["wall_seconds"] for m in ms])
     ph = {k: med([m["phase_seconds"][k] for m in ms]) for k in ms[0]["phase_seconds"]}
+    # The kernel's share (page faults, system calls; absent before 2026-12-02).
+    sy = {k: med([m.get("phase_system_seconds", {}).get(k, 0.0) for m in ms]) for k in ph}
     routed_per_rank = ms[0]["decided"] / ranks
     decide_ns = ph["decide"] / routed_per_rank * 1e9
     read_gbs = med([max(m["read_bytes_by_rank"]) / m["phase_seconds"]["read"] / 1e9 for m in ms])
@@ -168,6 +170,10 @@ for name in ["A", "B"]:
     print(f"bloomshard {name}: in-job wall median {injob:.2f} s (runs {fmt([m['wall_seconds'] for m in ms])}); "
           "phases (median of the max over ranks): " + ", ".join(f"{k} {v:.2f} s" for k, v in ph.items()) +
           f", join {join:.2f} s; {ms[0]['decided']:,} keys routed ({routed_per_rank:,.0f} per rank)")
+    print("  of which in the kernel (median of the max over ranks): " +
+          ", ".join(f"{k} {v:.2f} s" for k, v in sy.items()) +
+          f"; decide outside the kernel {(ph['decide'] - sy['decide']) / routed_per_rank * 1e9:.0f} ns"
+          f" per routed key, in it {sy['decide'] / routed_per_rank * 1e9:.0f} ns (first touch of memory)")
     checks = [
         (f"whole job >= 2.5x faster than sort -u: {sort_med / whole:.2f}x whole mpiexec"
          f" ({whole:.2f} s vs {sort_med:.2f} s), {sort_med / injob:.2f}x in-job", sort_med / whole >= 2.5),

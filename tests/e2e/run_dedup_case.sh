@@ -138,6 +138,15 @@ if not problems:
                         f"+ false_positives {flat['false_positives']}")
     if flat["subrounds"] < flat["rounds"]:
         problems.append(f"subrounds {flat['subrounds']} < rounds {flat['rounds']}")
+    # The kernel's share of each phase: never negative, and within the
+    # phase up to the tick-sampled split's noise (4 ms ticks, scaled).
+    wall, system = top.get("phase_seconds", {}), top.get("phase_system_seconds", {})
+    for phase in ("read", "route", "decide", "write"):
+        if phase not in system:
+            problems.append(f"phase_system_seconds.{phase} missing")
+        elif not 0 <= system[phase] <= 1.25 * wall[phase] + 0.05:
+            problems.append(f"phase_system_seconds.{phase} {system[phase]} outside "
+                            f"[0, phase_seconds.{phase} {wall[phase]}]")
 if problems:
     print(f"metrics {path}: " + "; ".join(problems), file=sys.stderr)
     sys.exit(1)

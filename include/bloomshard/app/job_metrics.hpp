@@ -72,14 +72,16 @@ struct JobSummary {
   int ranks = 0;
   std::uint64_t input_files = 0;
   std::uint64_t input_bytes = 0;
-  JobCounters counters;                  // whole run, earlier segments of a resumed run included
-  std::uint64_t segment_rounds = 0;      // rounds of this process's segment
-  PhaseSeconds phase_seconds_max;        // max over ranks, this segment
-  double wall_seconds = 0;               // this segment
-  std::uint64_t max_rss_bytes = 0;       // max over ranks, this segment
-  std::uint64_t max_rss_anon_bytes = 0;  // max over ranks of RssAnon sampled after each round
-                                         // and checkpoint (a transient peak inside a
-                                         // checkpoint write is not seen)
+  JobCounters counters;                   // whole run, earlier segments of a resumed run included
+  std::uint64_t segment_rounds = 0;       // rounds of this process's segment
+  PhaseSeconds phase_seconds_max;         // max over ranks, this segment
+  PhaseSeconds phase_system_seconds_max;  // the kernel's share of each (page faults, system
+                                          // calls): max over ranks, this segment
+  double wall_seconds = 0;                // this segment
+  std::uint64_t max_rss_bytes = 0;        // max over ranks, this segment
+  std::uint64_t max_rss_anon_bytes = 0;   // max over ranks of RssAnon sampled after each round
+                                          // and checkpoint (a transient peak inside a
+                                          // checkpoint write is not seen)
   // Input bytes each rank consumed in this segment (index = rank): how even
   // the reading was (issue 12: split inputs).
   std::vector<std::uint64_t> read_bytes_by_rank;
@@ -129,7 +131,8 @@ struct JobSummary {
 [[nodiscard]] JobSummary reduce_metrics(const comm::Communicator& comm, const JobCounters& base,
                                         const InputFeed& feed, const core::TwoTierSet& set,
                                         const comm::RouterStats& router, const PhaseSeconds& phases,
-                                        std::uint64_t rounds, double wall_seconds);
+                                        const PhaseSeconds& phases_system, std::uint64_t rounds,
+                                        double wall_seconds);
 
 /// The metrics document (JSON object).
 [[nodiscard]] std::string metrics_json(const JobSummary& s);
