@@ -15,6 +15,21 @@
 namespace bloomshard::app {
 namespace {
 
+// Collective: each phase's maximum over ranks.
+PhaseSeconds max_over_ranks(const comm::Communicator& comm, const PhaseSeconds& p) {
+  return {comm.allreduce_max(p.read), comm.allreduce_max(p.route), comm.allreduce_max(p.decide),
+          comm.allreduce_max(p.write)};
+}
+
+void write_phases(JsonWriter& j, const char* name, const PhaseSeconds& p) {
+  j.begin_object(name);
+  j.value("read", p.read);
+  j.value("route", p.route);
+  j.value("decide", p.decide);
+  j.value("write", p.write);
+  j.end_object();
+}
+
 // Every reason the read path can give, in a fixed order, so counts reduce as
 // one vector. Anything else lands in "other".
 constexpr std::array<std::string_view, 10> kKnownReasons = {
@@ -113,11 +128,8 @@ JobSummary reduce_metrics(const comm::Communicator& comm, const JobCounters& bas
   s.max_rss_bytes = comm.allreduce_max(peak_rss_bytes());
   s.mpi_pml_default = comm::applied_pml_default();  // every rank's: one node, one decision
   s.wall_seconds = comm.allreduce_max(wall_seconds);
-  s.phase_seconds_max = {comm.allreduce_max(phases.read), comm.allreduce_max(phases.route),
-                         comm.allreduce_max(phases.decide), comm.allreduce_max(phases.write)};
-  s.phase_system_seconds_max = {
-      comm.allreduce_max(phases_system.read), comm.allreduce_max(phases_system.route),
-      comm.allreduce_max(phases_system.decide), comm.allreduce_max(phases_system.write)};
+  s.phase_seconds_max = max_over_ranks(comm, phases);
+  s.phase_system_seconds_max = max_over_ranks(comm, phases_system);
 
   const core::ScalableBloom& bloom = set.bloom();
   const auto num_slices = static_cast<double>(bloom.params().num_slices);
@@ -272,18 +284,8 @@ std::string metrics_json(const JobSummary& s) {
     j.end_object();
   }
   j.end_array();
-  j.begin_object("phase_seconds");
-  j.value("read", s.phase_seconds_max.read);
-  j.value("route", s.phase_seconds_max.route);
-  j.value("decide", s.phase_seconds_max.decide);
-  j.value("write", s.phase_seconds_max.write);
-  j.end_object();
-  j.begin_object("phase_system_seconds");
-  j.value("read", s.phase_system_seconds_max.read);
-  j.value("route", s.phase_system_seconds_max.route);
-  j.value("decide", s.phase_system_seconds_max.decide);
-  j.value("write", s.phase_system_seconds_max.write);
-  j.end_object();
+  write_phases(j, "phase_seconds", s.phase_seconds_max);
+  write_phases(j, "phase_system_seconds", s.phase_system_seconds_max);
   j.value("wall_seconds", s.wall_seconds);
   j.value("max_rss_bytes", s.max_rss_bytes);
   j.value("max_rss_anon_bytes", s.max_rss_anon_bytes);
