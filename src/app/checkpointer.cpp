@@ -50,7 +50,7 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   const std::vector<FileState> states = feed.commit();
   const auto outputs_done = std::chrono::steady_clock::now();
   // 2. The manifest of this cut (the same on every rank).
-  RunManifest m = merge_cut(comm_, base_, states);
+  RunManifest m = merge_cut(comm_, base_, states, feed.retracted());
   std::vector<std::uint64_t> reject_lengths(comm_.usize(), 0);
   reject_lengths[comm_.urank()] = feed.reject_length();
   reject_lengths = comm_.allreduce_sum(reject_lengths);
@@ -73,7 +73,8 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   h.generation = generation_;
   h.run_id = base_.run_id;
   h.finished = finished;
-  h.split_inputs = has_split_inputs(m);  // marks the state for builds before issue 12
+  h.split_inputs = has_split_inputs(m);            // marks the state for builds before issue 12
+  h.retracted_records = has_retracted_records(m);  // and for builds before retractions
   put_window(config_.window, set, slot_clock_ != nullptr ? slot_clock_->progress() : 0, h);
   // The manifest text is rank 0's alone (the store writes rank 0's copy):
   // the other ranks only sent their cursors (the allreduce above).

@@ -15,9 +15,11 @@
 #include "bloomshard/app/checkpointer.hpp"
 #include "bloomshard/app/dedup_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/file_order_rebuild.hpp"
 #include "bloomshard/app/input_feed.hpp"
 #include "bloomshard/app/input_manifest.hpp"
 #include "bloomshard/app/job_metrics.hpp"
+#include "bloomshard/app/order_tag_wire.hpp"
 #include "bloomshard/app/output_guard.hpp"
 #include "bloomshard/app/plan_command.hpp"
 #include "bloomshard/app/progress.hpp"
@@ -229,6 +231,30 @@ class DedupJob {
     ProgressReporter progress(world_.rank() == 0, config_.progress_seconds, config_.progress_style,
                               std::cerr);
 
+    // Split inputs keep the first copy in file order, as one reader would
+    // (core/file_order.hpp): keys travel with order tags and owners
+    // retract kept copies that turn out to be later ones. Whole records
+    // only: a paragraph's or a window's verdicts are not flipped.
+    const bool file_order = config_.annotate.mode == RunMode::kFilter &&
+                            config_.key.unit == core::KeyUnit::kRecord &&
+                            config_.window.window == 0 && has_split_inputs(begun->manifest);
+    if (file_order) feed.tag_keys_in_file_order();
+    core::FileOrder order;
+    if (file_order && plan.kind == StartKind::kResume) {
+      set_activity("remembering the kept copies of split inputs");
+      const std::uint64_t walked = world_.allreduce_sum(rebuild_file_order(
+          router, begun->manifest, feed, config_.output_dir, config_.max_exchange_bytes, order));
+      if (world_.rank() == 0 && walked > 0) {
+        std::cerr << "bloomshard dedup: remembered " << walked
+                  << " kept record(s) of split inputs' later ranges for file order\n";
+      }
+    }
+    std::vector<char> wire_bytes;                 // this round's keys with their tags
+    std::vector<core::KeyRef> wire_keys;          // views into wire_bytes
+    std::vector<core::KeyRef> untagged_keys;      // an owner's keys without their tags
+    std::vector<core::OrderTag> owned_tags;       // and the tags
+    std::vector<core::OrderTag> retracted_round;  // this round's retractions
+
     RoundBatch batch;
     std::vector<core::Verdict> my_verdicts;
     PhaseSeconds phases;
@@ -258,7 +284,9 @@ class DedupJob {
       } else {
         batch.clear();
       }
-      const std::span<const core::KeyRef> keys = batch.keys();
+      if (file_order) append_order_tags(batch.keys(), batch.tags(), wire_bytes, wire_keys);
+      const std::span<const core::KeyRef> keys =
+          file_order ? std::span<const core::KeyRef>(wire_keys) : batch.keys();
       reading.add_to(phases.read, phases_system.read);
 
       // Route (combined, in sub-rounds under --max-exchange-bytes), decide
@@ -272,7 +300,13 @@ class DedupJob {
           keys,
           [&](std::span<const core::KeyRef> owned_keys, std::span<core::Verdict> verdicts) {
             const PhaseTimer deciding;
-            set.decide_batch(owned_keys, verdicts);
+            if (file_order) {
+              split_order_tags(owned_keys, untagged_keys, owned_tags);
+              set.decide_batch(untagged_keys, verdicts);
+              order.settle(untagged_keys, owned_tags, verdicts, retracted_round);
+            } else {
+              set.decide_batch(owned_keys, verdicts);
+            }
             deciding.add_to(round.decide, round_system.decide);
           },
           my_verdicts,
@@ -282,6 +316,8 @@ class DedupJob {
              open_layer_if_needed(set, upcoming);
            }});
       routing.add_to(round.route, round_system.route);
+      feed.note_retracted(retracted_round);
+      retracted_round.clear();
       phases.decide += round.decide;
       phases_system.decide += round_system.decide;
       phases.route += round.route - round.decide;
@@ -401,7 +437,7 @@ class DedupJob {
     if (split) {
       set_activity("joining split inputs");
       const Clock::time_point j = Clock::now();
-      cut = merge_cut(world_, begun->manifest, feed.commit());
+      cut = merge_cut(world_, begun->manifest, feed.commit(), feed.retracted());
       const std::vector<std::size_t> joined =
           join_split_inputs(world_, cut, feed, config_.output_dir, checkpointing);
       for (const std::size_t i : joined) {

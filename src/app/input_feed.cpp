@@ -102,7 +102,9 @@ bool InputFeed::open_next_file() {
   ++next_;
   open_ = true;
   positioned_ = false;
+  tag_base_ = 0;
   if (task.range) {
+    tag_base_ = core::order_tag_base(task.index, task.file.size, *task.range > 0).value_or(0);
     reader_.open_range(task.file, task.bytes.begin, task.bytes.end);
   } else {
     reader_.open(task.file);
@@ -229,7 +231,29 @@ void InputFeed::take_fields(const io::Record& record, const io::FieldsResult& re
   batch.add_kept(slot, record.line, record.terminator, core::hash_key(key, config_.hash_seed), key,
                  file.format == io::Format::kJsonLines ? RoundBatch::InLineKey::kCharged
                                                        : RoundBatch::InLineKey::kFree);
+  if (tag_keys_) {
+    const std::uint64_t start = record.end_offset - record.line.size() - record.terminator.size();
+    batch.tag_last_key(tag_base_ == 0 ? 0 : tag_base_ | start);
+  }
   if (annotations_) annotations_->add_record(slot, file.format, record.line, result.values, key);
+}
+
+std::optional<core::KeyHash> InputFeed::key_hash_of(io::Format format, std::string_view line) {
+  if (line.ends_with('\n')) line.remove_suffix(line.ends_with("\r\n") ? 2 : 1);
+  io::KeyExtractor& extractor = format == io::Format::kJsonLines ? json_keys_ : plain_keys_;
+  const io::FieldsResult result = extractor.extract_fields(line);
+  if (!result.ok()) return std::nullopt;
+  std::string_view key;
+  try {
+    key = result.escaped.empty() ? keys_.build(result.values) : stream_key(result.escaped.front());
+  } catch (const core::InvalidUtf8Error&) {
+    return std::nullopt;
+  }
+  if (result.values.size() > 1 && config_.key.digest == core::KeyDigest::kNone &&
+      key.size() > config_.max_key_bytes) {
+    return std::nullopt;
+  }
+  return core::hash_key(key, config_.hash_seed);
 }
 
 std::string_view InputFeed::stream_key(std::string_view escaped) {

@@ -68,6 +68,7 @@ JobCounters local_counters(const InputFeed& feed, const core::TwoTierSet& set,
   c.duplicates = d.duplicates + router.keys_combined;
   c.batch_duplicates = router.keys_combined;
   c.subrounds = router.subrounds;
+  c.retracted = f.retracted;
   c.false_positives = d.false_positives;
   c.output_bytes = f.output_bytes;
   c.bytes_exchanged = router.payload_bytes_sent_remote;
@@ -231,6 +232,7 @@ std::string metrics_json(const JobSummary& s) {
   j.value("payload_bytes", s.counters.payload_bytes);
   j.value("rounds", s.counters.rounds);
   j.value("subrounds", s.counters.subrounds);
+  j.value("retracted", s.counters.retracted);
   // --unit paragraph (zeros under --unit record). "duplicates", "decided"
   // and tier2_keys then count paragraph keys; "dropped" = records_dropped.
   j.begin_object("paragraph_dedup");

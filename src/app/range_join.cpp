@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "bloomshard/app/retracted_lines.hpp"
 #include "bloomshard/app/split_inputs.hpp"
 #include "bloomshard/io/checkpoint_generations.hpp"
 #include "bloomshard/io/output_writer.hpp"
@@ -41,38 +42,43 @@ struct Fd {
                            "': " + std::strerror(errno));
 }
 
-// Copies the first `length` bytes of `part` into `out` at `offset`
-// (pread/pwrite: other ranks write other offsets of the same file).
-void copy_part(const fs::path& part, std::uint64_t length, const fs::path& out,
-               std::uint64_t offset, bool durable) {
+// Copies the `keep` spans of `part` (committed length `length`), one after
+// another, into `out` at `offset` (pread/pwrite: other ranks write other
+// offsets of the same file).
+void copy_part(const fs::path& part, std::uint64_t length, const PartWithoutRetracted& plan,
+               const fs::path& out, std::uint64_t offset, bool durable) {
   const Fd in(::open(part.c_str(), O_RDONLY | O_CLOEXEC));
   if (in.fd < 0) fail("open the output part", part);
   const Fd to(::open(out.c_str(), O_WRONLY | O_CLOEXEC));
   if (to.fd < 0) fail("open the mirrored output", out);
   std::string buf(kCopyBytes, '\0');
-  std::uint64_t done = 0;
-  while (done < length) {
-    const std::size_t want =
-        static_cast<std::size_t>(std::min<std::uint64_t>(kCopyBytes, length - done));
-    const ssize_t got = ::pread(in.fd, buf.data(), want, static_cast<off_t>(done));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) fail("read the output part", part);
-    if (got == 0) {
-      errno = 0;
-      throw std::runtime_error("joining split input: output part '" + part.string() +
-                               "' is shorter than its committed " + std::to_string(length) +
-                               " bytes");
+  std::uint64_t at = offset;  // next byte of `out`
+  for (const auto& [from, until] : plan.keep) {
+    std::uint64_t done = from;
+    while (done < until) {
+      const std::size_t want =
+          static_cast<std::size_t>(std::min<std::uint64_t>(kCopyBytes, until - done));
+      const ssize_t got = ::pread(in.fd, buf.data(), want, static_cast<off_t>(done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) fail("read the output part", part);
+      if (got == 0) {
+        errno = 0;
+        throw std::runtime_error("joining split input: output part '" + part.string() +
+                                 "' is shorter than its committed " + std::to_string(length) +
+                                 " bytes");
+      }
+      std::size_t written = 0;
+      while (written < static_cast<std::size_t>(got)) {
+        const ssize_t w =
+            ::pwrite(to.fd, buf.data() + written, static_cast<std::size_t>(got) - written,
+                     static_cast<off_t>(at + written));
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) fail("write the mirrored output", out);
+        written += static_cast<std::size_t>(w);
+      }
+      done += static_cast<std::uint64_t>(got);
+      at += static_cast<std::uint64_t>(got);
     }
-    std::size_t written = 0;
-    while (written < static_cast<std::size_t>(got)) {
-      const ssize_t w =
-          ::pwrite(to.fd, buf.data() + written, static_cast<std::size_t>(got) - written,
-                   static_cast<off_t>(offset + done + written));
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) fail("write the mirrored output", out);
-      written += static_cast<std::size_t>(w);
-    }
-    done += static_cast<std::uint64_t>(got);
   }
   if (durable && ::fsync(to.fd) != 0) fail("fsync the mirrored output", out);
 }
@@ -133,21 +139,56 @@ std::vector<std::size_t> join_split_inputs(const comm::Communicator& comm, RunMa
                                            InputFeed& feed, const fs::path& output_dir,
                                            bool durable) {
   const std::vector<std::size_t> first = first_units(cut);
+  const auto mine = [&](std::size_t i, std::size_t k) {
+    return (first[i] + k) % comm.usize() == comm.urank();
+  };
   std::vector<std::size_t> joined;
+  for (std::size_t i = 0; i < cut.inputs.size(); ++i) {
+    if (ready_to_join(cut.inputs[i])) joined.push_back(i);
+  }
   std::string error;
+  // 1. Each part's bytes without its retracted records (core/file_order.hpp),
+  // planned by the rank that copies it; every rank learns every part's
+  // joined length (per unit, the bytes left out, summed over ranks).
+  std::vector<PartWithoutRetracted> plans(first.back());
+  std::vector<std::uint64_t> left_out(first.back() + 1, 0);  // + 1: any rank failed
   try {
-    for (std::size_t i = 0; i < cut.inputs.size(); ++i) {
+    for (const std::size_t i : joined) {
       const InputProgress& p = cut.inputs[i];
-      if (!ready_to_join(p)) continue;
-      joined.push_back(i);
+      for (std::size_t k = 1; k < p.ranges.size(); ++k) {
+        if (!mine(i, k)) continue;
+        const RangeProgress& r = p.ranges[k];
+        plans[first[i] + k] = plan_part_without_retracted(
+            p.file.absolute_path, r.begin, r.end,
+            range_output_path(output_dir, p.file.relative_path, k), r.output_length, r.retracted);
+        left_out[first[i] + k] = plans[first[i] + k].removed_bytes;
+      }
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+    left_out.back() = 1;
+  }
+  left_out = comm.allreduce_sum(left_out);
+  if (left_out.back() != 0) {
+    throw std::runtime_error(error.empty() ? "another rank failed to join a split input" : error);
+  }
+  const auto joined_length = [&](std::size_t i, std::size_t k) {
+    return cut.inputs[i].ranges[k].output_length - left_out[first[i] + k];
+  };
+  // 2. The copies.
+  try {
+    for (const std::size_t i : joined) {
+      const InputProgress& p = cut.inputs[i];
       const fs::path out = io::output_path_for(output_dir, p.file.relative_path);
       std::uint64_t offset = p.ranges[0].output_length;
       std::uint64_t first_line = p.ranges[0].cursor.records + 1;
       for (std::size_t k = 1; k < p.ranges.size(); ++k) {
         const RangeProgress& r = p.ranges[k];
-        if ((first[i] + k) % comm.usize() == comm.urank()) {
-          copy_part(range_output_path(output_dir, p.file.relative_path, k), r.output_length, out,
-                    offset, durable);
+        if (mine(i, k)) {
+          const PartWithoutRetracted& plan = plans[first[i] + k];
+          copy_part(range_output_path(output_dir, p.file.relative_path, k), r.output_length, plan,
+                    out, offset, durable);
+          feed.count_left_out(plan.removed_lines, plan.removed_bytes);
           if (r.reject_length > 0) {
             feed.append_reject_lines(
                 renumber_rejects(read_prefix(range_reject_path(output_dir, p.file.relative_path, k),
@@ -155,7 +196,7 @@ std::vector<std::size_t> join_split_inputs(const comm::Communicator& comm, RunMa
                                  p.file.absolute_path.native(), first_line));
           }
         }
-        offset += r.output_length;
+        offset += joined_length(i, k);
         first_line += r.cursor.records;
       }
     }
@@ -174,11 +215,11 @@ std::vector<std::size_t> join_split_inputs(const comm::Communicator& comm, RunMa
   }
   for (const std::size_t i : joined) {
     InputProgress& p = cut.inputs[i];
-    std::uint64_t length = 0;
+    std::uint64_t length = p.ranges[0].output_length;
     std::uint64_t records = 0;
-    for (const RangeProgress& r : p.ranges) {
-      length += r.output_length;
-      records += r.cursor.records;
+    for (std::size_t k = 0; k < p.ranges.size(); ++k) {
+      if (k > 0) length += joined_length(i, k);
+      records += p.ranges[k].cursor.records;
     }
     if (comm.rank() == 0) {
       try {

@@ -50,6 +50,7 @@ void RoundBatch::clear() noexcept {
   arena_.clear();
   records_.clear();
   keys_.clear();
+  tags_.clear();
   kept_.clear();
   bytes_ = 0;
 }

@@ -76,6 +76,14 @@ void put_ranges(std::string& out, const std::vector<RangeProgress>& ranges) {
       out += ',';
       put_u64(out, "prefix_digest", *r.prefix_digest);
     }
+    if (!r.retracted.empty()) {
+      out += ",\"retracted\":[";
+      for (std::size_t j = 0; j < r.retracted.size(); ++j) {
+        if (j) out += ',';
+        out += std::to_string(r.retracted[j]);
+      }
+      out += ']';
+    }
     out += '}';
   }
   out += ']';
@@ -135,8 +143,20 @@ std::vector<RangeProgress> read_ranges(simdjson::dom::element e, const InputProg
         (g.cursor.records == 0) != (g.cursor.decompressed_offset == g.begin)) {
       throw bad("a cursor outside its range");
     }
+    simdjson::dom::array retracted;
+    if (r["retracted"].get(retracted) == simdjson::SUCCESS) {  // optional: ranges k > 0 only
+      for (simdjson::dom::element o : retracted) {
+        std::uint64_t offset = 0;
+        if (o.get(offset) != simdjson::SUCCESS) throw bad("a retracted offset is not a number");
+        if (ranges.empty() || offset < g.begin || offset >= g.cursor.decompressed_offset ||
+            (!g.retracted.empty() && offset <= g.retracted.back())) {
+          throw bad("a retracted offset in range 0, outside what its range read, or out of order");
+        }
+        g.retracted.push_back(offset);
+      }
+    }
     expected_begin = g.end;
-    ranges.push_back(g);
+    ranges.push_back(std::move(g));
   }
   if (ranges.empty() || expected_begin != p.file.size) throw bad("they do not cover the file");
   if (p.file.compression != io::Compression::kNone) throw bad("a compressed input is never split");
@@ -144,6 +164,15 @@ std::vector<RangeProgress> read_ranges(simdjson::dom::element e, const InputProg
 }
 
 }  // namespace
+
+bool has_retracted_records(const RunManifest& m) {
+  for (const InputProgress& p : m.inputs) {
+    for (const RangeProgress& r : p.ranges) {
+      if (!r.retracted.empty()) return true;
+    }
+  }
+  return false;
+}
 
 bool has_split_inputs(const RunManifest& m) {
   return std::any_of(m.inputs.begin(), m.inputs.end(),

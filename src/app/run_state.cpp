@@ -344,6 +344,11 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
                     " split inputs but its normalization text " +
                     (h.split_inputs ? "has" : "lacks") + " the split-inputs mark");
     }
+    if (has_retracted_records(manifest) && !h.retracted_records) {
+      return refuse("cannot use the checkpoint in '" + state.string() +
+                    "': its manifest has retracted records but its normalization text lacks "
+                    "the split-inputs/v2 mark");
+    }
     const std::string input_diff = input_difference(manifest, inputs);
     if (!h.finished) {
       RunManifest changed = manifest;

@@ -187,8 +187,41 @@ std::vector<std::size_t> first_units(const RunManifest& m) {
   return first;
 }
 
+namespace {
+
+// Files retracted records under their ranges, ascending (a record is
+// retracted at most once: the owner forgets a copy when it retracts it).
+void add_retracted(RunManifest& m, std::span<const core::OrderTag> tags) {
+  std::vector<RangeProgress*> touched;
+  for (const core::OrderTag t : tags) {
+    const std::uint64_t i = core::order_input(t);
+    const std::uint64_t offset = core::order_offset(t);
+    if (t == 0 || !core::order_later_range(t) || i >= m.inputs.size() ||
+        m.inputs[i].ranges.empty()) {
+      throw std::logic_error("retracted record " + std::to_string(t) + " names no split input");
+    }
+    std::vector<RangeProgress>& ranges = m.inputs[i].ranges;
+    const auto r =
+        std::upper_bound(ranges.begin(), ranges.end(), offset,
+                         [](std::uint64_t o, const RangeProgress& g) { return o < g.begin; });
+    if (r == ranges.begin() + 1 || r == ranges.begin() || offset >= std::prev(r)->end) {
+      throw std::logic_error("retracted record at byte " + std::to_string(offset) + " of input " +
+                             std::to_string(i) + " lies in no range k > 0");
+    }
+    std::prev(r)->retracted.push_back(offset);
+    touched.push_back(&*std::prev(r));
+  }
+  for (RangeProgress* r : touched) {
+    std::sort(r->retracted.begin(), r->retracted.end());
+    r->retracted.erase(std::unique(r->retracted.begin(), r->retracted.end()), r->retracted.end());
+  }
+}
+
+}  // namespace
+
 RunManifest merge_cut(const comm::Communicator& comm, const RunManifest& base,
-                      std::span<const FileState> states) {
+                      std::span<const FileState> states,
+                      std::span<const core::OrderTag> retracted) {
   const std::vector<std::size_t> first = first_units(base);
   std::vector<std::uint64_t> fields(first.back() * kFieldsPerUnit, 0);
   for (const FileState& s : states) {
@@ -230,6 +263,7 @@ RunManifest merge_cut(const comm::Communicator& comm, const RunManifest& base,
       r.reject_length = f[7];
     }
   }
+  add_retracted(m, comm.allgather(retracted));
   return m;
 }
 

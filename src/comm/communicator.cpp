@@ -85,6 +85,29 @@ std::vector<std::uint64_t> Communicator::allreduce_max(
   return reduce_vector(comm_, values, MPI_MAX);
 }
 
+std::vector<std::uint64_t> Communicator::allgather(std::span<const std::uint64_t> values) const {
+  const std::uint64_t mine = values.size();
+  std::vector<std::uint64_t> counts(static_cast<std::size_t>(size_));
+  check_mpi(MPI_Allgather(&mine, 1, MPI_UINT64_T, counts.data(), 1, MPI_UINT64_T, comm_),
+            "MPI_Allgather");
+  std::vector<int> int_counts(counts.size());
+  std::vector<int> displs(counts.size());
+  std::uint64_t total = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    if (total + counts[r] > static_cast<std::uint64_t>(INT_MAX)) {
+      throw std::length_error("allgather of more than 2^31-1 values");
+    }
+    displs[r] = static_cast<int>(total);
+    int_counts[r] = static_cast<int>(counts[r]);
+    total += counts[r];
+  }
+  std::vector<std::uint64_t> all(total);
+  check_mpi(MPI_Allgatherv(values.data(), static_cast<int>(mine), MPI_UINT64_T, all.data(),
+                           int_counts.data(), displs.data(), MPI_UINT64_T, comm_),
+            "MPI_Allgatherv");
+  return all;
+}
+
 bool Communicator::any(bool flag) const {
   return reduce_one(comm_, flag ? 1 : 0, MPI_INT, MPI_LOR) != 0;
 }

@@ -266,11 +266,15 @@ class IndexReader {
   // Split inputs (issue 12): the mark, after the window's is stripped. The
   // manifest's ranges are checked against it by the app (run_state.cpp).
   void read_split_mark(CheckpointHeader& h) const {
-    const std::string_view mark = ckpt::kSplitInputsNormalizationMark;
-    h.split_inputs =
-        h.normalization.size() > mark.size() &&
-        h.normalization.compare(h.normalization.size() - mark.size(), mark.size(), mark) == 0;
-    if (h.split_inputs) h.normalization.resize(h.normalization.size() - mark.size());
+    const auto strip = [&h](std::string_view mark) {
+      const bool has =
+          h.normalization.size() > mark.size() &&
+          h.normalization.compare(h.normalization.size() - mark.size(), mark.size(), mark) == 0;
+      if (has) h.normalization.resize(h.normalization.size() - mark.size());
+      return has;
+    };
+    h.retracted_records = strip(ckpt::kSplitInputsRetractedMark);
+    h.split_inputs = h.retracted_records || strip(ckpt::kSplitInputsNormalizationMark);
   }
 
   // Format 2: the run list (/runs/*, oldest first).

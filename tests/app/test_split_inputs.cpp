@@ -166,6 +166,28 @@ TEST(SplitManifest, RangesRoundTrip) {
   EXPECT_EQ(r.prefix_digest, std::optional<std::uint64_t>(99));
   EXPECT_TRUE(back.inputs[1].ranges[2].done);
   EXPECT_FALSE(has_split_inputs(manifest_from_json(manifest_to_json(RunManifest{}))));
+  EXPECT_FALSE(has_retracted_records(back));
+}
+
+TEST(SplitManifest, RetractedRecordsRoundTripAndAreChecked) {
+  RunManifest m = split_manifest();
+  m.inputs[1].ranges[1].retracted = {1000, 1010, 1399};
+  m.inputs[1].ranges[2].retracted = {2999};
+  const RunManifest back = manifest_from_json(manifest_to_json(m));
+  EXPECT_TRUE(has_retracted_records(back));
+  EXPECT_EQ(back.inputs[1].ranges[1].retracted, (std::vector<std::uint64_t>{1000, 1010, 1399}));
+  EXPECT_EQ(back.inputs[1].ranges[2].retracted, (std::vector<std::uint64_t>{2999}));
+  EXPECT_TRUE(back.inputs[1].ranges[0].retracted.empty());
+  const auto refused = [](std::size_t range, std::vector<std::uint64_t> offsets) {
+    RunManifest bad = split_manifest();
+    bad.inputs[1].ranges[range].retracted = std::move(offsets);
+    EXPECT_THROW((void)manifest_from_json(manifest_to_json(bad)), std::runtime_error);
+  };
+  refused(0, {5});           // range 0 is read in order: never retracted
+  refused(1, {1400});        // not read yet (at or past the cursor)
+  refused(1, {999});         // before its range
+  refused(1, {1010, 1000});  // out of order
+  refused(1, {1010, 1010});  // twice
 }
 
 TEST(SplitManifest, RangesThatDoNotTileTheFileAreRefused) {

@@ -36,6 +36,21 @@ TEST(Communicator, VectorReductions) {
   EXPECT_TRUE(comm.allreduce_sum(std::vector<std::uint64_t>{}).empty());
 }
 
+TEST(Communicator, AllgatherConcatenatesInRankOrder) {
+  Communicator comm;
+  const auto r = static_cast<std::uint64_t>(comm.rank());
+  const auto n = static_cast<std::uint64_t>(comm.size());
+  // Rank r gives r values (rank 0 none): r*100, r*100 + 1, ...
+  std::vector<std::uint64_t> mine;
+  for (std::uint64_t i = 0; i < r; ++i) mine.push_back(r * 100 + i);
+  std::vector<std::uint64_t> expected;
+  for (std::uint64_t q = 0; q < n; ++q) {
+    for (std::uint64_t i = 0; i < q; ++i) expected.push_back(q * 100 + i);
+  }
+  EXPECT_EQ(comm.allgather(mine), expected);
+  EXPECT_TRUE(comm.allgather(std::vector<std::uint64_t>{}).empty());
+}
+
 TEST(Communicator, AnyAndAll) {
   Communicator comm;
   const bool last = comm.rank() == comm.size() - 1;

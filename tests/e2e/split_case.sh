@@ -11,14 +11,16 @@
 #               a 1-rank --split-inputs off run, the rejects name the same
 #               files and absolute lines, per-rank read bytes are within
 #               1.25x; a file with duplicates across its ranges is exactly
-#               once with the same kept keys as at 1 rank; --unit paragraph
+#               once and byte-identical to 1 rank (retracted > 0); --unit paragraph
 #               output byte-identical to 1 rank too; no part is left
 #        kill   a split run checkpointing every round, SIGKILLed (all ranks or
 #               one) 4 times after progress and resumed on 1..3 ranks (the
-#               ranges were cut at 3): exactly once, rejects with absolute
-#               lines, the state marks its split inputs; then a rank killed
-#               inside the join (BLOOMSHARD_FAULT_KILL_IN_JOIN) and a resume
-#               on 2 ranks: byte-identical to a 1-rank run
+#               ranges were cut at 3): exactly once and byte-identical to a
+#               1-rank run, rejects with absolute lines, the state marks its
+#               split inputs; then a rank killed
+#               inside the join (BLOOMSHARD_FAULT_KILL_IN_JOIN, duplicates
+#               across ranges, retractions saved) and a resume on 2 ranks:
+#               byte-identical to a 1-rank run
 # Set KEEP_TMP=1 to keep the temp dir.
 set -euo pipefail
 CASE="" RANKS=1 BIN="" ODIR="" MPIEXEC=mpiexec NP_FLAG=-n PY=python3
@@ -137,8 +139,8 @@ case "$CASE" in
     balanced "$TMP/outN/metrics.json"
 
     # B: duplicates across the ranges of one file: exactly once, and the
-    # same kept keys as at 1 rank (which copy is kept may differ, as between
-    # files at different rank counts).
+    # same copy of each key kept as at 1 rank (the first in the file): the
+    # owners retract later copies decided first, the join leaves them out.
     mkdir -p "$TMP/b"
     big_file "$TMP/b/dups.jsonl" 30000 0.4 63
     unique=$(($(json_field "$TMP/gen-63.json" unique_keys) + 3))
@@ -150,9 +152,22 @@ case "$CASE" in
       { cat "$TMP/dupN.log" >&2; fail "$RANKS-rank split run (b)"; }
     "$PY" "$ORACLE" --input "$TMP/b" --output "$TMP/dupN" --key-field id --expect-unique "$unique" \
       --rejects-expected 9 --compare-keys "$TMP/dup1" || fail "oracle rejected the split run (b)"
+    cmp "$TMP/dup1/dups.jsonl" "$TMP/dupN/dups.jsonl" ||
+      fail "outputs (b) differ from the 1-rank run: not the first copy in the file"
     [[ "$(reject_set "$TMP/dup1")" == "$(reject_set "$TMP/dupN")" ]] ||
       fail "rejects (b) differ from the 1-rank run"
     balanced "$TMP/dupN/metrics.json"
+    # The case must exercise retraction: later copies decided first.
+    "$PY" - "$TMP/dupN/metrics.json" "$TMP/dup1/dups.jsonl" <<'PYEOF' || fail "metrics (b)"
+import json, sys
+m = json.load(open(sys.argv[1]))
+lines = sum(1 for _ in open(sys.argv[2], "rb"))
+print(f"retracted {m['retracted']} of kept {m['kept']}")
+if m["retracted"] == 0:
+    sys.exit("no kept copy was retracted: the case does not test file order")
+if m["kept"] != lines or m["kept"] + m["dropped"] + m["rejected"] != m["records"]:
+    sys.exit(f"kept {m['kept']} / dropped {m['dropped']} do not match the {lines} output lines")
+PYEOF
 
     # C: --unit paragraph writes through the same parts: records whose
     # repeated paragraph (within the record) is cut, bad lines in later
@@ -232,7 +247,7 @@ PYEOF
     grep -q "line-aligned ranges" "$TMP/att-1.log" || { cat "$TMP/att-1.log" >&2; fail "not split"; }
     # The state marks its split inputs (builds before them refuse it).
     h5dump -a /normalization "$TMP/state/ckpt-$(cat "$TMP/state/LATEST").h5" >"$TMP/norm.txt"
-    grep -q "split-inputs/v1" "$TMP/norm.txt" || { cat "$TMP/norm.txt" >&2; fail "no split mark"; }
+    grep -Eq "split-inputs/v[12]" "$TMP/norm.txt" || { cat "$TMP/norm.txt" >&2; fail "no split mark"; }
     if ((finished == 0)); then
       n=$((RANDOM % 2 + 1))
       seen_ranks+=" $n"
@@ -246,13 +261,20 @@ PYEOF
     "$PY" "$ORACLE" --input "$TMP/in" --output "$TMP/out" --key-field id --expect-unique "$unique" \
       --rejects-expected 9 || fail "oracle rejected the outputs after $kills kills"
     [[ ! -e $TMP/out/_ranges ]] || fail "range parts were left in the output"
-    log "$kills SIGKILL over $att attempts on ranks:$seen_ranks: exactly once"
+    # The first copy in the file, as one reader keeps it: each resume
+    # remembered the kept copies of the later ranges from their parts.
+    mpi 1 dedup --input "$TMP/in" --output "$TMP/ref" --key-field id --split-inputs off \
+      --max-reject-fraction 1 >"$TMP/ref.log" 2>&1 || { cat "$TMP/ref.log" >&2; fail "1-rank run"; }
+    cmp "$TMP/ref/big.jsonl" "$TMP/out/big.jsonl" ||
+      fail "the output after $kills kills differs from a 1-rank run"
+    log "$kills SIGKILL over $att attempts on ranks:$seen_ranks: exactly once, identical to 1 rank"
 
     # A kill inside the join (rank 1 dies with its parts written, before the
-    # agreement): the resume on 2 ranks joins again; the outputs and rejects
-    # equal a 1-rank run's.
+    # agreement): the resume on 2 ranks joins again, leaving out the same
+    # retracted records (saved in the manifest, mark split-inputs/v2); the
+    # outputs and rejects equal a 1-rank run's.
     mkdir -p "$TMP/j"
-    big_file "$TMP/j/big.jsonl" 8000 0 72
+    big_file "$TMP/j/big.jsonl" 8000 0.3 72
     J=(--input "$TMP/j" --key-field id --max-reject-fraction 1 --batch-bytes 65536)
     mpi 1 dedup "${J[@]}" --output "$TMP/j1" --split-inputs off >"$TMP/j1.log" 2>&1 ||
       { cat "$TMP/j1.log" >&2; fail "1-rank run (join)"; }
@@ -261,6 +283,9 @@ PYEOF
       --split-min-bytes 65536 --checkpoint-rounds 1 >"$TMP/jN.log" 2>&1 || rc=$?
     ((rc != 0)) || fail "the run with a rank killed in the join succeeded"
     [[ -e $TMP/jN/_ranges ]] || fail "no parts left after a kill in the join"
+    h5dump -a /normalization "$TMP/jstate/ckpt-$(cat "$TMP/jstate/LATEST").h5" >"$TMP/jnorm.txt"
+    grep -q "split-inputs/v2" "$TMP/jnorm.txt" ||
+      { cat "$TMP/jnorm.txt" >&2; fail "no retracted records saved before the join"; }
     mpi 2 dedup "${J[@]}" --output "$TMP/jN" --state "$TMP/jstate" --split-min-bytes 65536 \
       >"$TMP/jN2.log" 2>&1 || { cat "$TMP/jN2.log" >&2; fail "the resume after a kill in the join"; }
     grep -q "resuming" "$TMP/jN2.log" || fail "the run after the kill in the join did not resume"

@@ -42,6 +42,12 @@ struct FeedCounters {
   /// Input bytes this rank consumed in this segment (decompressed bytes for
   /// compressed inputs), counted as each task ends: read_bytes_by_rank.
   std::uint64_t read_bytes = 0;
+  /// Kept records (and their bytes) that the join of a split input left
+  /// out, retracted for an earlier copy (core/file_order.hpp). kept,
+  /// dropped and output_bytes already count them as left out; the join is
+  /// done by another rank than the one that wrote them, so a rank's kept
+  /// may fall below zero modulo 2^64: only sums over ranks are meaningful.
+  std::uint64_t retracted = 0;
 };
 
 /// One input given to this rank, and where to start it: a fresh file has a
@@ -130,6 +136,30 @@ class InputFeed {
   /// Rejects of this segment by reason, the reject parts of ranges included.
   [[nodiscard]] io::RejectCounts reject_counts() const;
 
+  /// Tags every key it adds with its order tag (core/file_order.hpp): a
+  /// key from a split input gets its input and record offset, any other 0.
+  /// Call before the first fill(); --unit record only.
+  void tag_keys_in_file_order() noexcept { tag_keys_ = true; }
+  /// Adds retracted kept copies (order tags) decided by this rank as owner
+  /// in this segment; merge_cut() saves them in the manifest.
+  void note_retracted(std::span<const core::OrderTag> tags) {
+    retracted_.insert(retracted_.end(), tags.begin(), tags.end());
+  }
+  /// The key hash fill() gives `line` (terminator included or not) of an
+  /// input of `format` under --unit record, or nullopt for a line fill()
+  /// rejects. For rebuilding an owner's FileOrder at a resume.
+  [[nodiscard]] std::optional<core::KeyHash> key_hash_of(io::Format format, std::string_view line);
+  /// This segment's retractions decided by this rank, in decision order.
+  [[nodiscard]] std::span<const core::OrderTag> retracted() const noexcept { return retracted_; }
+  /// The join left `records` retracted kept records (`bytes` bytes) out of
+  /// a joined output: they count as dropped.
+  void count_left_out(std::uint64_t records, std::uint64_t bytes) noexcept {
+    counters_.kept -= records;  // modulo 2^64, see FeedCounters::retracted
+    counters_.dropped += records;
+    counters_.output_bytes -= bytes;
+    counters_.retracted += records;
+  }
+
   /// Appends finished reject lines (JSONL) to this rank's reject file: the
   /// rejects of a joined range with absolute line numbers (app/range_join).
   /// They were counted when first written. Throws io::OutputError.
@@ -176,6 +206,9 @@ class InputFeed {
   std::vector<SkippedInput> skipped_;
   std::optional<RoundAnnotations> annotations_;  // annotate mode: this round's lines
   std::vector<std::string_view> pieces_;         // write_kept's runs of one output
+  bool tag_keys_ = false;                        // tag_keys_in_file_order()
+  core::OrderTag tag_base_ = 0;                  // of the open task: 0 if it is not a range
+  std::vector<core::OrderTag> retracted_;        // note_retracted()
 };
 
 }  // namespace bloomshard::app

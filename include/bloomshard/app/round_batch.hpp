@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bloomshard/core/file_order.hpp"
 #include "bloomshard/core/two_tier.hpp"
 #include "bloomshard/io/record_reader.hpp"
 
@@ -73,6 +74,13 @@ class RoundBatch {
 
   /// Every record's keys, record after record (valid until clear()).
   [[nodiscard]] std::span<const core::KeyRef> keys() const noexcept { return keys_; }
+
+  /// Gives the key added last its order tag (core/file_order.hpp). A feed
+  /// that tags keys tags every key it adds (0 when not from a split input),
+  /// so that tags() runs parallel to keys().
+  void tag_last_key(core::OrderTag tag) { tags_.push_back(tag); }
+  /// The keys' order tags: empty, or one per key.
+  [[nodiscard]] std::span<const core::OrderTag> tags() const noexcept { return tags_; }
 
   [[nodiscard]] std::size_t size() const noexcept { return records_.size(); }
   /// Bytes the batch counts against --batch-bytes: every record's line and
@@ -147,7 +155,8 @@ class RoundBatch {
   Arena arena_;
   std::vector<Entry> records_;
   std::vector<core::KeyRef> keys_;
-  std::vector<io::BufferRef> kept_;  // keep()'s buffers
+  std::vector<core::OrderTag> tags_;  // tag_last_key()'s, parallel to keys_
+  std::vector<io::BufferRef> kept_;   // keep()'s buffers
   std::uint64_t bytes_ = 0;
 };
 

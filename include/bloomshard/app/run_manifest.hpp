@@ -29,6 +29,11 @@ struct RangeProgress {
   std::uint64_t output_length = 0;  ///< committed bytes of its output part
   std::uint64_t reject_length = 0;  ///< committed bytes of its reject part (ranges k > 0)
   std::optional<std::uint64_t> prefix_digest;  ///< of the range's records before cursor
+  /// Byte offsets (absolute, ascending) of records this range kept and wrote
+  /// whose key turned out to have an earlier copy in another range of the
+  /// input (core/file_order.hpp): the join leaves them out. Ranges k > 0
+  /// only; offsets inside [begin, cursor offset).
+  std::vector<std::uint64_t> retracted;
 };
 
 /// One input at the cut.
@@ -78,6 +83,9 @@ struct JobCounters {
   // Added after format 1 shipped: absent in older manifests, read as 0.
   std::uint64_t batch_duplicates = 0;  ///< later copies in one rank's batch (never routed)
   std::uint64_t subrounds = 0;         ///< exchanges of all rounds (> rounds: split rounds)
+  /// Records of split inputs written as kept, then left out by the join for
+  /// an earlier copy in the same input (core/file_order.hpp; in `dropped`).
+  std::uint64_t retracted = 0;
   // --unit paragraph (issue 15 part 3; app/paragraph_records.hpp); absent
   // in older manifests, read as 0.
   std::uint64_t paragraphs = 0;
@@ -119,6 +127,7 @@ inline constexpr CounterField kCounterFields[] = {
     {"rounds", &JobCounters::rounds, true, false},
     {"batch_duplicates", &JobCounters::batch_duplicates, false, true},
     {"subrounds", &JobCounters::subrounds, true, true},
+    {"retracted", &JobCounters::retracted, false, true},
     {"paragraphs", &JobCounters::paragraphs, false, true},
     {"paragraphs_keyed", &JobCounters::paragraphs_keyed, false, true},
     {"paragraphs_removed", &JobCounters::paragraphs_removed, false, true},
@@ -140,6 +149,9 @@ struct RunManifest {
 
 /// True when any input of the manifest is split into ranges.
 [[nodiscard]] bool has_split_inputs(const RunManifest& m);
+/// True when any range of the manifest has retracted records (saved with
+/// the ` split-inputs/v2` mark, which builds before it refuse).
+[[nodiscard]] bool has_retracted_records(const RunManifest& m);
 
 /// JSON text of the manifest.
 [[nodiscard]] std::string manifest_to_json(const RunManifest& m);

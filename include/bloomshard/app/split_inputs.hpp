@@ -77,8 +77,14 @@ void split_large_inputs(RunManifest& m, int ranks, std::uint64_t min_bytes);
 
 /// Collective: `base` with every rank's task states (InputFeed::commit())
 /// applied: the manifest of a cut, the same on every rank. Inputs (or
-/// ranges) no rank read in this segment stay as `base` says.
+/// ranges) no rank read in this segment stay as `base` says. `retracted`:
+/// the order tags this rank retracted as owner in this segment
+/// (InputFeed::retracted()); every rank's are added to their ranges'
+/// RangeProgress::retracted (one MPI_Allgatherv of them all). Throws
+/// std::logic_error on every rank if a tag names no range k > 0 of a split
+/// input.
 [[nodiscard]] RunManifest merge_cut(const comm::Communicator& comm, const RunManifest& base,
-                                    std::span<const FileState> states);
+                                    std::span<const FileState> states,
+                                    std::span<const core::OrderTag> retracted = {});
 
 }  // namespace bloomshard::app

@@ -49,6 +49,12 @@ class Communicator {
   [[nodiscard]] std::vector<std::uint64_t> allreduce_max(
       std::span<const std::uint64_t> values) const;
 
+  /// Collective: every rank's `values`, concatenated in rank order, on every
+  /// rank (MPI_Allgather of the counts, then MPI_Allgatherv). Lengths may
+  /// differ; the total must stay below 2^31 elements (else every rank
+  /// throws std::length_error).
+  [[nodiscard]] std::vector<std::uint64_t> allgather(std::span<const std::uint64_t> values) const;
+
   /// Collective: true if `flag` is true on any rank / on every rank.
   [[nodiscard]] bool any(bool flag) const;
   [[nodiscard]] bool all(bool flag) const;

@@ -52,6 +52,9 @@ inline constexpr const char* kWindowNormalizationMark = " window/v1";
 // normalization text so that builds before it, which would ignore the
 // ranges and read such an input whole, refuse the state.
 inline constexpr const char* kSplitInputsNormalizationMark = " split-inputs/v1";
+// The same, when ranges also list retracted records (issue 12, first copy in
+// file order): builds that know only v1 would join those records in.
+inline constexpr const char* kSplitInputsRetractedMark = " split-inputs/v2";
 /// Bloom layers a generation may hold: 64 (plain; growth doubles capacity,
 /// so 64 is never reached), 1024 in a windowed state, where every live slot
 /// restarts at layer 0 and a slot much larger than the first opens growth

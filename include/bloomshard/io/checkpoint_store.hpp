@@ -56,6 +56,10 @@ struct CheckpointHeader {
   /// `normalization` is stored with kSplitInputsNormalizationMark appended
   /// (before a window mark) and read back without it.
   bool split_inputs = false;
+  /// Its ranges also hold retracted records (core/file_order.hpp): the mark
+  /// is kSplitInputsRetractedMark instead, which builds before it (that
+  /// would join the retracted records in) do not know.
+  bool retracted_records = false;
   core::ScalableBloomParams params;
   std::uint64_t generation = 0;
   std::string run_id;
