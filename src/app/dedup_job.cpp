@@ -97,6 +97,19 @@ std::uint64_t estimate_capacity(std::span<const io::InputFile> files) {
   return std::max<std::uint64_t>(records, 100'000);
 }
 
+// Keys an owner's FileOrder is sized for up front: its share of the later
+// ranges of open split inputs at 128 bytes a record (a guess between short
+// URL lines and long documents; growth is only slower, never wrong), at
+// most 1M keys (a 48 MiB table).
+std::size_t file_order_reserve(const RunManifest& m, std::uint32_t ranks) {
+  std::uint64_t bytes = 0;
+  for (const InputProgress& p : m.inputs) {
+    if (p.done) continue;
+    for (std::size_t k = 1; k < p.ranges.size(); ++k) bytes += p.ranges[k].end - p.ranges[k].begin;
+  }
+  return static_cast<std::size_t>(std::min<std::uint64_t>(bytes / 128 / ranks, 1U << 20));
+}
+
 // Rank 0 finds the inputs, decides how the run starts and prepares the
 // output dir; every rank gets the result. First byte: exit code (0 = go),
 // then the plan and the input list, or the error text.
@@ -235,11 +248,15 @@ class DedupJob {
     // (core/file_order.hpp): keys travel with order tags and owners
     // retract kept copies that turn out to be later ones. Whole records
     // only: a paragraph's or a window's verdicts are not flipped.
-    const bool file_order = config_.annotate.mode == RunMode::kFilter &&
-                            config_.key.unit == core::KeyUnit::kRecord &&
-                            config_.window.window == 0 && has_split_inputs(begun->manifest);
+    // (Every rank decides the same from the same manifest.)
+    const bool file_order =
+        config_.annotate.mode == RunMode::kFilter && config_.key.unit == core::KeyUnit::kRecord &&
+        config_.window.window == 0 &&
+        std::any_of(begun->manifest.inputs.begin(), begun->manifest.inputs.end(),
+                    [](const InputProgress& p) { return !p.ranges.empty() && !p.done; });
     if (file_order) feed.tag_keys_in_file_order();
     core::FileOrder order;
+    if (file_order) order.reserve(file_order_reserve(begun->manifest, world_.usize()));
     if (file_order && plan.kind == StartKind::kResume) {
       set_activity("remembering the kept copies of split inputs");
       const std::uint64_t walked = world_.allreduce_sum(rebuild_file_order(

@@ -208,10 +208,12 @@ void add_retracted(RunManifest& m, std::span<const core::OrderTag> tags) {
       throw std::logic_error("retracted record at byte " + std::to_string(offset) + " of input " +
                              std::to_string(i) + " lies in no range k > 0");
     }
+    if (touched.empty() || touched.back() != &*std::prev(r)) touched.push_back(&*std::prev(r));
     std::prev(r)->retracted.push_back(offset);
-    touched.push_back(&*std::prev(r));
   }
-  for (RangeProgress* r : touched) {
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  for (RangeProgress* r : touched) {  // once per range
     std::sort(r->retracted.begin(), r->retracted.end());
     r->retracted.erase(std::unique(r->retracted.begin(), r->retracted.end()), r->retracted.end());
   }

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -55,12 +56,11 @@ inline constexpr std::uint64_t kOrderLaterRangeBit = std::uint64_t{1} << 63;
 }
 
 /// The owner's memory of kept copies from ranges k > 0: an open-addressing
-/// table from the key's 128-bit hash to the kept copy's tag (24 bytes a
-/// slot, at most half full). Two different keys with the same 128-bit hash
-/// would share an entry; at 2^-128 per pair that is not guarded against.
-/// Not saved in checkpoints: after a resume, copies kept before it are not
-/// retracted any more (exactly-once holds; which copy is kept may then
-/// differ from a one-reader run, docs/inputs.md).
+/// table (linear probing) from the key's 128-bit hash to the kept copy's tag
+/// (24 bytes a slot, at most 3/4 full: 32-64 bytes per key). Two different keys with the same
+/// 128-bit hash would share an entry; at 2^-128 per pair that is not guarded against. Not saved in
+/// checkpoints: after a resume, copies kept before it are not retracted any more (exactly-once
+/// holds; which copy is kept may then differ from a one-reader run, docs/inputs.md).
 class FileOrder {
  public:
   /// After TwoTierSet::decide_batch(keys, verdicts): for each key with a
@@ -72,21 +72,38 @@ class FileOrder {
   void settle(std::span<const KeyRef> keys, std::span<const OrderTag> tags,
               std::span<Verdict> verdicts, std::vector<OrderTag>& retracted);
 
+  /// Sizes the table for `keys` keys up front (growing it later rehashes
+  /// every key into fresh memory, which costs more than the probes on a VM
+  /// whose first touch of a page is slow). Never shrinks.
+  void reserve(std::size_t keys);
+
   /// Keys remembered.
   [[nodiscard]] std::size_t size() const noexcept { return used_; }
   /// Bytes of the table.
-  [[nodiscard]] std::size_t table_bytes() const noexcept { return slots_.size() * sizeof(Slot); }
+  [[nodiscard]] std::size_t table_bytes() const noexcept { return slot_count_ * sizeof(Slot); }
+
+  FileOrder();
+  ~FileOrder();
+  FileOrder(const FileOrder&) = delete;
+  FileOrder& operator=(const FileOrder&) = delete;
 
  private:
-  struct Slot {
-    std::uint64_t hi = 0;
-    std::uint64_t lo = 0;
-    OrderTag tag = 0;  // 0: empty
+  struct Slot {  // all zero: empty
+    std::uint64_t hi;
+    std::uint64_t lo;
+    OrderTag tag;  // 0: empty
   };
+  [[nodiscard]] std::size_t home_of(const KeyHash& h) const noexcept;
   Slot& slot_for(const KeyHash& h);  // the key's slot, or the empty one where it goes
-  void grow();
+  void rehash(std::size_t slots);
 
-  std::vector<Slot> slots_;
+  // The slots live in a zero-filled anonymous mapping advised for huge
+  // pages (core/huge_page_mapping.hpp): no zeroing pass, and 512 times
+  // fewer page faults than 4 KiB pages when the table is first touched.
+  struct Table;
+  std::unique_ptr<Table> table_;
+  Slot* slots_ = nullptr;
+  std::size_t slot_count_ = 0;  // a power of two, or 0
   std::size_t used_ = 0;
 };
 
