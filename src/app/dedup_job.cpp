@@ -259,11 +259,13 @@ class DedupJob {
     if (file_order) order.reserve(file_order_reserve(begun->manifest, world_.usize()));
     if (file_order && plan.kind == StartKind::kResume) {
       set_activity("remembering the kept copies of split inputs");
+      const Clock::time_point r = Clock::now();
       const std::uint64_t walked = world_.allreduce_sum(rebuild_file_order(
           router, begun->manifest, feed, config_.output_dir, config_.max_exchange_bytes, order));
       if (world_.rank() == 0 && walked > 0) {
         std::cerr << "bloomshard dedup: remembered " << walked
-                  << " kept record(s) of split inputs' later ranges for file order\n";
+                  << " kept record(s) of split inputs' later ranges for file order in "
+                  << seconds_since(r) << " s\n";
       }
     }
     std::vector<char> wire_bytes;                 // this round's keys with their tags
