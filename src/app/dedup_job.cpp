@@ -268,6 +268,11 @@ class DedupJob {
                   << seconds_since(r) << " s\n";
       }
     }
+    CombineScratch combine_scratch;               // combine_in_file_order()'s
+    std::vector<std::uint32_t> routed_index;      // batch index of each key routed
+    std::vector<core::KeyRef> routed_keys;        // those keys
+    std::vector<core::OrderTag> routed_tags;      // and their tags
+    std::vector<core::Verdict> routed_verdicts;   // and their verdicts
     std::vector<char> wire_bytes;                 // this round's keys with their tags
     std::vector<core::KeyRef> wire_keys;          // views into wire_bytes
     std::vector<core::KeyRef> untagged_keys;      // an owner's keys without their tags
@@ -303,7 +308,17 @@ class DedupJob {
       } else {
         batch.clear();
       }
-      if (file_order) append_order_tags(batch.keys(), batch.tags(), wire_bytes, wire_keys);
+      if (file_order) {  // later copies of a key in the batch stay home, then tags on
+        feed.count_combined(
+            combine_in_file_order(batch.keys(), batch.tags(), combine_scratch, routed_index));
+        routed_keys.clear();
+        routed_tags.clear();
+        for (const std::uint32_t i : routed_index) {
+          routed_keys.push_back(batch.keys()[i]);
+          routed_tags.push_back(batch.tags()[i]);
+        }
+        append_order_tags(routed_keys, routed_tags, wire_bytes, wire_keys);
+      }
       const std::span<const core::KeyRef> keys =
           file_order ? std::span<const core::KeyRef>(wire_keys) : batch.keys();
       reading.add_to(phases.read, phases_system.read);
@@ -314,7 +329,8 @@ class DedupJob {
       set_activity("exchanging keys and deciding", rounds + 1);
       PhaseSeconds round;  // this round's decide (and route) times
       PhaseSeconds round_system;
-      my_verdicts.resize(keys.size());
+      my_verdicts.resize(batch.keys().size());
+      routed_verdicts.resize(keys.size());
       router.route(
           keys,
           [&](std::span<const core::KeyRef> owned_keys, std::span<core::Verdict> verdicts) {
@@ -328,13 +344,19 @@ class DedupJob {
             }
             deciding.add_to(round.decide, round_system.decide);
           },
-          my_verdicts,
+          file_order ? std::span<core::Verdict>(routed_verdicts) : std::span(my_verdicts),
           {.budget = config_.max_exchange_bytes,
            .max_keys = newest_layer_capacity(set),
            .before_subround = [&](std::uint64_t upcoming) {
              open_layer_if_needed(set, upcoming);
            }});
       routing.add_to(round.route, round_system.route);
+      if (file_order) {
+        std::fill(my_verdicts.begin(), my_verdicts.end(), core::Verdict::kDuplicate);
+        for (std::size_t j = 0; j < routed_index.size(); ++j) {
+          my_verdicts[routed_index[j]] = routed_verdicts[j];
+        }
+      }
       feed.note_retracted(retracted_round);
       retracted_round.clear();
       phases.decide += round.decide;

@@ -63,10 +63,11 @@ JobCounters local_counters(const InputFeed& feed, const core::TwoTierSet& set,
   c.tier1_absent = d.tier1_absent;
   c.tier1_maybe = d.tier1_maybe;
   c.tier2_lookups = d.tier2_lookups;
-  // Owners confirmed d.duplicates in tier 2; the router dropped the later
+  // Owners confirmed d.duplicates in tier 2; the router (and, for split
+  // inputs' tagged keys, the job: combine_in_file_order) dropped the later
   // copies inside each batch before they travelled.
-  c.duplicates = d.duplicates + router.keys_combined;
-  c.batch_duplicates = router.keys_combined;
+  c.duplicates = d.duplicates + router.keys_combined + f.combined_in_file_order;
+  c.batch_duplicates = router.keys_combined + f.combined_in_file_order;
   c.subrounds = router.subrounds;
   c.retracted = f.retracted;
   c.false_positives = d.false_positives;

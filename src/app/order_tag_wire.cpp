@@ -25,6 +25,61 @@ void append_order_tags(std::span<const core::KeyRef> keys, std::span<const core:
   }
 }
 
+std::size_t combine_in_file_order(std::span<const core::KeyRef> keys,
+                                  std::span<const core::OrderTag> tags, CombineScratch& scratch,
+                                  std::vector<std::uint32_t>& routed) {
+  if (tags.size() != keys.size()) {
+    throw std::invalid_argument("combine_in_file_order: " + std::to_string(keys.size()) +
+                                " keys but " + std::to_string(tags.size()) + " tags");
+  }
+  routed.clear();
+  CombineScratch& s = scratch;
+  s.stays_home.assign(keys.size(), 0);
+  s.pending.resize(keys.size());
+  for (std::uint32_t i = 0; i < keys.size(); ++i) s.pending[i] = i;
+  std::size_t home = 0;
+  // Each pass settles, for every key repeated among the pending copies, the
+  // copies of one input (the input of the pass's first pending copy): the
+  // earliest of them in the file travels, the rest stay home. Tagged copies
+  // of other inputs wait for the next pass; untagged copies travel (the
+  // router combines those). A pass removes each group's first copy, so the
+  // passes end, after at most one pass per input of a repeated key.
+  while (!s.pending.empty()) {
+    s.pending_keys.resize(s.pending.size());
+    for (std::size_t j = 0; j < s.pending.size(); ++j) s.pending_keys[j] = keys[s.pending[j]];
+    if (s.finder.find(s.pending_keys, s.first_of) == s.pending.size()) break;
+    s.best.resize(s.pending.size());  // per first copy: its input's earliest copy so far
+    s.next.clear();
+    for (std::size_t j = 0; j < s.pending.size(); ++j) {
+      const std::uint32_t first = s.first_of[j];
+      if (first == j) {
+        s.best[j] = s.pending[j];
+        continue;
+      }
+      const std::uint32_t i = s.pending[j];
+      const core::OrderTag lead = tags[s.best[first]];
+      const core::OrderTag mine = tags[i];
+      if (mine == 0) continue;  // untagged: travels
+      if (lead == 0 || core::order_input(lead) != core::order_input(mine)) {
+        s.next.push_back(i);  // another input's copy: next pass
+        continue;
+      }
+      ++home;
+      if (core::order_offset(mine) < core::order_offset(lead)) {
+        s.stays_home[s.best[first]] = 1;
+        s.best[first] = i;
+      } else {
+        s.stays_home[i] = 1;
+      }
+    }
+    s.pending.swap(s.next);
+  }
+  for (std::uint32_t i = 0; i < keys.size(); ++i) {
+    if (s.stays_home[i] == 0) routed.push_back(i);
+  }
+  return home;
+}
+
 void split_order_tags(std::span<const core::KeyRef> wire, std::vector<core::KeyRef>& keys,
                       std::vector<core::OrderTag>& tags) {
   keys.resize(wire.size());

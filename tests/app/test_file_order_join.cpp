@@ -42,6 +42,54 @@ TEST(OrderTagWire, TagsTravelAfterTheKeyAndComeOffAgain) {
   EXPECT_THROW(split_order_tags(short_key, back, back_tags), std::invalid_argument);
 }
 
+TEST(OrderTagWire, OnlyTheEarliestCopyOfEachInputTravels) {
+  // Copies of "hot": input 1 at offsets 100, 50 (a batch may hold two
+  // ranges of one input, the later one first) and 300; input 2 at 7 and 3;
+  // one untagged. Of input 1 only @50 travels, of input 2 only @3; the
+  // untagged copy travels (the router combines untagged keys), and so does
+  // "x" twice untagged.
+  const std::vector<std::string> names = {"hot", "hot", "hot", "hot", "hot", "x", "x", "hot"};
+  std::vector<core::KeyRef> keys;
+  for (const std::string& n : names) keys.push_back({core::hash_key(n), n});
+  const core::OrderTag in1 = *core::order_tag_base(1, 1 << 20, true);
+  const core::OrderTag in2 = *core::order_tag_base(2, 1 << 20, true);
+  const std::vector<core::OrderTag> tags = {in1 | 100, in1 | 50, in1 | 300, in2 | 7,
+                                            0,         0,        0,         in2 | 3};
+  CombineScratch scratch;
+  std::vector<std::uint32_t> routed;
+  EXPECT_EQ(combine_in_file_order(keys, tags, scratch, routed), 3u);
+  EXPECT_EQ(routed, (std::vector<std::uint32_t>{1, 4, 5, 6, 7}));
+  // An untagged first copy: the tagged copies still combine per input.
+  const std::vector<core::OrderTag> untagged_first = {0, in1 | 50, in1 | 30, in1 | 70, 0, 0, 0, 0};
+  EXPECT_EQ(combine_in_file_order(keys, untagged_first, scratch, routed), 2u);
+  EXPECT_EQ(routed, (std::vector<std::uint32_t>{0, 2, 4, 5, 6, 7}));
+  // No key twice: everything travels.
+  EXPECT_EQ(
+      combine_in_file_order(std::span(keys).first(1), std::span(tags).first(1), scratch, routed),
+      0u);
+  EXPECT_EQ(routed, (std::vector<std::uint32_t>{0}));
+  EXPECT_THROW((void)combine_in_file_order(keys, std::span(tags).first(2), scratch, routed),
+               std::invalid_argument);
+}
+
+TEST(OrderTagWire, AHotKeyOfManyCopiesLeavesOneCopyPerInput) {
+  // 200,000 copies of one key from one input, in descending file order (the
+  // worst case for "earliest so far"), plus 1,000 other inputs' copies: one
+  // copy per input travels.
+  const std::string hot = "hot";
+  std::vector<core::KeyRef> keys(201000, core::KeyRef{core::hash_key(hot), hot});
+  std::vector<core::OrderTag> tags;
+  const core::OrderTag in1 = *core::order_tag_base(1, 1 << 30, true);
+  for (std::uint64_t i = 0; i < 200000; ++i) tags.push_back(in1 | (200000 - i));
+  for (std::uint64_t n = 0; n < 1000; ++n)
+    tags.push_back(*core::order_tag_base(2 + n, 64, true) | 1);
+  CombineScratch scratch;
+  std::vector<std::uint32_t> routed;
+  EXPECT_EQ(combine_in_file_order(keys, tags, scratch, routed), 200000u - 1);
+  ASSERT_EQ(routed.size(), 1001u);
+  EXPECT_EQ(routed.front(), 199999u);
+}
+
 class PartPlan : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -12,7 +12,9 @@
 #               files and absolute lines, per-rank read bytes are within
 #               1.25x; a file with duplicates across its ranges is exactly
 #               once and byte-identical to 1 rank (retracted > 0); --unit paragraph
-#               output byte-identical to 1 rank too; no part is left
+#               output byte-identical to 1 rank too; a hot key (half of a
+#               split file) combined before routing, in sub-rounds, output
+#               identical to 1 rank; no part is left
 #        kill   a split run checkpointing every round, SIGKILLed (all ranks or
 #               one) 4 times after progress and resumed on 1..3 ranks (the
 #               ranges were cut at 3): exactly once and byte-identical to a
@@ -193,6 +195,37 @@ PYEOF
     [[ "$(reject_set "$TMP/para1")" == "$(reject_set "$TMP/paraN")" ]] ||
       fail "--unit paragraph rejects differ from the 1-rank run"
     log "--unit paragraph: split output and rejects identical to 1 rank"
+
+    # D: a hot key (half of the records) in a split file, with a small
+    # --max-exchange-bytes: later copies in a batch stay home (tagged keys
+    # are combined by the job), rounds split into sub-rounds, and the output
+    # is still byte-identical to a 1-rank run.
+    mkdir -p "$TMP/d"
+    "$PY" - "$TMP/d/hot.jsonl" <<'PYEOF'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for i in range(24000):
+        key = "" if i % 2 == 0 else f"u{i % 9000}"
+        f.write(json.dumps({"id": key, "n": i, "pad": "p" * (i % 40)}) + "\n")
+PYEOF
+    H=(--input "$TMP/d" --key-field id --max-reject-fraction 1)
+    mpi 1 dedup "${H[@]}" --output "$TMP/hot1" --split-inputs off >"$TMP/hot1.log" 2>&1 ||
+      { cat "$TMP/hot1.log" >&2; fail "1-rank hot-key run"; }
+    mpi "$RANKS" dedup "${H[@]}" --output "$TMP/hotN" --split-min-bytes 65536 --batch-bytes 65536 \
+      --max-exchange-bytes 4096 --metrics "$TMP/hotN/metrics.json" >"$TMP/hotN.log" 2>&1 ||
+      { cat "$TMP/hotN.log" >&2; fail "$RANKS-rank hot-key run"; }
+    grep -q "line-aligned ranges" "$TMP/hotN.log" || fail "the hot-key input was not split"
+    cmp "$TMP/hot1/hot.jsonl" "$TMP/hotN/hot.jsonl" || fail "hot-key output differs from 1 rank"
+    "$PY" - "$TMP/hotN/metrics.json" <<'PYEOF' || fail "hot-key metrics"
+import json, sys
+m = json.load(open(sys.argv[1]))
+print(f"batch_duplicates {m['batch_duplicates']}, subrounds {m['subrounds']} in {m['rounds']} rounds")
+if m["batch_duplicates"] < 10000:
+    sys.exit("the hot key's later copies were not combined before routing")
+if m["subrounds"] <= m["rounds"]:
+    sys.exit("no round was split into sub-rounds")
+PYEOF
+    log "hot key in a split file: combined, sub-rounds, identical to 1 rank"
     ;;
 
   kill)

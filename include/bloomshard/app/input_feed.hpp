@@ -48,6 +48,10 @@ struct FeedCounters {
   /// done by another rank than the one that wrote them, so a rank's kept
   /// may fall below zero modulo 2^64: only sums over ranks are meaningful.
   std::uint64_t retracted = 0;
+  /// Later copies of a key in one batch of split-input keys that stayed
+  /// home (app/order_tag_wire.hpp combine_in_file_order): duplicates the
+  /// router did not see, counted with its batch_duplicates.
+  std::uint64_t combined_in_file_order = 0;
 };
 
 /// One input given to this rank, and where to start it: a fresh file has a
@@ -151,6 +155,8 @@ class InputFeed {
   [[nodiscard]] std::optional<core::KeyHash> key_hash_of(io::Format format, std::string_view line);
   /// This segment's retractions decided by this rank, in decision order.
   [[nodiscard]] std::span<const core::OrderTag> retracted() const noexcept { return retracted_; }
+  /// Adds combine_in_file_order()'s count of this round.
+  void count_combined(std::uint64_t keys) noexcept { counters_.combined_in_file_order += keys; }
   /// The join left `records` retracted kept records (`bytes` bytes) out of
   /// a joined output: they count as dropped.
   void count_left_out(std::uint64_t records, std::uint64_t bytes) noexcept {
