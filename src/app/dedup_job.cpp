@@ -39,6 +39,7 @@
 #include "bloomshard/comm/environment.hpp"
 #include "bloomshard/comm/heartbeat.hpp"
 #include "bloomshard/comm/router.hpp"
+#include "bloomshard/core/sizing_plan.hpp"
 #include "bloomshard/core/two_tier.hpp"
 #include "bloomshard/io/checkpoint_generations.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
@@ -150,6 +151,7 @@ class DedupJob {
 
   int run() {
     const Clock::time_point start = Clock::now();
+    if (config_.batch_bytes == 0) config_.batch_bytes = core::default_batch_bytes(world_.usize());
     // --- fencing: this attempt holds the run before anything is touched.
     set_activity("taking the run's lock");
     if (!take_run_lease()) return kExitRunLocked;

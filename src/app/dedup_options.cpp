@@ -80,7 +80,8 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
      "key normalization: none | nfc | nfc-casefold (v2, canonical caseless matching) | "
      "nfc-casefold/v1 (legacy); a state keeps the version it was saved with (docs/keys.md)")
     ("batch-bytes", po::value(&c.batch_bytes)->default_value(c.batch_bytes),
-     "input bytes each rank reads per round (bounds round memory)")
+     "input bytes each rank reads per round (bounds round memory; 0: 4 MiB up to 64 ranks, "
+     "8 MiB above)")
     ("max-key-bytes", po::value(&c.max_key_bytes)->default_value(c.max_key_bytes),
      "longer keys are rejected (not with --key-digest: a digest key has a fixed size)")
     ("max-line-bytes", po::value(&c.max_line_bytes)->default_value(c.max_line_bytes),
@@ -189,7 +190,7 @@ std::string validate(const DedupConfig& c) {
     return "--slices must be 0 (automatic) or in [1, " + std::to_string(core::kMaxSlices) + "]";
   }
   if (c.capacity && *c.capacity == 0) return "--capacity must be >= 1";
-  if (c.batch_bytes < 4096) return "--batch-bytes must be >= 4096";
+  if (c.batch_bytes != 0 && c.batch_bytes < 4096) return "--batch-bytes must be 0 or >= 4096";
   if (c.batch_bytes > (1ULL << 30)) return "--batch-bytes must be <= 1 GiB (MPI counts are int)";
   if (c.max_key_bytes < 1 || c.max_key_bytes > (16ULL << 20)) {
     return "--max-key-bytes must be in [1, 16 MiB]";

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <iostream>
 #include <limits>
+#include <stdexcept>
 
 #include "bloomshard/app/split_inputs.hpp"
 #include "bloomshard/core/normalize.hpp"
@@ -58,6 +59,8 @@ InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
       rejects_(io::RejectWriter::create(reject_path)),
       range_rejects_(tasks_.size()),
       keys_(config.key) {
+  // 0 ("automatic") is resolved by the job, which knows the rank count.
+  if (config.batch_bytes == 0) throw std::invalid_argument("InputFeed: batch_bytes is 0");
   if (config.annotate.mode == RunMode::kAnnotate) {
     annotations_.emplace(config.annotate.format, config.key.digest != core::KeyDigest::kNone);
   }

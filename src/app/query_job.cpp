@@ -22,6 +22,7 @@
 #include "bloomshard/comm/router.hpp"
 #include "bloomshard/core/first_occurrence.hpp"
 #include "bloomshard/core/membership_query.hpp"
+#include "bloomshard/core/sizing_plan.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
 #include "bloomshard/io/errors.hpp"
 
@@ -163,6 +164,7 @@ class QueryJob {
 
   int run() {
     const Clock::time_point start = Clock::now();
+    if (q_.feed.batch_bytes == 0) q_.feed.batch_bytes = core::default_batch_bytes(world_.usize());
     const std::string setup = world_.broadcast(world_.rank() == 0 ? setup_on_rank0(q_) : "");
     if (setup[0] != '\0') {
       if (world_.rank() == 0) std::cerr << "bloomshard query: " << setup.substr(1) << '\n';

@@ -35,7 +35,7 @@ ParsedQuery parse_query_options(const std::vector<std::string>& args) {
      "must equal the state's normalization (it is taken from the state)")
     ("hash-seed", po::value(&hash_seed), "must equal the state's hash seed")
     ("batch-bytes", po::value(&c.batch_bytes)->default_value(c.batch_bytes),
-     "input bytes each rank reads per round")
+     "input bytes each rank reads per round (0: 4 MiB up to 64 ranks, 8 MiB above)")
     ("max-key-bytes", po::value(&c.max_key_bytes)->default_value(c.max_key_bytes),
      "longer keys are rejected")
     ("max-line-bytes", po::value(&c.max_line_bytes)->default_value(c.max_line_bytes),
@@ -87,8 +87,8 @@ ParsedQuery parse_query_options(const std::vector<std::string>& args) {
   } else {
     problem = "--on-input-error must be fail or skip, not '" + on_input_error + "'";
   }
-  if (c.batch_bytes < 4096 || c.batch_bytes > (1ULL << 30)) {
-    problem = "--batch-bytes must be in [4096, 1 GiB]";
+  if ((c.batch_bytes != 0 && c.batch_bytes < 4096) || c.batch_bytes > (1ULL << 30)) {
+    problem = "--batch-bytes must be 0 or in [4096, 1 GiB]";
   }
   if (c.max_key_bytes < 1 || c.max_key_bytes > (16ULL << 20)) {
     problem = "--max-key-bytes must be in [1, 16 MiB]";

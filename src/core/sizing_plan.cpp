@@ -12,7 +12,6 @@
 namespace bloomshard::core {
 namespace {
 
-constexpr double kDefaultBatchBytes = 8.0 * 1048576.0;  // dedup's --batch-bytes default
 // Round payload one rank may receive in the worst (skewed) case, R x batch:
 // kept below 1 GiB, half of MPI's int limit (router.hpp).
 constexpr double kMaxRoundReceiveBytes = 1024.0 * 1048576.0;
@@ -110,8 +109,8 @@ SizingPlan make_plan(const PlanInputs& in) {
         "--slices must be >= --ranks and <= the slice limit");
   const double wire_per_record = 1.0 + kWireBytesPerKey / in.record_bytes;
   const double batch_cap = kMaxRoundReceiveBytes / (ranks * wire_per_record);
-  p.recommended_batch_bytes =
-      static_cast<std::uint64_t>(std::max(4096.0, std::min(kDefaultBatchBytes, batch_cap)));
+  p.recommended_batch_bytes = static_cast<std::uint64_t>(
+      std::max(4096.0, std::min(static_cast<double>(default_batch_bytes(in.ranks)), batch_cap)));
   if (p.in.batch_bytes == 0) p.in.batch_bytes = p.recommended_batch_bytes;
 
   ScalableBloomParams params;

@@ -47,6 +47,7 @@ TEST_F(DedupOptionsTest, CheckpointIoComesFromTheCommandLineOrTheJobFile) {
   ParsedDedup p = parse_dedup_options({"--input", in, "--output", "o", "--checkpoint-io", "mpiio"});
   ASSERT_FALSE(p.exit_code) << p.message;
   EXPECT_EQ(p.config.checkpoint_data_path, io::CheckpointDataPath::kMpiIo);
+  EXPECT_EQ(p.config.batch_bytes, 0U);  // automatic: the job picks it by rank count
   p = parse_dedup_options(
       {"--config", write_job("input = " + in + "\noutput = o\ncheckpoint-io = direct\n")});
   ASSERT_FALSE(p.exit_code) << p.message;
@@ -90,6 +91,8 @@ TEST_F(DedupOptionsTest, BadValuesExitWithUsageCodeAndAMessage) {
       {{"--input", in, "--output", "o", "--max-exchange-bytes", "100"}, "--max-exchange-bytes"},
       {{"--input", in, "--output", "o", "--exchange", "tree"}, "--exchange"},
       {{"--input", in, "--output", "o", "--capacity", "0"}, "--capacity"},
+      {{"--input", in, "--output", "o", "--batch-bytes", "4095"}, "--batch-bytes"},
+      {{"--input", in, "--output", "o", "--batch-bytes", "2147483648"}, "--batch-bytes"},
       {{"--input", (dir_ / "missing").string(), "--output", "o"}, "does not exist"},
       {{"--input", in, "--output", "o", "--no-such-option"}, "no-such-option"},
       {{"--input", in, "--output", "o", "--checkpoint-io", "posix"}, "--checkpoint-io"},

@@ -32,9 +32,20 @@ TEST(SizingPlan, KeysAndRecommendedFlags) {
   EXPECT_EQ(p.duplicates, 300'000U);
   EXPECT_EQ(p.recommended_capacity, 770'000U);  // 10% headroom
   EXPECT_EQ(p.recommended_slices, default_num_slices(4, 770'000));
-  EXPECT_EQ(p.recommended_batch_bytes, 8U << 20);
+  EXPECT_EQ(p.recommended_batch_bytes, 4U << 20);  // default_batch_bytes(4)
   EXPECT_EQ(p.layers, 1U);
   EXPECT_EQ(p.messages, 9U);  // 3 collectives x (R - 1)
+}
+
+TEST(SizingPlan, DefaultBatchIsSmallerOnSmallJobs) {
+  EXPECT_EQ(default_batch_bytes(1), 4U << 20);
+  EXPECT_EQ(default_batch_bytes(kSmallBatchMaxRanks), 4U << 20);
+  EXPECT_EQ(default_batch_bytes(kSmallBatchMaxRanks + 1), 8U << 20);
+  PlanInputs in = inputs();
+  in.ranks = kSmallBatchMaxRanks + 1;
+  EXPECT_EQ(make_plan(in).recommended_batch_bytes, 8U << 20);
+  in.ranks = 16384;  // bounded by what one rank may receive: 1 GiB / (R x wire per input byte)
+  EXPECT_LT(make_plan(in).recommended_batch_bytes, 1U << 20);
 }
 
 TEST(SizingPlan, BloomBytesAreTheFiltersGeometry) {

@@ -34,11 +34,11 @@ struct DedupConfig {
   core::KeyScheme key;
   std::optional<std::uint64_t> capacity;  ///< unset: estimated from input bytes
   double fpr = 0.001;
-  std::uint32_t slices = 0;                ///< 0: core::default_num_slices(ranks, capacity)
-  bool normalize_pinned = false;           ///< the version was named ("nfc-casefold/v2"): a state
-                                           ///< saved with another version is refused, not adopted
-  std::uint64_t batch_bytes = 8ULL << 20;  ///< input bytes read per rank per round
-                                           ///< (8 MiB: as fast as 16 MiB here, 25 MiB less RSS)
+  std::uint32_t slices = 0;       ///< 0: core::default_num_slices(ranks, capacity)
+  bool normalize_pinned = false;  ///< the version was named ("nfc-casefold/v2"): a state
+                                  ///< saved with another version is refused, not adopted
+  std::uint64_t batch_bytes = 0;  ///< input bytes read per rank per round;
+                                  ///< 0: core::default_batch_bytes(ranks)
   std::uint64_t max_key_bytes = 64ULL << 10;
   /// Payload bytes one rank may send or receive in one exchange; a round
   /// over it is split into sub-rounds (comm::KeyRouter::route).
