@@ -59,8 +59,7 @@ inline constexpr std::uint64_t kOrderLaterRangeBit = std::uint64_t{1} << 63;
 /// table (linear probing) from the key's 128-bit hash to the kept copy's tag
 /// (24 bytes a slot, at most 3/4 full: 32-64 bytes per key). Two different keys with the same
 /// 128-bit hash would share an entry; at 2^-128 per pair that is not guarded against. Not saved in
-/// checkpoints: after a resume, copies kept before it are not retracted any more (exactly-once
-/// holds; which copy is kept may then differ from a one-reader run, docs/inputs.md).
+/// checkpoints: a resume rebuilds it from the committed parts (app/file_order_rebuild.hpp).
 class FileOrder {
  public:
   /// After TwoTierSet::decide_batch(keys, verdicts): for each key with a
