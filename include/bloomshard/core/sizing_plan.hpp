@@ -44,8 +44,8 @@ inline constexpr double kRoundBufferFactor = 3.5;
 /// 8 MiB above. Measured on the 10M-record corpus at 2 ranks
 /// (docs/performance.md, "Round size"): 4 MiB rounds keep a round's
 /// buffers and the keys between the decide's two passes in cache, and ran
-/// the whole job 1.20x faster than 8 MiB (decide 0.37 s vs 0.58 s), with
-/// 10 MiB less RSS per rank; 1 and 2 MiB were no faster. Above 64 ranks the
+/// the whole job 1.05-1.20x faster than 8 MiB (three runs), with 10 MiB
+/// less RSS per rank; 1 and 2 MiB were no faster. Above 64 ranks the
 /// per-round latency of the all-to-all, 3 (R - 1) messages, grows against
 /// the work of a round (docs/scaling.md), so larger jobs keep 8 MiB.
 inline constexpr std::uint32_t kSmallBatchMaxRanks = 64;
