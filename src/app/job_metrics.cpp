@@ -1,6 +1,7 @@
 #include "bloomshard/app/job_metrics.hpp"
 
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 
@@ -19,6 +20,22 @@ namespace {
 PhaseSeconds max_over_ranks(const comm::Communicator& comm, const PhaseSeconds& p) {
   return {comm.allreduce_max(p.read), comm.allreduce_max(p.route), comm.allreduce_max(p.decide),
           comm.allreduce_max(p.write)};
+}
+
+// Collective: every rank's phases, on every rank (an allgather of 4 values
+// per rank, the doubles as their bits: 512 KiB at 16384 ranks, once per
+// segment).
+std::vector<PhaseSeconds> gather_phases(const comm::Communicator& comm, const PhaseSeconds& p) {
+  const std::array<std::uint64_t, 4> mine = {
+      std::bit_cast<std::uint64_t>(p.read), std::bit_cast<std::uint64_t>(p.route),
+      std::bit_cast<std::uint64_t>(p.decide), std::bit_cast<std::uint64_t>(p.write)};
+  const std::vector<std::uint64_t> all = comm.allgather(mine);
+  std::vector<PhaseSeconds> by_rank(all.size() / 4);
+  for (std::size_t r = 0; r < by_rank.size(); ++r) {
+    by_rank[r] = {std::bit_cast<double>(all[4 * r]), std::bit_cast<double>(all[4 * r + 1]),
+                  std::bit_cast<double>(all[4 * r + 2]), std::bit_cast<double>(all[4 * r + 3])};
+  }
+  return by_rank;
 }
 
 void write_phases(JsonWriter& j, const char* name, const PhaseSeconds& p) {
@@ -132,6 +149,7 @@ JobSummary reduce_metrics(const comm::Communicator& comm, const JobCounters& bas
   s.wall_seconds = comm.allreduce_max(wall_seconds);
   s.phase_seconds_max = max_over_ranks(comm, phases);
   s.phase_system_seconds_max = max_over_ranks(comm, phases_system);
+  s.phase_seconds_by_rank = gather_phases(comm, phases);
 
   const core::ScalableBloom& bloom = set.bloom();
   const auto num_slices = static_cast<double>(bloom.params().num_slices);
@@ -289,6 +307,15 @@ std::string metrics_json(const JobSummary& s) {
   j.end_array();
   write_phases(j, "phase_seconds", s.phase_seconds_max);
   write_phases(j, "phase_system_seconds", s.phase_system_seconds_max);
+  j.begin_object("phase_seconds_by_rank");  // one array per phase, index = rank
+  for (const auto& [name, field] :
+       {std::pair{"read", &PhaseSeconds::read}, std::pair{"route", &PhaseSeconds::route},
+        std::pair{"decide", &PhaseSeconds::decide}, std::pair{"write", &PhaseSeconds::write}}) {
+    j.begin_array(name);
+    for (const PhaseSeconds& p : s.phase_seconds_by_rank) j.value({}, p.*field);
+    j.end_array();
+  }
+  j.end_object();
   j.value("wall_seconds", s.wall_seconds);
   j.value("max_rss_bytes", s.max_rss_bytes);
   j.value("max_rss_anon_bytes", s.max_rss_anon_bytes);

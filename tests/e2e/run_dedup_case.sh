@@ -147,6 +147,14 @@ if not problems:
         elif not 0 <= system[phase] <= 1.25 * wall[phase] + 0.05:
             problems.append(f"phase_system_seconds.{phase} {system[phase]} outside "
                             f"[0, phase_seconds.{phase} {wall[phase]}]")
+        # Each rank's phases: one per rank, and their maximum is the phase.
+        by_rank = top.get("phase_seconds_by_rank", {}).get(phase)
+        if not isinstance(by_rank, list) or len(by_rank) != top.get("ranks"):
+            problems.append(f"phase_seconds_by_rank.{phase} {by_rank!r}: not one per rank "
+                            f"({top.get('ranks')} ranks)")
+        elif min(by_rank) < 0 or abs(max(by_rank) - wall[phase]) > 1e-6:
+            problems.append(f"phase_seconds_by_rank.{phase} {by_rank}: negative, or its "
+                            f"maximum is not phase_seconds.{phase} {wall[phase]}")
 if problems:
     print(f"metrics {path}: " + "; ".join(problems), file=sys.stderr)
     sys.exit(1)

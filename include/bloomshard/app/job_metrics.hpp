@@ -77,11 +77,15 @@ struct JobSummary {
   PhaseSeconds phase_seconds_max;         // max over ranks, this segment
   PhaseSeconds phase_system_seconds_max;  // the kernel's share of each (page faults, system
                                           // calls): max over ranks, this segment
-  double wall_seconds = 0;                // this segment
-  std::uint64_t max_rss_bytes = 0;        // max over ranks, this segment
-  std::uint64_t max_rss_anon_bytes = 0;   // max over ranks of RssAnon sampled after each round
-                                          // and checkpoint (a transient peak inside a
-                                          // checkpoint write is not seen)
+  // Each rank's phases, this segment (index = rank): which rank the others
+  // wait for. A straggler has the longest read/decide/write and the
+  // shortest route (route holds the waits for slower ranks).
+  std::vector<PhaseSeconds> phase_seconds_by_rank;
+  double wall_seconds = 0;               // this segment
+  std::uint64_t max_rss_bytes = 0;       // max over ranks, this segment
+  std::uint64_t max_rss_anon_bytes = 0;  // max over ranks of RssAnon sampled after each round
+                                         // and checkpoint (a transient peak inside a
+                                         // checkpoint write is not seen)
   // Input bytes each rank consumed in this segment (index = rank): how even
   // the reading was (issue 12: split inputs).
   std::vector<std::uint64_t> read_bytes_by_rank;
