@@ -174,6 +174,13 @@ for name in ["A", "B"]:
           ", ".join(f"{k} {v:.2f} s" for k, v in sy.items()) +
           f"; decide outside the kernel {(ph['decide'] - sy['decide']) / routed_per_rank * 1e9:.0f} ns"
           f" per routed key, in it {sy['decide'] / routed_per_rank * 1e9:.0f} ns (first touch of memory)")
+    # Each rank's phases (absent before 2026-12-03): a rank on a slower CPU
+    # reads and decides longer, and the others wait for it in route.
+    if all("phase_seconds_by_rank" in m for m in ms):
+        per_rank = {k: [med([m["phase_seconds_by_rank"][k][r] for m in ms]) for r in range(ranks)]
+                    for k in ph}
+        print("  each rank (median, index = rank): " +
+              "; ".join(f"{k} " + " ".join(f"{v:.2f}" for v in vs) for k, vs in per_rank.items()))
     checks = [
         (f"whole job >= 2.5x faster than sort -u: {sort_med / whole:.2f}x whole mpiexec"
          f" ({whole:.2f} s vs {sort_med:.2f} s), {sort_med / injob:.2f}x in-job", sort_med / whole >= 2.5),
