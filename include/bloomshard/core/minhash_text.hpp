@@ -1,0 +1,68 @@
+// Text normalization for near-duplicate shingling, "minhash-text/v1":
+// the text's canonical caseless form (nfc-casefold/v2 of normalize.hpp:
+// NFC + Unicode full case folding, utf8proc, Unicode 15.0), then every code
+// point of general category P* (Pc Pd Ps Pe Pi Pf Po) removed, then each
+// run of White_Space (text_normalize.hpp) folded to one U+0020, none at
+// either end. Everything else (letters, digits, symbols S*, controls) is
+// kept. Saved near-duplicate states depend on these rules: a change of any
+// of them is a new version. The exact rules and examples: docs/near-duplicates.md.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace bloomshard::core {
+
+/// The name and version of the rules above.
+inline constexpr std::string_view kMinHashTextLabel = "minhash-text/v1";
+
+/// Chunk size the normalizer aims at (bytes of input per piece).
+inline constexpr std::size_t kMinHashTextChunk = 64 * 1024;
+
+/// Walks the normalized form of a text in pieces, so a long document costs
+/// memory of about one chunk, not of the whole text. A chunk ends just
+/// before an ASCII byte at or past `chunk` bytes: an ASCII code point has
+/// canonical combining class 0 and is never the second of a canonical
+/// composition pair, and case folding maps code point by code point, so the
+/// normalized chunks concatenated are exactly the normalized whole text.
+/// Limit: a text with no ASCII byte at all (e.g. unbroken CJK) is one chunk.
+class MinHashTextNormalizer {
+ public:
+  /// Validates `text` as UTF-8 first (a walk without copying). `text` must
+  /// outlive the normalizer. `chunk` is for tests; 0 means one chunk.
+  explicit MinHashTextNormalizer(std::string_view text, std::size_t chunk = kMinHashTextChunk);
+
+  /// Why the text is refused ("invalid UTF-8 at byte 12: ..."), or nullopt
+  /// when it is valid. A refused text gives no pieces.
+  [[nodiscard]] const std::optional<std::string>& error() const noexcept { return error_; }
+
+  /// The next non-empty piece of the normalized text, or false at the end.
+  /// The view is valid until the next call.
+  bool next(std::string_view& piece);
+
+  /// Bytes this normalizer holds on the heap now (for memory bounds).
+  [[nodiscard]] std::size_t held_bytes() const noexcept {
+    return folded_.capacity() + out_.capacity();
+  }
+
+ private:
+  std::string_view text_;
+  std::size_t chunk_;
+  std::size_t pos_ = 0;
+  std::optional<std::string> error_;
+  std::string folded_;  // nfc-casefold/v2 of the current chunk
+  std::string out_;     // the current piece
+  bool wrote_any_ = false;
+  bool owed_space_ = false;
+};
+
+/// The whole normalized text, or nullopt with `error` set for invalid UTF-8.
+[[nodiscard]] std::optional<std::string> normalize_minhash_text(std::string_view text,
+                                                                std::string* error = nullptr);
+
+/// True for code points of Unicode general category P* (punctuation).
+[[nodiscard]] bool is_unicode_punctuation(char32_t cp) noexcept;
+
+}  // namespace bloomshard::core
