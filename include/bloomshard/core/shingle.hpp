@@ -1,0 +1,101 @@
+// Shingles of a normalized text (minhash_text.hpp), hashed to 64 bits as
+// they come, for MinHash signatures. Two kinds:
+//   word:N  N consecutive words (the normalized text split at its single
+//           spaces) joined by one U+0020;
+//   char:N  N consecutive code points of the normalized text (spaces
+//           included).
+// Each shingle's UTF-8 bytes are hashed with XXH3_64bits_withSeed(bytes,
+// kShingleHashSeed). A text with fewer than N words (code points) is one
+// shingle of all of it; an empty normalized text has no shingle. The rules
+// and known answers: docs/near-duplicates.md.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bloomshard::core {
+
+/// XXH3 seed of shingle hashes (the ASCII bytes "shingle1" read big-endian).
+inline constexpr std::uint64_t kShingleHashSeed = 0x7368696e676c6531ULL;
+
+/// The largest N accepted: a shingle window longer than this would cost
+/// more than it tells.
+inline constexpr std::uint32_t kMaxShingleSize = 64;
+
+enum class ShingleKind : std::uint8_t { kWord = 0, kChar = 1 };
+
+/// A shingle definition, "word:5" by default.
+struct ShingleSpec {
+  ShingleKind kind = ShingleKind::kWord;
+  std::uint32_t size = 5;
+
+  friend bool operator==(const ShingleSpec&, const ShingleSpec&) = default;
+};
+
+/// Parses "word:N" or "char:N" (1 <= N <= kMaxShingleSize); throws
+/// std::invalid_argument naming the value and what was expected.
+[[nodiscard]] ShingleSpec parse_shingle_spec(std::string_view text);
+
+/// "word:5" etc.
+[[nodiscard]] std::string shingle_spec_name(const ShingleSpec& spec);
+
+/// Receives shingle hashes in batches of at most kShingleBatch.
+class ShingleHashSink {
+ public:
+  virtual ~ShingleHashSink() = default;
+  virtual void add(std::span<const std::uint64_t> hashes) = 0;
+};
+
+/// Hashes per batch handed to a sink: enough to amortize a kernel call,
+/// small enough to stay in L1 (2 KiB).
+inline constexpr std::size_t kShingleBatch = 256;
+
+/// Streams the shingles of one normalized text: feed() its pieces in order
+/// (cut anywhere between code points), then finish(). Memory: the window of
+/// N words (N code points) and one batch, whatever the text's length; a
+/// single word longer than the whole window costs its own length.
+class ShingleHasher {
+ public:
+  explicit ShingleHasher(ShingleSpec spec);
+
+  /// Starts a new text.
+  void reset() noexcept;
+
+  /// Adds the next piece of normalized text; full batches go to `sink`.
+  void feed(std::string_view piece, ShingleHashSink& sink);
+
+  /// Ends the text: the last batch, and the short-text shingle, go to `sink`.
+  void finish(ShingleHashSink& sink);
+
+  /// Shingles produced since reset().
+  [[nodiscard]] std::uint64_t shingle_count() const noexcept { return shingles_; }
+
+  /// Bytes held on the heap now (for memory bounds).
+  [[nodiscard]] std::size_t held_bytes() const noexcept { return window_.capacity(); }
+
+ private:
+  void emit(ShingleHashSink& sink);
+  void end_unit(ShingleHashSink& sink);
+  void flush(ShingleHashSink& sink);
+
+  ShingleSpec spec_;
+  std::string window_;  // the last units (words joined by ' ', or code points)
+  std::array<std::uint32_t, kMaxShingleSize> unit_end_{};  // end of each unit in window_
+  std::uint32_t units_ = 0;                                // complete units in window_
+  bool in_word_ = false;                                   // word:N: a word is being appended
+  std::uint32_t cp_left_ = 0;  // char:N: bytes left of the current code point
+  std::uint64_t shingles_ = 0;
+  std::array<std::uint64_t, kShingleBatch> batch_{};
+  std::size_t batch_size_ = 0;
+};
+
+/// The shingle hashes of a whole normalized text, in order (tests, tools).
+[[nodiscard]] std::vector<std::uint64_t> shingle_hashes(ShingleSpec spec,
+                                                        std::string_view normalized);
+
+}  // namespace bloomshard::core

@@ -1,0 +1,110 @@
+// Shingles: word:N and char:N windows hashed with XXH3 and the documented
+// seed, the short-text and empty-text rules, and streaming across pieces.
+#include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bloomshard/core/shingle.hpp"
+
+namespace bloomshard::core {
+namespace {
+
+std::uint64_t h(std::string_view s) {
+  return XXH3_64bits_withSeed(s.data(), s.size(), kShingleHashSeed);
+}
+
+TEST(MinHashShingle, ParsesSpecs) {
+  EXPECT_EQ(parse_shingle_spec("word:5"), (ShingleSpec{ShingleKind::kWord, 5}));
+  EXPECT_EQ(parse_shingle_spec("char:3"), (ShingleSpec{ShingleKind::kChar, 3}));
+  EXPECT_EQ(shingle_spec_name(ShingleSpec{}), "word:5");
+  for (const char* bad : {"word", "word:", "word:0", "word:65", "line:3", "char:3x", "char:-1"}) {
+    try {
+      (void)parse_shingle_spec(bad);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(MinHashShingle, WordShinglesAreWordsJoinedByOneSpace) {
+  const auto got = shingle_hashes({ShingleKind::kWord, 3}, "a bb ccc dd e");
+  EXPECT_EQ(got, (std::vector<std::uint64_t>{h("a bb ccc"), h("bb ccc dd"), h("ccc dd e")}));
+  EXPECT_EQ(shingle_hashes({ShingleKind::kWord, 1}, "x y"),
+            (std::vector<std::uint64_t>{h("x"), h("y")}));
+}
+
+TEST(MinHashShingle, CharShinglesAreCodePoints) {
+  // "é" is two bytes but one code point; the space is a code point too.
+  const auto got = shingle_hashes({ShingleKind::kChar, 3}, "\u00e9t\u00e9 a");
+  EXPECT_EQ(got, (std::vector<std::uint64_t>{h("\u00e9t\u00e9"), h("t\u00e9 "), h("\u00e9 a")}));
+}
+
+TEST(MinHashShingle, ShorterThanNIsOneShingleOfAllOfIt) {
+  EXPECT_EQ(shingle_hashes({ShingleKind::kWord, 5}, "one two"),
+            (std::vector<std::uint64_t>{h("one two")}));
+  EXPECT_EQ(shingle_hashes({ShingleKind::kWord, 2}, "one two"),
+            (std::vector<std::uint64_t>{h("one two")}));  // exactly N: one, not two
+  EXPECT_EQ(shingle_hashes({ShingleKind::kChar, 9}, "ab"), (std::vector<std::uint64_t>{h("ab")}));
+}
+
+TEST(MinHashShingle, EmptyTextHasNoShingle) {
+  EXPECT_TRUE(shingle_hashes({ShingleKind::kWord, 5}, "").empty());
+  EXPECT_TRUE(shingle_hashes({ShingleKind::kChar, 5}, "").empty());
+}
+
+TEST(MinHashShingle, KnownAnswers) {
+  // docs/near-duplicates.md, "Known answers".
+  const auto w = shingle_hashes({}, "the quick brown fox jumps over the lazy dog");
+  ASSERT_EQ(w.size(), 5U);
+  EXPECT_EQ(w[0], 0xa1f121b4aa37e83cULL);
+  EXPECT_EQ(w[1], 0xcfb53c75ce97b070ULL);
+  const auto c = shingle_hashes({ShingleKind::kChar, 5},
+                                "strasse caf\u00e9 na\u00efve \u00e9cole d\u00e9j\u00e0 vu");
+  ASSERT_EQ(c.size(), 28U);
+  EXPECT_EQ(c[0], 0x6cf6a4c3798945e3ULL);
+  EXPECT_EQ(c[1], 0x91ac9fb376ff914eULL);
+}
+
+struct Collect final : ShingleHashSink {
+  std::vector<std::uint64_t> all;
+  std::size_t calls = 0;
+  void add(std::span<const std::uint64_t> hashes) override {
+    EXPECT_LE(hashes.size(), kShingleBatch);
+    ++calls;
+    all.insert(all.end(), hashes.begin(), hashes.end());
+  }
+};
+
+TEST(MinHashShingle, PiecesCutAnywhereGiveTheSameShinglesInBatches) {
+  std::string text;
+  for (int i = 0; i < 700; ++i) text += (i ? " w" : "w") + std::to_string(i % 97) + "\u00e9";
+  for (const ShingleSpec spec :
+       {ShingleSpec{ShingleKind::kWord, 5}, ShingleSpec{ShingleKind::kChar, 4}}) {
+    const auto whole = shingle_hashes(spec, text);
+    for (const std::size_t cut : {1U, 2U, 3U, 5U, 64U, 1000U}) {
+      ShingleHasher hasher(spec);
+      Collect sink;
+      std::size_t i = 0;
+      while (i < text.size()) {
+        std::size_t n = std::min(cut, text.size() - i);
+        // Pieces end between code points (what the normalizer gives).
+        while (i + n < text.size() && (static_cast<unsigned char>(text[i + n]) & 0xC0U) == 0x80U)
+          ++n;
+        hasher.feed(std::string_view(text).substr(i, n), sink);
+        i += n;
+      }
+      hasher.finish(sink);
+      EXPECT_EQ(sink.all, whole) << shingle_spec_name(spec) << " cut " << cut;
+      EXPECT_EQ(hasher.shingle_count(), whole.size());
+      EXPECT_GT(sink.calls, whole.size() / kShingleBatch);
+      EXPECT_LT(hasher.held_bytes(), 1024U);  // the window, not the text
+    }
+  }
+}
+
+}  // namespace
+}  // namespace bloomshard::core
