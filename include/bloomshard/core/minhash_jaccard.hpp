@@ -1,0 +1,58 @@
+// Jaccard similarity estimated from two MinHash signatures of the same
+// family (minhash_signature.hpp), for --confirm-jaccard: from the full
+// 32-bit values, or from a compact b-bit form that keeps the low b bits of
+// each value (b-bit minwise hashing, Li & Koenig 2010). Equal low bits also
+// happen by chance (probability 2^-b for two different minima), so the
+// b-bit estimator corrects for it:
+//   P = (matching values) / K,   J = (P - 2^-b) / (1 - 2^-b)
+// (the large-set form of Li & Koenig's estimator, exact when each text has
+// many more shingles than 2^b ... its r1, r2 -> 0; the estimate may fall a
+// little below 0 for unrelated texts and is not clamped, so it stays
+// unbiased). Its standard deviation over K values is
+//   sqrt(P (1 - P) / K) / (1 - 2^-b).
+// The measured error per b and the chosen default: docs/near-duplicates.md.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace bloomshard::core {
+
+/// Bits kept per value in the confirmation form by default (measured
+/// choice: docs/near-duplicates.md).
+inline constexpr std::uint32_t kDefaultConfirmBits = 8;
+
+/// Fraction of equal values of two signatures. Throws std::invalid_argument
+/// when their sizes differ or are 0.
+[[nodiscard]] double estimate_jaccard(std::span<const std::uint32_t> a,
+                                      std::span<const std::uint32_t> b);
+
+/// The low `bits` bits of each value, packed: value i occupies bits
+/// [i*b, (i+1)*b) of the byte string, bit k being bit (k mod 8) of byte
+/// k / 8 (so 8-, 16- and 32-bit forms are the values little-endian).
+struct BbitSignature {
+  std::uint32_t bits = 0;
+  std::uint32_t count = 0;
+  std::vector<std::uint8_t> packed;  // ceil(count * bits / 8) bytes
+};
+
+/// Whether `bits` is one of 1, 2, 4, 8, 16, 32.
+[[nodiscard]] bool valid_confirm_bits(std::uint32_t bits) noexcept;
+
+/// Packs `signature`; throws std::invalid_argument unless valid_confirm_bits(bits).
+[[nodiscard]] BbitSignature pack_bbit(std::span<const std::uint32_t> signature, std::uint32_t bits);
+
+/// Fraction of equal b-bit values; throws std::invalid_argument when the
+/// two forms differ in bits or count.
+[[nodiscard]] double bbit_match_fraction(const BbitSignature& a, const BbitSignature& b);
+
+/// The corrected estimate J = (P - 2^-b) / (1 - 2^-b).
+[[nodiscard]] double estimate_jaccard_bbit(const BbitSignature& a, const BbitSignature& b);
+
+/// Standard deviation of the b-bit estimate of true similarity `jaccard`
+/// over `values` values (bits = 32 is the full form, up to 2^-32).
+[[nodiscard]] double jaccard_estimate_sigma(double jaccard, std::uint32_t values,
+                                            std::uint32_t bits) noexcept;
+
+}  // namespace bloomshard::core
