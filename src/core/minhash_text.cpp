@@ -1,4 +1,4 @@
-// minhash-text/v1 (minhash_text.hpp). ASCII chunks, most of a web corpus,
+// minhash-text/v1 (minhash_text.hpp). ASCII runs, most of a web corpus,
 // skip utf8proc: their caseless form is A-Z -> a-z and the category of each
 // ASCII byte comes from a table filled from utf8proc itself.
 #include "bloomshard/core/minhash_text.hpp"
@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 
 #include "bloomshard/core/normalize.hpp"
 #include "bloomshard/core/text_normalize.hpp"
@@ -31,13 +32,6 @@ std::array<AsciiClass, 128> make_ascii_classes() noexcept {
 const std::array<AsciiClass, 128>& ascii_classes() noexcept {
   static const std::array<AsciiClass, 128> t = make_ascii_classes();
   return t;
-}
-
-bool all_ascii(std::string_view s) noexcept {
-  for (const char c : s) {
-    if (static_cast<unsigned char>(c) >= 0x80U) return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -68,57 +62,79 @@ MinHashTextNormalizer::MinHashTextNormalizer(std::string_view text, std::size_t 
   }
 }
 
-bool MinHashTextNormalizer::next(std::string_view& piece) {
+void MinHashTextNormalizer::filter_into_piece(std::string_view folded) {
+  // Writes through a pointer into room made up front: each input code point
+  // gives at most itself and one owed space before it.
+  const std::size_t old_size = out_.size();
+  out_.resize(old_size + 2 * folded.size());
+  char* out = out_.data() + old_size;
   const auto& classes = ascii_classes();
+  std::size_t i = 0;
+  while (i < folded.size()) {
+    const auto byte = static_cast<unsigned char>(folded[i]);
+    if (byte < 0x80U) {
+      ++i;
+      const AsciiClass cls = classes[byte];
+      if (cls == AsciiClass::kKeep) {
+        if (owed_space_) *out++ = ' ';
+        owed_space_ = false;
+        wrote_any_ = true;
+        *out++ = byte >= 'A' && byte <= 'Z' ? static_cast<char>(byte - 'A' + 'a')
+                                            : static_cast<char>(byte);
+      } else if (cls == AsciiClass::kSpace) {
+        owed_space_ = wrote_any_;
+      }
+      continue;
+    }
+    utf8proc_int32_t cp = 0;
+    const utf8proc_ssize_t len =
+        utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(folded.data() + i),
+                         static_cast<utf8proc_ssize_t>(folded.size() - i), &cp);
+    // The input was validated and utf8proc emits valid UTF-8.
+    const auto n = static_cast<std::size_t>(len > 0 ? len : 1);
+    const auto c = static_cast<char32_t>(cp);
+    if (is_unicode_white_space(c)) {
+      owed_space_ = wrote_any_;
+    } else if (!is_unicode_punctuation(c)) {
+      if (owed_space_) *out++ = ' ';
+      owed_space_ = false;
+      wrote_any_ = true;
+      std::memcpy(out, folded.data() + i, n);
+      out += n;
+    }
+    i += n;
+  }
+  out_.resize(static_cast<std::size_t>(out - out_.data()));
+}
+
+bool MinHashTextNormalizer::next(std::string_view& piece) {
+  const auto is_ascii = [](char c) { return static_cast<unsigned char>(c) < 0x80U; };
   while (pos_ < text_.size()) {
     std::size_t end = pos_ + chunk_ < text_.size() ? pos_ + chunk_ : text_.size();
-    while (end < text_.size() && static_cast<unsigned char>(text_[end]) >= 0x80U) ++end;
+    while (end < text_.size() && !is_ascii(text_[end])) ++end;
     const std::string_view chunk = text_.substr(pos_, end - pos_);
     pos_ = end;
 
-    std::string_view folded = chunk;
-    const bool ascii = all_ascii(chunk);
-    if (!ascii) folded = normalize_key(NormalizePolicy::kNfcCasefold, chunk, folded_);
-
+    // Inside the chunk too, a cut before any ASCII byte is exact: ASCII
+    // runs take the fast path, and each non-ASCII run goes through utf8proc
+    // with the ASCII byte before it (which may compose with a following
+    // combining mark: "e" U+0301).
     out_.clear();
-    const auto emit_space_if_owed = [&] {
-      if (owed_space_) out_.push_back(' ');
-      owed_space_ = false;
-      wrote_any_ = true;
-    };
     std::size_t i = 0;
-    while (i < folded.size()) {
-      const auto byte = static_cast<unsigned char>(folded[i]);
-      if (byte < 0x80U) {
-        ++i;
-        switch (classes[byte]) {
-          case AsciiClass::kSpace:
-            owed_space_ = wrote_any_;
-            break;
-          case AsciiClass::kDrop:
-            break;
-          case AsciiClass::kKeep:
-            emit_space_if_owed();
-            out_.push_back(byte >= 'A' && byte <= 'Z' ? static_cast<char>(byte - 'A' + 'a')
-                                                      : static_cast<char>(byte));
-            break;
-        }
-        continue;
+    while (i < chunk.size()) {
+      std::size_t j = i;
+      while (j < chunk.size() && is_ascii(chunk[j])) ++j;
+      if (j == chunk.size()) {
+        filter_into_piece(chunk.substr(i));
+        break;
       }
-      utf8proc_int32_t cp = 0;
-      const utf8proc_ssize_t len =
-          utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(folded.data() + i),
-                           static_cast<utf8proc_ssize_t>(folded.size() - i), &cp);
-      // The input was validated and utf8proc emits valid UTF-8.
-      const auto n = static_cast<std::size_t>(len > 0 ? len : 1);
-      const auto c = static_cast<char32_t>(cp);
-      if (is_unicode_white_space(c)) {
-        owed_space_ = wrote_any_;
-      } else if (!is_unicode_punctuation(c)) {
-        emit_space_if_owed();
-        out_.append(folded.substr(i, n));
-      }
-      i += n;
+      const std::size_t run_start = j > i ? j - 1 : j;
+      filter_into_piece(chunk.substr(i, run_start - i));
+      std::size_t k = j;
+      while (k < chunk.size() && !is_ascii(chunk[k])) ++k;
+      filter_into_piece(normalize_key(NormalizePolicy::kNfcCasefold,
+                                      chunk.substr(run_start, k - run_start), folded_));
+      i = k;
     }
     if (!out_.empty()) {
       piece = out_;

@@ -48,11 +48,14 @@ class MinHashTextNormalizer {
   }
 
  private:
+  // Appends the minhash-text/v1 form of caseless text `folded` to out_.
+  void filter_into_piece(std::string_view folded);
+
   std::string_view text_;
   std::size_t chunk_;
   std::size_t pos_ = 0;
   std::optional<std::string> error_;
-  std::string folded_;  // nfc-casefold/v2 of the current chunk
+  std::string folded_;  // nfc-casefold/v2 of the current non-ASCII run
   std::string out_;     // the current piece
   bool wrote_any_ = false;
   bool owed_space_ = false;
