@@ -21,7 +21,7 @@ namespace bloomshard::core {
 
 /// Bits kept per value in the confirmation form by default (measured
 /// choice: docs/near-duplicates.md).
-inline constexpr std::uint32_t kDefaultConfirmBits = 8;
+inline constexpr std::uint32_t kDefaultConfirmBits = 4;
 
 /// Fraction of equal values of two signatures. Throws std::invalid_argument
 /// when their sizes differ or are 0.
