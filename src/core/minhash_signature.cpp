@@ -139,14 +139,17 @@ PermutationFamily::PermutationFamily(std::uint32_t count) : count_(count) {
 
 bool signature_isa_supported(SignatureIsa isa) noexcept {
 #if BLOOMSHARD_HAVE_X86
-  __builtin_cpu_init();
+  // Asked once per batch of shingles: the CPU's answer is read once.
+  static const bool avx2 = (__builtin_cpu_init(), __builtin_cpu_supports("avx2") != 0);
+  static const bool avx512 = (__builtin_cpu_init(), __builtin_cpu_supports("avx512f") != 0 &&
+                                                        __builtin_cpu_supports("avx512dq") != 0);
   switch (isa) {
     case SignatureIsa::kScalar:
       return true;
     case SignatureIsa::kAvx2:
-      return __builtin_cpu_supports("avx2") != 0;
+      return avx2;
     case SignatureIsa::kAvx512:
-      return __builtin_cpu_supports("avx512f") != 0 && __builtin_cpu_supports("avx512dq") != 0;
+      return avx512;
   }
   return false;
 #else

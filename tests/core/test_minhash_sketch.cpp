@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <random>
 #include <string>
 
 #include "bloomshard/core/minhash_sketch.hpp"
@@ -120,6 +121,35 @@ TEST(MinHashSketch, KnownAnswers) {
       ASSERT_EQ(out.band_keys.size(), 14U);
       EXPECT_EQ(hex(out.band_keys[0]), k.band_key_0) << k.text << " " << k.shingle;
       EXPECT_EQ(hex(out.band_keys[1]), k.band_key_1) << k.text << " " << k.shingle;
+    }
+  }
+}
+
+TEST(MinHashSketch, EveryKernelGivesTheScalarSketchOfRandomTexts) {
+  static const char* const words[] = {"Alpha", "beta,", "GAMMA",  "d\u00e9j\u00e0", "\u6587\u5b57",
+                                      "x",     "--",    "\u00df", "e\u0301",        "42"};
+  std::mt19937_64 rng(33);
+  for (int t = 0; t < 40; ++t) {
+    std::string text;
+    const std::size_t n = rng() % 400;
+    for (std::size_t i = 0; i < n; ++i) {
+      text += words[rng() % std::size(words)];
+      text += (rng() % 9 == 0) ? "\n" : " ";
+    }
+    for (const char* shingle : {"word:5", "char:5", "word:1"}) {
+      const MinHashConfig config{parse_shingle_spec(shingle), 20, 13};
+      MinHashSketcher scalar(config, SignatureIsa::kScalar);
+      MinHashSketch want;
+      std::string error;
+      ASSERT_TRUE(scalar.sketch(text, want, error)) << error;
+      for (const SignatureIsa isa : {SignatureIsa::kAvx2, SignatureIsa::kAvx512}) {
+        if (!signature_isa_supported(isa)) continue;
+        MinHashSketcher fast(config, isa);
+        MinHashSketch got;
+        ASSERT_TRUE(fast.sketch(text, got, error)) << error;
+        EXPECT_EQ(got.signature, want.signature) << signature_isa_name(isa) << " " << shingle;
+        EXPECT_EQ(got.band_keys, want.band_keys) << signature_isa_name(isa) << " " << shingle;
+      }
     }
   }
 }
