@@ -7,6 +7,8 @@ estimator. Run with /usr/bin/python3 (python3-numpy, python3-xxhash).
   minhash_reference.py kat            known answers of the docs' texts (JSON)
   minhash_reference.py bbit-table     estimator error vs b on synthetic pairs
   minhash_reference.py s-curve        band-hit probabilities of 14x8, 20x13
+  minhash_reference.py check-docs DOC  exit 1 unless DOC's known-answer table
+                                      holds this implementation's values
 
 Python's unicodedata is Unicode 14.0 (Debian 12), utf8proc 15.0: the
 known-answer texts use no code point whose properties differ.
@@ -16,8 +18,12 @@ import struct
 import sys
 import unicodedata
 
-import numpy as np
-import xxhash
+try:
+    import numpy as np
+    import xxhash
+except ImportError as e:  # ctest: skipped (SKIP_RETURN_CODE 77), not failed
+    print("minhash_reference.py needs python3-numpy and python3-xxhash:", e)
+    sys.exit(77)
 
 SHINGLE_SEED = 0x7368696E676C6531  # "shingle1"
 FAMILY_SEED = 0x6D696E6861736831  # "minhash1"
@@ -173,5 +179,42 @@ def s_curve():
     print("threshold (1/B)^(1/R): 14x8 %.3f, 20x13 %.3f" % ((1 / 14) ** (1 / 8), (1 / 20) ** (1 / 13)))
 
 
+def check_docs(doc_path):
+    """Each known-answer row of the doc (section "Known answers") must hold
+    the values computed here: shingle count, hashes, values, band keys."""
+    rows = [line for line in open(doc_path, encoding="utf-8")
+            if line.startswith("| `") or line.startswith("| same")]
+    failures, checked, last_text = [], 0, None
+    for text in KAT_TEXTS:
+        for kind in ("word", "char"):
+            norm, hashes, sig, keys = sketch(text, kind, 5)
+            wanted = ["%016x" % int(h) for h in hashes[:2]] + ["%08x" % int(v) for v in sig[:4]] + \
+                [k.hex() for k in keys[:2]]
+            for row in rows:
+                cells = [c.strip() for c in row.strip().strip("|").split("|")]
+                if cells[0].startswith("`"):
+                    last_text = cells[0]
+                doc_text = last_text if cells[0] == "same" else cells[0]
+                if doc_text != "`%s`" % text or cells[1] != "%s:5" % kind:
+                    continue
+                checked += 1
+                if cells[2] != str(len(hashes)):
+                    failures.append("%r %s:5: %s shingles, doc says %s" % (text, kind, len(hashes), cells[2]))
+                for w in wanted:
+                    if w not in row:
+                        failures.append("%r %s:5: %s missing from the doc's row" % (text, kind, w))
+    empty_key = empty_text_band_key().hex()
+    if empty_key not in open(doc_path, encoding="utf-8").read():
+        failures.append("empty-text key %s missing" % empty_key)
+    for f in failures:
+        print("MISMATCH", f)
+    print("checked %d known-answer rows of %s" % (checked, doc_path))
+    sys.exit(1 if failures or checked < 6 else 0)
+
+
 if __name__ == "__main__":
-    {"kat": kat, "bbit-table": bbit_table, "s-curve": s_curve}[sys.argv[1] if len(sys.argv) > 1 else "kat"]()
+    mode = sys.argv[1] if len(sys.argv) > 1 else "kat"
+    if mode == "check-docs":
+        check_docs(sys.argv[2])
+    else:
+        {"kat": kat, "bbit-table": bbit_table, "s-curve": s_curve}[mode]()
