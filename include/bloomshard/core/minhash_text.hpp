@@ -42,11 +42,6 @@ class MinHashTextNormalizer {
   /// The view is valid until the next call.
   bool next(std::string_view& piece);
 
-  /// Bytes this normalizer holds on the heap now (for memory bounds).
-  [[nodiscard]] std::size_t held_bytes() const noexcept {
-    return folded_.capacity() + out_.capacity();
-  }
-
  private:
   // Appends the minhash-text/v1 form of caseless text `folded` to out_.
   void filter_into_piece(std::string_view folded);
