@@ -316,10 +316,10 @@ InputChanges reconcile_inputs(RunManifest& m, std::span<const io::InputFile> inp
             " (" + describe_file_change(p.file, f) + ")";
         refusal = accept_changed_started(p, f, change, revalidate, out.notes);
       }
-    } else if (started && windows != nullptr) {
-      if (!p.window) {
-        checked_by_size_only = true;
-      } else if (std::string why = (*windows)(p, f); !why.empty()) {
+    } else if (started && m.input_windows_version == 0) {
+      checked_by_size_only = true;  // an older checkpoint: no windows saved
+    } else if (started && windows != nullptr && p.window) {
+      if (std::string why = (*windows)(p, f); !why.empty()) {
         const std::string change =
             std::string("was replaced ") + when + ": its size and mtime are the saved ones (" +
             std::to_string(f.size) + " bytes, " + iso_utc(f.mtime_ns) + ") but " + why;
@@ -338,8 +338,8 @@ InputChanges reconcile_inputs(RunManifest& m, std::span<const io::InputFile> inp
   }
   if (checked_by_size_only) {
     out.notes.push_back(
-        "the checkpoint holds no window digest of some started inputs (written by an older "
-        "version, or unreadable then): they are checked by size and mtime only");
+        "the checkpoint was written before window digests (its manifest has no input_windows): "
+        "its started inputs are checked by size and mtime only");
   }
   m.inputs = std::move(kept);
   return out;

@@ -126,6 +126,7 @@ TEST(RunManifest, ReconcileInputsAcceptsOnlyChangesThatLoseNothingSilently) {
   };
   RunManifest m;
   m.inputs = {input("done", 10), input("half", 20), input("fresh", 30), input("gone", 40)};
+  m.input_windows_version = kInputWindowsVersion;  // a checkpoint of this version
   m.inputs[0].done = true;
   m.inputs[1].cursor = {3, 12};
   std::vector<io::InputFile> today;
@@ -278,6 +279,7 @@ TEST(RunManifest, ReconcileInputsRefusesAReplacedInputOfTheSameSizeAndMtime) {
   fresh.window.reset();
   RunManifest m;
   m.inputs = {half, fresh};
+  m.input_windows_version = kInputWindowsVersion;
   const std::vector<io::InputFile> now = {half.file, fresh.file};
   int calls = 0;
   const WindowCheckFn replaced = [&](const InputProgress&, const io::InputFile&) {
@@ -304,11 +306,18 @@ TEST(RunManifest, ReconcileInputsRefusesAReplacedInputOfTheSameSizeAndMtime) {
   }
   {  // an older checkpoint without windows: size and mtime only, and it says so
     RunManifest c = m;
+    c.input_windows_version = 0;
     c.inputs[0].window.reset();
     const InputChanges ch = reconcile_inputs(c, now, nullptr, &replaced);
     EXPECT_TRUE(ch.refusal.empty());
     ASSERT_EQ(ch.notes.size(), 1U);
     EXPECT_NE(ch.notes[0].find("checked by size and mtime only"), std::string::npos);
+  }
+  {  // the other ranks follow rank 0's plan without reading windows: no note
+    RunManifest c = m;
+    const InputChanges ch = reconcile_inputs(c, now);
+    EXPECT_TRUE(ch.refusal.empty());
+    EXPECT_TRUE(ch.notes.empty());
   }
 }
 
