@@ -4,6 +4,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "bloomshard/app/input_windows.hpp"
 #include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/run_state.hpp"
 #include "bloomshard/app/skipped_inputs.hpp"
@@ -83,6 +84,7 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   std::string manifest_error;
   if (comm_.rank() == 0) {
     try {
+      refresh_input_windows(m);  // docs/inputs.md "Replaced inputs"
       h.manifest_json = manifest_to_json(m);
     } catch (const std::exception& e) {
       manifest_error = e.what();

@@ -166,9 +166,11 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
      "with skip: more broken inputs than this in one run stops the job (exit 3, checkpointed; "
      "the input over the limit is not skipped)")
     ("revalidate-inputs", po::bool_switch(&c.revalidate_inputs),
-     "on resume, accept a started input whose size or mtime changed (touch, rsync without -t, "
-     "HSM restore, a damaged file replaced) if the records read from it so far are the same "
-     "bytes (digest check; costs one read of that prefix on rank 0)");
+     "on resume (or a finished run started again), accept a started or finished input that "
+     "changed (touch, rsync without -t, HSM restore, a damaged file replaced, records appended) "
+     "if the records read from it so far are the same bytes (digest check; costs one read of "
+     "that prefix on rank 0); what follows them is read, a finished input's appended records "
+     "too");
   po::options_description generic("general");
   generic.add_options()
     ("help,h", "show this help")

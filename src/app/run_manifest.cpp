@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "bloomshard/app/input_windows.hpp"
 #include "bloomshard/io/reject_writer.hpp"
 
 namespace bloomshard::app {
@@ -194,6 +195,12 @@ std::string manifest_to_json(const RunManifest& m) {
     out += ",\n";
     put_string(out, "mode", m.mode);
   }
+  if (m.input_windows_version != 0) {  // optional: absent before window digests
+    out += ",\n";
+    put_u64(out, "input_windows", m.input_windows_version);
+    out += ',';
+    put_u64(out, "input_window_bytes", m.input_window_bytes);
+  }
   out += ",\n\"inputs\":[";
   for (std::size_t i = 0; i < m.inputs.size(); ++i) {
     const InputProgress& p = m.inputs[i];
@@ -222,6 +229,12 @@ std::string manifest_to_json(const RunManifest& m) {
     if (p.prefix_digest) {
       out += ',';
       put_u64(out, "prefix_digest", *p.prefix_digest);
+    }
+    if (p.window) {
+      out += ',';
+      put_u64(out, "window_end", p.window->end);
+      out += ',';
+      put_u64(out, "window_digest", p.window->digest);
     }
     if (!p.ranges.empty()) put_ranges(out, p.ranges);
     out += '}';
@@ -265,6 +278,18 @@ RunManifest manifest_from_json(std::string_view json) {
   m.output_dir = std::string(field<std::string_view>(doc, "output_dir"));
   std::string_view mode;
   if (doc["mode"].get(mode) == simdjson::SUCCESS) m.mode = std::string(mode);  // optional
+  if (doc["input_windows"].error() != simdjson::NO_SUCH_FIELD) {  // optional: see InputWindow
+    const auto version = field<std::uint64_t>(doc, "input_windows");
+    const auto bytes = field<std::uint64_t>(doc, "input_window_bytes");
+    if (version != kInputWindowsVersion || bytes != kInputWindowBytes) {
+      throw std::runtime_error("run manifest: input_windows " + std::to_string(version) + " of " +
+                               std::to_string(bytes) + " bytes; this build reads version " +
+                               std::to_string(kInputWindowsVersion) + " of " +
+                               std::to_string(kInputWindowBytes) + " bytes");
+    }
+    m.input_windows_version = kInputWindowsVersion;
+    m.input_window_bytes = kInputWindowBytes;
+  }
   for (simdjson::dom::element e : field<simdjson::dom::array>(doc, "inputs")) {
     InputProgress p;
     p.file.absolute_path = std::string(field<std::string_view>(e, "path"));
@@ -290,6 +315,19 @@ RunManifest manifest_from_json(std::string_view json) {
     }
     std::uint64_t digest = 0;
     if (e["prefix_digest"].get(digest) == simdjson::SUCCESS) p.prefix_digest = digest;
+    if (e["window_end"].error() != simdjson::NO_SUCH_FIELD ||
+        e["window_digest"].error() != simdjson::NO_SUCH_FIELD) {  // optional, but only as a pair
+      if (m.input_windows_version == 0) {
+        throw std::runtime_error("run manifest: input '" + p.file.relative_path +
+                                 "' has a window digest but the manifest no 'input_windows'");
+      }
+      p.window = InputWindow{field<std::uint64_t>(e, "window_end"),
+                             field<std::uint64_t>(e, "window_digest")};
+      if (p.window->end > p.file.size) {
+        throw std::runtime_error("run manifest: field 'window_end' of input '" +
+                                 p.file.relative_path + "' is past its size");
+      }
+    }
     p.ranges = read_ranges(e, p);
     m.inputs.push_back(std::move(p));
   }

@@ -2,12 +2,15 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/input_windows.hpp"
 #include "bloomshard/app/output_guard.hpp"
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/app/state_key_scheme.hpp"
@@ -77,9 +80,8 @@ std::string input_difference(const RunManifest& m, std::span<const io::InputFile
              now.relative_path + "'";
     }
     if (then.size != now.size || then.mtime_ns != now.mtime_ns) {
-      return "input '" + now.relative_path + "' changed since the checkpoint (size " +
-             std::to_string(then.size) + " -> " + std::to_string(now.size) + ", mtime " +
-             std::to_string(then.mtime_ns) + " -> " + std::to_string(now.mtime_ns) + ")";
+      return "input '" + now.relative_path + "' changed since the checkpoint (" +
+             describe_file_change(then, now) + ")";
     }
   }
   return {};
@@ -139,6 +141,19 @@ std::string header_difference(const io::CheckpointHeader& h, const DedupConfig& 
   return window_refusal(h, c.window);
 }
 
+// A finished run started again with the same command: the same output
+// dir and mode, the same inputs by path (some may have changed). Anything
+// else is an incremental run (new inputs against the finished filter).
+bool same_run_started_again(const RunManifest& m, const DedupConfig& c,
+                            std::span<const io::InputFile> inputs) {
+  if (m.output_dir != fs::absolute(c.output_dir).lexically_normal().string()) return false;
+  if (m.mode != run_mode_label(c.annotate) || m.inputs.size() != inputs.size()) return false;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (m.inputs[i].file.relative_path != inputs[i].relative_path) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string revalidate_consumed_prefix(const InputProgress& then, const io::InputFile& now) {
@@ -165,14 +180,100 @@ std::string revalidate_consumed_prefix(const InputProgress& then, const io::Inpu
   return {};
 }
 
+namespace {
+
+// "was split into byte ranges" refusal: its ranges were cut from the old
+// bytes, so no prefix check makes them valid again.
+std::string split_refusal(const InputProgress& p, const std::string& what) {
+  return "input '" + p.file.relative_path + "' was split into byte ranges and " + what +
+         "; a split input cannot be revalidated";
+}
+
+bool input_started(const InputProgress& p) {
+  if (p.done || p.cursor.records > 0 || p.cursor.decompressed_offset > 0) return true;
+  return std::any_of(p.ranges.begin(), p.ranges.end(),
+                     [](const RangeProgress& r) { return r.done || r.cursor.records > 0; });
+}
+
+std::string records_read(const InputProgress& p) {
+  return std::to_string(p.cursor.records) + " record" + (p.cursor.records == 1 ? "" : "s");
+}
+
+// A started input whose bytes may differ from those read (`change` says
+// how it was found): refused, or with `revalidate` accepted when the
+// records read from it are the same. A finished (or skipped) input that
+// passes is read on after its cursor: the appended records are new.
+std::string accept_changed_started(InputProgress& p, const io::InputFile& f,
+                                   const std::string& change, const RevalidateFn* revalidate,
+                                   std::vector<std::string>& notes) {
+  if (!p.ranges.empty()) return split_refusal(p, change);
+  const std::string subject = "input '" + f.relative_path + "' " + change;
+  if (revalidate == nullptr) {
+    return subject + (p.done ? "; its new records would never be read" : "") +
+           " (--revalidate-inputs checks whether the " + records_read(p) + " read are unchanged" +
+           (p.done ? " and reads what was appended after them)" : ")");
+  }
+  if (std::string why = (*revalidate)(p, f); !why.empty()) {
+    return subject + " and cannot be revalidated: " + why;
+  }
+  std::string note =
+      subject + "; revalidated: the records read so far are the same (" + records_read(p) + ")";
+  if (p.done) {
+    note += p.skipped.empty() ? "; the records appended after them are read now"
+                              : "; it was skipped there (" + p.skipped + "), reading goes on now";
+    p.done = false;
+    p.skipped.clear();
+  } else {
+    note += ", reading goes on after them";
+  }
+  notes.push_back(std::move(note));
+  p.file = f;
+  // The same records, but perhaps not the same compressed bytes (a
+  // recompressed copy): the saved frame start may point elsewhere, so
+  // this resume decompresses from byte 0.
+  p.cursor.frame.reset();
+  p.window.reset();
+  return {};
+}
+
+}  // namespace
+
+std::string iso_utc(std::int64_t ns) {
+  const std::int64_t sec = ns >= 0 ? ns / 1'000'000'000 : (ns - 999'999'999) / 1'000'000'000;
+  const auto frac = static_cast<long>(ns - sec * 1'000'000'000);
+  const auto t = static_cast<std::time_t>(sec);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+  return buf;
+}
+
+std::string describe_file_change(const io::InputFile& then, const io::InputFile& now) {
+  std::string out =
+      "size " + std::to_string(then.size) + " -> " + std::to_string(now.size) + " bytes";
+  if (now.size > then.size) {
+    out += " (grew by " + std::to_string(now.size - then.size) + ")";
+  } else if (now.size < then.size) {
+    out += " (shrank by " + std::to_string(then.size - now.size) + ")";
+  } else {
+    out += " (same size)";
+  }
+  out += ", mtime " + iso_utc(then.mtime_ns);
+  out += then.mtime_ns == now.mtime_ns ? " (same)" : " -> " + iso_utc(now.mtime_ns);
+  return out;
+}
+
 InputChanges reconcile_inputs(RunManifest& m, std::span<const io::InputFile> inputs,
-                              const RevalidateFn* revalidate) {
+                              const RevalidateFn* revalidate, const WindowCheckFn* windows) {
   InputChanges out;
   std::map<std::string, const io::InputFile*, std::less<>> now;
   for (const io::InputFile& f : inputs) now.emplace(f.relative_path, &f);
   std::vector<InputProgress> kept;
+  bool checked_by_size_only = false;
   for (InputProgress& p : m.inputs) {
-    const bool started = p.done || p.cursor.records > 0 || p.cursor.decompressed_offset > 0;
+    const bool started = input_started(p);
     const auto it = now.find(p.file.relative_path);
     if (it == now.end()) {
       if (!started) {
@@ -196,57 +297,49 @@ InputChanges reconcile_inputs(RunManifest& m, std::span<const io::InputFile> inp
     }
     const io::InputFile& f = *it->second;
     now.erase(it);
+    const char* when = p.done ? "after it was finished" : "after some of its records were read";
+    std::string refusal;
     if (f.size != p.file.size || f.mtime_ns != p.file.mtime_ns) {
-      if (!p.ranges.empty() && !p.done) {  // its ranges were cut from the old content
-        out.refusal = "input '" + f.relative_path +
-                      "' was split into byte ranges and changed before all were read (size " +
-                      std::to_string(p.file.size) + " -> " + std::to_string(f.size) +
-                      "); a split input cannot be revalidated";
-        return out;
-      }
-      if (started && !p.done) {
-        const std::string change =
-            "input '" + f.relative_path + "' changed after " + std::to_string(p.cursor.records) +
-            " of its records were read (size " + std::to_string(p.file.size) + " -> " +
-            std::to_string(f.size) + ", mtime " + std::to_string(p.file.mtime_ns) + " -> " +
-            std::to_string(f.mtime_ns) + ")";
-        if (revalidate == nullptr) {
-          out.refusal = change + " (--revalidate-inputs checks whether those records are the same)";
-          return out;
-        }
-        if (std::string why = (*revalidate)(p, f); !why.empty()) {
-          out.refusal = change + " and cannot be revalidated: " + why;
-          return out;
-        }
-        out.notes.push_back(change +
-                            "; revalidated: the records read so far are the same, reading goes "
-                            "on after them");
-        p.file = f;
-        // The same records, but perhaps not the same compressed bytes (a
-        // recompressed copy): the saved frame start may point elsewhere, so
-        // this resume decompresses from byte 0.
-        p.cursor.frame.reset();
-        kept.push_back(std::move(p));
-        continue;
-      }
-      if (!started) {
+      if (!p.ranges.empty()) {  // cut from the old bytes, started or not
+        refusal = split_refusal(p, std::string("changed ") +
+                                       (p.done ? "after it was finished" : "before all were read") +
+                                       " (" + describe_file_change(p.file, f) + ")");
+      } else if (!started) {
         out.notes.push_back("input '" + f.relative_path +
                             "' changed before it was started; its new content is read");
+        p.file = f;
+      } else {
+        const std::string change =
+            std::string("changed ") +
+            (p.done ? "after it was finished"
+                    : "after " + std::to_string(p.cursor.records) + " of its records were read") +
+            " (" + describe_file_change(p.file, f) + ")";
+        refusal = accept_changed_started(p, f, change, revalidate, out.notes);
       }
-      // A finished input that changed is never read again: keep what was read.
-      if (p.done) {
-        out.notes.push_back("input '" + f.relative_path +
-                            "' changed after it was finished; it is not read again");
-        kept.push_back(std::move(p));
-        continue;
+    } else if (started && m.input_windows_version == 0) {
+      checked_by_size_only = true;  // an older checkpoint: no windows saved
+    } else if (started && windows != nullptr && p.window) {
+      if (std::string why = (*windows)(p, f); !why.empty()) {
+        const std::string change =
+            std::string("was replaced ") + when + ": its size and mtime are the saved ones (" +
+            std::to_string(f.size) + " bytes, " + iso_utc(f.mtime_ns) + ") but " + why;
+        refusal = accept_changed_started(p, f, change, revalidate, out.notes);
       }
-      p.file = f;
+    }
+    if (!refusal.empty()) {
+      out.refusal = std::move(refusal);
+      return out;
     }
     kept.push_back(std::move(p));
   }
   if (!now.empty()) {
     out.refusal = "input '" + now.begin()->first + "' is not part of the run";
     return out;
+  }
+  if (checked_by_size_only) {
+    out.notes.push_back(
+        "the checkpoint was written before window digests (its manifest has no input_windows): "
+        "its started inputs are checked by size and mtime only");
   }
   m.inputs = std::move(kept);
   return out;
@@ -350,14 +443,14 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
                     "the split-inputs/v2 mark");
     }
     const std::string input_diff = input_difference(manifest, inputs);
+    const RevalidateFn prefix_check = revalidate_consumed_prefix;
+    const RevalidateFn* revalidate = c.revalidate_inputs ? &prefix_check : nullptr;
+    const WindowCheckFn windows = window_difference;
     if (!h.finished) {
       RunManifest changed = manifest;
-      const RevalidateFn check = revalidate_consumed_prefix;
-      const InputChanges ch =
-          reconcile_inputs(changed, inputs, c.revalidate_inputs ? &check : nullptr);
+      const InputChanges ch = reconcile_inputs(changed, inputs, revalidate, &windows);
       if (!ch.refusal.empty()) {
-        return refuse("the state in '" + state.string() +
-                      "' holds an unfinished run of other inputs: " + ch.refusal +
+        return refuse("the unfinished run in '" + state.string() + "' cannot go on: " + ch.refusal +
                       "; finish it with its own inputs, or use another --state");
       }
       const std::string out_now = fs::absolute(c.output_dir).lexically_normal().string();
@@ -378,10 +471,29 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
       d.plan.base_finished = false;
       return d;
     }
-    if (input_diff.empty()) {
-      // A job killed between LATEST and pruning left an extra generation.
-      (void)io::prune_generations(state, h.generation, c.keep_generations);
-      d.plan.kind = StartKind::kFinished;
+    if (input_diff.empty() || same_run_started_again(manifest, c, inputs)) {
+      // The same command again: a finished run of these inputs. Inputs
+      // that changed since (grown, shrunk, replaced) are refused, or with
+      // --revalidate-inputs read on after what was read: a resume of the
+      // finished run that appends to their outputs.
+      RunManifest changed = manifest;
+      const InputChanges ch = reconcile_inputs(changed, inputs, revalidate, &windows);
+      if (!ch.refusal.empty()) {
+        return refuse("the run in '" + state.string() +
+                      "' finished, and its inputs changed since: " + ch.refusal +
+                      "; use another --state (or --output) for other inputs");
+      }
+      if (input_diff.empty() && std::all_of(changed.inputs.begin(), changed.inputs.end(),
+                                            [](const InputProgress& p) { return p.done; })) {
+        // A job killed between LATEST and pruning left an extra generation.
+        (void)io::prune_generations(state, h.generation, c.keep_generations);
+        d.plan.kind = StartKind::kFinished;
+        return d;
+      }
+      d.plan.kind = StartKind::kResume;
+      d.plan.run_id = h.run_id;
+      d.plan.base_run_id = h.run_id;
+      d.plan.base_finished = true;
       return d;
     }
     // A finished filter and new inputs: today's crawl against history.

@@ -138,6 +138,9 @@ class CompressedInput {
     return size_ != 0;
   }
   std::uint64_t consumed() const noexcept { return read_total_ - (size_ - pos_); }
+  // True for a file of zero bytes (a seek to a frame start reads on at
+  // its offset, so it never counts as empty).
+  bool empty_file() const noexcept { return read_total_ == 0; }
   [[noreturn]] void fail(const std::string& reason) const {
     throw InputError(fd_.path(), 0, 0,
                      reason + " at compressed byte " + std::to_string(consumed()));
@@ -242,7 +245,9 @@ class GzipSource final : public FramedSource {
       if (in_.pos_ == in_.size_ && !in_eof_ && !in_.fill()) in_eof_ = true;
       const bool input_left = in_.pos_ != in_.size_;
       if (!input_left && in_eof_ && !in_member_) {
-        done_ = true;  // clean end: after the last member, or a zero-byte file
+        // A zero-byte file has no member at all: truncated, as `gzip -t` says.
+        if (in_.empty_file()) in_.fail("truncated gzip stream (empty file: no gzip member)");
+        done_ = true;  // clean end: after the last member
         break;
       }
       if (member_ended_) {
@@ -305,7 +310,9 @@ class ZstdSource final : public FramedSource {
       if (in_.pos_ == in_.size_ && !in_eof_ && !in_.fill()) in_eof_ = true;
       const bool input_left = in_.pos_ != in_.size_;
       if (!input_left && in_eof_ && !in_frame_) {
-        done_ = true;  // clean end: after the last frame, or a zero-byte file
+        // A zero-byte file has no frame at all: truncated, as `zstd -t` says.
+        if (in_.empty_file()) in_.fail("truncated zstd stream (empty file: no zstd frame)");
+        done_ = true;  // clean end: after the last frame
         break;
       }
       const std::size_t before = out.pos;

@@ -6,6 +6,7 @@
 
 #include "bloomshard/app/checkpointer.hpp"
 #include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/input_windows.hpp"
 #include "bloomshard/app/output_guard.hpp"
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/app/run_state.hpp"
@@ -125,6 +126,7 @@ TEST(RunManifest, ReconcileInputsAcceptsOnlyChangesThatLoseNothingSilently) {
   };
   RunManifest m;
   m.inputs = {input("done", 10), input("half", 20), input("fresh", 30), input("gone", 40)};
+  m.input_windows_version = kInputWindowsVersion;  // a checkpoint of this version
   m.inputs[0].done = true;
   m.inputs[1].cursor = {3, 12};
   std::vector<io::InputFile> today;
@@ -137,17 +139,15 @@ TEST(RunManifest, ReconcileInputsAcceptsOnlyChangesThatLoseNothingSilently) {
     EXPECT_TRUE(ch.notes.empty());
     EXPECT_EQ(c.inputs.size(), 4U);
   }
-  {  // an unstarted input removed, another changed, a finished one changed
+  {  // an unstarted input removed, another changed
     RunManifest c = m;
     std::vector<io::InputFile> now = {today[0], today[1], today[2]};
     now[2].size = 31;
-    now[0].mtime_ns = 2;
     const InputChanges ch = reconcile_inputs(c, now);
     EXPECT_TRUE(ch.refusal.empty()) << ch.refusal;
-    EXPECT_EQ(ch.notes.size(), 3U);
+    EXPECT_EQ(ch.notes.size(), 2U);
     ASSERT_EQ(c.inputs.size(), 3U);
-    EXPECT_EQ(c.inputs[2].file.size, 31U);    // read with its new content
-    EXPECT_EQ(c.inputs[0].file.mtime_ns, 1);  // finished: kept as read
+    EXPECT_EQ(c.inputs[2].file.size, 31U);  // read with its new content
   }
   {  // the unfinished started input removed: counted up to its cursor, skipped
     RunManifest c = m;
@@ -191,6 +191,211 @@ TEST(RunManifest, ReconcileInputsAcceptsOnlyChangesThatLoseNothingSilently) {
     now.back().relative_path = "new";
     EXPECT_NE(reconcile_inputs(c, now).refusal.find("'new' is not part"), std::string::npos);
   }
+}
+
+// A finished input that changed is never silently left unread: refused
+// (naming it, the sizes and the UTC mtimes), or revalidated and read on.
+TEST(RunManifest, ReconcileInputsRefusesAFinishedInputThatChanged) {
+  InputProgress done;
+  done.file.relative_path = "d.jsonl";
+  done.file.size = 100;
+  done.file.mtime_ns = 1700000000123456789;
+  done.done = true;
+  done.cursor = {7, 100};
+  done.output_length = 60;
+  done.cursor.frame = io::FrameStart{40, 50};
+  RunManifest m;
+  m.inputs = {done};
+  io::InputFile grown = done.file;
+  grown.size = 160;
+  grown.mtime_ns = 1700000060000000000;
+  const std::vector<io::InputFile> now = {grown};
+  {
+    RunManifest c = m;
+    const std::string refusal = reconcile_inputs(c, now).refusal;
+    EXPECT_NE(refusal.find("input 'd.jsonl' changed after it was finished"), std::string::npos)
+        << refusal;
+    EXPECT_NE(refusal.find("size 100 -> 160 bytes (grew by 60)"), std::string::npos) << refusal;
+    EXPECT_NE(
+        refusal.find("mtime 2023-11-14T22:13:20.123456789Z -> 2023-11-14T22:14:20.000000000Z"),
+        std::string::npos)
+        << refusal;
+    EXPECT_NE(refusal.find("--revalidate-inputs"), std::string::npos) << refusal;
+  }
+  {  // revalidation fails: refused with its reason
+    RunManifest c = m;
+    const RevalidateFn differs = [](const InputProgress&, const io::InputFile&) {
+      return std::string("its first 7 records are not the ones read before");
+    };
+    const std::string refusal = reconcile_inputs(c, now, &differs).refusal;
+    EXPECT_NE(refusal.find("cannot be revalidated: its first 7 records"), std::string::npos)
+        << refusal;
+  }
+  {  // revalidated: unfinished again, read on after the cursor into its output
+    RunManifest c = m;
+    const RevalidateFn same = [](const InputProgress&, const io::InputFile&) {
+      return std::string();
+    };
+    const InputChanges ch = reconcile_inputs(c, now, &same);
+    EXPECT_TRUE(ch.refusal.empty()) << ch.refusal;
+    ASSERT_EQ(c.inputs.size(), 1U);
+    EXPECT_FALSE(c.inputs[0].done);
+    EXPECT_EQ(c.inputs[0].cursor, (io::InputCursor{7, 100}));
+    EXPECT_FALSE(c.inputs[0].cursor.frame.has_value());
+    EXPECT_EQ(c.inputs[0].output_length, 60U);
+    EXPECT_EQ(c.inputs[0].file.size, 160U);
+    ASSERT_EQ(ch.notes.size(), 1U);
+    EXPECT_NE(ch.notes[0].find("appended after them are read now"), std::string::npos);
+  }
+  {  // a shrunk one: refused too
+    RunManifest c = m;
+    std::vector<io::InputFile> shrunk = {done.file};
+    shrunk[0].size = 90;
+    EXPECT_NE(reconcile_inputs(c, shrunk).refusal.find("(shrank by 10)"), std::string::npos);
+  }
+  {  // a split input that changed: refused even with --revalidate-inputs
+    RunManifest c = m;
+    c.inputs[0].ranges = {RangeProgress{0, 50, {3, 50}, true, 0, 0, {}, {}},
+                          RangeProgress{50, 100, {4, 100}, true, 0, 0, {}, {}}};
+    const RevalidateFn same = [](const InputProgress&, const io::InputFile&) {
+      return std::string();
+    };
+    const std::string refusal = reconcile_inputs(c, now, &same).refusal;
+    EXPECT_NE(refusal.find("split into byte ranges"), std::string::npos) << refusal;
+  }
+}
+
+// Same size and mtime: a started input is compared by its window digest.
+TEST(RunManifest, ReconcileInputsRefusesAReplacedInputOfTheSameSizeAndMtime) {
+  InputProgress half;
+  half.file.relative_path = "h.txt";
+  half.file.size = 100;
+  half.file.mtime_ns = 5;
+  half.cursor = {3, 30};
+  half.window = InputWindow{30, 1234};
+  InputProgress fresh = half;
+  fresh.file.relative_path = "z.txt";
+  fresh.cursor = {};
+  fresh.window.reset();
+  RunManifest m;
+  m.inputs = {half, fresh};
+  m.input_windows_version = kInputWindowsVersion;
+  const std::vector<io::InputFile> now = {half.file, fresh.file};
+  int calls = 0;
+  const WindowCheckFn replaced = [&](const InputProgress&, const io::InputFile&) {
+    ++calls;
+    return std::string("its first 100 bytes are not the ones the checkpoint saw");
+  };
+  {
+    RunManifest c = m;
+    const std::string refusal = reconcile_inputs(c, now, nullptr, &replaced).refusal;
+    EXPECT_NE(refusal.find("input 'h.txt' was replaced after some of its records were read"),
+              std::string::npos)
+        << refusal;
+    EXPECT_NE(refusal.find("100 bytes, 1970-01-01T00:00:00.000000005Z"), std::string::npos)
+        << refusal;
+    EXPECT_EQ(calls, 1);  // the unstarted input is not checked: its new content is read
+  }
+  {  // revalidated: goes on, reading from byte 0 (no frame start)
+    RunManifest c = m;
+    const RevalidateFn same = [](const InputProgress&, const io::InputFile&) {
+      return std::string();
+    };
+    EXPECT_TRUE(reconcile_inputs(c, now, &same, &replaced).refusal.empty());
+    EXPECT_FALSE(c.inputs[0].window.has_value());
+  }
+  {  // an older checkpoint without windows: size and mtime only, and it says so
+    RunManifest c = m;
+    c.input_windows_version = 0;
+    c.inputs[0].window.reset();
+    const InputChanges ch = reconcile_inputs(c, now, nullptr, &replaced);
+    EXPECT_TRUE(ch.refusal.empty());
+    ASSERT_EQ(ch.notes.size(), 1U);
+    EXPECT_NE(ch.notes[0].find("checked by size and mtime only"), std::string::npos);
+  }
+  {  // the other ranks follow rank 0's plan without reading windows: no note
+    RunManifest c = m;
+    const InputChanges ch = reconcile_inputs(c, now);
+    EXPECT_TRUE(ch.refusal.empty());
+    EXPECT_TRUE(ch.notes.empty());
+  }
+}
+
+TEST(RunManifest, MtimesPrintAsUtcIso8601) {
+  EXPECT_EQ(iso_utc(0), "1970-01-01T00:00:00.000000000Z");
+  EXPECT_EQ(iso_utc(1700000000123456789), "2023-11-14T22:13:20.123456789Z");
+  EXPECT_EQ(iso_utc(-1), "1969-12-31T23:59:59.999999999Z");
+  io::InputFile a;
+  a.size = 10;
+  a.mtime_ns = 0;
+  io::InputFile b = a;
+  EXPECT_EQ(describe_file_change(a, b),
+            "size 10 -> 10 bytes (same size), mtime "
+            "1970-01-01T00:00:00.000000000Z (same)");
+}
+
+TEST(RunManifest, WindowFieldsRoundTripWithTheirVersionMark) {
+  RunManifest m;
+  m.run_id = "x";
+  InputProgress p;
+  p.file.relative_path = "a";
+  p.file.size = 9000;
+  p.cursor = {2, 8000};
+  p.window = InputWindow{8000, 42};
+  m.inputs.push_back(p);
+  m.input_windows_version = kInputWindowsVersion;
+  m.input_window_bytes = kInputWindowBytes;
+  const std::string json = manifest_to_json(m);
+  const RunManifest back = manifest_from_json(json);
+  EXPECT_EQ(back.input_windows_version, kInputWindowsVersion);
+  EXPECT_EQ(back.inputs[0].window, (InputWindow{8000, 42}));
+  // Without the mark (a manifest of an older build): no windows at all.
+  RunManifest old = m;
+  old.input_windows_version = 0;
+  old.inputs[0].window.reset();
+  EXPECT_EQ(manifest_from_json(manifest_to_json(old)).input_windows_version, 0U);
+  // Window fields without the mark, or a version this build does not read: refused.
+  old.inputs[0].window = InputWindow{8000, 42};
+  EXPECT_THROW((void)manifest_from_json(manifest_to_json(old)), std::runtime_error);
+  std::string newer = json;
+  newer.replace(newer.find("\"input_windows\":1"), 17, "\"input_windows\":2");
+  EXPECT_THROW((void)manifest_from_json(newer), std::runtime_error);
+}
+
+// The windows over real bytes: the first bytes and those just before the
+// end, nothing between (the documented limit).
+TEST_F(RunStateTest, WindowDigestCoversTheFirstBytesAndThoseBeforeTheEnd) {
+  const fs::path f = dir_ / "w.bin";
+  std::string bytes(20000, 'x');
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>('a' + i % 26);
+  const auto write = [&](const std::string& b) { std::ofstream(f, std::ios::binary) << b; };
+  write(bytes);
+  const std::uint64_t base = input_window_digest(f, bytes.size(), 15000);
+  const auto with_byte = [&](std::size_t at) {
+    std::string b = bytes;
+    b[at] = '#';
+    write(b);
+    return input_window_digest(f, b.size(), 15000);
+  };
+  EXPECT_NE(with_byte(0), base);
+  EXPECT_NE(with_byte(4095), base);
+  EXPECT_NE(with_byte(14999), base);
+  EXPECT_NE(with_byte(15000 - 4096), base);
+  EXPECT_EQ(with_byte(15000 - 4097), base);  // between the windows: not seen
+  EXPECT_EQ(with_byte(15000), base);         // after the end: not seen
+  write(bytes.substr(0, 10000));
+  EXPECT_THROW((void)input_window_digest(f, bytes.size(), 15000), std::runtime_error);
+  // A small file: one window, the whole file.
+  write("abc");
+  EXPECT_NE(input_window_digest(f, 3, 3), base);
+  InputProgress p;
+  p.file.absolute_path = f;
+  p.file.size = 3;
+  p.cursor = {1, 3};
+  p.window = InputWindow{3, input_window_digest(f, 3, 3)};
+  EXPECT_EQ(window_difference(p, p.file), "");
+  write("abd");
+  EXPECT_NE(window_difference(p, p.file).find("its first 3 bytes"), std::string::npos);
 }
 
 TEST(RunManifest, RejectFileNamesDifferPerSegment) {

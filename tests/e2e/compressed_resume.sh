@@ -5,7 +5,9 @@
 # .zst/.gz controls is SIGKILLed at random moments and resumed (2, 1, 2
 # ranks); then once more killed when the state holds a frame start for an
 # unfinished input. Before the last resume every compressed byte in front
-# of each saved frame start is overwritten (size and mtime kept): the
+# of each saved frame start is overwritten (size and mtime kept) but the
+# two 4 KiB windows the replaced-input check compares (docs/inputs.md
+# "Replaced inputs"; overwriting those too is refused, exit 2): the
 # resume must still complete, so it never read them. The inputs are put
 # back and oracle.py checks exactly once; the kept key set is an
 # uninterrupted run's; no resume fell back to byte 0.
@@ -150,16 +152,31 @@ done
 log "$kills kills in $att attempts; saved frame starts: $(echo $starts)"
 
 # Overwrite what precedes each saved frame start; keep size and mtime.
-mkdir -p "$TMP/orig"
-while read -r rel off; do
-  cp -p "$TMP/in/$rel" "$TMP/orig/$rel"
-  "$PY" -c '
+# overwrite FROM TO: bytes [FROM, TO) of each input with a saved start at TO.
+overwrite() {
+  while read -r rel off; do
+    cp -p "$TMP/orig/$rel" "$TMP/in/$rel"
+    "$PY" -c '
 import sys
-path, n = sys.argv[1], int(sys.argv[2])
+path, begin, end = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+assert end - begin > 4096, "a frame start too early for this check: %d" % end
 with open(path, "r+b") as f:
-    f.write(b"\xa5" * n)' "$TMP/in/$rel" "$off"
-  touch -r "$TMP/orig/$rel" "$TMP/in/$rel"
-done <<<"$starts"
+    f.seek(begin)
+    f.write(b"\xa5" * (end - begin))' "$TMP/in/$rel" "$1" "$((off - $2))"
+    touch -r "$TMP/orig/$rel" "$TMP/in/$rel"
+  done <<<"$starts"
+}
+mkdir -p "$TMP/orig"
+while read -r rel off; do cp -p "$TMP/in/$rel" "$TMP/orig/$rel"; done <<<"$starts"
+# All of it: the window digests see a replaced input and refuse it.
+overwrite 0 0
+rc=0
+"$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" dedup "${ARGS[@]}" --output "$TMP/out" \
+  --state "$TMP/state" --metrics "$TMP/out/metrics.json" >"$TMP/refused.log" 2>&1 || rc=$?
+((rc == 2)) && grep -q "was replaced after some of its records were read" "$TMP/refused.log" ||
+  { cat "$TMP/refused.log" >&2; fail "overwritten leading frames: exit $rc, want 2 (replaced)"; }
+# All but the two windows: the frame-seeked resume never reads them.
+overwrite 4096 4096
 "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" dedup "${ARGS[@]}" --output "$TMP/out" \
   --state "$TMP/state" --metrics "$TMP/out/metrics.json" >"$TMP/final.log" 2>&1 ||
   { cat "$TMP/final.log" >&2; fail "the final resume failed (did it read the overwritten frames?)"; }

@@ -106,6 +106,9 @@ class LineReader:
         self.proc = None
 
     def __iter__(self):
+        if self.compression in ("gz", "zst") and os.path.getsize(self.path) == 0:
+            # No member/frame at all: `gzip -t` / `zstd -t` call it truncated, as the job does.
+            raise OracleError(f"{self.path}: truncated: a zero-byte {self.compression} file")
         if self.compression == "gz":
             stream = gzip.open(self.path, "rb")
         elif self.compression == "zst":

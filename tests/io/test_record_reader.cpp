@@ -137,13 +137,34 @@ TEST(IoReader, CrlfAndMissingFinalNewline) {
 
 TEST(IoReader, EmptyFilesGiveNoRecords) {
   TempDir dir;
+  EXPECT_TRUE(
+      test::read_all(make_input(dir, "zero", Format::kPlainLines, Compression::kNone, "")).empty());
   for (const Compression comp : test::kAllCompressions) {
     SCOPED_TRACE(std::string(compression_name(comp)));
-    // Zero-byte file and (for codecs) a valid stream of empty content.
-    EXPECT_TRUE(test::read_all(make_input(dir, "zero", Format::kPlainLines, comp, "")).empty());
+    // A valid stream of empty content (one empty member or frame).
     EXPECT_TRUE(
         test::read_all(make_input(dir, "empty", Format::kJsonLines, comp, test::compress(comp, "")))
             .empty());
+  }
+}
+
+// A zero-byte .gz/.zst holds no member or frame: `gzip -t` and `zstd -t`
+// call it truncated, and so does the reader (skipped or failed like any
+// truncated input), at line 1, byte 0.
+TEST(IoReader, ZeroByteCompressedFileIsTruncated) {
+  TempDir dir;
+  for (const Compression comp : {Compression::kGzip, Compression::kZstd}) {
+    SCOPED_TRACE(std::string(compression_name(comp)));
+    const InputFile in = make_input(dir, "zero", Format::kJsonLines, comp, "");
+    try {
+      (void)test::read_all(in);
+      ADD_FAILURE() << "a zero-byte compressed file was read as empty";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), in.absolute_path.string());
+      EXPECT_EQ(e.line(), 1U);
+      EXPECT_NE(e.reason().find("truncated"), std::string::npos) << e.reason();
+      EXPECT_NE(e.reason().find("empty file"), std::string::npos) << e.reason();
+    }
   }
 }
 

@@ -36,6 +36,16 @@ struct RangeProgress {
   std::vector<std::uint64_t> retracted;
 };
 
+/// A digest of bounded windows of an input's raw (compressed, for .gz/.zst)
+/// bytes, taken when a checkpoint is written (app/input_windows.hpp): the
+/// file's first bytes and the bytes just before `end`. A resume compares it
+/// where size and mtime alone would call the file unchanged.
+struct InputWindow {
+  std::uint64_t end = 0;     ///< raw byte offset the second window ends at
+  std::uint64_t digest = 0;  ///< XXH3-64 of both windows' bytes
+  friend bool operator==(const InputWindow&, const InputWindow&) = default;
+};
+
 /// One input at the cut.
 struct InputProgress {
   io::InputFile file;
@@ -55,6 +65,9 @@ struct InputProgress {
   /// joined into the mirrored output, whose joined length `output_length`
   /// is (cursor and prefix_digest are not used).
   std::vector<RangeProgress> ranges;
+  /// Window digest of a started input (absent before it is started, and in
+  /// manifests without `input_windows`).
+  std::optional<InputWindow> window = std::nullopt;
 };
 
 /// One reject file (name inside OUTPUT/_rejects) with its committed length.
@@ -145,6 +158,12 @@ struct RunManifest {
   std::vector<InputProgress> inputs;
   std::vector<RejectSegment> rejects;
   JobCounters counters;
+  /// Version of the inputs' window digests (kInputWindowsVersion in
+  /// app/input_windows.hpp); 0 for a manifest written before them, whose
+  /// inputs a resume checks by size and mtime only.
+  std::uint32_t input_windows_version = 0;
+  /// Bytes per window the digests were taken with (with the version).
+  std::uint64_t input_window_bytes = 0;
 };
 
 /// True when any input of the manifest is split into ranges.

@@ -77,12 +77,14 @@ inline constexpr const char* kRunIdentityName = "RUN.json";
                                          std::span<const std::filesystem::path> input_args,
                                          std::span<const io::InputFile> inputs);
 
-/// How today's inputs differ from those of an unfinished run, and whether
-/// the run may go on (docs/inputs.md): an input removed before it was
-/// started leaves the run; one removed while unfinished counts what was
+/// How today's inputs differ from those a checkpoint describes, and
+/// whether the run may go on (docs/inputs.md): an input removed before it
+/// was started leaves the run; one removed while unfinished counts what was
 /// read and is recorded as skipped; one that changed before it was started
-/// is read with its new content; a finished one is never read again. An
-/// unfinished started input that changed, or a new input, is a refusal.
+/// is read with its new content. A started input (finished or not) that
+/// changed (size or mtime) or was replaced (same size and mtime, other
+/// window digest) is a refusal naming it and what changed, unless
+/// revalidated; so is a new input, and any change of a split input.
 struct InputChanges {
   std::string refusal;             ///< empty: the run may go on
   std::vector<std::string> notes;  ///< one line per accepted change
@@ -92,10 +94,27 @@ struct InputChanges {
 /// from it: "" if so, else why not (--revalidate-inputs).
 using RevalidateFn = std::function<std::string(const InputProgress&, const io::InputFile&)>;
 
+/// Checks that an input of unchanged size and mtime still has the saved
+/// window digest: "" if so, else what differs (app/input_windows.hpp).
+using WindowCheckFn = std::function<std::string(const InputProgress&, const io::InputFile&)>;
+
 /// Applies the accepted changes to `m` (its inputs). With `revalidate`, a
-/// changed unfinished started input is accepted when it returns "".
+/// changed or replaced started input is accepted when it returns "": an
+/// unfinished one is read on from its cursor, a finished (or skipped) one
+/// becomes unfinished and its appended records are read. With `windows`,
+/// every started input of unchanged size and mtime is checked with it
+/// (rank 0's plan; the other ranks follow it without reading files).
 [[nodiscard]] InputChanges reconcile_inputs(RunManifest& m, std::span<const io::InputFile> inputs,
-                                            const RevalidateFn* revalidate = nullptr);
+                                            const RevalidateFn* revalidate = nullptr,
+                                            const WindowCheckFn* windows = nullptr);
+
+/// `ns` since the Unix epoch as UTC ISO-8601 with nanoseconds,
+/// e.g. "2026-12-05T01:17:56.123456789Z".
+[[nodiscard]] std::string iso_utc(std::int64_t ns);
+
+/// How a file changed, for messages: "size 100 -> 160 bytes (grew by 60),
+/// mtime 2026-...Z -> 2026-...Z".
+[[nodiscard]] std::string describe_file_change(const io::InputFile& then, const io::InputFile& now);
 
 /// Reads the first cursor.records records of `now` and compares offset and
 /// prefix digest with those saved in `then` (RecordReader::prefix_digest).

@@ -53,7 +53,8 @@ class ByteSource {
   /// Fills up to dst.size() bytes of decompressed data and returns how many
   /// were written; 0 only at the clean end of the stream. Throws InputError
   /// (line 0) for truncated or corrupt data and read failures. A zero-byte
-  /// compressed file is a clean empty stream.
+  /// compressed file is truncated (it holds no gzip member or zstd frame,
+  /// `gzip -t`/`zstd -t` refuse it); an uncompressed one is empty.
   virtual std::size_t read(std::span<char> dst) = 0;
 
   /// True when seek() works (uncompressed files only).
