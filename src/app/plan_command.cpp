@@ -143,18 +143,20 @@ std::string dedup_plan_line(const DedupConfig& c, const InputSample& sample, std
   }
   char facts[256];
   std::snprintf(facts, sizeof facts,
-                "~%s records (sampled %llu input(s), %llu records: %.0f B each, keys %.0f B, "
-                ">= %.1f%% duplicates)",
+                "~%s records (sampled %llu input(s), %llu records: %.0f B each",
                 count_label(static_cast<double>(sample.estimated_records)).c_str(),
                 static_cast<unsigned long long>(sample.files),
                 static_cast<unsigned long long>(sample.records),
-                sample.text_bytes / static_cast<double>(sample.records), sample.key_bytes,
-                100.0 * sample.duplicate_fraction());
+                sample.text_bytes / static_cast<double>(sample.records));
   std::string line = std::string(head) + facts;
-  // A paragraph is a key: how many a record holds is not sampled.
+  // A paragraph is a key: how many a record holds, and their sizes, are
+  // not sampled.
   if (c.key.unit != core::KeyUnit::kRecord) {
-    return line + "; --unit paragraph: keys per record not sampled, no memory estimate";
+    return line + "); --unit paragraph: keys not sampled, no memory estimate";
   }
+  std::snprintf(facts, sizeof facts, ", keys %.0f B, >= %.1f%% duplicates)", sample.key_bytes,
+                100.0 * sample.duplicate_fraction());
+  line += facts;
   core::PlanInputs in;
   in.records = sample.estimated_records;
   in.unique_fraction = std::max(1.0 - sample.duplicate_fraction(),
