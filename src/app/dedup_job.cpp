@@ -203,11 +203,8 @@ class DedupJob {
     }
     const core::SliceRange owned = core::slices_of_rank(world_.urank(), world_.usize(), slices);
     if (world_.rank() == 0 && plan.kind != StartKind::kResume) {
-      std::uint64_t input_bytes = 0;
-      for (const io::InputFile& f : files) input_bytes += f.size;
       std::cerr << "bloomshard dedup: "
-                << dedup_plan_line(config_, input_bytes, initial_capacity(files), world_.usize(),
-                                   slices)
+                << dedup_plan_line(config_, files, initial_capacity(files), world_.usize(), slices)
                 << '\n';
     }
 

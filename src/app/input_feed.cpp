@@ -1,5 +1,6 @@
 #include "bloomshard/app/input_feed.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <iostream>
 #include <limits>
@@ -148,7 +149,7 @@ void InputFeed::resolve_held_input(bool skip) {
   FileState& state = states_[slot];
   state.done = true;
   skipped_.push_back({state.index, tasks_[slot].file.relative_path, state.cursor, held_reason_});
-  counters_.input_bytes_done += on_disk_bytes(tasks_[slot]);
+  finish_input_bytes(tasks_[slot]);
 }
 
 void InputFeed::abandon() noexcept {
@@ -266,7 +267,32 @@ std::string_view InputFeed::stream_key(std::string_view escaped) {
   return keys_.stream_finish();
 }
 
+// A task's on-disk bytes count whole once it is done; until then its
+// reader's position counts (held there when the read broke).
+void InputFeed::finish_input_bytes(const FileTask& task) {
+  finished_input_bytes_ += on_disk_bytes(task);
+  open_input_bytes_ = 0;
+  counters_.input_bytes_done = finished_input_bytes_;
+}
+
+void InputFeed::count_open_input_bytes() {
+  if (open_ && positioned_) {
+    const FileTask& task = tasks_[next_ - 1];
+    const std::uint64_t begin = task.range ? task.bytes.begin : 0;
+    const std::uint64_t at = reader_.on_disk_offset();
+    // An estimate for compressed inputs: held from going back.
+    open_input_bytes_ =
+        std::max(open_input_bytes_, std::min(at > begin ? at - begin : 0, on_disk_bytes(task)));
+  }
+  counters_.input_bytes_done = finished_input_bytes_ + open_input_bytes_;
+}
+
 void InputFeed::fill(RoundBatch& batch) {
+  fill_batch(batch);
+  count_open_input_bytes();
+}
+
+void InputFeed::fill_batch(RoundBatch& batch) {
   batch.clear();
   if (annotations_) annotations_->clear();
   if (paragraphs_) paragraphs_->clear();
@@ -299,7 +325,7 @@ void InputFeed::fill(RoundBatch& batch) {
     states_[next_ - 1].prefix_digest = reader_.prefix_digest();
     counters_.read_bytes +=
         reader_.cursor().decompressed_offset - tasks_[next_ - 1].cursor.decompressed_offset;
-    counters_.input_bytes_done += on_disk_bytes(tasks_[next_ - 1]);
+    finish_input_bytes(tasks_[next_ - 1]);
   }
 }
 

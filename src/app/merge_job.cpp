@@ -76,9 +76,11 @@ int parse(const std::vector<std::string>& args, MergeConfig& c, std::string& mes
   return -1;
 }
 
-// The temporary sibling of --into the merge is written in.
+// The temporary sibling of --into the merge is written in ("history/"
+// names the same dir as "history": its staging dir is ".history.merge-tmp").
 fs::path staging_dir(const fs::path& into) {
-  const fs::path abs = fs::absolute(into).lexically_normal();
+  fs::path abs = fs::absolute(into).lexically_normal();
+  if (!abs.has_filename()) abs = abs.parent_path();
   return abs.parent_path() / ("." + abs.filename().string() + ".merge-tmp");
 }
 

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/input_sample.hpp"
 #include "bloomshard/app/json_writer.hpp"
 #include "bloomshard/core/sizing_plan.hpp"
 
@@ -14,6 +15,28 @@ namespace po = boost::program_options;
 namespace {
 
 constexpr double kMiB = 1048576.0;
+
+std::string mib_label(double bytes) {
+  char buf[32];
+  const double m = bytes / kMiB;
+  std::snprintf(buf, sizeof buf, m >= 100 ? "%.0f MiB" : "%.1f MiB", m);
+  return buf;
+}
+
+// "1.2M"-style counts.
+std::string count_label(double n) {
+  char buf[32];
+  if (n >= 1e9) {
+    std::snprintf(buf, sizeof buf, "%.1fG", n / 1e9);
+  } else if (n >= 1e6) {
+    std::snprintf(buf, sizeof buf, "%.1fM", n / 1e6);
+  } else if (n >= 1e3) {
+    std::snprintf(buf, sizeof buf, "%.1fk", n / 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f", n);
+  }
+  return buf;
+}
 
 std::string plan_json(const core::SizingPlan& p) {
   JsonWriter j;
@@ -104,15 +127,42 @@ void print_table(const core::SizingPlan& p) {
 
 }  // namespace
 
-std::string dedup_plan_line(const DedupConfig& c, std::uint64_t input_bytes, std::uint64_t capacity,
+std::string dedup_plan_line(const DedupConfig& c, std::span<const io::InputFile> files,
+                            std::uint64_t capacity, std::uint32_t ranks, std::uint32_t slices) {
+  return dedup_plan_line(c, sample_inputs(c, files), capacity, ranks, slices);
+}
+
+std::string dedup_plan_line(const DedupConfig& c, const InputSample& sample, std::uint64_t capacity,
                             std::uint32_t ranks, std::uint32_t slices) {
+  char head[160];
+  std::snprintf(head, sizeof head, "plan: %u ranks, ", ranks);
+  if (sample.estimated_records == 0 || sample.keys == 0) {
+    return std::string(head) + "no record with a key in the first " +
+           std::to_string(kSampleBytes >> 20) + " MiB of " + std::to_string(sample.files) +
+           " sampled input(s): no estimate";
+  }
+  char facts[256];
+  std::snprintf(facts, sizeof facts,
+                "~%s records (sampled %llu input(s), %llu records: %.0f B each",
+                count_label(static_cast<double>(sample.estimated_records)).c_str(),
+                static_cast<unsigned long long>(sample.files),
+                static_cast<unsigned long long>(sample.records),
+                sample.text_bytes / static_cast<double>(sample.records));
+  std::string line = std::string(head) + facts;
+  // A paragraph is a key: how many a record holds, and their sizes, are
+  // not sampled.
+  if (c.key.unit != core::KeyUnit::kRecord) {
+    return line + "); --unit paragraph: keys not sampled, no memory estimate";
+  }
+  std::snprintf(facts, sizeof facts, ", keys %.0f B, >= %.1f%% duplicates)", sample.key_bytes,
+                100.0 * sample.duplicate_fraction());
+  line += facts;
   core::PlanInputs in;
-  in.records = std::max<std::uint64_t>(1, capacity);
-  // dedup knows no record or key size before reading: 64 B, as its
-  // capacity estimate assumes, or more when the inputs say so.
-  in.record_bytes =
-      std::max(64.0, static_cast<double>(input_bytes) / static_cast<double>(in.records));
-  in.key_bytes = 64.0;
+  in.records = sample.estimated_records;
+  in.unique_fraction = std::max(1.0 - sample.duplicate_fraction(),
+                                1.0 / static_cast<double>(sample.estimated_records));
+  in.key_bytes = std::max(1.0, sample.key_bytes);
+  in.record_bytes = std::max(in.key_bytes, sample.text_bytes / static_cast<double>(sample.records));
   in.ranks = ranks;
   in.fpr = c.fpr;
   in.capacity = capacity;
@@ -120,17 +170,34 @@ std::string dedup_plan_line(const DedupConfig& c, std::uint64_t input_bytes, std
   in.batch_bytes = c.batch_bytes;
   in.checkpoint_every = c.checkpoint_every;
   in.max_delta_bytes = c.max_delta_bytes;
+  in.checkpoints = !c.state_dir.empty();
   try {
     const core::SizingPlan p = core::make_plan(in);
-    char cmd[256];
-    std::snprintf(cmd, sizeof cmd,
-                  " [bloomshard plan --records %llu --unique-fraction 1 --key-bytes %.0f "
+    char plan[512];
+    // The sample sees only the duplicates inside it: distinct keys, and so
+    // memory, are upper bounds; tier-2 lookups (the duplicates that reach
+    // tier 2) are not estimated at all.
+    std::snprintf(plan, sizeof plan,
+                  ", <= ~%s distinct -> peak RSS ~%s/rank (Bloom %s, delta %s, rounds %s)",
+                  count_label(static_cast<double>(p.unique_keys)).c_str(),
+                  mib_label(p.peak_rss_bytes).c_str(), mib_label(p.bloom_bytes).c_str(),
+                  mib_label(p.delta_bytes).c_str(), mib_label(p.round_buffer_bytes).c_str());
+    line += plan;
+    if (in.checkpoints) {
+      std::snprintf(plan, sizeof plan, ", state ~%s, %llu checkpoint(s) of ~%s",
+                    mib_label(p.state_bytes).c_str(),
+                    static_cast<unsigned long long>(p.checkpoints),
+                    mib_label(p.checkpoint_bytes).c_str());
+      line += plan;
+    }
+    std::snprintf(plan, sizeof plan,
+                  " [bloomshard plan --records %llu --unique-fraction %.3f --key-bytes %.0f "
                   "--record-bytes %.0f --ranks %u for the table]",
-                  static_cast<unsigned long long>(in.records), in.key_bytes, in.record_bytes,
-                  ranks);
-    return core::plan_summary_line(p) + cmd;
+                  static_cast<unsigned long long>(in.records), in.unique_fraction, in.key_bytes,
+                  in.record_bytes, ranks);
+    return line + plan;
   } catch (const std::exception& e) {
-    return std::string("plan: not available (") + e.what() + ")";
+    return line + "; no memory estimate (" + e.what() + ")";
   }
 }
 

@@ -124,18 +124,23 @@ SizingPlan make_plan(const PlanInputs& in) {
   // Per rank: slices, and so keys, are spread evenly.
   const double keys_per_rank = static_cast<double>(p.unique_keys) / ranks;
   const double records_per_rank = records / ranks;
-  p.tier2_disk_bytes = keys_per_rank * (kTier2BytesPerKey + in.key_bytes);
-  const double delta_per_key = kDeltaBytesPerKey + in.key_bytes;
+  p.tier2_disk_bytes = in.checkpoints ? keys_per_rank * (kTier2BytesPerKey + in.key_bytes) : 0.0;
+  const double delta_per_key =
+      (in.checkpoints ? kDeltaBytesPerKey : kDeltaBytesPerKey - kMergeBucketBytesPerKey) +
+      in.key_bytes;
   double delta_keys = keys_per_rank;
-  if (in.checkpoint_every > 0) {
+  if (in.checkpoints && in.checkpoint_every > 0) {
     delta_keys =
         std::min(delta_keys, in.records_per_second * in.checkpoint_every * in.unique_fraction);
   }
-  delta_keys = std::min(delta_keys, static_cast<double>(in.max_delta_bytes) / delta_per_key);
+  if (in.checkpoints) {  // a delta past its budget forces a checkpoint
+    delta_keys = std::min(delta_keys, static_cast<double>(in.max_delta_bytes) / delta_per_key);
+  }
   p.delta_bytes = delta_keys * delta_per_key + 65536.0;
   p.round_buffer_bytes = kRoundBufferFactor * static_cast<double>(p.in.batch_bytes);
   const double bloom_per_rank = p.bloom_bytes / ranks;
-  p.peak_rss_bytes = kBaseRssBytes + (in.ranks > 1 ? kMultiRankRssBytes : 0.0) + bloom_per_rank +
+  const bool collective_io = in.ranks > 1 && in.checkpoints;
+  p.peak_rss_bytes = kBaseRssBytes + (collective_io ? kMultiRankRssBytes : 0.0) + bloom_per_rank +
                      p.delta_bytes + p.tier2_disk_bytes + p.round_buffer_bytes;
   p.bloom_bytes = bloom_per_rank;
 
@@ -150,6 +155,10 @@ SizingPlan make_plan(const PlanInputs& in) {
   p.checkpoint_seconds = p.checkpoint_bytes / in.disk_bandwidth;
   p.state_bytes = bloom_per_rank * ranks +
                   static_cast<double>(p.unique_keys) * (kTier2BytesPerKey + in.key_bytes);
+  if (!in.checkpoints) {
+    p.checkpoints = 0;
+    p.checkpoint_bytes = p.checkpoint_seconds = p.state_bytes = 0;
+  }
 
   p.keys_per_round = std::max(1.0, static_cast<double>(p.in.batch_bytes) / in.record_bytes);
   p.exchange_bytes = p.keys_per_round * (kWireBytesPerKey + in.key_bytes) + p.keys_per_round;

@@ -140,6 +140,18 @@ InputCursor RecordReader::cursor() const noexcept {
   return c;
 }
 
+std::uint64_t RecordReader::on_disk_offset() const noexcept {
+  if (!source_) return 0;
+  if (file_.compression == Compression::kNone) return offset_;
+  // The decoder's input covers the buffered bytes too: take the cursor's
+  // share of it.
+  const std::uint64_t decoded = offset_ + (end_ - begin_);
+  const std::uint64_t compressed = source_->compressed_offset();
+  if (decoded == 0) return 0;
+  return static_cast<std::uint64_t>(static_cast<double>(compressed) *
+                                    (static_cast<double>(offset_) / static_cast<double>(decoded)));
+}
+
 BufferRef RecordReader::share_buffer() const { return block_; }
 
 // An unshared initial-size block from the retired ones, or a new one.

@@ -1,7 +1,8 @@
 // The sizing plan's arithmetic: distinct keys and duplicates, the
 // recommended flags, Bloom bytes equal to the filter's own geometry, the
 // false-positive integral against the closed form of a one-layer filter,
-// per-rank figures that shrink with ranks, the delta cap, and refusals.
+// per-rank figures that shrink with ranks, the delta cap, a job without
+// --state, and refusals.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -112,6 +113,24 @@ TEST(SizingPlan, CheckpointIntervalAndDeltaCapBoundTheDelta) {
   const SizingPlan timed = make_plan(in);
   EXPECT_NEAR(timed.delta_bytes, 560'000.0 * (kDeltaBytesPerKey + 40) + 65536, 1.0);
   EXPECT_GE(timed.checkpoints, 125U);  // 125 s of reading
+}
+
+TEST(SizingPlan, WithoutStateTheDeltaHoldsEveryKeyAndNothingIsSaved) {
+  PlanInputs in = inputs();
+  in.records = 100'000'000;
+  in.checkpoint_every = 1;
+  in.checkpoints = false;
+  const SizingPlan p = make_plan(in);
+  const double keys_per_rank = 70'000'000.0 / 4;
+  // No cap by the interval or --max-delta-bytes, and no merge bucket.
+  EXPECT_NEAR(p.delta_bytes,
+              keys_per_rank * (kDeltaBytesPerKey - kMergeBucketBytesPerKey + 40) + 65536, 1.0);
+  EXPECT_EQ(p.checkpoints, 0U);
+  EXPECT_EQ(p.state_bytes, 0.0);
+  EXPECT_EQ(p.checkpoint_bytes, 0.0);
+  EXPECT_EQ(p.tier2_disk_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(p.peak_rss_bytes,
+                   kBaseRssBytes + p.bloom_bytes + p.delta_bytes + p.round_buffer_bytes);
 }
 
 TEST(SizingPlan, RefusesBadInputs) {

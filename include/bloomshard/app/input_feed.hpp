@@ -37,8 +37,12 @@ struct FeedCounters {
   std::uint64_t rejected = 0;
   std::uint64_t kept = 0;
   std::uint64_t dropped = 0;
-  std::uint64_t input_bytes_done = 0;  ///< on-disk bytes of finished files
-  std::uint64_t output_bytes = 0;      ///< uncompressed bytes written
+  /// On-disk bytes consumed (compressed bytes for compressed inputs):
+  /// finished files whole, the open one up to its reader's position
+  /// (RecordReader::on_disk_offset), so progress moves from the first
+  /// round; never decreases. Counts a resumed input from its start.
+  std::uint64_t input_bytes_done = 0;
+  std::uint64_t output_bytes = 0;  ///< uncompressed bytes written
   /// Input bytes this rank consumed in this segment (decompressed bytes for
   /// compressed inputs), counted as each task ends: read_bytes_by_rank.
   std::uint64_t read_bytes = 0;
@@ -182,6 +186,9 @@ class InputFeed {
   std::string_view stream_key(std::string_view escaped);
   void hold(const io::InputError& e);
   void write_annotations(const RoundBatch& batch, std::span<const core::Verdict> verdicts);
+  void fill_batch(RoundBatch& batch);
+  void finish_input_bytes(const FileTask& task);
+  void count_open_input_bytes();
 
   DedupConfig config_;
   bool durable_;
@@ -206,6 +213,8 @@ class InputFeed {
   std::string unescape_chunk_;                  // stream_key's chunk of a long value
   std::optional<ParagraphRecords> paragraphs_;  // --unit paragraph only
   FeedCounters counters_;
+  std::uint64_t finished_input_bytes_ = 0;  // on-disk bytes of tasks done (read or skipped)
+  std::uint64_t open_input_bytes_ = 0;      // of the task read last, up to its position
   bool positioned_ = false;          // the reader stands in tasks_[next_ - 1] (open, skipped to)
   std::optional<std::size_t> held_;  // task whose read broke, not done
   std::string held_reason_;

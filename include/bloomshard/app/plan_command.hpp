@@ -3,10 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "bloomshard/app/dedup_options.hpp"
+#include "bloomshard/app/input_sample.hpp"
+#include "bloomshard/io/input_file.hpp"
 
 namespace bloomshard::app {
 
@@ -14,11 +17,22 @@ namespace bloomshard::app {
 int run_plan(const std::vector<std::string>& args);
 
 /// The line dedup prints at start (rank 0), so that a Slurm log shows what
-/// the job expects: the plan for `capacity` keys (--capacity, or dedup's
-/// estimate from the input bytes), all distinct, of input_bytes / capacity
-/// bytes each, with the job's rank count, slices, FPR, batch and checkpoint
-/// interval, and the `bloomshard plan` command that gives the full table.
-[[nodiscard]] std::string dedup_plan_line(const DedupConfig& config, std::uint64_t input_bytes,
+/// the job expects: the inputs sampled (app/input_sample.hpp: records,
+/// record and key bytes, the duplicate share within the sample, a lower
+/// bound), and the plan for them with the job's --capacity (given or
+/// dedup's estimate), rank count, slices, FPR and batch: at most how many
+/// distinct keys, peak RSS per rank, and with --state the state and
+/// checkpoint sizes; then the `bloomshard plan` command that gives the full
+/// table. What the sample cannot tell it leaves out: tier-2 lookups (the
+/// duplicates beyond the sample), memory under --unit paragraph (keys per
+/// record), anything when no record was read.
+[[nodiscard]] std::string dedup_plan_line(const DedupConfig& config,
+                                          std::span<const io::InputFile> files,
+                                          std::uint64_t capacity, std::uint32_t ranks,
+                                          std::uint32_t slices);
+
+/// The same line from a sample already taken (exposed for tests).
+[[nodiscard]] std::string dedup_plan_line(const DedupConfig& config, const InputSample& sample,
                                           std::uint64_t capacity, std::uint32_t ranks,
                                           std::uint32_t slices);
 

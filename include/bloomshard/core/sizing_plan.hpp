@@ -6,7 +6,8 @@
 // so it is unit-testable without MPI.
 //
 // Model (constants measured on the project's machines, docs/commands.md):
-// a job with --state; keys spread evenly over ranks (slices are); peak RSS
+// a job with --state (or without: PlanInputs::checkpoints); keys spread
+// evenly over ranks (slices are); peak RSS
 // per rank = kBaseRssBytes (binary, MPI, HDF5; + kMultiRankRssBytes from 2
 // ranks on) + Bloom bits + the tier-2
 // delta at its largest (kDeltaBytesPerKey + key bytes per key, plus the
@@ -28,14 +29,19 @@ inline constexpr double kBaseRssBytes = 30.0 * 1048576.0;
 /// Extra resident memory per rank of a multi-rank job: the collective
 /// checkpoint I/O (MPI-IO aggregation buffers, HDF5's collective metadata)
 /// and Open MPI's shared-memory peers; measured 8-9 MB at 2-4 ranks over the
-/// 1-rank figure for the same per-rank data.
+/// 1-rank figure for the same per-rank data. Jobs without --state do
+/// without it: at 2 and 4 ranks their peak RSS came within 12% of the
+/// model without this term (300k-1M records, tests/cli/plan_line.sh).
 inline constexpr double kMultiRankRssBytes = 8.0 * 1048576.0;
+/// The bucket per key a checkpoint's merge of the delta adds (jobs with
+/// --state only).
+inline constexpr double kMergeBucketBytesPerKey = 16.0;
 /// Delta memory per key besides its bytes: the record header (fingerprint,
 /// slice, length: 10-12 bytes) and the index slots, reserved for the
 /// layer's share of keys (10.7 bytes per key at the load limit, ~12 per
 /// key held when --capacity is 1.1x the distinct keys): exact_shard.hpp;
 /// plus the 16-byte bucket the checkpoint merge adds.
-inline constexpr double kDeltaBytesPerKey = 23.0 + 16.0;
+inline constexpr double kDeltaBytesPerKey = 23.0 + kMergeBucketBytesPerKey;
 /// Round memory per --batch-bytes: the round batch (records + keys), the
 /// router's send and receive buffers and the reader's buffer; measured
 /// 3.5x between 64 KiB and 8 MiB batches.
@@ -73,6 +79,11 @@ struct PlanInputs {
   double batch_duplicate_fraction = 0;           ///< duplicates whose first copy is in the same
                                                  ///< rank's round (combined, never looked up)
   std::uint64_t max_delta_bytes = 512ULL << 20;  ///< dedup's --max-delta-bytes
+  /// A job with --state. Without one nothing is checkpointed: the delta
+  /// holds every key to the end (no merge bucket, no run file mapped, no
+  /// collective I/O buffers) and there are no state, checkpoint or tier-2
+  /// disk bytes.
+  bool checkpoints = true;
 };
 
 struct SizingPlan {

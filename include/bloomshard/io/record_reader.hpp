@@ -173,6 +173,13 @@ class RecordReader {
   /// Records consumed and offset after the last one.
   [[nodiscard]] InputCursor cursor() const noexcept;
 
+  /// On-disk bytes of the file read so far, for progress: the cursor's
+  /// offset for an uncompressed file (absolute, also in a range); for a
+  /// compressed one the cursor's share of the compressed bytes its decoder
+  /// consumed (compressed x cursor / decoded bytes), off by at most about
+  /// one codec block (zstd: 128 KiB decoded). 0 before open().
+  [[nodiscard]] std::uint64_t on_disk_offset() const noexcept;
+
   /// The file being read (empty path before open()).
   [[nodiscard]] const InputFile& file() const noexcept { return file_; }
 
