@@ -32,6 +32,7 @@
 #include "bloomshard/app/run_state.hpp"
 #include "bloomshard/app/skipped_inputs.hpp"
 #include "bloomshard/app/split_inputs.hpp"
+#include "bloomshard/app/state_overrides.hpp"
 #include "bloomshard/app/stderr_line.hpp"
 #include "bloomshard/app/stop_signal.hpp"
 #include "bloomshard/app/watchdog.hpp"
@@ -217,6 +218,11 @@ class DedupJob {
     if (!begun) return kExitFailure;
     core::TwoTierSet& set = *begun->set;
     set.bloom().set_auto_grow(false);  // layers open collectively, below
+    if (world_.rank() == 0 && plan.kind != StartKind::kFresh) {
+      for (const std::string& note : state_override_notes(config_, set.bloom().params())) {
+        write_stderr_line("bloomshard dedup: " + note);
+      }
+    }
     // --- windows: slot 0 of a fresh state, or the next slot (issue 13).
     SlotClock slot_clock(config_.window, begun->window_progress);
     slot_clock.start(set, plan.kind == StartKind::kFresh, plan.kind == StartKind::kIncremental);
