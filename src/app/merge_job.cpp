@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "bloomshard/app/exact_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/app/run_state.hpp"
@@ -50,7 +51,7 @@ int parse(const std::vector<std::string>& args, MergeConfig& c, std::string& mes
   // clang-format on
   try {
     po::variables_map vm;
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::store(parse_exact_command_line(args, desc), vm);
     if (vm.count("help")) {
       std::ostringstream text;
       text << "usage: bloomshard merge --from STATE --from STATE [--from ...] --into NEW\n\n"

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "bloomshard/app/exact_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
 #include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/json_writer.hpp"
@@ -40,7 +41,7 @@ int parse_state_args(const std::vector<std::string>& args, const char* command, 
   }
   try {
     po::variables_map vm;
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::store(parse_exact_command_line(args, desc), vm);
     if (vm.count("help")) {
       std::cout << desc;
       return kExitOk;

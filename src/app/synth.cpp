@@ -20,6 +20,7 @@
 #include <string_view>
 #include <utility>
 
+#include "bloomshard/app/exact_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
 
 namespace bloomshard::app {
@@ -537,7 +538,7 @@ int run_synth(const std::vector<std::string>& args) {
       "skipped by dedup's directory walk)");
   try {
     po::variables_map vm;
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::store(parse_exact_command_line(args, desc), vm);
     if (vm.count("help") != 0U) {
       std::cout << "usage: bloomshard synth --records N --out DIR [options]\n\n" << desc;
       return kExitOk;
