@@ -104,8 +104,14 @@ std::string setup_on_rank0(const MergeConfig& c) {
     std::uint32_t slices = 0;
     std::string line;
     for (const std::string& from : c.from) {
+      if (!fs::exists(from)) return fail(kExitUsage, "--from '" + from + "' does not exist");
+      if (!fs::is_directory(from)) {
+        return fail(kExitUsage, "--from '" + from + "' is not a directory (a dedup --state dir)");
+      }
       const std::vector<std::uint64_t> candidates = io::resume_candidates(from);
-      if (candidates.empty()) return fail(kExitUsage, "no checkpoint in '" + from + "'");
+      if (candidates.empty()) {
+        return fail(kExitUsage, "--from '" + from + "' holds no checkpoint (not a --state dir?)");
+      }
       const io::CheckpointSummary s =
           io::read_checkpoint_summary(io::generation_path(from, candidates.front()));
       if (!s.header.finished) {

@@ -214,6 +214,13 @@ int run_verify(const std::vector<std::string>& args) {
   comm::Communicator world;
   StateArgs a;
   if (const int rc = parse_state_args(args, "verify", true, a); rc >= 0) return rc;
+  if (!fs::is_directory(a.state)) {
+    if (world.rank() == 0) {
+      std::cerr << "bloomshard verify: --state '" << a.state << "' "
+                << (fs::exists(a.state) ? "is not a directory" : "does not exist") << '\n';
+    }
+    return kExitUsage;
+  }
   std::vector<std::uint64_t> generations;
   if (a.all) {
     generations = io::list_generations(a.state);
