@@ -11,7 +11,6 @@
 #include <optional>
 #include <sstream>
 #include <system_error>
-#include <thread>
 
 #include "bloomshard/app/checkpointer.hpp"
 #include "bloomshard/app/dedup_options.hpp"
@@ -19,6 +18,7 @@
 #include "bloomshard/app/file_order_rebuild.hpp"
 #include "bloomshard/app/input_feed.hpp"
 #include "bloomshard/app/input_manifest.hpp"
+#include "bloomshard/app/job_abort.hpp"
 #include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/order_tag_wire.hpp"
 #include "bloomshard/app/output_guard.hpp"
@@ -43,7 +43,6 @@
 #include "bloomshard/comm/router.hpp"
 #include "bloomshard/core/sizing_plan.hpp"
 #include "bloomshard/core/two_tier.hpp"
-#include "bloomshard/io/checkpoint_error.hpp"
 #include "bloomshard/io/checkpoint_generations.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
 #include "bloomshard/io/errors.hpp"
@@ -825,21 +824,6 @@ class DedupJob {
   std::optional<RunLease> lease_;
 };
 
-// Every rank raised the same agreed error (its text names the failing
-// ranks): rank 0 says it once. The others wait for rank 0's MPI_Abort
-// rather than abort first, which would kill rank 0 before its line is out;
-// they abort themselves after kCollectiveReportSeconds if it never comes.
-[[noreturn]] void report_collective_error_and_abort(const comm::Communicator& world,
-                                                    const std::string& what) {
-  constexpr auto kCollectiveReportSeconds = std::chrono::seconds(10);
-  if (world.rank() == 0) {
-    write_stderr_line("bloomshard dedup: error: " + what);
-  } else {
-    std::this_thread::sleep_for(kCollectiveReportSeconds);
-  }
-  comm::abort_job(kExitFailure);
-}
-
 }  // namespace
 
 int run_dedup(const std::vector<std::string>& args) {
@@ -867,12 +851,8 @@ int run_dedup(const std::vector<std::string>& args) {
     write_stderr_line("bloomshard dedup: rank " + std::to_string(world.rank()) + " of " +
                       std::to_string(world.size()) + " on " + host_name() + ": " + e.what());
     comm::abort_job(kExitRunLocked);
-  } catch (const io::CollectiveCheckpointError& e) {
-    report_collective_error_and_abort(world, e.what());
   } catch (const std::exception& e) {
-    write_stderr_line("bloomshard dedup: rank " + std::to_string(world.rank()) + " of " +
-                      std::to_string(world.size()) + " on " + host_name() + ": error: " + e.what());
-    comm::abort_job(kExitFailure);
+    report_error_and_abort(world, "dedup", e, kExitFailure);
   }
 }
 

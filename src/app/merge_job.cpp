@@ -10,10 +10,10 @@
 
 #include "bloomshard/app/exact_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/job_abort.hpp"
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/app/run_state.hpp"
 #include "bloomshard/app/state_key_scheme.hpp"
-#include "bloomshard/app/stderr_line.hpp"
 #include "bloomshard/app/version.hpp"
 #include "bloomshard/comm/environment.hpp"
 #include "bloomshard/core/slice_map.hpp"
@@ -364,9 +364,7 @@ int run_merge(const std::vector<std::string>& args) {
   try {
     return MergeJob(world, std::move(config)).run();
   } catch (const std::exception& e) {
-    write_stderr_line("bloomshard merge: rank " + std::to_string(world.rank()) + " of " +
-                      std::to_string(world.size()) + ": error: " + e.what());
-    comm::abort_job(kExitFailure);
+    report_error_and_abort(world, "merge", e, kExitFailure);
   }
 }
 
