@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What the program says, through the real binary and real mpiexec:
-#  - a resumed/incremental run names, once, each explicitly given option the
+#  - a resumed or incremental run names, once, each explicitly given option the
 #    state overrides (--fpr, --capacity, --slices), with both values, and
 #    nothing for options left at their defaults;
 #  - merge on a missing --from path says it does not exist (exit 2);
@@ -44,7 +44,23 @@ run 2 "$BIN" dedup --input "$TMP/c" --output "$TMP/out-c" --state "$TMP/state" -
   >"$TMP/same.log" 2>&1 || { cat "$TMP/same.log" >&2; fail "third run"; }
 grep -q "is used; this job asked" "$TMP/same.log" &&
   { cat "$TMP/same.log" >&2; fail "an override line for a value equal to the state's"; }
-log "state overrides: one line per given option that differs, none otherwise"
+# A resume: a run stopped (exit 3, checkpointed) by a truncated input over
+# --max-skipped-inputs 0 goes on with the state's values.
+"$BIN" synth --out "$TMP/r" --manifest "$TMP/r.json" --records 20000 --files 2 --compress gz >/dev/null
+broken=$(find "$TMP/r" -name 'part-*.gz' | sort | head -n1)
+truncate -s $(($(stat -c %s "$broken") / 2)) "$broken"
+rc=0
+run 2 "$BIN" dedup --input "$TMP/r" --output "$TMP/out-r" --state "$TMP/state-r" \
+  --max-skipped-inputs 0 >"$TMP/stopped.log" 2>&1 || rc=$?
+((rc == 3)) || { cat "$TMP/stopped.log" >&2; fail "the broken input did not stop the run (exit $rc)"; }
+run 2 "$BIN" dedup --input "$TMP/r" --output "$TMP/out-r" --state "$TMP/state-r" \
+  --max-skipped-inputs 1 --fpr 0.02 >"$TMP/resumed.log" 2>&1 ||
+  { cat "$TMP/resumed.log" >&2; fail "the resume failed"; }
+grep -q "resuming checkpoint generation" "$TMP/resumed.log" ||
+  { cat "$TMP/resumed.log" >&2; fail "the second run did not resume"; }
+n=$(count "the state's --fpr 0.001 is used; this job asked for 0.02" "$TMP/resumed.log")
+((n == 1)) || { cat "$TMP/resumed.log" >&2; fail "the resume printed the --fpr override $n times"; }
+log "state overrides: one line per given option that differs, none otherwise (incremental and resume)"
 
 # --- merge on a missing path.
 rc=0
