@@ -70,7 +70,16 @@ run 1 "$BIN" merge --from "$TMP/no-such-state" --from "$TMP/state" --into "$TMP/
 grep -qF -- "--from '$TMP/no-such-state' does not exist" "$TMP/merge.log" ||
   { cat "$TMP/merge.log" >&2; fail "merge does not say the path does not exist"; }
 [[ ! -e $TMP/merged ]] || fail "a refused merge created --into"
-log "merge: a missing --from is named (exit 2)"
+rc=0
+run 2 "$BIN" verify --state "$TMP/no-such-state" >"$TMP/verify.log" 2>&1 || rc=$?
+((rc == 2)) || { cat "$TMP/verify.log" >&2; fail "verify on a missing path exited $rc, expected 2"; }
+n=$(count "--state '$TMP/no-such-state' does not exist" "$TMP/verify.log")
+((n == 1)) || { cat "$TMP/verify.log" >&2; fail "verify named the missing path $n times on 2 ranks"; }
+rc=0
+run 2 "$BIN" verify --stat "$TMP/state" >"$TMP/verify.log" 2>&1 || rc=$?
+n=$(count "did you mean --state?" "$TMP/verify.log")
+((rc == 2 && n == 1)) || { cat "$TMP/verify.log" >&2; fail "verify --stat: exit $rc, $n lines on 2 ranks"; }
+log "merge and verify: a missing path is named once (exit 2)"
 
 # --- the paragraph summary.
 mkdir -p "$TMP/p"
