@@ -89,7 +89,10 @@ std::string top_level_usage() {
                   c.name.data(), static_cast<int>(c.summary.size()), c.summary.data());
     text += line;
   }
-  text += "\n`bloomshard <command> --help` shows the options of a command.\n\nexit codes:\n";
+  text +=
+      "\n`bloomshard <command> --help` shows the options of a command;\n"
+      "`bloomshard help exit-codes` (or `examples`) prints one list below alone.\n\n"
+      "exit codes:\n";
   text += exit_codes_text();
   text += "\nexamples:\n";
   text += examples_text();
