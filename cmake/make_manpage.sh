@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Writes bloomshard(1) in roff from the program's own --help texts, so the
-# man page cannot drift from the options (run at build time by CMake).
+# Writes bloomshard(1) in roff from the program's own --help texts and its
+# exit-code and example tables (`bloomshard help exit-codes|examples`), so
+# the man page cannot drift from the program (run at build time by CMake).
+# Any command that fails ends the script: no page is half generated.
 # Usage: make_manpage.sh BINARY OUT_FILE
 set -euo pipefail
 bin=$1
@@ -41,7 +43,8 @@ checkpoint collectively to parallel HDF5; the same command resumes a killed or
 requeued job from the last checkpoint on any number of ranks, exactly once.
 ROFF
   printf '.SH COMMANDS\n.nf\n'
-  "$bin" --help | literal
+  # The exit codes and examples of the top-level help get sections of their own.
+  "$bin" --help | sed '/^exit codes:/,$d' | literal
   printf '.fi\n'
   section "DEDUP OPTIONS" dedup
   section "QUERY OPTIONS" query
@@ -51,6 +54,11 @@ ROFF
   section "INFO OPTIONS" info
   section "VERIFY OPTIONS" verify
   section "BENCH FILTER OPTIONS" bench filter
+  printf '.SH "EXIT STATUS"\n'
+  "$bin" help exit-codes | literal | awk '{ code = $1; $1 = ""; sub(/^ +/, ""); printf ".TP\n.B %s\n%s\n", code, $0 }'
+  printf '.SH EXAMPLES\n.nf\n'
+  "$bin" help examples | literal
+  printf '.fi\n'
   printf '.SH VERSION\n.nf\n'
   "$bin" --version | literal
   printf '.fi\n'

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bloomshard/app/exact_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
 #include "bloomshard/app/json_writer.hpp"
 #include "bloomshard/core/bloom_kernel.hpp"
@@ -256,7 +257,7 @@ int run_bench_filter(const std::vector<std::string>& args) {
                                         "print one JSON object");
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::store(parse_exact_command_line(args, desc), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     std::cerr << "bloomshard bench filter: " << e.what() << '\n' << desc;

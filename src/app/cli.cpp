@@ -8,36 +8,79 @@
 
 #include "bloomshard/app/bench_filter.hpp"
 #include "bloomshard/app/dedup_job.hpp"
+#include "bloomshard/app/exact_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
 #include "bloomshard/app/merge_job.hpp"
 #include "bloomshard/app/plan_command.hpp"
 #include "bloomshard/app/query_job.hpp"
 #include "bloomshard/app/state_commands.hpp"
 #include "bloomshard/app/synth.hpp"
+#include "bloomshard/app/usage_text.hpp"
 #include "bloomshard/app/version.hpp"
 #include "bloomshard/core/self_check.hpp"
 
 namespace bloomshard::app {
 namespace {
 
-constexpr std::string_view kUsage = R"(usage: bloomshard <command> [options]
+// A command that takes no option refuses anything but --help (exit 2), so a
+// stray word is never silently dropped. -1: go on.
+int refuse_arguments(const std::string& command, const std::vector<std::string>& args,
+                     std::string_view summary) {
+  if (args.empty()) return -1;
+  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
+    std::cout << "usage: bloomshard " << command << "\n\n" << summary << '\n';
+    return kExitOk;
+  }
+  std::cerr << "bloomshard " << command << ": bad option: unexpected argument '" << args[0]
+            << "': " << command << " takes no options\n";
+  return kExitUsage;
+}
 
-commands:
-  dedup        remove records whose key was seen before (run under mpirun/srun)
-  query        which input records' keys a saved --state holds (read only; mpirun/srun)
-  merge        the union of compatible finished states into a new one (mpirun/srun)
-  plan         a dedup job's memory, disk, checkpoint and exchange costs before it runs
-  synth        write a deterministic synthetic corpus with a known duplicate rate
-  info         show what a --state dir's newest checkpoint holds
-  verify       recompute every checksum of a --state dir's checkpoint
-  bench filter measure the tier-1 Bloom kernel against the memory floor
-  self-check   run the sequential core's self-check (no MPI)
-  version      print the version and the saved-format identifiers
+constexpr std::string_view kBenchUsage = R"(usage: bloomshard bench <benchmark> [options]
 
-`bloomshard <command> --help` shows the options of a command.
-exit codes: 0 ok, 1 runtime error, 2 bad usage, 3 too many rejects,
-            4 output dir holds another run's outputs, 75 checkpointed (requeue)
+benchmarks:
+  filter       measure the tier-1 Bloom kernel against the memory floor
+
+`bloomshard bench filter --help` shows its options.
 )";
+
+int run_bench(std::vector<std::string> args) {
+  if (!args.empty() && args[0] == "filter") {
+    args.erase(args.begin());
+    return run_bench_filter(args);
+  }
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    std::cout << kBenchUsage;
+    return kExitOk;
+  }
+  const std::string given = args.empty() ? std::string() : args[0];
+  std::cerr << "bloomshard bench: "
+            << (given.empty()
+                    ? std::string("name a benchmark")
+                    : "unknown benchmark '" + given + "'" + did_you_mean(given, {"filter"}, ""))
+            << "\n"
+            << kBenchUsage;
+  return kExitUsage;
+}
+
+// `bloomshard help [exit-codes | examples | COMMAND]`: the texts the man
+// page is generated from, or a command's --help.
+int run_help(std::vector<std::string> args) {
+  if (args.empty()) {
+    std::cout << top_level_usage();
+    return kExitOk;
+  }
+  if (args.size() == 1 && args[0] == "exit-codes") {
+    std::cout << exit_codes_text();
+    return kExitOk;
+  }
+  if (args.size() == 1 && args[0] == "examples") {
+    std::cout << examples_text();
+    return kExitOk;
+  }
+  args.push_back("--help");
+  return run_cli_command(args);
+}
 
 int run_self_check_command() {
   const core::SelfCheckReport report = core::run_self_check();
@@ -47,12 +90,7 @@ int run_self_check_command() {
 
 }  // namespace
 
-int run_cli(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::cout << kUsage;
-    return args.empty() ? kExitUsage : kExitOk;
-  }
+int run_cli_command(std::vector<std::string> args) {
   const std::string command = args[0];
   args.erase(args.begin());
   try {
@@ -63,26 +101,38 @@ int run_cli(int argc, char** argv) {
     if (command == "synth") return run_synth(args);
     if (command == "info") return run_info(args);
     if (command == "verify") return run_verify(args);
-    if (command == "self-check") return run_self_check_command();
+    if (command == "bench") return run_bench(args);
+    if (command == "help") return run_help(args);
+    if (command == "self-check") {
+      if (const int rc = refuse_arguments(command, args, "run the sequential core's self-check");
+          rc >= 0) {
+        return rc;
+      }
+      return run_self_check_command();
+    }
     if (command == "version" || command == "--version") {
+      if (const int rc = refuse_arguments("version", args, "print the version"); rc >= 0) return rc;
       std::cout << version_text();
       return kExitOk;
-    }
-    if (command == "bench") {
-      if (!args.empty() && args[0] == "filter") {
-        args.erase(args.begin());
-        return run_bench_filter(args);
-      }
-      std::cerr << "bloomshard bench: expected `bench filter`\n";
-      return kExitUsage;
     }
   } catch (const std::exception& e) {
     // Commands without MPI end here; dedup handles its own errors per rank.
     std::cerr << "bloomshard " << command << ": error: " << e.what() << '\n';
     return kExitFailure;
   }
-  std::cerr << "bloomshard: unknown command '" << command << "'\n" << kUsage;
+  std::cerr << "bloomshard: unknown command '" << command << "'"
+            << did_you_mean(command, command_names(), "") << "\n\n"
+            << top_level_usage();
   return kExitUsage;
+}
+
+int run_cli(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    (args.empty() ? std::cerr : std::cout) << top_level_usage();
+    return args.empty() ? kExitUsage : kExitOk;
+  }
+  return run_cli_command(std::move(args));
 }
 
 }  // namespace bloomshard::app

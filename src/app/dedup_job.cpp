@@ -18,6 +18,7 @@
 #include "bloomshard/app/file_order_rebuild.hpp"
 #include "bloomshard/app/input_feed.hpp"
 #include "bloomshard/app/input_manifest.hpp"
+#include "bloomshard/app/job_abort.hpp"
 #include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/order_tag_wire.hpp"
 #include "bloomshard/app/output_guard.hpp"
@@ -32,6 +33,7 @@
 #include "bloomshard/app/run_state.hpp"
 #include "bloomshard/app/skipped_inputs.hpp"
 #include "bloomshard/app/split_inputs.hpp"
+#include "bloomshard/app/state_overrides.hpp"
 #include "bloomshard/app/stderr_line.hpp"
 #include "bloomshard/app/stop_signal.hpp"
 #include "bloomshard/app/watchdog.hpp"
@@ -214,6 +216,11 @@ class DedupJob {
     if (!begun) return kExitFailure;
     core::TwoTierSet& set = *begun->set;
     set.bloom().set_auto_grow(false);  // layers open collectively, below
+    if (world_.rank() == 0 && plan.kind != StartKind::kFresh) {
+      for (const std::string& note : state_override_notes(config_, set.bloom().params())) {
+        write_stderr_line("bloomshard dedup: " + note);
+      }
+    }
     // --- windows: slot 0 of a fresh state, or the next slot (issue 13).
     SlotClock slot_clock(config_.window, begun->window_progress);
     slot_clock.start(set, plan.kind == StartKind::kFresh, plan.kind == StartKind::kIncremental);
@@ -842,9 +849,7 @@ int run_dedup(const std::vector<std::string>& args) {
                       std::to_string(world.size()) + " on " + host_name() + ": " + e.what());
     comm::abort_job(kExitRunLocked);
   } catch (const std::exception& e) {
-    write_stderr_line("bloomshard dedup: rank " + std::to_string(world.rank()) + " of " +
-                      std::to_string(world.size()) + " on " + host_name() + ": error: " + e.what());
-    comm::abort_job(kExitFailure);
+    report_error_and_abort(world, "dedup", e, kExitFailure);
   }
 }
 

@@ -2,9 +2,9 @@
 
 #include <boost/program_options.hpp>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
+#include "bloomshard/app/exact_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
 #include "bloomshard/app/paragraph_options.hpp"
 #include "bloomshard/app/version.hpp"
@@ -175,7 +175,7 @@ po::options_description describe(DedupConfig& c, RawOptions& raw) {
   generic.add_options()
     ("help,h", "show this help")
     ("version", "show the version")
-    ("config", po::value(&raw.config_file), "INI job file with the options above (see jobs/)");
+    ("config", po::value(&raw.config_file), "INI job file with the dedup options below, one `name = value` a line (see jobs/)");
   // clang-format on
   add_paragraph_options(job, raw.paragraph);
   po::options_description all;
@@ -242,7 +242,7 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
   try {
     po::variables_map vm;
     // Command line first: a value stored first wins over the job file's.
-    po::store(po::command_line_parser(args).options(all).run(), vm);
+    po::store(parse_exact_command_line(args, all), vm);
     if (vm.count("help")) {
       std::ostringstream text;
       text << "usage: bloomshard dedup --input PATH... --output DIR [options]\n\n" << all;
@@ -256,14 +256,8 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
       return out;
     }
     if (vm.count("config")) {
-      const std::string path = vm["config"].as<std::string>();
-      std::ifstream file(path);
-      if (!file) {
-        out.exit_code = kExitUsage;
-        out.message = "cannot open job file '" + path + "'";
-        return out;
-      }
-      po::parsed_options from_file = po::parse_config_file(file, all);
+      po::parsed_options from_file =
+          parse_job_file(vm["config"].as<std::string>(), all, {"config", "help", "version"});
       // --input and --key-field are composing; the command line's list wins whole.
       for (const char* name : {"input", "key-field"}) {
         if (vm.count(name)) {
@@ -274,6 +268,9 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
       po::store(from_file, vm);
     }
     po::notify(vm);
+    for (const auto& [name, value] : vm) {
+      if (!value.defaulted()) out.config.explicit_options.push_back(name);
+    }
     core::KeyScheme& key = out.config.key;
     if (!raw.key_fields.empty()) key.fields = raw.key_fields;
     key.normalize = core::parse_policy(raw.normalize);

@@ -345,21 +345,64 @@ std::string metrics_json(const JobSummary& s) {
   return j.str();
 }
 
+namespace {
+
+double percent(std::uint64_t part, std::uint64_t whole) {
+  return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+// The first summary line's counts of records. Under --unit paragraph the
+// filter decides paragraphs, not records: records are kept (whole or cut)
+// or dropped over --drop-if-removed-fraction, and the duplicate paragraphs
+// are counted on the paragraphs line, with their own percentage.
+std::string record_counts(const JobCounters& c) {
+  char buf[256];
+  if (c.paragraphs != 0) {
+    std::snprintf(buf, sizeof buf,
+                  "%llu records, %llu kept (%llu of them cut), %llu dropped (%.2f%%), "
+                  "%llu rejected",
+                  static_cast<unsigned long long>(c.records),
+                  static_cast<unsigned long long>(c.kept),
+                  static_cast<unsigned long long>(c.records_changed),
+                  static_cast<unsigned long long>(c.dropped), percent(c.dropped, c.records),
+                  static_cast<unsigned long long>(c.rejected));
+  } else {
+    std::snprintf(
+        buf, sizeof buf, "%llu records, %llu kept, %llu duplicates (%.2f%%), %llu rejected",
+        static_cast<unsigned long long>(c.records), static_cast<unsigned long long>(c.kept),
+        static_cast<unsigned long long>(c.duplicates), percent(c.dropped, c.records),
+        static_cast<unsigned long long>(c.rejected));
+  }
+  return buf;
+}
+
+std::string paragraph_counts(const JobCounters& c) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "  paragraphs: %llu split, %llu keyed, %llu duplicates (%.2f%% of keyed), %llu "
+                "removed (%llu bytes) from %llu changed records; %llu records dropped over the "
+                "removed fraction\n",
+                static_cast<unsigned long long>(c.paragraphs),
+                static_cast<unsigned long long>(c.paragraphs_keyed),
+                static_cast<unsigned long long>(c.duplicates),
+                percent(c.duplicates, c.paragraphs_keyed),
+                static_cast<unsigned long long>(c.paragraphs_removed),
+                static_cast<unsigned long long>(c.paragraph_bytes_removed),
+                static_cast<unsigned long long>(c.records_changed),
+                static_cast<unsigned long long>(c.records_dropped));
+  return buf;
+}
+
+}  // namespace
+
 std::string summary_text(const JobSummary& s) {
   char buf[512];
-  const double dup_pct = s.counters.records ? 100.0 * static_cast<double>(s.counters.dropped) /
-                                                  static_cast<double>(s.counters.records)
-                                            : 0.0;
   std::snprintf(buf, sizeof buf,
-                "bloomshard dedup: %llu records, %llu kept, %llu duplicates (%.2f%%), "
-                "%llu rejected; %llu ranks, %.2f s, %.0f records/s\n"
+                "bloomshard dedup: %s; %llu ranks, %.2f s, %.0f records/s\n"
                 "  tier 1: %llu maybe of %llu; tier 2: %llu lookups, %llu false positives; "
                 "filter %zu layer(s), %.1f MiB, est. FPR %.3g; max RSS %.1f MiB\n",
-                static_cast<unsigned long long>(s.counters.records),
-                static_cast<unsigned long long>(s.counters.kept),
-                static_cast<unsigned long long>(s.counters.duplicates), dup_pct,
-                static_cast<unsigned long long>(s.counters.rejected),
-                static_cast<unsigned long long>(s.ranks), s.wall_seconds,
+                record_counts(s.counters).c_str(), static_cast<unsigned long long>(s.ranks),
+                s.wall_seconds,
                 s.wall_seconds > 0 ? static_cast<double>(s.counters.records) / s.wall_seconds
                                    : 0.0,  // a resumed run counts earlier records too
                 static_cast<unsigned long long>(s.counters.tier1_maybe),
@@ -369,14 +412,7 @@ std::string summary_text(const JobSummary& s) {
                 static_cast<double>(s.filter_bits) / 8.0 / 1048576.0, s.fpr_estimate,
                 static_cast<double>(s.max_rss_bytes) / 1048576.0);
   std::string text = buf;
-  if (s.counters.paragraphs != 0) {  // --unit paragraph: "duplicates" above are paragraphs
-    const JobCounters& c = s.counters;
-    text += "  paragraphs: " + std::to_string(c.paragraphs) + " split, " +
-            std::to_string(c.paragraphs_keyed) + " keyed, " + std::to_string(c.paragraphs_removed) +
-            " removed (" + std::to_string(c.paragraph_bytes_removed) + " bytes) from " +
-            std::to_string(c.records_changed) + " changed records; " +
-            std::to_string(c.records_dropped) + " records dropped over the removed fraction\n";
-  }
+  if (s.counters.paragraphs != 0) text += paragraph_counts(s.counters);
   if (!s.skipped_inputs.empty()) {
     text += "  skipped " + std::to_string(s.skipped_inputs.size()) +
             " broken input(s) from the damage on:";

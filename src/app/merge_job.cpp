@@ -8,11 +8,12 @@
 #include <iostream>
 #include <sstream>
 
+#include "bloomshard/app/exact_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/job_abort.hpp"
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/app/run_state.hpp"
 #include "bloomshard/app/state_key_scheme.hpp"
-#include "bloomshard/app/stderr_line.hpp"
 #include "bloomshard/app/version.hpp"
 #include "bloomshard/comm/environment.hpp"
 #include "bloomshard/core/slice_map.hpp"
@@ -50,7 +51,7 @@ int parse(const std::vector<std::string>& args, MergeConfig& c, std::string& mes
   // clang-format on
   try {
     po::variables_map vm;
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::store(parse_exact_command_line(args, desc), vm);
     if (vm.count("help")) {
       std::ostringstream text;
       text << "usage: bloomshard merge --from STATE --from STATE [--from ...] --into NEW\n\n"
@@ -105,8 +106,14 @@ std::string setup_on_rank0(const MergeConfig& c) {
     std::uint32_t slices = 0;
     std::string line;
     for (const std::string& from : c.from) {
+      if (!fs::exists(from)) return fail(kExitUsage, "--from '" + from + "' does not exist");
+      if (!fs::is_directory(from)) {
+        return fail(kExitUsage, "--from '" + from + "' is not a directory (a dedup --state dir)");
+      }
       const std::vector<std::uint64_t> candidates = io::resume_candidates(from);
-      if (candidates.empty()) return fail(kExitUsage, "no checkpoint in '" + from + "'");
+      if (candidates.empty()) {
+        return fail(kExitUsage, "--from '" + from + "' holds no checkpoint (not a --state dir?)");
+      }
       const io::CheckpointSummary s =
           io::read_checkpoint_summary(io::generation_path(from, candidates.front()));
       if (!s.header.finished) {
@@ -359,9 +366,7 @@ int run_merge(const std::vector<std::string>& args) {
   try {
     return MergeJob(world, std::move(config)).run();
   } catch (const std::exception& e) {
-    write_stderr_line("bloomshard merge: rank " + std::to_string(world.rank()) + " of " +
-                      std::to_string(world.size()) + ": error: " + e.what());
-    comm::abort_job(kExitFailure);
+    report_error_and_abort(world, "merge", e, kExitFailure);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "bloomshard/app/exact_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
 #include "bloomshard/app/input_sample.hpp"
 #include "bloomshard/app/json_writer.hpp"
@@ -236,7 +237,7 @@ int run_plan(const std::vector<std::string>& args) {
   // clang-format on
   try {
     po::variables_map vm;
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::store(parse_exact_command_line(args, desc), vm);
     if (vm.count("help")) {
       std::cout << "usage: bloomshard plan --records N --ranks R [options]\n\n" << desc;
       return kExitOk;

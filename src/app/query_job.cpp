@@ -9,6 +9,7 @@
 #include "bloomshard/app/exit_codes.hpp"
 #include "bloomshard/app/input_feed.hpp"
 #include "bloomshard/app/input_manifest.hpp"
+#include "bloomshard/app/job_abort.hpp"
 #include "bloomshard/app/json_writer.hpp"
 #include "bloomshard/app/output_guard.hpp"
 #include "bloomshard/app/query_options.hpp"
@@ -380,9 +381,7 @@ int run_query(const std::vector<std::string>& args) {
   try {
     return QueryJob(world, std::move(parsed.config)).run();
   } catch (const std::exception& e) {
-    write_stderr_line("bloomshard query: rank " + std::to_string(world.rank()) + " of " +
-                      std::to_string(world.size()) + ": error: " + e.what());
-    comm::abort_job(kExitFailure);
+    report_error_and_abort(world, "query", e, kExitFailure);
   }
 }
 

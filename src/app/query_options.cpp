@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "bloomshard/app/exact_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
 
 namespace bloomshard::app {
@@ -54,7 +55,7 @@ ParsedQuery parse_query_options(const std::vector<std::string>& args) {
   // clang-format on
   try {
     po::variables_map vm;
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::store(parse_exact_command_line(args, desc), vm);
     if (vm.count("help")) {
       std::ostringstream text;
       text << "usage: bloomshard query --state DIR --input PATH... --output DIR [options]\n\n"

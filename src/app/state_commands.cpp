@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "bloomshard/app/exact_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
 #include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/json_writer.hpp"
@@ -28,8 +29,10 @@ struct StateArgs {
 };
 
 // Parses --state [--json] [--all]; returns an exit code to stop with, or -1.
+// Only a `speaker` prints (one rank of an MPI command: every rank parses
+// the same arguments and comes to the same answer).
 int parse_state_args(const std::vector<std::string>& args, const char* command, bool with_all,
-                     StateArgs& out) {
+                     StateArgs& out, bool speaker = true) {
   po::options_description desc(std::string("bloomshard ") + command + " options");
   desc.add_options()("help,h", "show this help")("state", po::value(&out.state)->required(),
                                                  "the job's --state dir");
@@ -40,14 +43,14 @@ int parse_state_args(const std::vector<std::string>& args, const char* command, 
   }
   try {
     po::variables_map vm;
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::store(parse_exact_command_line(args, desc), vm);
     if (vm.count("help")) {
-      std::cout << desc;
+      if (speaker) std::cout << desc;
       return kExitOk;
     }
     po::notify(vm);
   } catch (const std::exception& e) {
-    std::cerr << "bloomshard " << command << ": " << e.what() << '\n';
+    if (speaker) std::cerr << "bloomshard " << command << ": " << e.what() << '\n';
     return kExitUsage;
   }
   return -1;
@@ -212,7 +215,16 @@ int run_verify(const std::vector<std::string>& args) {
   comm::Environment env;
   comm::Communicator world;
   StateArgs a;
-  if (const int rc = parse_state_args(args, "verify", true, a); rc >= 0) return rc;
+  if (const int rc = parse_state_args(args, "verify", true, a, world.rank() == 0); rc >= 0) {
+    return rc;
+  }
+  if (!fs::is_directory(a.state)) {
+    if (world.rank() == 0) {
+      std::cerr << "bloomshard verify: --state '" << a.state << "' "
+                << (fs::exists(a.state) ? "is not a directory" : "does not exist") << '\n';
+    }
+    return kExitUsage;
+  }
   std::vector<std::uint64_t> generations;
   if (a.all) {
     generations = io::list_generations(a.state);

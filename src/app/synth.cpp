@@ -20,6 +20,7 @@
 #include <string_view>
 #include <utility>
 
+#include "bloomshard/app/exact_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
 
 namespace bloomshard::app {
@@ -437,7 +438,7 @@ void write_manifest(const SynthConfig& c, const SynthSummary& s) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << "{\"records\":" << s.records << ",\"unique_keys\":" << s.unique_keys
       << ",\"duplicates\":" << s.duplicates << ",\"files\":" << s.files << ",\"seed\":" << c.seed
-      << ",\"bytes\":" << s.bytes << ",\"format\":\""
+      << ",\"bytes\":" << s.bytes << ",\"file_bytes\":" << s.file_bytes << ",\"format\":\""
       << (c.format == SynthFormat::kLines ? "lines" : "jsonl") << "\",\"compression\":\""
       << compression_name(c.compression) << "\",\"key_field\":\"" << c.key_field << "\"}\n";
   out.close();
@@ -506,6 +507,7 @@ SynthSummary write_synth_corpus(const SynthConfig& c) {
     sink->write(buffer);
     buffer.clear();
     sink->close();
+    summary.file_bytes += fs::file_size(part_path(c, f));
   }
   summary.records = c.records;
   summary.unique_keys = unique;
@@ -537,7 +539,7 @@ int run_synth(const std::vector<std::string>& args) {
       "skipped by dedup's directory walk)");
   try {
     po::variables_map vm;
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::store(parse_exact_command_line(args, desc), vm);
     if (vm.count("help") != 0U) {
       std::cout << "usage: bloomshard synth --records N --out DIR [options]\n\n" << desc;
       return kExitOk;
@@ -566,8 +568,9 @@ int run_synth(const std::vector<std::string>& args) {
     std::ostringstream line;
     line << std::fixed << std::setprecision(2) << "synth: " << s.records << " records ("
          << s.unique_keys << " unique keys, " << s.duplicates << " duplicates) in " << s.files
-         << " files, " << static_cast<double>(s.bytes) / 1e6 << " MB " << format << '/' << compress
-         << ", seed " << c.seed << " -> " << c.out_dir << " in " << secs << " s\n";
+         << " files, " << static_cast<double>(s.file_bytes) / 1e6 << " MB on disk (" << format
+         << '/' << compress << ", " << static_cast<double>(s.bytes) / 1e6
+         << " MB uncompressed), seed " << c.seed << " -> " << c.out_dir << " in " << secs << " s\n";
     std::cout << line.str();
     return kExitOk;
   } catch (const po::error& e) {

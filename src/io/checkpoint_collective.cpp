@@ -92,7 +92,7 @@ void agree_or_throw(const comm::Communicator& comm, const std::string& local_err
     if (i > 0) message += "; ";
     message += all[i];
   }
-  throw CheckpointError(message);
+  throw CollectiveCheckpointError(message);
 }
 
 }  // namespace bloomshard::io

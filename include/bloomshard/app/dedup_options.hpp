@@ -82,6 +82,9 @@ struct DedupConfig {
   /// ranges read by several ranks (filter mode only).
   bool split_inputs = true;
   std::uint64_t split_min_bytes = 64ULL << 20;
+  /// The options the user set (command line or job file), not left at their
+  /// defaults: a state overrides some of them, and says so only for these.
+  std::vector<std::string> explicit_options;
 };
 
 /// What parsing decided: run, or exit at once with `exit_code` after printing

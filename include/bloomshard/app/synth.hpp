@@ -40,14 +40,15 @@ struct SynthSummary {
   std::uint64_t unique_keys = 0;
   std::uint64_t duplicates = 0;
   std::uint32_t files = 0;
-  std::uint64_t bytes = 0;  ///< uncompressed bytes written
+  std::uint64_t bytes = 0;       ///< uncompressed bytes written
+  std::uint64_t file_bytes = 0;  ///< the part files' size on disk (compressed, if so)
 };
 
 /// Writes the corpus (part-NNNNN.{jsonl|txt}[.gz|.zst]) into config.out_dir,
 /// creating it, and the manifest {records, unique_keys, duplicates, files,
-/// seed, ...} as JSON. Throws std::invalid_argument for a config
-/// that cannot be met and SynthError for I/O failures. About 0.3 s per
-/// million uncompressed JSONL records on one core; memory is O(files).
+/// seed, bytes (uncompressed), file_bytes (on disk), ...} as JSON. Throws std::invalid_argument for
+/// a config that cannot be met and SynthError for I/O failures. About 0.3 s per million
+/// uncompressed JSONL records on one core; memory is O(files).
 SynthSummary write_synth_corpus(const SynthConfig& config);
 
 /// `bloomshard synth` over its arguments (without the command word); prints

@@ -33,7 +33,7 @@ inline constexpr double kErrorAgreementSeconds = 20;
                                    const std::string& context);
 
 /// Collective: if any rank passes a non-empty `local_error`, every rank
-/// throws CheckpointError("<context>: rank r: <error>[; rank s: ...]").
+/// throws CollectiveCheckpointError("<context>: rank r: <error>[; rank s: ...]").
 /// Costs one allreduce when nobody failed; bounded as any_rank_failed.
 void agree_or_throw(const comm::Communicator& comm, const std::string& local_error,
                     const std::string& context);

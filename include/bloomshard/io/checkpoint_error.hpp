@@ -15,4 +15,11 @@ class CheckpointError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Thrown by every rank of the communicator with the same message, after
+/// an error agreement (agree_or_throw): one rank reporting it says it all.
+class CollectiveCheckpointError : public CheckpointError {
+ public:
+  using CheckpointError::CheckpointError;
+};
+
 }  // namespace bloomshard::io

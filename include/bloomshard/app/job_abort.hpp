@@ -1,0 +1,24 @@
+// How an MPI command (dedup, query, merge) reports the error that ends it
+// and aborts the whole job, so that no rank waits forever in a collective.
+// An error every rank raised together is printed once; Open MPI's
+// MPI_ABORT banner follows either way and cannot be suppressed.
+#pragma once
+
+#include <exception>
+#include <string_view>
+
+#include "bloomshard/comm/communicator.hpp"
+
+namespace bloomshard::app {
+
+/// Never returns: prints "bloomshard COMMAND: rank R of N on HOST: error:
+/// WHAT" on this rank, or, for an error all ranks raise with the same text
+/// (io::CollectiveCheckpointError, whose text names the failing ranks),
+/// "bloomshard COMMAND: error: WHAT" on rank 0 only, then MPI_Aborts with
+/// `exit_code`. In the collective case ranks other than 0 wait (up to
+/// 10 s) for rank 0's abort, so none of theirs kills rank 0 before its
+/// line is out.
+[[noreturn]] void report_error_and_abort(const comm::Communicator& world, std::string_view command,
+                                         const std::exception& error, int exit_code);
+
+}  // namespace bloomshard::app

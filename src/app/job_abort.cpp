@@ -1,0 +1,43 @@
+#include "bloomshard/app/job_abort.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "bloomshard/app/stderr_line.hpp"
+#include "bloomshard/comm/environment.hpp"
+#include "bloomshard/io/checkpoint_error.hpp"
+
+namespace bloomshard::app {
+namespace {
+
+constexpr auto kCollectiveReportWait = std::chrono::seconds(10);
+
+std::string this_host() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "?";
+  return name;
+}
+
+}  // namespace
+
+void report_error_and_abort(const comm::Communicator& world, std::string_view command,
+                            const std::exception& error, int exit_code) {
+  const std::string prefix = "bloomshard " + std::string(command) + ": ";
+  if (dynamic_cast<const io::CollectiveCheckpointError*>(&error) != nullptr) {
+    if (world.rank() == 0) {
+      write_stderr_line(prefix + "error: " + error.what());
+    } else {
+      std::this_thread::sleep_for(kCollectiveReportWait);
+    }
+  } else {
+    write_stderr_line(prefix + "rank " + std::to_string(world.rank()) + " of " +
+                      std::to_string(world.size()) + " on " + this_host() +
+                      ": error: " + error.what());
+  }
+  comm::abort_job(exit_code);
+}
+
+}  // namespace bloomshard::app
