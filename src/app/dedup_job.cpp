@@ -597,6 +597,7 @@ class DedupJob {
       lease_.reset();
     }
   }
+
   std::uint64_t initial_capacity(std::span<const io::InputFile> files) const {
     return config_.capacity.value_or(estimate_capacity(files));
   }

@@ -145,7 +145,7 @@ other q1 query --state "$TMP/s-oks" --input "$IN" --output "$TMP/o-q" \
   --metrics "$TMP/no-such-dir/q.json"
 refused q1 2 "--metrics '$TMP/no-such-dir/q.json': its directory '$TMP/no-such-dir' does not exist"
 [[ ! -e $TMP/o-q ]] || fail "the refused query created its output dir"
-other mg1 merge --from "$TMP/s-oks" --into "$TMP/afile/merged"
+other mg1 merge --from "$TMP/s-oks" --from "$TMP/s-oks" --into "$TMP/afile/merged"
 refused mg1 2 "--into '$TMP/afile/merged': '$TMP/afile' is not a directory"
 log "5. query --metrics in a missing dir, merge --into through a file: exit 2 before any work"
 log "ok"
