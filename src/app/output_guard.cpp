@@ -76,9 +76,9 @@ std::string not_empty_refusal(const fs::path& output_dir) {
     // Our own marker: an earlier run wrote here. Without --state nothing
     // of it was saved, so it cannot go on; say both ways forward.
     return dir + " holds the outputs of an earlier run (" + kRunMarkerName +
-           "), e.g. one stopped or killed without --state, which saves nothing to resume "
-           "from: pass --overwrite to replace its outputs and start again, and give --state "
-           "DIR to make a later stop resumable (or choose an empty dir)";
+           ") that cannot be continued here (a run without --state saves nothing to resume "
+           "from): pass --overwrite to replace them and start again, or choose an empty dir; "
+           "for dedup, --state DIR makes a later stop resumable";
   }
   return dir + " is not empty and holds no bloomshard run's marker (" + kRunMarkerName +
          "): choose an empty or new dir, or pass --overwrite to write beside those files";

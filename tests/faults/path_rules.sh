@@ -115,7 +115,7 @@ grep -q "please requeue" "$TMP/st1.log" && fail "a stop without --state asks for
 grep -qF -- "--overwrite" "$TMP/st1.log" || fail "the stop does not name --overwrite"
 no_lock_left "$OUT3"
 run_job st2 2 30 --input "$IN" --output "$OUT3" "${ARGS[@]}"
-refused st2 4 "pass --overwrite to replace its outputs and start again, and give --state"
+refused st2 4 "pass --overwrite to replace them and start again, or choose an empty dir; for dedup, --state DIR makes a later stop resumable"
 run_job st3 2 120 --input "$IN" --output "$OUT3" "${ARGS[@]}" --overwrite
 ((RC == 0)) || fail "the re-run with --overwrite exited $RC"
 check_outputs "$OUT3"
