@@ -14,7 +14,9 @@
 
 #include "bloomshard/app/checkpointer.hpp"
 #include "bloomshard/app/dedup_options.hpp"
+#include "bloomshard/app/dedup_preflight.hpp"
 #include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/fault_pause.hpp"
 #include "bloomshard/app/file_order_rebuild.hpp"
 #include "bloomshard/app/input_feed.hpp"
 #include "bloomshard/app/input_manifest.hpp"
@@ -128,6 +130,15 @@ std::string setup_on_rank0(const DedupConfig& c) {
     return fail(kExitUsage, e.what());
   }
   if (files.empty()) return fail(kExitUsage, "no input files found");
+  if (!c.state_dir.empty()) {
+    // Under the run's lock no attempt writes: what a killed one left half
+    // written goes now, before this start decides or writes anything.
+    try {
+      (void)io::remove_stale_temporaries(c.state_dir);
+    } catch (const std::exception& e) {
+      return fail(kExitFailure, e.what());
+    }
+  }
   const StartDecision d = decide_start(c, args, files);
   if (!d.error.empty()) return fail(d.exit_code, d.error);
   const std::string plan = encode_plan(d.plan);
@@ -151,12 +162,23 @@ class DedupJob {
   // The watchdog thread must stop calling into this object first.
   ~DedupJob() { watchdog_.set_periodic(nullptr, 0); }
 
+  // Collective. Every orderly end (done, stopped, refused) removes the
+  // run's lock file; an exception aborts the job and leaves it, like a kill.
   int run() {
     const Clock::time_point start = Clock::now();
     if (config_.batch_bytes == 0) config_.batch_bytes = core::default_batch_bytes(world_.usize());
+    // --- paths: every one the job writes, checked before anything exists.
+    if (const int refused = refuse_unwritable_paths(); refused != kExitOk) return refused;
     // --- fencing: this attempt holds the run before anything is touched.
     set_activity("taking the run's lock");
     if (!take_run_lease()) return kExitRunLocked;
+    const int code = run_holding_lease(start);
+    release_run_lease();
+    return code;
+  }
+
+ private:
+  int run_holding_lease(Clock::time_point start) {
     // Setup is rank 0's file work (input walk, checkpoint header): the
     // others wait in the broadcast without beating.
     set_activity("setting up the run");
@@ -470,9 +492,18 @@ class DedupJob {
       feed.finish();
       if (checkpointer) checkpointer->wait_for_pruning();
       if (world_.rank() == 0) {
-        std::cerr << "bloomshard dedup: stop signal received; checkpointed generation "
-                  << (checkpointer ? "written" : "not written (no --state)") << "; exit "
-                  << kExitCheckpointedRequeue << " (please requeue)\n";
+        if (checkpointer) {
+          std::cerr << "bloomshard dedup: stop signal received; checkpointed generation "
+                       "written; exit "
+                    << kExitCheckpointedRequeue << " (please requeue)\n";
+        } else {
+          // Nothing to resume from: a requeue would only meet its own outputs.
+          std::cerr << "bloomshard dedup: stop signal received; no --state, so nothing was "
+                       "saved and the outputs in '"
+                    << config_.output_dir << "' are partial; exit " << kExitFailure
+                    << ". Run again with --overwrite to start over, and give --state DIR to "
+                       "make a stop resumable\n";
+        }
       }
       return checkpointer ? kExitCheckpointedRequeue : kExitFailure;
     }
@@ -481,6 +512,7 @@ class DedupJob {
     const bool split = has_split_inputs(begun->manifest);
     RunManifest cut;
     double join_seconds = 0;
+    fault_pause_in_finish(kPauseBeforeJoin, world_.rank());
     if (split) {
       set_activity("joining split inputs");
       const Clock::time_point j = Clock::now();
@@ -497,10 +529,16 @@ class DedupJob {
       }
       comm::heartbeat();
     }
+    fault_pause_in_finish(kPauseBeforeFinalCheckpoint, world_.rank());
     if (checkpointer) {
+      checkpointer->set_commit_fence([this] {
+        lease_->check();
+        fault_pause_in_finish(kPauseInFinalCommit, 0);  // both files still *.tmp
+      });
       checkpointer->write(feed, set, router.stats(), rounds, true, true);
       checkpointer->wait_for_pruning();
     }
+    fault_pause_in_finish(kPauseAfterFinalCheckpoint, world_.rank());
     feed.finish();
     // The parts go only once a generation records the joins.
     if (split && world_.rank() == 0) remove_joined_parts(cut, config_.output_dir);
@@ -524,6 +562,7 @@ class DedupJob {
     if (world_.rank() == 0) {
       if (!config_.metrics_path.empty()) write_metrics_file(metrics_json(summary));
       std::cout << summary_text(summary) << std::flush;
+      fault_pause_in_finish(kPauseAfterSummary, 0);
       if (reject_fraction > config_.max_reject_fraction) {
         std::cerr << "bloomshard dedup: " << summary.counters.rejected << " of "
                   << summary.counters.records << " records rejected (" << 100.0 * reject_fraction
@@ -534,7 +573,35 @@ class DedupJob {
     return reject_fraction > config_.max_reject_fraction ? kExitTooManyRejects : kExitOk;
   }
 
- private:
+  // Collective, before the lock: rank 0's pre-flight of every path the job
+  // writes (dedup_preflight.hpp). Returns the exit code (0: go on).
+  int refuse_unwritable_paths() {
+    std::string verdict;  // exit code byte + message
+    if (world_.rank() == 0) {
+      const OutputCheck check = preflight_dedup(config_);
+      verdict = std::string(1, static_cast<char>(check.exit_code)) + check.error;
+    }
+    verdict = world_.broadcast(verdict);
+    if (verdict[0] != '\0' && world_.rank() == 0) {
+      std::cerr << "bloomshard dedup: " << verdict.substr(1) << '\n';
+    }
+    return verdict[0];
+  }
+
+  // Collective, at an orderly end: the other ranks close the lock file,
+  // then rank 0 removes it (run_lease.hpp: only with fcntl locks, under
+  // the write lock).
+  void release_run_lease() {
+    if (!lease_) return;
+    watchdog_.set_periodic(nullptr, 0);  // no beat into a closed lease
+    if (world_.rank() != 0) lease_.reset();
+    world_.barrier();
+    if (world_.rank() == 0) {
+      (void)lease_->release_and_remove(lock_file_for(config_.state_dir, config_.output_dir));
+      lease_.reset();
+    }
+  }
+
   std::uint64_t initial_capacity(std::span<const io::InputFile> files) const {
     return config_.capacity.value_or(estimate_capacity(files));
   }

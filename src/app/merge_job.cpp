@@ -11,6 +11,7 @@
 #include "bloomshard/app/exact_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
 #include "bloomshard/app/job_abort.hpp"
+#include "bloomshard/app/path_preflight.hpp"
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/app/run_state.hpp"
 #include "bloomshard/app/state_key_scheme.hpp"
@@ -102,6 +103,8 @@ std::string setup_on_rank0(const MergeConfig& c) {
     if (fs::exists(c.into)) {
       return fail(kExitUsage, "--into '" + c.into + "' exists; merge writes a new state");
     }
+    const WritePath into[] = {{"--into", c.into, WritePath::Kind::kDirectory}};
+    if (std::string why = check_write_paths(into); !why.empty()) return fail(kExitUsage, why);
     std::optional<StateScheme> first;
     std::uint32_t slices = 0;
     std::string line;

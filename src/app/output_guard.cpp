@@ -5,6 +5,7 @@
 
 #include "bloomshard/app/exit_codes.hpp"
 #include "bloomshard/app/json_writer.hpp"
+#include "bloomshard/app/path_preflight.hpp"
 #include "bloomshard/app/run_lease.hpp"
 #include "bloomshard/app/split_inputs.hpp"
 #include "bloomshard/io/output_writer.hpp"
@@ -12,19 +13,6 @@
 namespace bloomshard::app {
 namespace fs = std::filesystem;
 namespace {
-
-// True if `inner` is `outer` or lies below it (both made absolute and
-// normal; symlinks resolved where they exist).
-bool is_within(const fs::path& inner, const fs::path& outer) {
-  const fs::path a = fs::weakly_canonical(inner);
-  const fs::path b = fs::weakly_canonical(outer);
-  auto ai = a.begin();
-  for (auto bi = b.begin(); bi != b.end(); ++bi, ++ai) {
-    if (bi->empty()) continue;  // trailing separator
-    if (ai == a.end() || *ai != *bi) return false;
-  }
-  return true;
-}
 
 // Relative output paths a previous run listed in its marker (one per line
 // after the first "outputs" line; see write_marker).
@@ -78,15 +66,29 @@ bool holds_only_lock(const fs::path& dir) {
 
 }  // namespace
 
+bool output_dir_in_use(const fs::path& output_dir) {
+  return fs::is_directory(output_dir) && !holds_only_lock(output_dir);
+}
+
+std::string not_empty_refusal(const fs::path& output_dir) {
+  const std::string dir = "output dir '" + output_dir.string() + "'";
+  if (fs::exists(output_dir / kRunMarkerName)) {
+    // Our own marker: an earlier run wrote here. Without --state nothing
+    // of it was saved, so it cannot go on; say both ways forward.
+    return dir + " holds the outputs of an earlier run (" + kRunMarkerName +
+           ") that cannot be continued here (a run without --state saves nothing to resume "
+           "from): pass --overwrite to replace them and start again, or choose an empty dir; "
+           "for dedup, --state DIR makes a later stop resumable";
+  }
+  return dir + " is not empty and holds no bloomshard run's marker (" + kRunMarkerName +
+         "): choose an empty or new dir, or pass --overwrite to write beside those files";
+}
+
 OutputCheck prepare_output_dir(const fs::path& output_dir, std::span<const fs::path> input_args,
                                std::span<const io::InputFile> inputs, bool overwrite) {
   try {
-    for (const auto& in : input_args) {
-      if (is_within(in, output_dir) || is_within(output_dir, in)) {
-        return {"input '" + in.string() + "' and output dir '" + output_dir.string() +
-                    "' overlap: a run would read its own outputs",
-                kExitUsage};
-      }
+    if (std::string why = overlap_with_inputs("output dir", output_dir, input_args); !why.empty()) {
+      return {why, kExitUsage};
     }
     for (const auto& f : inputs) (void)io::output_path_for(output_dir, f.relative_path);
 
@@ -95,12 +97,7 @@ OutputCheck prepare_output_dir(const fs::path& output_dir, std::span<const fs::p
       return {"output '" + output_dir.string() + "' exists and is not a directory", kExitUsage};
     }
     if (exists && !holds_only_lock(output_dir)) {
-      if (!overwrite) {
-        return {"output dir '" + output_dir.string() +
-                    "' is not empty (it holds another run's outputs?); "
-                    "pass --overwrite to replace them or choose an empty dir",
-                kExitOutputInUse};
-      }
+      if (!overwrite) return {not_empty_refusal(output_dir), kExitOutputInUse};
       const fs::path marker = output_dir / kRunMarkerName;
       for (const auto& rel : previous_outputs(marker)) {
         fs::remove(io::output_path_for(output_dir, rel));

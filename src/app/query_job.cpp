@@ -12,6 +12,7 @@
 #include "bloomshard/app/job_abort.hpp"
 #include "bloomshard/app/json_writer.hpp"
 #include "bloomshard/app/output_guard.hpp"
+#include "bloomshard/app/path_preflight.hpp"
 #include "bloomshard/app/query_options.hpp"
 #include "bloomshard/app/rank_tasks.hpp"
 #include "bloomshard/app/resource_usage.hpp"
@@ -53,6 +54,14 @@ std::string setup_on_rank0(const QueryConfig& q) {
     return std::string(1, static_cast<char>(code)) + why;
   };
   try {
+    // Every path the query writes, before it reads anything (path_preflight.hpp).
+    std::vector<WritePath> written{
+        {"--output", q.feed.output_dir, WritePath::Kind::kDirectory},
+        {"--output", fs::path(q.feed.output_dir) / kRejectsDirName, WritePath::Kind::kDirectory}};
+    if (!q.feed.metrics_path.empty()) {
+      written.push_back({"--metrics", q.feed.metrics_path, WritePath::Kind::kFile});
+    }
+    if (std::string why = check_write_paths(written); !why.empty()) return fail(kExitUsage, why);
     const fs::path state(q.state_dir);
     if (!fs::is_directory(state)) return fail(kExitUsage, "no state dir '" + q.state_dir + "'");
     const std::vector<std::uint64_t> candidates = io::resume_candidates(state);

@@ -82,6 +82,14 @@ void write_record(int fd, const LeaseRecord& r, const fs::path& p) {
   if (::fdatasync(fd) != 0) throw_errno("cannot sync the lock file", p);
 }
 
+// True if `path` still names the file open as `fd` (not removed or replaced).
+bool still_linked(int fd, const fs::path& path) {
+  struct stat open_file {};
+  struct stat named {};
+  if (::fstat(fd, &open_file) != 0 || ::stat(path.c_str(), &named) != 0) return false;
+  return open_file.st_dev == named.st_dev && open_file.st_ino == named.st_ino;
+}
+
 }  // namespace
 
 std::optional<FencingMode> parse_fencing_mode(std::string_view text) {
@@ -179,7 +187,7 @@ std::optional<RunLease> RunLease::acquire(const fs::path& lock_file, FencingMode
                                           double wait_seconds, LeaseRecord& holder,
                                           void (*on_wait)()) {
   fs::create_directories(lock_file.parent_path());
-  const int fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw_errno("cannot open the lock file", lock_file);
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -219,6 +227,14 @@ std::optional<RunLease> RunLease::acquire(const fs::path& lock_file, FencingMode
       free = !fresh_lease && lock_pid == 0;
       if (!free && old) holder = *old;
       holder.lock_pid = lock_pid;
+    }
+    if (free && use_fcntl && !still_linked(fd, lock_file)) {
+      // The holder we waited for ended and removed the file (release_and_remove):
+      // this lock is on an unlinked inode; take the one the path names now.
+      ::close(fd);
+      fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      if (fd < 0) throw_errno("cannot open the lock file", lock_file);
+      continue;
     }
     if (free) {
       LeaseRecord mine;
@@ -276,6 +292,20 @@ void RunLease::check() const {
                     (now ? describe_holder(*now) : std::string("nobody readable")) +
                     "; stopping without writing anything further");
   }
+}
+
+bool RunLease::release_and_remove(const fs::path& lock_file) {
+  if (fd_ < 0 || !fcntl_) return false;  // lease mode: the destructor hands the beat back
+  bool removed = false;
+  // Only under the write lock: no rank of this attempt or of another holds
+  // the file then, and an attempt waiting on this inode re-opens the path
+  // once it gets the lock (acquire checks that the path still names it).
+  if (set_lock(fd_, F_WRLCK) == 0 && still_linked(fd_, lock_file)) {
+    removed = ::unlink(lock_file.c_str()) == 0;
+  }
+  ::close(fd_);
+  fd_ = -1;
+  return removed;
 }
 
 std::string RunLease::beat() {

@@ -471,6 +471,18 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
       d.plan.base_finished = false;
       return d;
     }
+    if (input_diff.empty()) {
+      // Its outputs exist once, where it wrote them: a new dir would get
+      // nothing (every key is in the filter), so the start says where they are.
+      const std::string out_now = fs::absolute(c.output_dir).lexically_normal().string();
+      if (!manifest.output_dir.empty() && manifest.output_dir != out_now) {
+        return refuse("the run in '" + state.string() + "' already finished for these inputs; " +
+                      "its outputs are in '" + manifest.output_dir + "', not '" + out_now +
+                      "'. Use them there (copy or move them), or run without this --state (or "
+                      "with a new one) to deduplicate again into '" +
+                      out_now + "'");
+      }
+    }
     if (input_diff.empty() || same_run_started_again(manifest, c, inputs)) {
       // The same command again: a finished run of these inputs. Inputs
       // that changed since (grown, shrunk, replaced) are refused, or with

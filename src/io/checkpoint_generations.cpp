@@ -175,6 +175,28 @@ std::vector<std::uint64_t> prune_generations(const std::filesystem::path& state_
   return deleted;
 }
 
+std::vector<std::filesystem::path> remove_stale_temporaries(
+    const std::filesystem::path& state_dir) {
+  std::vector<std::filesystem::path> stale;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(state_dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.ends_with(".tmp")) continue;
+    if (generation_of(name, kTmpSuffix) || run_id_of(it->path()) || name == "LATEST.tmp" ||
+        name == ".reserve.tmp") {
+      stale.push_back(it->path());
+    }
+  }
+  for (const auto& p : stale) {
+    std::filesystem::remove(p, ec);
+    if (ec)
+      throw CheckpointError("cannot delete the stale temporary " + p.string() + ": " +
+                            ec.message());
+  }
+  return stale;
+}
+
 namespace {
 
 class BackgroundPrune {

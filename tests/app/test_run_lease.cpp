@@ -2,6 +2,7 @@
 // so the "other attempt" is a forked child; the watchdog's _exit is checked
 // with death tests.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -102,6 +103,58 @@ TEST_F(RunLeaseTest, FcntlHolderBlocksAnotherProcessUntilItEnds) {
   std::optional<RunLease> next = RunLease::acquire(file_, FencingMode::kFcntl, 0, holder);
   ASSERT_TRUE(next);
   EXPECT_EQ(next->epoch(), 2U);
+}
+
+TEST_F(RunLeaseTest, AnOrderlyEndRemovesTheFileAndAWaiterTakesTheNewOne) {
+  LeaseRecord holder;
+  std::optional<RunLease> mine = RunLease::acquire(file_, FencingMode::kFcntl, 0, holder);
+  ASSERT_TRUE(mine);
+  // A waiter opened the file and polls for the lock (up to 10 s); once this
+  // holder removes it, the waiter must not keep the unlinked file's lock:
+  // it takes the file the path names (and so sees a third start's lock).
+  const pid_t waiter = ::fork();
+  if (waiter == 0) {
+    LeaseRecord h;
+    std::optional<RunLease> got = RunLease::acquire(file_, FencingMode::kFcntl, 10, h);
+    if (!got) ::_exit(10);
+    struct stat named {};
+    if (::stat(file_.c_str(), &named) != 0) ::_exit(11);  // it holds a file no path names
+    if (got->epoch() != 1) ::_exit(12);                   // a new file starts at epoch 1
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    ::_exit(0);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the waiter has the file open
+  EXPECT_TRUE(mine->release_and_remove(file_));
+  // The waiter holds the path's file now: a third start is refused.
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_FALSE(RunLease::acquire(file_, FencingMode::kFcntl, 0, holder).has_value());
+  int status = 0;
+  ::waitpid(waiter, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+TEST_F(RunLeaseTest, NoRemovalWhileAnotherProcessReadsOrInLeaseMode) {
+  LeaseRecord holder;
+  std::optional<RunLease> mine = RunLease::acquire(file_, FencingMode::kFcntl, 0, holder);
+  ASSERT_TRUE(mine);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t reader = ::fork();
+  if (reader == 0) {  // another rank that has not closed its lease yet
+    RunLease r = RunLease::join(file_, true, 1);
+    (void)::write(ready[1], "r", 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  EXPECT_FALSE(mine->release_and_remove(file_));
+  EXPECT_TRUE(fs::exists(file_));
+  ::waitpid(reader, nullptr, 0);
+  std::optional<RunLease> lease = RunLease::acquire(file_, FencingMode::kLease, 0, holder);
+  ASSERT_TRUE(lease);
+  EXPECT_FALSE(lease->release_and_remove(file_));
+  EXPECT_TRUE(fs::exists(file_));  // the handed-back beat lives there
 }
 
 TEST_F(RunLeaseTest, ReaderOfAnOldEpochIsFencedOut) {

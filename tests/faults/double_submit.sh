@@ -64,7 +64,8 @@ log "--fencing lease: exits $PAIR_RCS; the lease was handed back at the end"
 OUT2=$TMP/out-nostate
 pair nostate 0 --input "$IN" --output "$OUT2" --key-field id --batch-bytes 8192
 [[ $PAIR_RCS == "0 5" || $PAIR_RCS == "5 0" ]] || fail "without --state: exits $PAIR_RCS, want one 0 and one 5"
-[[ -f $OUT2/_bloomshard.lock ]] || fail "no lock file in the output dir"
+grep -qF "$OUT2/_bloomshard.lock" "$LOSER_LOG" || fail "the refusal does not name the output dir's lock"
+[[ ! -e $OUT2/_bloomshard.lock ]] || fail "the finished run left its lock file in the output dir"
 check_outputs "$OUT2"
 log "no --state: exits $PAIR_RCS, the output dir's lock fenced the second"
 log "ok"

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
+#include <string>
 #include <vector>
 
 #include "bloomshard/io/checkpoint_generations.hpp"
@@ -39,6 +41,27 @@ TEST(BackgroundPrune, FailureIsReturnedByTheNextWait) {
   EXPECT_NE(error.find("keep must be >= 1"), std::string::npos) << error;
   EXPECT_EQ(wait_for_background_prune(), "");  // reported once
   EXPECT_EQ(list_generations(dir.path()).size(), 3U);
+}
+
+// The temporaries of killed writes go at the next start; names that are
+// not of our patterns, and committed files, stay.
+TEST(StaleTemporaries, RemovesOurTmpNamesOnly) {
+  TempDir dir;
+  touch_generation(dir, 3);
+  const std::filesystem::path run = run_path(dir.path(), (std::uint64_t{3} << 32) | 0xabcdU);
+  std::ofstream(run) << "run";
+  const std::vector<std::string> ours{"ckpt-4.h5.tmp", run.filename().string() + ".tmp",
+                                      "run-4-0000beef.h5.tmp", "LATEST.tmp", ".reserve.tmp"};
+  const std::vector<std::string> others{"notes.tmp", "ckpt-x.h5.tmp", "run-4-beef.h5.tmp",
+                                        "RUN.json"};
+  for (const auto& n : ours) std::ofstream(dir.path() / n) << "x";
+  for (const auto& n : others) std::ofstream(dir.path() / n) << "x";
+  EXPECT_EQ(remove_stale_temporaries(dir.path()).size(), ours.size());
+  for (const auto& n : ours) EXPECT_FALSE(std::filesystem::exists(dir.path() / n)) << n;
+  for (const auto& n : others) EXPECT_TRUE(std::filesystem::exists(dir.path() / n)) << n;
+  EXPECT_TRUE(std::filesystem::exists(run));
+  EXPECT_EQ(list_generations(dir.path()), (std::vector<std::uint64_t>{3}));
+  EXPECT_TRUE(remove_stale_temporaries(dir.path() / "missing").empty());
 }
 
 }  // namespace

@@ -25,6 +25,15 @@ struct OutputCheck {
   int exit_code = 0;
 };
 
+/// True if `output_dir` exists and holds anything but the run's lock file
+/// (a run without --state and without --overwrite is refused there).
+[[nodiscard]] bool output_dir_in_use(const std::filesystem::path& output_dir);
+
+/// The refusal for an output dir in use, naming the ways on: --overwrite,
+/// and --state for a stop that can be resumed (when an earlier run's
+/// marker is there), or another dir.
+[[nodiscard]] std::string not_empty_refusal(const std::filesystem::path& output_dir);
+
 /// Checks and prepares `output_dir` for a run writing `inputs`' mirrors
 /// (creates it, removes a previous run's files with `overwrite`, writes the
 /// marker). Never throws for user errors.

@@ -88,6 +88,15 @@ class RunLease {
   RunLease(const RunLease&) = delete;
   ~RunLease();
 
+  /// Rank 0 at an orderly end, after every other rank of the attempt closed
+  /// its lease: removes the lock file (no leftovers after a run or a
+  /// refusal) and closes. Removes only with fcntl locks and only while it
+  /// holds the write lock on the file the path still names; in lease mode
+  /// the file stays, its handed-back beat is what the next start reads.
+  /// True if the file was removed. The epoch starts at 1 again in a new
+  /// file: no earlier attempt lives (its locks would have blocked this one).
+  bool release_and_remove(const std::filesystem::path& lock_file);
+
   /// Throws FencedOut unless the file still names this attempt's epoch.
   /// Thread-safe (one pread, ~10 us locally).
   void check() const;

@@ -50,6 +50,16 @@ void write_latest(const std::filesystem::path& state_dir, std::uint64_t g);
 std::vector<std::uint64_t> prune_generations(const std::filesystem::path& state_dir,
                                              std::uint64_t newest, int keep);
 
+/// Deletes the temporaries of writes that never committed: ckpt-<g>.h5.tmp,
+/// run-<id>.h5.tmp (run_path's names), LATEST.tmp and .reserve.tmp; no
+/// other name is touched. Call only while no attempt can be writing (the
+/// run's lock held, before this attempt's first checkpoint): a killed
+/// attempt's leftovers then never outlive the next start, so a finished
+/// state holds no temporary file whatever moment the kills came at.
+/// Returns the paths deleted; throws CheckpointError naming one that
+/// cannot be deleted.
+std::vector<std::filesystem::path> remove_stale_temporaries(const std::filesystem::path& state_dir);
+
 /// Not collective: runs prune_generations(state_dir, newest, keep) on a
 /// background thread, after waiting for the previous background prune of
 /// this process (one at a time). Deleting a multi-GB generation took 1.3 s
