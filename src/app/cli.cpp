@@ -9,6 +9,7 @@
 #include "bloomshard/app/bench_filter.hpp"
 #include "bloomshard/app/dedup_job.hpp"
 #include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/launch_command.hpp"
 #include "bloomshard/app/merge_job.hpp"
 #include "bloomshard/app/plan_command.hpp"
 #include "bloomshard/app/query_job.hpp"
@@ -26,6 +27,8 @@ commands:
   dedup        remove records whose key was seen before (run under mpirun/srun)
   query        which input records' keys a saved --state holds (read only; mpirun/srun)
   merge        the union of compatible finished states into a new one (mpirun/srun)
+  launch       run `mpiexec ... bloomshard dedup ...` so that Ctrl-C/SIGTERM checkpoint
+               and the ranks' exit status (75) reaches the caller
   plan         a dedup job's memory, disk, checkpoint and exchange costs before it runs
   synth        write a deterministic synthetic corpus with a known duplicate rate
   info         show what a --state dir's newest checkpoint holds
@@ -59,6 +62,7 @@ int run_cli(int argc, char** argv) {
     if (command == "dedup") return run_dedup(args);
     if (command == "query") return run_query(args);
     if (command == "merge") return run_merge(args);
+    if (command == "launch") return run_launch(args);
     if (command == "plan") return run_plan(args);
     if (command == "synth") return run_synth(args);
     if (command == "info") return run_info(args);
