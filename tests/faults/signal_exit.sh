@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Exit status through the launcher: SIGINT, SIGTERM and SIGUSR1 sent to a
 # running 2-rank dedup job after its first checkpoint, one TARGET per test:
-#   launch        the pid of `bloomshard launch -- mpiexec ...` (the caller's child)
+#   launch        the pid of `bloomshard launch -- mpiexec ...` (the caller's child);
+#                 also SIGKILL to it (the caller sees 137; mpiexec gets SIGUSR1
+#                 as the wrapper's death signal, so the ranks still checkpoint),
+#                 and its refusals: no command (2), a command that cannot run (127)
 #   launch-group  that wrapper's process group (Ctrl-C, `kill -- -PGID`)
 #   ranks         the ranks' pids, under a bare mpiexec
 #   mpiexec       a bare mpiexec's pid
@@ -24,6 +27,16 @@ case $TARGET in
 esac
 fault_args "$@"
 fault_setup
+if [[ $TARGET == launch ]]; then
+  RC=0
+  "$BIN" launch -- >"$TMP/usage.log" 2>&1 || RC=$?
+  ((RC == 2)) && grep -q "no command to run" "$TMP/usage.log" ||
+    fail "launch without a command: exit $RC, expected 2 and 'no command to run'"
+  RC=0
+  "$BIN" launch -- "$TMP/no-such-launcher" >"$TMP/usage.log" 2>&1 || RC=$?
+  ((RC == 127)) && grep -q "cannot run '$TMP/no-such-launcher'" "$TMP/usage.log" ||
+    fail "launch of a missing program: exit $RC, expected 127 naming it"
+fi
 make_corpus 150000
 OUT=$TMP/out STATE=$TMP/state
 ARGS=(--input "$IN" --output "$OUT" --key-field id --state "$STATE" --checkpoint-every 0.3
@@ -43,7 +56,8 @@ start_signalled_job() { # TAG
   JOB=$!
 }
 
-for sig in ${SIGNALS:-INT TERM USR1}; do # SIGNALS=...: a subset, when debugging
+SIGNALS=${SIGNALS:-INT TERM USR1 $([[ $TARGET == launch ]] && echo KILL)}
+for sig in $SIGNALS; do # SIGNALS=...: a subset, when debugging
   tag=${sig,,}
   rm -rf "$OUT" "$STATE"
   start_signalled_job "$tag"
@@ -59,18 +73,20 @@ for sig in ${SIGNALS:-INT TERM USR1}; do # SIGNALS=...: a subset, when debugging
   wait_job "$JOB" 300 "$tag"
   expected=75
   [[ $TARGET == mpiexec* && $sig != USR1 ]] && expected=1
+  [[ $sig == KILL ]] && expected=137
   ((RC == expected)) || fail "SIG$sig to $TARGET: the caller saw exit $RC, expected $expected"
-  if ((expected == 75)); then
+  # mpiexec has ended (or, after a SIGKILLed wrapper, got SIGUSR1); its
+  # ranks must end too (exit, or killed by mpiexec).
+  wait_until 120 "the ranks of $tag to end" bash -c \
+    "! { $(declare -f alive_pid any_alive); any_alive ${RANKS[*]}; }"
+  if ((expected != 1)); then
     grep -q "stop signal received; checkpointed generation written; exit 75" "$TMP/$tag.log" ||
-      fail "SIG$sig to $TARGET: exit 75 without the stop checkpoint's message"
+      fail "SIG$sig to $TARGET: exit $RC without the stop checkpoint's message"
   fi
-  if [[ $TARGET == launch* ]]; then
+  if [[ $TARGET == launch* && $sig != KILL ]]; then
     grep -q "SIG$sig received; asking the ranks to checkpoint" "$TMP/$tag.log" ||
       fail "SIG$sig to $TARGET: the wrapper did not forward the stop request"
   fi
-  # mpiexec has ended; its ranks must have too (exit, or killed by mpiexec).
-  wait_until 10 "the ranks of $tag to end" bash -c \
-    "! { $(declare -f alive_pid any_alive); any_alive ${RANKS[*]}; }"
   log "SIG$sig to $TARGET: caller saw $RC"
 
   run_job "$tag-rerun" 2 300 "${ARGS[@]}"
