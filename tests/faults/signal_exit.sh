@@ -56,7 +56,9 @@ start_signalled_job() { # TAG
   JOB=$!
 }
 
-SIGNALS=${SIGNALS:-INT TERM USR1 $([[ $TARGET == launch ]] && echo KILL)}
+DEFAULT_SIGNALS="INT TERM USR1"
+[[ $TARGET == launch ]] && DEFAULT_SIGNALS+=" KILL"
+SIGNALS=${SIGNALS:-$DEFAULT_SIGNALS}
 for sig in $SIGNALS; do # SIGNALS=...: a subset, when debugging
   tag=${sig,,}
   rm -rf "$OUT" "$STATE"
