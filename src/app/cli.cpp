@@ -10,6 +10,7 @@
 #include "bloomshard/app/dedup_job.hpp"
 #include "bloomshard/app/exact_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/launch_command.hpp"
 #include "bloomshard/app/merge_job.hpp"
 #include "bloomshard/app/plan_command.hpp"
 #include "bloomshard/app/query_job.hpp"
@@ -97,6 +98,7 @@ int run_cli_command(std::vector<std::string> args) {
     if (command == "dedup") return run_dedup(args);
     if (command == "query") return run_query(args);
     if (command == "merge") return run_merge(args);
+    if (command == "launch") return run_launch(args);
     if (command == "plan") return run_plan(args);
     if (command == "synth") return run_synth(args);
     if (command == "info") return run_info(args);

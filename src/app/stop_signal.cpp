@@ -20,6 +20,10 @@ void install_stop_signal_handlers() noexcept {
   action.sa_flags = SA_RESTART;  // reads and writes in flight carry on
   sigaction(SIGUSR1, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  // Ctrl-C of a run without a launcher, or SIGINT sent to the ranks: ranks
+  // sit in process groups of their own, so a terminal's SIGINT reaches
+  // mpirun, never them (`bloomshard launch` turns it into SIGUSR1).
+  sigaction(SIGINT, &action, nullptr);
 }
 
 bool stop_requested() noexcept { return g_stop_signal != 0; }

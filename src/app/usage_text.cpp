@@ -16,6 +16,9 @@ constexpr CommandSummary kCommands[] = {
     {"dedup", "remove records whose key was seen before (run under mpirun/srun)"},
     {"query", "which input records' keys a saved --state holds (read only; mpirun/srun)"},
     {"merge", "the union of compatible finished states into a new one (mpirun/srun)"},
+    {"launch",
+     "run `mpiexec ... bloomshard dedup ...` so that Ctrl-C/SIGTERM checkpoint and the ranks' "
+     "exit status (75) reaches the caller"},
     {"plan", "a dedup job's memory, disk, checkpoint and exchange costs before it runs"},
     {"synth", "write a deterministic synthetic corpus with a known duplicate rate"},
     {"info", "show what a --state dir's newest checkpoint holds"},
@@ -43,6 +46,9 @@ constexpr Example kExamples[] = {
      "bloomshard info --state clean.state && bloomshard verify --state clean.state"},
     {"which records of a new batch the state already holds",
      "mpiexec -n 4 bloomshard query --state clean.state --input new --output seen"},
+    {"Ctrl-C or SIGTERM checkpoints the job and the caller sees 75 (please requeue)",
+     "bloomshard launch -- mpiexec -n 8 bloomshard dedup --input corpus --output clean --state "
+     "clean.state"},
     {"one state from two finished ones",
      "mpiexec -n 4 bloomshard merge --from a.state --from b.state --into ab.state"},
 };

@@ -9,6 +9,11 @@
 #   signal        scancel --signal=USR1 --batch while running: checkpoint, exit 75,
 #                 requeue, resume, complete (SLURM_RESTART_COUNT=1 in the log)
 #   hard          ranks SIGKILLed mid-round + scontrol requeue: resume from LATEST
+#   term_all      mpirun launcher, scancel --signal=TERM --full (the batch shell
+#                 and its children): whatever the launcher returns (75 after a
+#                 stop checkpoint, 1 when mpirun got the TERM and killed the
+#                 ranks), the script requeues on the signal it got; resume,
+#                 complete
 #   ranks         checkpoint on 4 ranks (no requeue: exit 75), resubmit on 2 ranks
 #   chain         slurm/chain.sh: 3 chained jobs, the 1st checkpointed, the 2nd
 #                 finishes, the 3rd does nothing
@@ -217,6 +222,27 @@ scenario_signal() {
   check_outputs "$WORK/smoke/out"
 }
 
+scenario_term_all() {
+  need_checkpointing
+  make_corpus "$WORK/smoke/corpus"
+  reference_run
+  local id
+  id=$(BLOOMSHARD_LAUNCHER=mpirun submit run -n 2 --overcommit -- "$REPO/jobs/smoke.ini" \
+    "${SMOKE_ARGS[@]}")
+  log "submitted $id (mpirun launcher); waiting for its first checkpoint"
+  wait_marker "$id" 60
+  scancel --signal=TERM --full "$id"
+  log "sent TERM to every process of the batch step of $id"
+  expect_requeued_and_completed "$id"
+  expect_log "$WORK/run.out" 'got SIGTERM' "the trapped signal"
+  expect_log "$WORK/run.out" 'program exited [0-9]+ .*signals: TERM' "the signalled run's exit"
+  expect_log "$WORK/run.out" 'requeueing job' "the requeue"
+  expect_log "$WORK/run.out" 'SLURM_RESTART_COUNT=1 ' "the restarted run"
+  expect_log "$WORK/run.out" 'program exited 0' "the completed run"
+  log "the signalled run: $(grep -m1 'program exited' "$WORK/run.out")"
+  check_outputs "$WORK/smoke/out"
+}
+
 scenario_hard() {
   start_smoke_job
   local id=$SMOKE_JOB
@@ -312,7 +338,7 @@ scenario_broken() {
 
 case $SCENARIO in
   complete | broken) ;;
-  signal | hard | ranks | chain) need_checkpointing ;; # before starting a cluster for nothing
+  signal | hard | ranks | chain | term_all) need_checkpointing ;; # before starting a cluster for nothing
   *) echo "run_scenario.sh: unknown scenario '$SCENARIO'" >&2; exit 2 ;;
 esac
 start=$SECONDS

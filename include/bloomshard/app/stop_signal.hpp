@@ -1,5 +1,8 @@
-// SIGUSR1 / SIGTERM as a request to stop at the next round boundary with a
-// checkpoint (Slurm's warning signal before a time limit or preemption).
+// SIGUSR1 / SIGTERM / SIGINT as a request to stop at the next round boundary
+// with a checkpoint and exit 75 (Slurm's warning signal before a time limit
+// or preemption, Ctrl-C). mpirun forwards only SIGUSR1 (and USR2, TSTP,
+// CONT, ALRM) to the ranks; it answers SIGINT/SIGTERM by killing them, which
+// `bloomshard launch` avoids (launch_command.hpp).
 // The handler only sets a flag, so a second signal during a checkpoint
 // cannot corrupt anything.
 #pragma once
