@@ -374,6 +374,7 @@ void ReadOnlyState::lookup(std::span<const std::string_view> keys, std::span<Ans
   std::vector<std::size_t> where;
   std::vector<core::KeyHash> hashes;
   std::vector<std::uint32_t> slices;
+  slices.reserve(std::min(kChunk, keys.size()));
   std::vector<std::uint8_t> maybe;
   std::optional<core::KeyBuilder> builder;  // per call: it holds scratch state
   if (!legacy_scheme_) builder.emplace(scheme_);
@@ -406,7 +407,11 @@ void ReadOnlyState::lookup(std::span<const std::string_view> keys, std::span<Ans
       where.push_back(i);
       hashes.push_back(core::hash_key(k, seed));
       slices.push_back(core::slice_of(hashes.back(), p));
-      require_bloom_slice(slices.back());  // once per slice; later a byte load
+    }
+    if (!layers_.empty()) {
+      for (const std::uint32_t s : slices) {
+        if (!bloom_verdicts_.known_good(s)) require_bloom_slice(s);  // the first time only
+      }
     }
     maybe.assign(hashes.size(), 0);
     for (std::size_t l = 0; l < layers_.size(); ++l) {

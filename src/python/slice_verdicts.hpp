@@ -36,6 +36,13 @@ class SliceVerdicts {
     record(s, check(s));
   }
 
+  /// Whether slice `s` is known good: the fast path of a lookup, one byte
+  /// load (relaxed: a good verdict publishes nothing the caller reads; the
+  /// slice's data is immutable). False: call require().
+  [[nodiscard]] bool known_good(std::uint32_t s) const noexcept {
+    return d_->flags[s].load(std::memory_order_relaxed) == kGood;
+  }
+
   /// Slices found good so far.
   [[nodiscard]] std::uint64_t good() const noexcept {
     return d_->good.load(std::memory_order_relaxed);
