@@ -34,7 +34,9 @@ class State:
         list of bools: normalized by the state's policy, tier 1 probed, every
         Bloom positive confirmed in tier 2. A key the policy refuses (invalid
         UTF-8 under nfc or nfc-casefold) is False: the job rejects such
-        records, so none is in a state."""
+        records, so none is in a state. Raises StateError (naming file and
+        slice) if a slice the keys need fails its check (made the first
+        time a lookup touches the slice)."""
         return self._impl.contains(keys)
 
     def maybe(self, keys):
