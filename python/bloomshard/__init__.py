@@ -8,7 +8,9 @@
     s.normalize("Straße")                       # b'strasse' under nfc-casefold
 
 Keys are str (taken as UTF-8) or bytes and are normalized by the state's
-policy before lookup, as the dedup job did. The files are memory-mapped, not
+policy before lookup, as the dedup job did. Answers are exact or raise
+StateError: each slice is checked against its stored checksums the first
+time a lookup needs it (verify=True checks them all at open). The files are memory-mapped, not
 loaded; many threads may share one state (batch calls release the GIL).
 MPI is never initialized. See docs/python.md.
 """
@@ -32,7 +34,9 @@ class State:
         list of bools: normalized by the state's policy, tier 1 probed, every
         Bloom positive confirmed in tier 2. A key the policy refuses (invalid
         UTF-8 under nfc or nfc-casefold) is False: the job rejects such
-        records, so none is in a state."""
+        records, so none is in a state. Raises StateError (naming file and
+        slice) if a slice the keys need fails its check (made the first
+        time a lookup touches the slice)."""
         return self._impl.contains(keys)
 
     def maybe(self, keys):
@@ -86,6 +90,12 @@ class State:
         } for i in m.get("inputs", [])]
         return d
 
+    def check_progress(self):
+        """The slices checked so far, as a dict: bloom_slices (P) and
+        bloom_checked (good in every layer), tier2_slices (P x runs) and
+        tier2_checked, checks_run (checksums computed: once per slice)."""
+        return self._impl.check_progress()
+
     def __contains__(self, key):
         return self.contains_one(key)
 
@@ -97,9 +107,10 @@ def open_state(path, verify=False, generation=None):
     """Opens a --state directory (or one ckpt-<g>.h5 file) read-only.
 
     generation: the generation to open (default LATEST's, else the newest).
-    verify: recompute every checksum of both tiers at open (reads the whole
-    state once); without it each tier-2 slice's offsets are still checked on
-    first use. Raises StateError naming the file and the problem.
+    verify: check every slice of both tiers at open (reads the whole state
+    once, lists every damaged slice); without it each slice is checked the
+    same way the first time a lookup needs it, once. Raises StateError
+    naming the file, the slice and what failed.
     """
     return State(_State.open(str(path), verify, generation))
 

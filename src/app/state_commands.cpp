@@ -63,11 +63,37 @@ std::optional<std::uint64_t> current_generation(const fs::path& state) {
   return candidates.front();
 }
 
+// A --state that names no state at all (no such dir, or a dir without any
+// checkpoint file or LATEST) is a usage error, exit 2, as in dedup and
+// query; returns the message, or "" when `state` may hold one.
+std::string missing_state(const fs::path& state) {
+  std::error_code ec;
+  if (!fs::is_directory(state, ec)) {
+    return "no state dir: --state '" + state.string() + "' " +
+           (fs::exists(state, ec) ? "is not a directory" : "does not exist");
+  }
+  if (io::list_generations(state).empty() && !io::read_latest(state)) {
+    return "no checkpoint in '" + state.string() + "' (no ckpt-<g>.h5, no LATEST)";
+  }
+  return {};
+}
+
+// What info does not check, said plainly (text; JSON: checksums_verified).
+std::string not_verified_note(const std::string& state) {
+  return "not verified: info reads the header, the run list and the manifest (whose checksum it "
+         "checks), no slice of either tier; run `bloomshard verify --state " +
+         state + "` to check them";
+}
+
 }  // namespace
 
 int run_info(const std::vector<std::string>& args) {
   StateArgs a;
   if (const int rc = parse_state_args(args, "info", false, a); rc >= 0) return rc;
+  if (const std::string missing = missing_state(a.state); !missing.empty()) {
+    std::cerr << "bloomshard info: " << missing << '\n';
+    return kExitUsage;
+  }
   const std::optional<std::uint64_t> g = current_generation(a.state);
   if (!g) {
     std::cerr << "bloomshard info: no checkpoint in '" << a.state << "'\n";
@@ -139,6 +165,7 @@ int run_info(const std::vector<std::string>& args) {
   add_window_json(j, s, file_bytes);  // issue 13: the slots of a windowed state
   j.value("cardinality_estimate", cardinality);
   j.value("fpr_estimate", fpr);
+  j.value("checksums_verified", false);  // see not_verified_note
   j.value("records", m.counters.records);
   j.value("kept", m.counters.kept);
   j.value("duplicates", m.counters.duplicates);
@@ -171,6 +198,7 @@ int run_info(const std::vector<std::string>& args) {
               s.header.finished ? "finished" : "unfinished", s.header.run_id.c_str(),
               s.written_by_ranks);
   std::printf("format      %u\n", s.header.format_version);
+  std::printf("checksums   %s\n", not_verified_note(a.state).c_str());
   std::printf("scheme      %s, normalization %s, key field '%s', %u slices\n",
               s.header.hash_scheme.c_str(), s.header.normalization.c_str(),
               s.header.key_field.c_str(), s.header.params.num_slices);
@@ -218,11 +246,8 @@ int run_verify(const std::vector<std::string>& args) {
   if (const int rc = parse_state_args(args, "verify", true, a, world.rank() == 0); rc >= 0) {
     return rc;
   }
-  if (!fs::is_directory(a.state)) {
-    if (world.rank() == 0) {
-      std::cerr << "bloomshard verify: --state '" << a.state << "' "
-                << (fs::exists(a.state) ? "is not a directory" : "does not exist") << '\n';
-    }
+  if (const std::string missing = missing_state(a.state); !missing.empty()) {
+    if (world.rank() == 0) std::cerr << "bloomshard verify: " << missing << '\n';
     return kExitUsage;
   }
   std::vector<std::uint64_t> generations;

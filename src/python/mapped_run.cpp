@@ -1,4 +1,4 @@
-// MappedRun: open (serial HDF5; no MPI), the lazy per-slice check, lookup.
+// MappedRun: open (serial HDF5; no MPI), the per-slice check on first use, lookup.
 #include "mapped_run.hpp"
 
 #include <hdf5.h>
@@ -18,21 +18,25 @@ namespace bloomshard::python {
 static_assert(std::endian::native == std::endian::little,
               "the mapped checkpoint values are little-endian");
 
-namespace {
-enum SliceCheck : std::uint8_t { kUnchecked = 0, kChecked = 1, kBroken = 2 };
-}  // namespace
-
-MappedRun MappedRun::open(const std::filesystem::path& path, const io::CheckpointRunRef& ref,
+MappedRun MappedRun::open(const std::filesystem::path& path,
+                          const std::filesystem::path& generation, const io::CheckpointRunRef& ref,
                           std::uint32_t p, bool format1_generation) {
   MappedRun run;
   run.path_ = path;
   const auto fail = [&](const std::string& why) { throw StateError(path.string() + ": " + why); };
+  const std::string listed_by = "the generation file " + generation.filename().string();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
-    fail("missing run file (run " + std::to_string(ref.id) + ")");
+    fail("missing run file (run " + std::to_string(ref.id) + ", named in " + io::ckpt::kRunIds +
+         " of " + generation.filename().string() + ")");
   }
   io::quiet_hdf5_errors();
-  io::Hid f = io::open_serial_file(path);
+  io::Hid f;
+  try {
+    f = io::open_serial_file(path);
+  } catch (const std::exception& e) {
+    fail(std::string("cannot open as HDF5 (truncated or damaged?): ") + e.what());
+  }
   const hid_t file = f.get();
   if (!format1_generation) {
     const auto attr = [&](const char* name) {
@@ -45,11 +49,11 @@ MappedRun MappedRun::open(const std::filesystem::path& path, const io::Checkpoin
     }
     if (attr(io::ckpt::kFormatVersion) != 2) fail("run file format_version is not 2");
     if (attr(io::ckpt::kTier2Run) != ref.id) {
-      fail("holds run " + std::to_string(attr(io::ckpt::kTier2Run)) + ", the generation names " +
-           std::to_string(ref.id));
+      fail("holds run " + std::to_string(attr(io::ckpt::kTier2Run)) + ", " + listed_by + " names " +
+           std::to_string(ref.id) + " (" + io::ckpt::kRunIds + ")");
     }
     if (attr(io::ckpt::kNumSlices) != p) {
-      fail("slice count differs from the generation's " + std::to_string(p));
+      fail("num_slices differs from the " + std::to_string(p) + " of " + listed_by);
     }
   }
   const auto column = [&](const char* name) {
@@ -65,9 +69,10 @@ MappedRun MappedRun::open(const std::filesystem::path& path, const io::Checkpoin
   run.checksums_ = column(io::ckpt::kTier2Checksums);
   io::Tier2Extents e = io::tier2_extents(run.slice_keys_, run.slice_bytes_, path.string());
   if (e.keys != ref.keys || e.bytes != ref.bytes) {
-    fail("holds " + std::to_string(e.keys) + " keys of " + std::to_string(e.bytes) +
-         " bytes, the generation lists " + std::to_string(ref.keys) + " keys of " +
-         std::to_string(ref.bytes));
+    fail(std::string(io::ckpt::kSliceKeys) + " and " + io::ckpt::kSliceBytes + " add up to " +
+         std::to_string(e.keys) + " keys of " + std::to_string(e.bytes) + " bytes, " + listed_by +
+         " lists " + std::to_string(ref.keys) + " keys of " + std::to_string(ref.bytes) +
+         " bytes (" + io::ckpt::kRunKeys + ", " + io::ckpt::kRunBytes + ")");
   }
   run.fps_ = dataset_address(file, path.string(), io::ckpt::kFingerprints, e.keys, 8);
   run.offs_ = dataset_address(file, path.string(), io::ckpt::kOffsets, e.keys + p, 8);
@@ -78,7 +83,7 @@ MappedRun MappedRun::open(const std::filesystem::path& path, const io::Checkpoin
   run.mapping_ = io::FileMapping::map(path);
   // Only Bloom positives touch tier 2: no readahead around each probe.
   run.mapping_->advise_random();
-  run.checked_ = std::make_unique<std::atomic<std::uint8_t>[]>(p);  // zero: kUnchecked
+  run.verdicts_ = SliceVerdicts(p);
   return run;
 }
 
@@ -96,48 +101,44 @@ core::SliceBaseView MappedRun::view(std::uint32_t s) const {
   return v;
 }
 
-core::SliceBaseView MappedRun::checked_view(std::uint32_t s) const {
-  // Racing first lookups may both check the slice: same result, no harm.
-  std::uint8_t state = checked_[s].load(std::memory_order_acquire);
-  if (state == kUnchecked) {
-    std::string problem;
-    try {
-      const core::SliceBaseView v = view(s);
-      problem = io::check_offsets(v.offsets, v.bytes.size());
-    } catch (const std::exception& e) {
-      problem = e.what();
+std::string MappedRun::check_slice(std::uint32_t s) const {
+  const std::string where = path_.string() + " tier-2 slice " + std::to_string(s) + ": ";
+  try {
+    const core::SliceBaseView v = view(s);  // refuses ranges beyond the file's end
+    if (std::string bad = io::check_offsets(v.offsets, v.bytes.size()); !bad.empty()) {
+      return where + bad;
     }
-    state = problem.empty() ? kChecked : kBroken;
-    checked_[s].store(state, std::memory_order_release);
-    if (!problem.empty()) {
-      throw StateError(path_.string() + " tier-2 slice " + std::to_string(s) + ": " + problem);
+    if (const std::uint64_t sum = io::tier2_slice_checksum(v); sum != checksums_[s]) {
+      return where + "XXH3 checksum mismatch over " + io::ckpt::kFingerprints + ", " +
+             io::ckpt::kOffsets + ", " + io::ckpt::kBytes + " (stored " +
+             std::to_string(checksums_[s]) + " in " + io::ckpt::kTier2Checksums + ", computed " +
+             std::to_string(sum) + ")";
     }
+    core::validate_base(v);  // key order: the binary search relies on it
+  } catch (const std::exception& e) {
+    return where + e.what();
   }
-  if (state == kBroken) {
-    throw StateError(path_.string() + " tier-2 slice " + std::to_string(s) +
-                     ": offsets do not span the slice's bytes");
+  return {};
+}
+
+core::SliceBaseView MappedRun::checked_slice(std::uint32_t s) const {
+  if (!verdicts_.known_good(s)) {
+    verdicts_.require(s, [this](std::uint32_t x) { return check_slice(x); });
   }
   return view(s);
 }
 
 bool MappedRun::contains(std::uint32_t s, std::uint64_t fp, std::string_view key) const {
-  return slice_keys_[s] != 0 && checked_view(s).contains(fp, key);
+  // Empty slices are checked too: a damaged count could make a slice look empty.
+  return checked_slice(s).contains(fp, key);
 }
 
 void MappedRun::verify(std::vector<std::string>& problems) const {
   for (std::uint32_t s = 0; s < slice_keys_.size(); ++s) {
-    const std::string where = path_.string() + " tier-2 slice " + std::to_string(s);
     try {
-      const core::SliceBaseView v = checked_view(s);
-      if (io::tier2_slice_checksum(v) != checksums_[s]) {
-        problems.push_back(where +
-                           ": XXH3 checksum mismatch over /tier2/fingerprints, "
-                           "/tier2/offsets, /tier2/bytes");
-        continue;
-      }
-      core::validate_base(v);
-    } catch (const std::exception& e) {
-      problems.push_back(e.what());  // StateError already names the slice
+      (void)checked_slice(s);
+    } catch (const StateError& e) {
+      problems.push_back(e.what());  // names file and slice
     }
   }
 }

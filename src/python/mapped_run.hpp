@@ -2,12 +2,12 @@
 // format-2 run file run-<g>-<tag>.h5, or a format-1 generation, whose own
 // /tier2 datasets are its one run): the per-slice index read with serial
 // HDF5 at open, the per-key datasets used in place through the mapping.
-// A slice's offsets are checked (monotonic, spanning the slice's bytes) on
-// its first lookup, so a damaged file gives a StateError, never a read
-// outside the mapping. Layout: docs/checkpoint-format.md.
+// Each slice is checked on its first lookup (offsets in range, its XXH3
+// checksum, key order) and the verdict kept, so a damaged slice gives a
+// StateError naming file and slice, never a wrong answer or a read outside
+// the mapping. Layout: docs/checkpoint-format.md.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -18,43 +18,59 @@
 #include "bloomshard/core/sorted_run.hpp"
 #include "bloomshard/io/checkpoint_mapping.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
+#include "slice_verdicts.hpp"
 
 namespace bloomshard::python {
 
 class MappedRun {
  public:
-  /// Opens and maps `path`, the file of run `ref` of a generation of `p`
-  /// slices. A run file must say it is that run (content "tier2-run",
-  /// format_version 2, tier2_run id, num_slices); `format1_generation`
-  /// skips those checks (the generation file itself holds tier 2). The
-  /// key and byte totals must equal the generation's listing. Not
-  /// thread-safe (serial HDF5). Throws StateError naming the file.
+  /// Opens and maps `path`, the file of run `ref` of generation file
+  /// `generation` of `p` slices. A run file must say it is that run
+  /// (content "tier2-run", format_version 2, tier2_run id, num_slices);
+  /// `format1_generation` skips those checks (the generation file itself
+  /// holds tier 2). The key and byte totals must equal the generation's
+  /// listing. Not thread-safe (serial HDF5). Throws StateError naming the
+  /// file (and the generation file where they disagree).
   [[nodiscard]] static MappedRun open(const std::filesystem::path& path,
+                                      const std::filesystem::path& generation,
                                       const io::CheckpointRunRef& ref, std::uint32_t p,
                                       bool format1_generation);
 
   /// Exact membership of `key` (hash fingerprint `fp`) in slice `s`: a
   /// binary search of the slice's fingerprints, then a byte compare.
-  /// Thread-safe. Throws StateError if the slice's offsets are damaged.
+  /// Thread-safe. The first call for a slice checks it (reads the whole
+  /// slice once: ~(16 + key length) bytes per key); throws StateError if
+  /// it is damaged, now and on every later call for it.
   [[nodiscard]] bool contains(std::uint32_t s, std::uint64_t fp, std::string_view key) const;
 
-  /// Recomputes every slice's XXH3 checksum and checks the key order;
-  /// appends one line per failing slice to `problems`. Reads the whole run.
+  /// Slice `s`, checked (as contains does) before it is returned.
+  [[nodiscard]] core::SliceBaseView checked_slice(std::uint32_t s) const;
+
+  /// Checks every slice not checked yet; appends one line per failing slice
+  /// to `problems`. Reads the whole run.
   void verify(std::vector<std::string>& problems) const;
+
+  /// Keys per slice (the run file's /tier2/slice_keys).
+  [[nodiscard]] const std::vector<std::uint64_t>& slice_keys() const noexcept {
+    return slice_keys_;
+  }
+  /// The slices found good so far, and the slice checks run.
+  [[nodiscard]] const SliceVerdicts& verdicts() const noexcept { return verdicts_; }
 
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
 
  private:
   MappedRun() = default;
   [[nodiscard]] core::SliceBaseView view(std::uint32_t s) const;
-  [[nodiscard]] core::SliceBaseView checked_view(std::uint32_t s) const;
+  // "" or what is wrong with slice s, naming file and slice.
+  [[nodiscard]] std::string check_slice(std::uint32_t s) const;
 
   std::filesystem::path path_;
   std::shared_ptr<const io::FileMapping> mapping_;
   std::uint64_t fps_ = 0, offs_ = 0, bytes_ = 0;  // file addresses of the datasets
   // Per slice: keys, bytes, their exclusive prefix sums (P + 1), checksums.
   std::vector<std::uint64_t> slice_keys_, slice_bytes_, key_start_, byte_start_, checksums_;
-  std::unique_ptr<std::atomic<std::uint8_t>[]> checked_;  // SliceCheck per slice
+  SliceVerdicts verdicts_;
 };
 
 }  // namespace bloomshard::python

@@ -170,6 +170,19 @@ py::dict info_base(const ReadOnlyState& st) {
   d["layers"] = layers;
   d["cardinality_estimate"] = cardinality;
   d["fpr_estimate"] = fpr;
+  // `bloomshard info` checks no slice (false); the module does with verify=True.
+  d["checksums_verified"] = st.verified_at_open();
+  return d;
+}
+
+py::dict check_progress(const ReadOnlyState& st) {
+  const bloomshard::python::CheckProgress c = st.check_progress();
+  py::dict d;
+  d["bloom_slices"] = c.bloom_slices;
+  d["bloom_checked"] = c.bloom_good;
+  d["tier2_slices"] = c.tier2_slices;
+  d["tier2_checked"] = c.tier2_good;
+  d["checks_run"] = c.checks_run;
   return d;
 }
 
@@ -196,6 +209,7 @@ PYBIND11_MODULE(_bloomshard, m) {
           },
           py::arg("path"), py::arg("verify") = false, py::arg("generation") = py::none())
       .def("info_base", &info_base)
+      .def("check_progress", &check_progress)
       .def_property_readonly(
           "manifest_json", [](const ReadOnlyState& s) { return s.summary().header.manifest_json; })
       .def_property_readonly("generation",

@@ -31,6 +31,11 @@ namespace {
 constexpr std::size_t kChunk = 4096;
 // At most this many problems are listed by a verifying open (then a count).
 constexpr std::size_t kMaxListed = 8;
+// Stored keys per run (the first keys of its first non-empty slices) that
+// open re-hashes and probes: a damaged k attribute that adds a probe is
+// missed by one key with probability ~ the fill (1/2), by 16 with ~2^-16.
+// Costs 16 slice checks per run (runs are few: compaction keeps ~10).
+constexpr std::uint32_t kSampledKeys = 16;
 
 std::string layer_path(std::size_t l) { return "/bloom/layer_" + std::to_string(l); }
 
@@ -148,13 +153,12 @@ std::unique_ptr<ReadOnlyState> ReadOnlyState::open(const fs::path& path,
   const std::uint32_t p = h.params.num_slices;
   const bool format1 = h.format_version == 1;
 
-  std::vector<std::string> problems;
   try {
     io::quiet_hdf5_errors();
     {
       io::Hid f = io::open_serial_file(file);
       st->generation_mapping_ = io::FileMapping::map(file);
-      st->map_layers(f.get(), options.verify, problems);
+      st->map_layers(f.get());
       f.close("H5Fclose");
     }
     // Format 2: the generation file is the Bloom words plus a little
@@ -166,19 +170,37 @@ std::unique_ptr<ReadOnlyState> ReadOnlyState::open(const fs::path& path,
     // Tier 2: format 1 holds it in the generation file, format 2 in runs.
     for (const io::CheckpointRunRef& ref : st->summary_.runs) {
       const fs::path run_file = format1 ? file : io::run_path(file.parent_path(), ref.id);
-      st->runs_.push_back(MappedRun::open(run_file, ref, p, format1));
-      if (options.verify) st->runs_.back().verify(problems);
+      try {
+        st->runs_.push_back(MappedRun::open(run_file, file, ref, p, format1));
+      } catch (const StateError&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw StateError(run_file.string() + ": cannot read run file: " + e.what());
+      }
     }
   } catch (const StateError&) {
     throw;
   } catch (const std::exception& e) {
     throw StateError(file.string() + ": cannot read state: " + e.what());
   }
-  if (!problems.empty()) throw StateError(summarize(problems));
+  if (options.verify) {
+    std::vector<std::string> problems;
+    for (std::uint32_t s = 0; s < p; ++s) {
+      try {
+        st->require_bloom_slice(s);
+      } catch (const StateError& e) {
+        problems.push_back(e.what());
+      }
+    }
+    for (const MappedRun& run : st->runs_) run.verify(problems);
+    if (!problems.empty()) throw StateError(summarize(problems));
+    st->verified_at_open_ = true;
+  }
+  st->check_key_scheme_reproduces_a_stored_key();
   return st;
 }
 
-void ReadOnlyState::map_layers(hid_t file, bool verify, std::vector<std::string>& problems) {
+void ReadOnlyState::map_layers(hid_t file) {
   const io::CheckpointHeader& h = summary_.header;
   const std::uint32_t p = h.params.num_slices;
   layers_.resize(summary_.layers.size());
@@ -214,20 +236,105 @@ void ReadOnlyState::map_layers(hid_t file, bool verify, std::vector<std::string>
       layer.words = layer.copy.data();
     }
   }
-  if (!verify) return;
-  io::Hid d = io::open_dataset(file, io::ckpt::kBloomChecksums);
-  std::vector<std::uint64_t> sums(layers_.size() * p);
-  io::check_h5(H5Dread(d.get(), H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, sums.data()),
-               "H5Dread(/bloom/checksums)");
+  // The per-slice checksums are mapped, not read: [L][P] values, read only
+  // as slices are first used.
+  if (layers_.empty() || p == 0) return;
+  const std::vector<std::uint64_t> dims = {layers_.size(), p};
+  const std::uint64_t addr =
+      dataset_address(file, file_.string(), io::ckpt::kBloomChecksums, dims, 8);
+  const auto sums = generation_mapping_->range(addr, layers_.size() * std::uint64_t{p} * 8,
+                                               io::ckpt::kBloomChecksums);
+  bloom_checksums_ = reinterpret_cast<const std::uint64_t*>(sums.data());
+  bloom_verdicts_ = SliceVerdicts(p);
+}
+
+std::string ReadOnlyState::check_bloom_slice(std::uint32_t s) const {
+  const std::uint32_t p = summary_.header.params.num_slices;
+  std::string failed;
   for (std::size_t l = 0; l < layers_.size(); ++l) {
     const std::uint64_t per = layers_[l].layout.blocks_per_slice * core::kBlockWords;
-    for (std::uint32_t s = 0; s < p; ++s) {
-      if (io::bloom_slice_checksum({layers_[l].words + s * per, per}) != sums[l * p + s]) {
-        problems.push_back(file_.string() + " " + layer_path(l) + " slice " + std::to_string(s) +
-                           ": XXH3 checksum mismatch");
-      }
+    const std::uint64_t stored = bloom_checksums_[l * p + s];
+    const std::uint64_t computed = io::bloom_slice_checksum({layers_[l].words + s * per, per});
+    if (computed != stored) {
+      failed += (failed.empty() ? "" : "; ") + layer_path(l) + " (stored " +
+                std::to_string(stored) + " in " + io::ckpt::kBloomChecksums + ", computed " +
+                std::to_string(computed) + ")";
     }
   }
+  if (failed.empty()) return {};
+  return file_.string() + " Bloom slice " + std::to_string(s) + ": XXH3 checksum mismatch in " +
+         failed;
+}
+
+void ReadOnlyState::require_bloom_slice(std::uint32_t s) const {
+  if (layers_.empty()) return;
+  bloom_verdicts_.require(s, [this](std::uint32_t x) { return check_bloom_slice(x); });
+}
+
+void ReadOnlyState::check_key_scheme_reproduces_a_stored_key() const {
+  // From every run: older runs' keys live in older Bloom layers.
+  for (const MappedRun& run : runs_) {
+    const std::vector<std::uint64_t>& keys = run.slice_keys();
+    std::uint32_t sampled = 0;
+    for (std::uint32_t s = 0; s < keys.size() && sampled < kSampledKeys; ++s) {
+      if (keys[s] == 0) continue;
+      ++sampled;
+      check_stored_key(run, s);
+    }
+  }
+}
+
+void ReadOnlyState::check_stored_key(const MappedRun& run, std::uint32_t s) const {
+  const std::uint32_t p = summary_.header.params.num_slices;
+  const core::SliceBaseView v = run.checked_slice(s);  // raises if that slice is damaged
+  const std::string_view key = v.key(0);
+  const std::string which =
+      "the first key of " + run.path().filename().string() + " tier-2 slice " + std::to_string(s);
+  const core::KeyHash h = core::hash_key(key, summary_.header.hash_seed);
+  if (core::slice_of(h, p) != s || core::fingerprint(h) != v.fingerprints[0]) {
+    throw StateError(file_.string() + ": hash_seed " + std::to_string(summary_.header.hash_seed) +
+                     " does not reproduce the stored keys (" + which + " hashes to slice " +
+                     std::to_string(core::slice_of(h, p)) + "): the header or the run is damaged");
+  }
+  // Every stored key was inserted into a Bloom layer: a key the layers do
+  // not hold means damaged layer attributes (k, geometry) or words.
+  require_bloom_slice(s);
+  std::uint8_t maybe = 0;
+  for (std::size_t l = 0; l < layers_.size(); ++l) {
+    core::query_layer_batch(layers_[l].words, layers_[l].layout, {&h, 1}, {&maybe, 1}, l > 0);
+  }
+  if (!layers_.empty() && maybe == 0) {
+    throw StateError(file_.string() + ": the Bloom layers do not hold " + which +
+                     " (a layer's k or blocks_per_slice attribute, or its words, are damaged)");
+  }
+  // Only ASCII keys: every policy is idempotent on them (identity or
+  // A-Z -> a-z), so a stored key that changes proves a wrong policy.
+  const bool ascii = std::all_of(key.begin(), key.end(),
+                                 [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  if (legacy_scheme_ && policy_ != core::NormalizePolicy::kNone && ascii) {
+    std::string scratch;
+    if (core::normalize_key(policy_, key, scratch) != key) {
+      throw StateError(file_.string() + ": normalization '" + summary_.header.normalization +
+                       "' does not hold for the stored keys (" + which +
+                       " changes under it): the header or the run is damaged");
+    }
+  }
+}
+
+CheckProgress ReadOnlyState::check_progress() const noexcept {
+  CheckProgress c;
+  const std::uint64_t p = summary_.header.params.num_slices;
+  if (!layers_.empty()) {
+    c.bloom_slices = p;
+    c.bloom_good = bloom_verdicts_.good();
+    c.checks_run = bloom_verdicts_.checks_run();
+  }
+  for (const MappedRun& r : runs_) {
+    c.tier2_slices += p;
+    c.tier2_good += r.verdicts().good();
+    c.checks_run += r.verdicts().checks_run();
+  }
+  return c;
 }
 
 std::vector<fs::path> ReadOnlyState::run_files() const {
@@ -266,6 +373,8 @@ void ReadOnlyState::lookup(std::span<const std::string_view> keys, std::span<Ans
   std::vector<std::string_view> chunk_keys;
   std::vector<std::size_t> where;
   std::vector<core::KeyHash> hashes;
+  std::vector<std::uint32_t> slices;
+  slices.reserve(std::min(kChunk, keys.size()));
   std::vector<std::uint8_t> maybe;
   std::optional<core::KeyBuilder> builder;  // per call: it holds scratch state
   if (!legacy_scheme_) builder.emplace(scheme_);
@@ -274,6 +383,7 @@ void ReadOnlyState::lookup(std::span<const std::string_view> keys, std::span<Ans
     chunk_keys.clear();
     where.clear();
     hashes.clear();
+    slices.clear();
     for (std::size_t i = begin; i < end; ++i) {
       std::string_view k = keys[i];
       if (builder) {
@@ -296,6 +406,12 @@ void ReadOnlyState::lookup(std::span<const std::string_view> keys, std::span<Ans
       chunk_keys.push_back(k);
       where.push_back(i);
       hashes.push_back(core::hash_key(k, seed));
+      slices.push_back(core::slice_of(hashes.back(), p));
+    }
+    if (!layers_.empty()) {
+      for (const std::uint32_t s : slices) {
+        if (!bloom_verdicts_.known_good(s)) require_bloom_slice(s);  // the first time only
+      }
     }
     maybe.assign(hashes.size(), 0);
     for (std::size_t l = 0; l < layers_.size(); ++l) {
@@ -304,8 +420,7 @@ void ReadOnlyState::lookup(std::span<const std::string_view> keys, std::span<Ans
     for (std::size_t j = 0; j < hashes.size(); ++j) {
       bool present = maybe[j] != 0;
       if (present && exact) {
-        present =
-            in_tier2(core::slice_of(hashes[j], p), core::fingerprint(hashes[j]), chunk_keys[j]);
+        present = in_tier2(slices[j], core::fingerprint(hashes[j]), chunk_keys[j]);
       }
       out[where[j]] = present ? Answer::kPresent : Answer::kAbsent;
     }

@@ -4,10 +4,13 @@
 // run-<g>-<tag>.h5 files it lists; format 1: tier 2 inside ckpt-<g>.h5).
 // Nothing of tier 2 is copied into RAM: a lookup touches one Bloom line per
 // layer and, for a Bloom positive, a binary search in each run's slice
-// (newest first), through the page cache. Serves the Python module
-// (module.cpp); the lookups are the core's (query_layer_batch,
-// SliceBaseView::contains), the file checks the io layer's
-// (read_checkpoint_summary, checkpoint_validate).
+// (newest first), through the page cache. Reads are exact or raise: each
+// slice (its Bloom words in every layer; its keys in each run) is checked
+// against its stored XXH3 checksum the first time a lookup needs it, and
+// the verdict is kept (slice_verdicts.hpp), so the cost is paid once per
+// slice and a damaged slice raises StateError on every lookup that needs it. Serves the Python
+// module (module.cpp); the lookups are the core's (query_layer_batch, SliceBaseView::contains), the
+// file checks the io layer's (read_checkpoint_summary, checkpoint_validate).
 //
 // MPI is never initialized: HDF5 is only used in open(), with the default
 // (sec2) file driver, which parallel HDF5 runs without MPI_Init.
@@ -33,17 +36,27 @@
 #include "bloomshard/io/checkpoint_mapping.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
 #include "mapped_run.hpp"
+#include "slice_verdicts.hpp"
 #include "state_error.hpp"
 
 namespace bloomshard::python {
 
 struct OpenOptions {
-  /// Recompute every checksum (both tiers, every slice of every run) and the
-  /// key order at open: reads the whole state once. Without it, each slice's
-  /// offsets are still checked (on its first lookup) before they are used.
+  /// Check every slice (both tiers, every run) at open: reads the whole
+  /// state once, and lists every damaged slice. Without it each slice is
+  /// checked in the same way on the first lookup that needs it.
   bool verify = false;
   /// The generation to open; default: LATEST's, else the newest file.
   std::optional<std::uint64_t> generation;
+};
+
+/// How much of the state has been checked so far.
+struct CheckProgress {
+  std::uint64_t bloom_slices = 0;  ///< P
+  std::uint64_t bloom_good = 0;    ///< Bloom slices checked and good (all layers)
+  std::uint64_t tier2_slices = 0;  ///< P x runs
+  std::uint64_t tier2_good = 0;    ///< tier-2 slices of a run checked and good
+  std::uint64_t checks_run = 0;    ///< slice checks computed (once per slice, barring races)
 };
 
 /// Outcome of one key of a batch.
@@ -54,7 +67,8 @@ class ReadOnlyState {
   /// Opens `path`: a --state dir, or one generation file ckpt-<g>.h5. Throws
   /// StateError naming the file and problem (no checkpoint, not HDF5, a
   /// format/hash scheme/layout this build does not read, a missing or
-  /// mismatched run file, a failed checksum with `verify`). Format 2: the
+  /// mismatched run file, stored keys that the header's hash seed or
+  /// policy does not reproduce, a failed checksum with `verify`). Format 2: the
   /// Bloom words are faulted in (MADV_WILLNEED + populate, about 2 bytes per
   /// key of capacity); tier 2 stays on disk until lookups touch it.
   [[nodiscard]] static std::unique_ptr<ReadOnlyState> open(const std::filesystem::path& path,
@@ -81,9 +95,14 @@ class ReadOnlyState {
   /// confirmed in tier 2 (runs newest first). Without `exact` kPresent means
   /// "maybe" (false positives at about the filter's FPR). A key the policy
   /// refuses (invalid UTF-8) is kInvalidKey: the job rejects such records,
-  /// so it is never in the state. Throws StateError if a slice a lookup
-  /// needs turns out to be damaged (its offsets do not span its bytes).
+  /// so it is never in the state. Throws StateError naming file, slice and
+  /// what failed if a slice a lookup needs is damaged (checked on first use).
   void lookup(std::span<const std::string_view> keys, std::span<Answer> out, bool exact) const;
+
+  /// The slices checked so far (all of them after an open with `verify`).
+  [[nodiscard]] CheckProgress check_progress() const noexcept;
+  /// Whether the state was opened with `verify` (every slice checked).
+  [[nodiscard]] bool verified_at_open() const noexcept { return verified_at_open_; }
 
  private:
   // One Bloom layer: its words in the mapped generation file (or a copy
@@ -95,7 +114,17 @@ class ReadOnlyState {
     core::BlockWords copy;
   };
   ReadOnlyState() = default;
-  void map_layers(hid_t file, bool verify, std::vector<std::string>& problems);
+  void map_layers(hid_t file);
+  // "" or which layers' words of slice s fail their checksum.
+  [[nodiscard]] std::string check_bloom_slice(std::uint32_t s) const;
+  void require_bloom_slice(std::uint32_t s) const;
+  // A few keys of each run must hash, with the header's seed, to the
+  // slice and fingerprint they are stored under, be held by the Bloom
+  // layers and be fixed points of the policy: a damaged hash_seed, layer
+  // or normalization attribute would make lookups miss without any
+  // checksum failing.
+  void check_key_scheme_reproduces_a_stored_key() const;
+  void check_stored_key(const MappedRun& run, std::uint32_t s) const;
   [[nodiscard]] bool in_tier2(std::uint32_t slice, std::uint64_t fingerprint,
                               std::string_view key) const;
 
@@ -106,7 +135,10 @@ class ReadOnlyState {
   bool legacy_scheme_ = true;  // one field, no text rule, no digest: policy_ alone
   std::shared_ptr<const io::FileMapping> generation_mapping_;  // the Bloom words live here
   std::vector<Layer> layers_;
-  std::vector<MappedRun> runs_;  // oldest first
+  const std::uint64_t* bloom_checksums_ = nullptr;  // [L][P] in the mapped generation file
+  SliceVerdicts bloom_verdicts_;                    // per slice, all layers at once
+  std::vector<MappedRun> runs_;                     // oldest first
+  bool verified_at_open_ = false;
 };
 
 }  // namespace bloomshard::python
