@@ -27,9 +27,10 @@ bool streams_long_values(const DedupConfig& config) {
          config.key.fields.size() == 1 && core::KeyBuilder(config.key).streams_one_value();
 }
 
-// A digest key has a fixed size, so no field is too long for it; without a
-// digest each field is held to --max-key-bytes (and a tuple as a whole).
-io::KeyExtractorOptions extractor_options(const DedupConfig& config, io::Format format) {
+}  // namespace
+
+io::KeyExtractorOptions extractor_options(const DedupConfig& config, io::Format format,
+                                          bool stream_long_values) {
   return {.format = format,
           .key_path = config.key.fields.front(),
           .max_key_bytes = config.key.digest == core::KeyDigest::kNone
@@ -37,8 +38,10 @@ io::KeyExtractorOptions extractor_options(const DedupConfig& config, io::Format 
                                : std::numeric_limits<std::size_t>::max(),
           .key_paths = config.key.fields,
           .missing_is_empty = config.key.missing == core::MissingField::kEmpty,
-          .stream_long_values = streams_long_values(config)};
+          .stream_long_values = stream_long_values};
 }
+
+namespace {
 
 // Progress counts a range of a split input by its own bytes, not the file's.
 std::uint64_t on_disk_bytes(const FileTask& task) {
@@ -54,8 +57,8 @@ InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
       tasks_(std::move(tasks)),
       // Cursors and their prefix digests are saved only by a durable run.
       reader_(io::ReaderOptions{.max_line_bytes = config.max_line_bytes, .prefix_digest = durable}),
-      plain_keys_(extractor_options(config, io::Format::kPlainLines)),
-      json_keys_(extractor_options(config, io::Format::kJsonLines)),
+      plain_keys_(extractor_options(config, io::Format::kPlainLines, streams_long_values(config))),
+      json_keys_(extractor_options(config, io::Format::kJsonLines, streams_long_values(config))),
       outputs_(tasks_.size()),
       rejects_(io::RejectWriter::create(reject_path)),
       range_rejects_(tasks_.size()),

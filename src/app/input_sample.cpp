@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "bloomshard/app/input_feed.hpp"
 #include "bloomshard/core/key_builder.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/io/byte_source.hpp"
@@ -105,17 +106,6 @@ SampleText read_head(const io::InputFile& file) {
   return t;
 }
 
-io::KeyExtractorOptions sample_extractor_options(const DedupConfig& config, io::Format format) {
-  return {.format = format,
-          .key_path = config.key.fields.front(),
-          .max_key_bytes = config.key.digest == core::KeyDigest::kNone
-                               ? config.max_key_bytes
-                               : std::numeric_limits<std::size_t>::max(),
-          .key_paths = config.key.fields,
-          .missing_is_empty = config.key.missing == core::MissingField::kEmpty,
-          .stream_long_values = false};
-}
-
 // Reads the sample of `file`: every key's hash goes into `seen`, and a key
 // already there counts in `duplicates`.
 FileSample sample_file(const DedupConfig& config, const io::InputFile& file, SeenKeys& seen,
@@ -125,7 +115,8 @@ FileSample sample_file(const DedupConfig& config, const io::InputFile& file, See
   s.whole = text.whole;
   s.disk_bytes = text.disk_bytes;
   s.text_bytes = static_cast<double>(text.bytes.size());
-  io::KeyExtractor extractor(sample_extractor_options(config, file.format));
+  // Whole values: the sample measures key sizes, it never streams a digest.
+  io::KeyExtractor extractor(extractor_options(config, file.format, false));
   core::KeyBuilder builder(config.key);
   const std::uint64_t seed = config.hash_seed != 0 ? config.hash_seed : core::kDefaultHashSeed;
   std::string_view rest = text.bytes;

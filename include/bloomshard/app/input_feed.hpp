@@ -31,6 +31,15 @@ namespace bloomshard::app {
 /// Reject reason for keys that are not UTF-8 under a policy that needs it.
 inline constexpr std::string_view kRejectInvalidUtf8 = "invalid UTF-8 for normalization";
 
+/// The key extractor's options for `config` and one input format: a digest
+/// key has a fixed size, so no field is too long for it; without a digest
+/// each field is held to --max-key-bytes (and a tuple as a whole).
+/// `stream_long_values` says whether a long JSON string key may be digested
+/// chunk by chunk from its escaped bytes (the feed allows it for one-field
+/// record keys under a streaming scheme).
+io::KeyExtractorOptions extractor_options(const DedupConfig& config, io::Format format,
+                                          bool stream_long_values);
+
 /// Counters of the read side (this rank, this process).
 struct FeedCounters {
   std::uint64_t records = 0;  ///< lines read, rejects included
