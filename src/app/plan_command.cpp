@@ -17,28 +17,6 @@ namespace {
 
 constexpr double kMiB = 1048576.0;
 
-std::string mib_label(double bytes) {
-  char buf[32];
-  const double m = bytes / kMiB;
-  std::snprintf(buf, sizeof buf, m >= 100 ? "%.0f MiB" : "%.1f MiB", m);
-  return buf;
-}
-
-// "1.2M"-style counts.
-std::string count_label(double n) {
-  char buf[32];
-  if (n >= 1e9) {
-    std::snprintf(buf, sizeof buf, "%.1fG", n / 1e9);
-  } else if (n >= 1e6) {
-    std::snprintf(buf, sizeof buf, "%.1fM", n / 1e6);
-  } else if (n >= 1e3) {
-    std::snprintf(buf, sizeof buf, "%.1fk", n / 1e3);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.0f", n);
-  }
-  return buf;
-}
-
 std::string plan_json(const core::SizingPlan& p) {
   JsonWriter j;
   j.begin_object();
@@ -145,7 +123,7 @@ std::string dedup_plan_line(const DedupConfig& c, const InputSample& sample, std
   char facts[256];
   std::snprintf(facts, sizeof facts,
                 "~%s records (sampled %llu input(s), %llu records: %.0f B each",
-                count_label(static_cast<double>(sample.estimated_records)).c_str(),
+                core::count_label(static_cast<double>(sample.estimated_records)).c_str(),
                 static_cast<unsigned long long>(sample.files),
                 static_cast<unsigned long long>(sample.records),
                 sample.text_bytes / static_cast<double>(sample.records));
@@ -178,17 +156,17 @@ std::string dedup_plan_line(const DedupConfig& c, const InputSample& sample, std
     // The sample sees only the duplicates inside it: distinct keys, and so
     // memory, are upper bounds; tier-2 lookups (the duplicates that reach
     // tier 2) are not estimated at all.
-    std::snprintf(plan, sizeof plan,
-                  ", <= ~%s distinct -> peak RSS ~%s/rank (Bloom %s, delta %s, rounds %s)",
-                  count_label(static_cast<double>(p.unique_keys)).c_str(),
-                  mib_label(p.peak_rss_bytes).c_str(), mib_label(p.bloom_bytes).c_str(),
-                  mib_label(p.delta_bytes).c_str(), mib_label(p.round_buffer_bytes).c_str());
+    std::snprintf(
+        plan, sizeof plan, ", <= ~%s distinct -> peak RSS ~%s/rank (Bloom %s, delta %s, rounds %s)",
+        core::count_label(static_cast<double>(p.unique_keys)).c_str(),
+        core::mib_label(p.peak_rss_bytes).c_str(), core::mib_label(p.bloom_bytes).c_str(),
+        core::mib_label(p.delta_bytes).c_str(), core::mib_label(p.round_buffer_bytes).c_str());
     line += plan;
     if (in.checkpoints) {
       std::snprintf(plan, sizeof plan, ", state ~%s, %llu checkpoint(s) of ~%s",
-                    mib_label(p.state_bytes).c_str(),
+                    core::mib_label(p.state_bytes).c_str(),
                     static_cast<unsigned long long>(p.checkpoints),
-                    mib_label(p.checkpoint_bytes).c_str());
+                    core::mib_label(p.checkpoint_bytes).c_str());
       line += plan;
     }
     std::snprintf(plan, sizeof plan,

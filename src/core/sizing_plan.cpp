@@ -57,14 +57,16 @@ double simulate_layers(const ScalableBloomParams& params, double unique, SizingP
   return false_positives;
 }
 
-std::string mib(double bytes) {
+}  // namespace
+
+std::string mib_label(double bytes) {
   char buf[32];
   const double m = bytes / 1048576.0;
   std::snprintf(buf, sizeof buf, m >= 100 ? "%.0f MiB" : "%.1f MiB", m);
   return buf;
 }
 
-std::string count(double n) {
+std::string count_label(double n) {
   char buf[32];
   if (n >= 1e9) {
     std::snprintf(buf, sizeof buf, "%.1fG", n / 1e9);
@@ -77,8 +79,6 @@ std::string count(double n) {
   }
   return buf;
 }
-
-}  // namespace
 
 SizingPlan make_plan(const PlanInputs& in) {
   check(in.records > 0, "--records must be >= 1");
@@ -175,11 +175,12 @@ std::string plan_summary_line(const SizingPlan& p) {
       buf, sizeof buf,
       "plan: %u ranks, %s records (%s distinct) -> peak RSS ~%s/rank (Bloom %s, delta %s, "
       "rounds %s), state %s, %llu checkpoint(s) of ~%s (~%.1f s), ~%s tier-2 lookups",
-      p.in.ranks, count(static_cast<double>(p.in.records)).c_str(),
-      count(static_cast<double>(p.unique_keys)).c_str(), mib(p.peak_rss_bytes).c_str(),
-      mib(p.bloom_bytes).c_str(), mib(p.delta_bytes).c_str(), mib(p.round_buffer_bytes).c_str(),
-      mib(p.state_bytes).c_str(), static_cast<unsigned long long>(p.checkpoints),
-      mib(p.checkpoint_bytes).c_str(), p.checkpoint_seconds, count(p.tier2_lookups).c_str());
+      p.in.ranks, count_label(static_cast<double>(p.in.records)).c_str(),
+      count_label(static_cast<double>(p.unique_keys)).c_str(), mib_label(p.peak_rss_bytes).c_str(),
+      mib_label(p.bloom_bytes).c_str(), mib_label(p.delta_bytes).c_str(),
+      mib_label(p.round_buffer_bytes).c_str(), mib_label(p.state_bytes).c_str(),
+      static_cast<unsigned long long>(p.checkpoints), mib_label(p.checkpoint_bytes).c_str(),
+      p.checkpoint_seconds, count_label(p.tier2_lookups).c_str());
   return buf;
 }
 

@@ -125,4 +125,10 @@ struct SizingPlan {
 /// of 19 MiB (~0.0 s), ~66k tier-2 lookups".
 [[nodiscard]] std::string plan_summary_line(const SizingPlan& p);
 
+/// "12.3 MiB" (whole MiB from 100 up): the plan's memory and disk figures.
+std::string mib_label(double bytes);
+
+/// "1.2M"-style counts (k, M, G): the plan's record and key figures.
+std::string count_label(double n);
+
 }  // namespace bloomshard::core
