@@ -46,9 +46,6 @@ constexpr Example kExamples[] = {
      "bloomshard info --state clean.state && bloomshard verify --state clean.state"},
     {"which records of a new batch the state already holds",
      "mpiexec -n 4 bloomshard query --state clean.state --input new --output seen"},
-    {"Ctrl-C or SIGTERM checkpoints the job and the caller sees 75 (please requeue)",
-     "bloomshard launch -- mpiexec -n 8 bloomshard dedup --input corpus --output clean --state "
-     "clean.state"},
     {"one state from two finished ones",
      "mpiexec -n 4 bloomshard merge --from a.state --from b.state --into ab.state"},
 };
