@@ -183,6 +183,13 @@ std::vector<std::filesystem::path> remove_stale_temporaries(
        it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (!name.ends_with(".tmp")) continue;
+    // Only files (or links) are ours: no attempt makes a directory by these
+    // names, so one that sits there is left for the write to name.
+    const std::filesystem::file_status st = it->symlink_status(ec);
+    if (ec || std::filesystem::is_directory(st)) {
+      ec.clear();
+      continue;
+    }
     if (generation_of(name, kTmpSuffix) || run_id_of(it->path()) || name == "LATEST.tmp" ||
         name == ".reserve.tmp") {
       stale.push_back(it->path());

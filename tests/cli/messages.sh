@@ -131,8 +131,9 @@ PY
 log "synth: on-disk and uncompressed sizes reported apart"
 
 # --- an agreed error, once: rank 0 cannot create the checkpoint's space
-# reservation (a directory sits at its name), all 3 ranks agree and abort.
-mkdir -p "$TMP/bad-state/.reserve.tmp"
+# reservation (a directory sits at its name: the start's sweep of stale
+# temporaries removes only files), all 3 ranks agree and abort.
+mkdir -p "$TMP/bad-state/.reserve.tmp/occupied"
 rc=0
 timeout -s KILL 120 "$MPIEXEC" "$NP_FLAG" 3 "$BIN" dedup --input "$TMP/c" --output "$TMP/out-bad" \
   --state "$TMP/bad-state" >"$TMP/bad.log" 2>&1 || rc=$?

@@ -64,5 +64,16 @@ TEST(StaleTemporaries, RemovesOurTmpNamesOnly) {
   EXPECT_TRUE(remove_stale_temporaries(dir.path() / "missing").empty());
 }
 
+// No attempt makes a directory by a temporary's name: one that sits there
+// is not ours to delete (the write that needs the name reports it).
+TEST(StaleTemporaries, LeavesDirectoriesOfOurNames) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / ".reserve.tmp" / "occupied");
+  std::filesystem::create_directory(dir.path() / "ckpt-5.h5.tmp");
+  EXPECT_TRUE(remove_stale_temporaries(dir.path()).empty());
+  EXPECT_TRUE(std::filesystem::is_directory(dir.path() / ".reserve.tmp" / "occupied"));
+  EXPECT_TRUE(std::filesystem::is_directory(dir.path() / "ckpt-5.h5.tmp"));
+}
+
 }  // namespace
 }  // namespace bloomshard::io
