@@ -22,6 +22,8 @@ The persistence model (strict POSIX, as ALICE and CrashMonkey use it):
   of the target's directory; per directory, durable entries are a prefix;
 - sync_file_range and msync make nothing durable;
 - everything in the snapshot taken before the job is durable.
+--model journal relaxes the entry rule as ext4 data=ordered does: any
+fsync/fdatasync commits every entry made before it.
 Crash points: just before each fsync/fdatasync and each rename, and after
 the last call. Variants at each point:
 - drop:   only what the model says is durable;
@@ -36,7 +38,8 @@ subset (--seed), always including the last state of each variant; --sample 0
 tries them all.
 
 usage: crash_states.py --bin BIN --shim SO --oracle ORACLE [--mpiexec M]
-         [--np-flag F] [--python P] [--sample N] [--seed S] [--keep]
+         [--np-flag=F] [--python P] [--sample N] [--seed S] [--model M]
+         [--match TEXT] [--keep] [--verbose]
 Prints one line per state and a summary "STATES built B distinct D tried T
 ok O refused R known K failed F"; exit 1 on any failure.
 """
@@ -44,6 +47,7 @@ import argparse
 import collections
 import glob
 import hashlib
+import json
 import os
 import random
 import shutil
@@ -243,7 +247,9 @@ class Model:
 
 
 def apply_ns(ns, kind, path, value, path2):
-    parent_ok = lambda p: os.path.dirname(p) in ns or os.path.dirname(p) == ROOT[0]
+    """One entry change on ns; one whose parent is not there is lost with it."""
+    def parent_ok(p):
+        return os.path.dirname(p) in ns or os.path.dirname(p) == ROOT[0]
     if kind in ("create", "mkdir"):
         if parent_ok(path):
             ns[path] = value
@@ -258,7 +264,7 @@ def apply_ns(ns, kind, path, value, path2):
                     ns[path2 + p[len(path):]] = ns.pop(p)
 
 
-ROOT = [None]
+ROOT = [None]  # the recorded root: entries directly in it need no parent entry
 
 
 def replay_data(base, ops, torn):
@@ -378,7 +384,7 @@ def campaign(args, work):
         f.write(b"{not json\n{\"no_id\": 1}\n")
     stats = subprocess.run([args.python, args.oracle, "--input", inputs, "--key-field", "id",
                             "--stats"], check=True, capture_output=True, text=True).stdout
-    unique = int(__import__("json").loads(stats)["unique_keys"])
+    unique = int(json.loads(stats)["unique_keys"])
     # The job starts from existing, durable (snapshot) output and state dirs.
     out, state = os.path.join(root, "out"), os.path.join(root, "state")
     os.makedirs(out)
