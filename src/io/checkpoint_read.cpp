@@ -5,6 +5,8 @@
 // all of them; in a parallel open every rank reads the same small metadata
 // (collective metadata reads make that one read plus a broadcast inside
 // HDF5).
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -505,6 +507,60 @@ std::vector<std::string> read_and_check_bloom(const comm::Communicator& comm, hi
   return problems;
 }
 
+// Collective, as agree_or_throw (checkpoint_collective.hpp), but a text
+// that several ranks raise is stated once, with the ranks that raised it:
+// "<context>: <error> (ranks 0, 1, 2 on host)"; different texts are listed
+// in rank order. With `first_only` (a check whose text names a rank's own
+// key) only the lowest failing rank's text is given, and how many other
+// ranks failed. Every rank throws the same CollectiveCheckpointError, so
+// app::report_error_and_abort prints it once.
+void agree_once_or_throw(const comm::Communicator& comm, const std::string& local_error,
+                         const std::string& context, bool first_only = false) {
+  if (!any_rank_failed(comm, local_error, context)) return;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '?';
+  std::vector<std::string> mine;
+  if (!local_error.empty()) {
+    mine.push_back(std::to_string(comm.rank()) + " on " + host + '\n' + local_error);
+  }
+  struct Group {
+    std::string text;
+    std::vector<std::string> ranks, hosts;
+  };
+  std::vector<Group> groups;
+  for (const std::string& r : allgather_strings(comm, mine)) {
+    const std::size_t nl = r.find('\n');
+    const std::string who = r.substr(0, nl);
+    const std::string text = r.substr(nl + 1);
+    const std::size_t on = who.find(" on ");
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const Group& x) { return x.text == text && !first_only; });
+    if (g == groups.end()) g = groups.insert(groups.end(), Group{text, {}, {}});
+    g->ranks.push_back(who.substr(0, on));
+    if (const std::string h = who.substr(on + 4);
+        std::find(g->hosts.begin(), g->hosts.end(), h) == g->hosts.end()) {
+      g->hosts.push_back(h);
+    }
+  }
+  const auto list = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const std::string& x : v) out += (out.empty() ? "" : ", ") + x;
+    return out;
+  };
+  std::string message = context + ": ";
+  const std::size_t shown = first_only ? 1 : groups.size();
+  for (std::size_t i = 0; i < shown; ++i) {
+    const Group& g = groups[i];
+    message += (i > 0 ? "; " : "") + g.text + " (rank" + (g.ranks.size() > 1 ? "s " : " ") +
+               list(g.ranks) + " on " + list(g.hosts) + ")";
+  }
+  if (first_only && groups.size() > 1) {
+    message += "; " + std::to_string(groups.size() - 1) + " more rank" +
+               (groups.size() > 2 ? "s" : "") + " failed this check";
+  }
+  throw CollectiveCheckpointError(message);
+}
+
 std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : "; ") + s;
@@ -777,7 +833,7 @@ LoadedCheckpoint load_checkpoint(const comm::Communicator& comm, const std::file
   Hid& f = opened.file;
   Hid& dxpl = opened.dxpl;
   FileIndex& idx = opened.index;
-  agree_or_throw(comm, err, context);
+  agree_once_or_throw(comm, err, context);
 
   const CheckpointHeader& h = idx.summary.header;
   LoadedCheckpoint out;
@@ -814,7 +870,7 @@ LoadedCheckpoint load_checkpoint(const comm::Communicator& comm, const std::file
   } catch (const std::exception& e) {
     err = e.what();
   }
-  agree_or_throw(comm, err, context);
+  agree_once_or_throw(comm, err, context);
 
   std::vector<std::string> problems;
   try {
@@ -828,7 +884,7 @@ LoadedCheckpoint load_checkpoint(const comm::Communicator& comm, const std::file
   } catch (const std::exception& e) {
     problems.emplace_back(e.what());
   }
-  agree_or_throw(comm, join(summarized(problems, owned.size())), context);
+  agree_once_or_throw(comm, join(summarized(problems, owned.size())), context);
 
   const bool format1 = h.format_version == 1;
   // Stored keys of this rank's slices, checked against the header once
@@ -843,27 +899,27 @@ LoadedCheckpoint load_checkpoint(const comm::Communicator& comm, const std::file
     std::vector<core::SliceBaseView> views;
     std::shared_ptr<const void> keep;
     problems = map_tier2(comm, t, owned, verify_tier2, views, keep);
-    agree_or_throw(comm, join(summarized(problems, owned.size())), context);
+    agree_once_or_throw(comm, join(summarized(problems, owned.size())), context);
     sample_first_keys(views, owned.first, file.filename().string(), samples);
     out.set->exact().replace_newest_runs(0, {0, core::kLegacyRunLevel}, std::move(views),
                                          std::move(keep));
   }
-  agree_or_throw(comm, close_file(f), context);
+  agree_once_or_throw(comm, close_file(f), context);
 
   if (!format1) {
     const std::filesystem::path state_dir = file.parent_path();
     for (const CheckpointRunRef& ref : idx.summary.runs) {
       comm::heartbeat();
       Tier2File t;
-      agree_or_throw(comm, open_run(comm, state_dir, h, ref, t), context);
+      agree_once_or_throw(comm, open_run(comm, state_dir, h, ref, t), context);
       std::vector<core::SliceBaseView> views;
       std::shared_ptr<const void> keep;
       problems = map_tier2(comm, t, owned, verify_tier2, views, keep);
-      agree_or_throw(comm, join(summarized(problems, owned.size())), context);
+      agree_once_or_throw(comm, join(summarized(problems, owned.size())), context);
       sample_first_keys(views, owned.first, t.path.filename().string(), samples);
       out.set->exact().replace_newest_runs(0, {ref.id, ref.level, ref.slot}, std::move(views),
                                            std::move(keep));
-      agree_or_throw(comm, close_file(t.file), context);
+      agree_once_or_throw(comm, close_file(t.file), context);
     }
   }
   // What no checksum covers (hash_seed, num_slices, each layer's k and
@@ -873,11 +929,10 @@ LoadedCheckpoint load_checkpoint(const comm::Communicator& comm, const std::file
     const core::ScalableBloom& bloom = out.set->bloom();
     err = key_sample_problem(h, samples,
                              [&bloom](const core::KeyHash& k) { return bloom.may_contain(k); });
-    if (!err.empty()) err = file.string() + ": " + err;
   } catch (const std::exception& e) {
     err = e.what();
   }
-  agree_or_throw(comm, err, context);
+  agree_once_or_throw(comm, err, context, true);
   out.summary = std::move(idx.summary);
   return out;
 }
@@ -888,8 +943,8 @@ void rebase_on_checkpoint(const comm::Communicator& comm, const std::filesystem:
   quiet_hdf5_errors();
   IndexedFile opened;
   std::string err = open_indexed(comm, file, opened);
-  agree_or_throw(comm, err, context);
-  agree_or_throw(comm, close_file(opened.file), context);
+  agree_once_or_throw(comm, err, context);
+  agree_once_or_throw(comm, close_file(opened.file), context);
   const CheckpointSummary& s = opened.index.summary;
   const std::vector<core::RunInfo>& have = set.exact().runs();
   try {
@@ -910,16 +965,16 @@ void rebase_on_checkpoint(const comm::Communicator& comm, const std::filesystem:
   } catch (const std::exception& e) {
     err = e.what();
   }
-  agree_or_throw(comm, err, context);
+  agree_once_or_throw(comm, err, context);
   const CheckpointRunRef& ref = s.runs.back();
   Tier2File t;
-  agree_or_throw(comm, open_run(comm, file.parent_path(), s.header, ref, t), context);
+  agree_once_or_throw(comm, open_run(comm, file.parent_path(), s.header, ref, t), context);
   std::vector<core::SliceBaseView> views;
   std::shared_ptr<const void> keep;
   const std::vector<std::string> problems =
       map_tier2(comm, t, set.owned(), verify_tier2, views, keep);
-  agree_or_throw(comm, join(summarized(problems, set.owned().size())), context);
-  agree_or_throw(comm, close_file(t.file), context);
+  agree_once_or_throw(comm, join(summarized(problems, set.owned().size())), context);
+  agree_once_or_throw(comm, close_file(t.file), context);
   // The new run holds delta + absorbed runs, so replacing them keeps the
   // content (a failure on another rank after this point leaves it correct).
   set.exact().replace_newest_runs(have.size() - (s.runs.size() - 1), {ref.id, ref.level, ref.slot},
