@@ -91,7 +91,9 @@ std::string not_verified_note(const std::string& state) {
 // header's names, layer geometry and sampled stored keys agree, else why.
 std::string header_problem(const fs::path& file) {
   try {
-    return io::stored_key_sample_problem(file);
+    if (std::string e = io::stored_key_sample_problem(file); !e.empty()) return e;
+    const std::string e = io::normalization_problem(io::read_checkpoint_summary(file).header);
+    return e.empty() ? e : file.string() + ": " + e;
   } catch (const std::exception& e) {
     return std::string("cannot check the header against the stored keys: ") + e.what();
   }
@@ -299,8 +301,22 @@ int run_verify(const std::vector<std::string>& args) {
   bool ok = true;
   for (const std::uint64_t g : generations) {
     const fs::path file = io::generation_path(a.state, g);
-    const io::VerifyReport report = io::verify_checkpoint(world, file);
-    ok = ok && report.ok;
+    io::VerifyReport report = io::verify_checkpoint(world, file);
+    // The policy name too (the store's verify checks what it stores, not
+    // what the app reads it as); a file verify could not open is named above.
+    if (world.rank() == 0 && report.ok) {
+      try {
+        if (std::string e = io::normalization_problem(io::read_checkpoint_summary(file).header);
+            !e.empty()) {
+          report.problems.push_back(file.string() + ": " + e);
+          report.ok = false;
+        }
+      } catch (const std::exception& e) {
+        report.problems.push_back(e.what());
+        report.ok = false;
+      }
+    }
+    ok = world.all(report.ok) && ok;
     if (world.rank() != 0) continue;
     std::cout << file.string() << ": " << (report.ok ? "ok" : "FAILED") << '\n';
     for (const std::string& p : report.problems) std::cout << "  " << p << '\n';

@@ -65,6 +65,10 @@ std::string header_names_problem(const CheckpointHeader& h) {
   if (h.key_encoding != "bytes") {
     return "attribute key_encoding '" + h.key_encoding + "' is not one this build reads ('bytes')";
   }
+  return {};
+}
+
+std::string normalization_problem(const CheckpointHeader& h) {
   core::NormalizePolicy p{};
   try {
     p = core::parse_policy(policy_label(h.normalization));

@@ -46,9 +46,16 @@ void sample_first_keys(std::span<const core::SliceBaseView> views, std::uint32_t
                        std::uint32_t limit = kSampledKeysPerRun);
 
 /// Returns "" or what differs between the header's names and this build's
-/// (hash_scheme, bloom_layout, key_encoding, the normalization policy),
-/// naming the attribute; the caller adds the file.
+/// (hash_scheme, bloom_layout, key_encoding), naming the attribute; the
+/// caller adds the file.
 [[nodiscard]] std::string header_names_problem(const CheckpointHeader& h);
+
+/// Returns "" or why the normalization attribute names no policy of this
+/// build (an unknown policy, another Unicode version for a policy that
+/// depends on it). Not part of the store's own checks (the store keeps the
+/// text the app gives it, and its tests give any text): the app's readers
+/// (info, verify, query, dedup) and the Python module ask.
+[[nodiscard]] std::string normalization_problem(const CheckpointHeader& h);
 
 /// Returns "" or the first layer whose stored geometry (capacity, k,
 /// blocks_per_slice) differs from what this build computes from the
