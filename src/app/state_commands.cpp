@@ -15,6 +15,7 @@
 #include "bloomshard/comm/communicator.hpp"
 #include "bloomshard/comm/environment.hpp"
 #include "bloomshard/core/bloom_math.hpp"
+#include "bloomshard/io/checkpoint_key_sample.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
 
 namespace bloomshard::app {
@@ -81,9 +82,27 @@ std::string missing_state(const fs::path& state) {
 // What info does not check, said plainly (text; JSON: checksums_verified).
 std::string not_verified_note(const std::string& state) {
   return "not verified: info reads the header, the run list and the manifest (whose checksum it "
-         "checks), no slice of either tier; run `bloomshard verify --state " +
+         "checks) and the few slices of the header check below, no other slice of either tier; "
+         "run `bloomshard verify --state " +
          state + "` to check them";
 }
+
+// The header check info does (io::stored_key_sample_problem): "" when the
+// header's names, layer geometry and sampled stored keys agree, else why.
+std::string header_problem(const fs::path& file) {
+  try {
+    if (std::string e = io::stored_key_sample_problem(file); !e.empty()) return e;
+    const std::string e = io::normalization_problem(io::read_checkpoint_summary(file).header);
+    return e.empty() ? e : file.string() + ": " + e;
+  } catch (const std::exception& e) {
+    return std::string("cannot check the header against the stored keys: ") + e.what();
+  }
+}
+
+constexpr const char* kHeaderCheckedNote =
+    "checked: hash scheme, Bloom layout, key encoding, normalization and layer geometry known to "
+    "this build; the first keys of up to 16 slices per run hash back to their slice and "
+    "fingerprint under hash_seed, are held by the Bloom layers and keep their normalization";
 
 }  // namespace
 
@@ -102,6 +121,9 @@ int run_info(const std::vector<std::string>& args) {
   const fs::path file = io::generation_path(a.state, *g);
   const io::CheckpointSummary s = io::read_checkpoint_summary(file);
   const RunManifest m = manifest_from_json(s.header.manifest_json);
+  // Printed with everything else (the attributes show what is wrong); the
+  // exit code says the state cannot be used (1).
+  const std::string header_check = header_problem(file);
 
   JsonWriter j;
   j.begin_object();
@@ -166,6 +188,8 @@ int run_info(const std::vector<std::string>& args) {
   j.value("cardinality_estimate", cardinality);
   j.value("fpr_estimate", fpr);
   j.value("checksums_verified", false);  // see not_verified_note
+  j.value("header_checked", header_check.empty());
+  if (!header_check.empty()) j.value("header_problem", header_check);
   j.value("records", m.counters.records);
   j.value("kept", m.counters.kept);
   j.value("duplicates", m.counters.duplicates);
@@ -189,7 +213,7 @@ int run_info(const std::vector<std::string>& args) {
   j.end_object();
   if (a.json) {
     std::cout << j.str();
-    return kExitOk;
+    return header_check.empty() ? kExitOk : kExitFailure;
   }
   std::size_t done = 0;
   for (const InputProgress& p : m.inputs) done += p.done ? 1 : 0;
@@ -199,6 +223,8 @@ int run_info(const std::vector<std::string>& args) {
               s.written_by_ranks);
   std::printf("format      %u\n", s.header.format_version);
   std::printf("checksums   %s\n", not_verified_note(a.state).c_str());
+  std::printf("header      %s\n",
+              header_check.empty() ? kHeaderCheckedNote : ("FAILED: " + header_check).c_str());
   std::printf("scheme      %s, normalization %s, key field '%s', %u slices\n",
               s.header.hash_scheme.c_str(), s.header.normalization.c_str(),
               s.header.key_field.c_str(), s.header.params.num_slices);
@@ -236,6 +262,11 @@ int run_info(const std::vector<std::string>& args) {
     std::printf("  in progress: %s at record %llu\n", p.file.relative_path.c_str(),
                 static_cast<unsigned long long>(p.cursor.records));
   }
+  if (!header_check.empty()) {
+    std::fflush(stdout);
+    std::cerr << "bloomshard info: " << header_check << '\n';
+    return kExitFailure;
+  }
   return kExitOk;
 }
 
@@ -270,8 +301,22 @@ int run_verify(const std::vector<std::string>& args) {
   bool ok = true;
   for (const std::uint64_t g : generations) {
     const fs::path file = io::generation_path(a.state, g);
-    const io::VerifyReport report = io::verify_checkpoint(world, file);
-    ok = ok && report.ok;
+    io::VerifyReport report = io::verify_checkpoint(world, file);
+    // The policy name too (the store's verify checks what it stores, not
+    // what the app reads it as); a file verify could not open is named above.
+    if (world.rank() == 0 && report.ok) {
+      try {
+        if (std::string e = io::normalization_problem(io::read_checkpoint_summary(file).header);
+            !e.empty()) {
+          report.problems.push_back(file.string() + ": " + e);
+          report.ok = false;
+        }
+      } catch (const std::exception& e) {
+        report.problems.push_back(e.what());
+        report.ok = false;
+      }
+    }
+    ok = world.all(report.ok) && ok;
     if (world.rank() != 0) continue;
     std::cout << file.string() << ": " << (report.ok ? "ok" : "FAILED") << '\n';
     for (const std::string& p : report.problems) std::cout << "  " << p << '\n';

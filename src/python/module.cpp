@@ -172,6 +172,9 @@ py::dict info_base(const ReadOnlyState& st) {
   d["fpr_estimate"] = fpr;
   // `bloomshard info` checks no slice (false); the module does with verify=True.
   d["checksums_verified"] = st.verified_at_open();
+  // An open state passed the header check (open refuses one that fails),
+  // as `bloomshard info` reports it.
+  d["header_checked"] = true;
   return d;
 }
 

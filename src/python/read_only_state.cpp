@@ -14,6 +14,7 @@
 #include "bloomshard/core/slot_window.hpp"
 #include "bloomshard/io/checkpoint_checksum.hpp"
 #include "bloomshard/io/checkpoint_generations.hpp"
+#include "bloomshard/io/checkpoint_key_sample.hpp"
 #include "bloomshard/io/checkpoint_layout.hpp"
 #include "bloomshard/io/checkpoint_validate.hpp"
 #include "bloomshard/io/hdf5_call.hpp"
@@ -31,11 +32,6 @@ namespace {
 constexpr std::size_t kChunk = 4096;
 // At most this many problems are listed by a verifying open (then a count).
 constexpr std::size_t kMaxListed = 8;
-// Stored keys per run (the first keys of its first non-empty slices) that
-// open re-hashes and probes: a damaged k attribute that adds a probe is
-// missed by one key with probability ~ the fill (1/2), by 16 with ~2^-16.
-// Costs 16 slice checks per run (runs are few: compaction keeps ~10).
-constexpr std::uint32_t kSampledKeys = 16;
 
 std::string layer_path(std::size_t l) { return "/bloom/layer_" + std::to_string(l); }
 
@@ -110,13 +106,8 @@ void check_header(const io::CheckpointHeader& h, const fs::path& file,
     throw StateError(file.string() + " holds generation " + std::to_string(h.generation) +
                      ", not " + std::to_string(*g));
   }
-  if (h.hash_scheme != core::kHashSchemeName) {
-    throw StateError(file.string() + ": hash scheme '" + h.hash_scheme +
-                     "' differs from this build's '" + std::string(core::kHashSchemeName) + "'");
-  }
-  if (h.bloom_layout != core::kBloomLayoutName) {
-    throw StateError(file.string() + ": Bloom layout '" + h.bloom_layout +
-                     "' differs from this build's '" + std::string(core::kBloomLayoutName) + "'");
+  if (const std::string e = io::header_names_problem(h); !e.empty()) {
+    throw StateError(file.string() + ": " + e);
   }
 }
 
@@ -272,53 +263,29 @@ void ReadOnlyState::require_bloom_slice(std::uint32_t s) const {
 }
 
 void ReadOnlyState::check_key_scheme_reproduces_a_stored_key() const {
-  // From every run: older runs' keys live in older Bloom layers.
+  // From every run: older runs' keys live in older Bloom layers. The check
+  // itself is the one every C++ reader runs (io/checkpoint_key_sample.hpp).
+  std::vector<io::SampledKey> samples;
   for (const MappedRun& run : runs_) {
     const std::vector<std::uint64_t>& keys = run.slice_keys();
     std::uint32_t sampled = 0;
-    for (std::uint32_t s = 0; s < keys.size() && sampled < kSampledKeys; ++s) {
+    for (std::uint32_t s = 0; s < keys.size() && sampled < io::kSampledKeysPerRun; ++s) {
       if (keys[s] == 0) continue;
       ++sampled;
-      check_stored_key(run, s);
+      const core::SliceBaseView v = run.checked_slice(s);  // raises if that slice is damaged
+      require_bloom_slice(s);                              // the same for its Bloom words
+      io::sample_first_keys({&v, 1}, s, run.path().filename().string(), samples, 1);
     }
   }
-}
-
-void ReadOnlyState::check_stored_key(const MappedRun& run, std::uint32_t s) const {
-  const std::uint32_t p = summary_.header.params.num_slices;
-  const core::SliceBaseView v = run.checked_slice(s);  // raises if that slice is damaged
-  const std::string_view key = v.key(0);
-  const std::string which =
-      "the first key of " + run.path().filename().string() + " tier-2 slice " + std::to_string(s);
-  const core::KeyHash h = core::hash_key(key, summary_.header.hash_seed);
-  if (core::slice_of(h, p) != s || core::fingerprint(h) != v.fingerprints[0]) {
-    throw StateError(file_.string() + ": hash_seed " + std::to_string(summary_.header.hash_seed) +
-                     " does not reproduce the stored keys (" + which + " hashes to slice " +
-                     std::to_string(core::slice_of(h, p)) + "): the header or the run is damaged");
-  }
-  // Every stored key was inserted into a Bloom layer: a key the layers do
-  // not hold means damaged layer attributes (k, geometry) or words.
-  require_bloom_slice(s);
-  std::uint8_t maybe = 0;
-  for (std::size_t l = 0; l < layers_.size(); ++l) {
-    core::query_layer_batch(layers_[l].words, layers_[l].layout, {&h, 1}, {&maybe, 1}, l > 0);
-  }
-  if (!layers_.empty() && maybe == 0) {
-    throw StateError(file_.string() + ": the Bloom layers do not hold " + which +
-                     " (a layer's k or blocks_per_slice attribute, or its words, are damaged)");
-  }
-  // Only ASCII keys: every policy is idempotent on them (identity or
-  // A-Z -> a-z), so a stored key that changes proves a wrong policy.
-  const bool ascii = std::all_of(key.begin(), key.end(),
-                                 [](char c) { return static_cast<unsigned char>(c) < 0x80; });
-  if (legacy_scheme_ && policy_ != core::NormalizePolicy::kNone && ascii) {
-    std::string scratch;
-    if (core::normalize_key(policy_, key, scratch) != key) {
-      throw StateError(file_.string() + ": normalization '" + summary_.header.normalization +
-                       "' does not hold for the stored keys (" + which +
-                       " changes under it): the header or the run is damaged");
-    }
-  }
+  const std::string problem =
+      io::key_sample_problem(summary_.header, samples, [this](const core::KeyHash& h) {
+        std::uint8_t maybe = 0;
+        for (std::size_t l = 0; l < layers_.size(); ++l) {
+          core::query_layer_batch(layers_[l].words, layers_[l].layout, {&h, 1}, {&maybe, 1}, l > 0);
+        }
+        return layers_.empty() || maybe != 0;
+      });
+  if (!problem.empty()) throw StateError(file_.string() + ": " + problem);
 }
 
 CheckProgress ReadOnlyState::check_progress() const noexcept {

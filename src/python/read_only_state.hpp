@@ -124,7 +124,6 @@ class ReadOnlyState {
   // or normalization attribute would make lookups miss without any
   // checksum failing.
   void check_key_scheme_reproduces_a_stored_key() const;
-  void check_stored_key(const MappedRun& run, std::uint32_t s) const;
   [[nodiscard]] bool in_tier2(std::uint32_t slice, std::uint64_t fingerprint,
                               std::string_view key) const;
 
