@@ -1,8 +1,8 @@
 # Sourced by the e2e and fault scripts: the options each takes after its
 # positional arguments, --mpiexec M, --np-flag F and --python P (or
 # --np-flag=F and so on; defaults mpiexec, -n, python3), into MPIEXEC,
-# NP_FLAG and PY. Any other argument
-# ends the script with exit 2, naming SCRIPT.
+# NP_FLAG and PY. Any other argument ends the script with exit 2, naming
+# SCRIPT.
 launch_args() { # SCRIPT ARGS...
   local script=$1
   shift
