@@ -47,6 +47,7 @@
 #include "bloomshard/core/two_tier.hpp"
 #include "bloomshard/io/checkpoint_generations.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
+#include "bloomshard/io/durable_entries.hpp"
 #include "bloomshard/io/errors.hpp"
 #include "bloomshard/io/input_file.hpp"
 
@@ -860,23 +861,11 @@ class DedupJob {
               << config_.metrics_path << "' (from its state)\n";
   }
 
-  // Rank 0: the metrics JSON, written to a temp file, checked and renamed,
-  // so a full disk leaves no empty or half file (and says so).
+  // Rank 0: the metrics JSON, through a temporary that is fsynced and
+  // renamed, its directory fsynced: a full disk leaves no empty or half file
+  // (and says so), a power cut the old file or the new one.
   void write_metrics_file(const std::string& json) const {
-    const fs::path path(config_.metrics_path);
-    const fs::path tmp = path.string() + ".tmp";
-    {
-      std::ofstream out(tmp, std::ios::trunc);
-      out << json;
-      out.close();
-      if (!out) {
-        std::error_code ignored;
-        fs::remove(tmp, ignored);
-        throw std::runtime_error("cannot write the metrics file '" + path.string() +
-                                 "' (disk full?)");
-      }
-    }
-    fs::rename(tmp, path);
+    io::replace_file_durably(config_.metrics_path, json);
   }
 
   comm::Communicator world_;

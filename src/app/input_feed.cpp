@@ -60,7 +60,9 @@ InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
       plain_keys_(extractor_options(config, io::Format::kPlainLines, streams_long_values(config))),
       json_keys_(extractor_options(config, io::Format::kJsonLines, streams_long_values(config))),
       outputs_(tasks_.size()),
-      rejects_(io::RejectWriter::create(reject_path)),
+      // A checkpoint records the reject file's length: its entry goes first.
+      rejects_(io::RejectWriter::create(reject_path, io::kDefaultMaxRawBytes,
+                                        {.sync_entries = durable})),
       range_rejects_(tasks_.size()),
       keys_(config.key) {
   // 0 ("automatic") is resolved by the job, which knows the rank count.
@@ -92,8 +94,11 @@ bool InputFeed::open_next_file() {
   // duplicates still has its (empty) mirror. A resumed file continues
   // after its committed length; whatever a killed run wrote past it goes.
   // A checkpoint fsyncs the outputs of a durable run: start writing them
-  // back as they grow (io::OutputOptions::writeback_bytes).
-  const io::OutputOptions options{.writeback_bytes = durable_ ? io::kDurableWritebackBytes : 0};
+  // back as they grow (io::OutputOptions::writeback_bytes). It records their
+  // lengths too, so their entries (and new mirrored directories) are made
+  // durable when they are created, once per file.
+  const io::OutputOptions options{.writeback_bytes = durable_ ? io::kDurableWritebackBytes : 0,
+                                  .sync_entries = durable_};
   outputs_[next_] = resumed ? io::OutputWriter::open_for_resume(out, task.file.compression,
                                                                 task.output_length, options)
                             : io::OutputWriter::create(out, task.file.compression, options);
@@ -102,7 +107,8 @@ bool InputFeed::open_next_file() {
         range_reject_path(config_.output_dir, task.file.relative_path, *task.range);
     range_rejects_[next_] = resumed
                                 ? io::RejectWriter::open_for_resume(rejects, task.reject_length, {})
-                                : io::RejectWriter::create(rejects);
+                                : io::RejectWriter::create(rejects, io::kDefaultMaxRawBytes,
+                                                           {.sync_entries = durable_});
   }
   // The task counts as opened before the reader touches it, so that an
   // input that cannot be opened or resumed is held like a broken one.

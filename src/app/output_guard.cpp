@@ -8,6 +8,7 @@
 #include "bloomshard/app/path_preflight.hpp"
 #include "bloomshard/app/run_lease.hpp"
 #include "bloomshard/app/split_inputs.hpp"
+#include "bloomshard/io/durable_entries.hpp"
 #include "bloomshard/io/output_writer.hpp"
 
 namespace bloomshard::app {
@@ -26,19 +27,6 @@ std::vector<std::string> previous_outputs(const fs::path& marker) {
   return out;
 }
 
-// Writes `text` to `path` and fails loudly (ENOSPC, EIO) instead of leaving
-// an empty or short file behind that a later run would misread.
-void write_checked(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) {
-    std::error_code ignored;
-    fs::remove(path, ignored);
-    throw std::runtime_error("cannot write '" + path.string() + "' (disk full?)");
-  }
-}
-
 void write_marker(const fs::path& output_dir, std::span<const io::InputFile> inputs) {
   JsonWriter json;
   json.begin_object();
@@ -51,8 +39,10 @@ void write_marker(const fs::path& output_dir, std::span<const io::InputFile> inp
   // later --overwrite can remove exactly these files.
   std::string list;
   for (const auto& f : inputs) list += f.relative_path + '\n';
-  write_checked(marker.string() + ".list", list);
-  write_checked(marker, json.str());
+  // Each through a temporary, fsynced, renamed, its directory fsynced: a
+  // power cut leaves the old file or the new one, never a torn one.
+  io::replace_file_durably(marker.string() + ".list", list);
+  io::replace_file_durably(marker, json.str());
 }
 
 // An output dir whose only entry is the run's lock file (taken before this
@@ -107,7 +97,9 @@ OutputCheck prepare_output_dir(const fs::path& output_dir, std::span<const fs::p
       fs::remove(marker.string() + ".list");
       fs::remove(marker);
     }
-    fs::create_directories(output_dir / kRejectsDirName);
+    // Durable entries (the output dir too, when the run lease did not
+    // already create it durably): checkpoints record files inside them.
+    io::create_directories_durably(output_dir / kRejectsDirName);
     write_marker(output_dir, inputs);
   } catch (const std::exception& e) {
     return {std::string("cannot prepare output dir: ") + e.what(), kExitFailure};

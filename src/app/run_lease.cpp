@@ -11,6 +11,8 @@
 #include <system_error>
 #include <thread>
 
+#include "bloomshard/io/durable_entries.hpp"
+
 namespace bloomshard::app {
 namespace fs = std::filesystem;
 namespace {
@@ -186,7 +188,9 @@ RunLease::~RunLease() {
 std::optional<RunLease> RunLease::acquire(const fs::path& lock_file, FencingMode mode,
                                           double wait_seconds, LeaseRecord& holder,
                                           void (*on_wait)()) {
-  fs::create_directories(lock_file.parent_path());
+  // The lock lives in the output (or state) dir, which this may create: its
+  // entry made durable now, since checkpoints will record files inside it.
+  io::create_directories_durably(lock_file.parent_path());
   int fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw_errno("cannot open the lock file", lock_file);
   const auto deadline = std::chrono::steady_clock::now() +

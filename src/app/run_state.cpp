@@ -12,6 +12,7 @@
 #include "bloomshard/app/exit_codes.hpp"
 #include "bloomshard/app/input_windows.hpp"
 #include "bloomshard/app/output_guard.hpp"
+#include "bloomshard/app/output_presence.hpp"
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/app/state_key_scheme.hpp"
 #include "bloomshard/app/window_slots.hpp"
@@ -139,6 +140,19 @@ std::string header_difference(const io::CheckpointHeader& h, const DedupConfig& 
     return differs("normalization", h.normalization, normalization_identity(c));
   }
   return window_refusal(h, c.window);
+}
+
+// A refusal when the outputs the checkpoint records are gone or shorter
+// than committed: neither a resume nor "already finished" may stand on them.
+std::string lost_outputs_refusal(const fs::path& state, const RunManifest& m,
+                                 const DedupConfig& c) {
+  const fs::path out = m.output_dir.empty() ? fs::path(c.output_dir) : fs::path(m.output_dir);
+  const std::string lost = missing_or_short_output(m, out);
+  if (lost.empty()) return {};
+  return "the run in '" + state.string() + "' cannot be used: its output " + lost +
+         " (deleted, truncated, or lost to a crash). Rebuild the outputs: run again with a new "
+         "--state (and --overwrite for '" +
+         out.string() + "'), or put the original files back";
 }
 
 // A finished run started again with the same command: the same output
@@ -465,6 +479,9 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
                       "; finish it with the same mode (its outputs are half written in it), "
                       "or use another --state");
       }
+      if (std::string lost = lost_outputs_refusal(state, manifest, c); !lost.empty()) {
+        return refuse(lost, kExitFailure);
+      }
       d.plan.kind = StartKind::kResume;
       d.plan.run_id = h.run_id;
       d.plan.base_run_id = h.run_id;
@@ -494,6 +511,9 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
         return refuse("the run in '" + state.string() +
                       "' finished, and its inputs changed since: " + ch.refusal +
                       "; use another --state (or --output) for other inputs");
+      }
+      if (std::string lost = lost_outputs_refusal(state, manifest, c); !lost.empty()) {
+        return refuse(lost, kExitFailure);
       }
       if (input_diff.empty() && std::all_of(changed.inputs.begin(), changed.inputs.end(),
                                             [](const InputProgress& p) { return p.done; })) {

@@ -18,6 +18,7 @@
 #include <string>
 #include <system_error>
 
+#include "bloomshard/io/durable_entries.hpp"
 #include "bloomshard/io/errors.hpp"
 
 namespace bloomshard::io {
@@ -257,13 +258,18 @@ OutputWriter::~OutputWriter() {
 OutputWriter OutputWriter::create(const fs::path& path, Compression compression,
                                   OutputOptions options) {
   auto impl = std::make_unique<Impl>(path, compression);
-  if (path.has_parent_path()) {
+  if (options.sync_entries) {
+    if (path.has_parent_path()) create_directories_durably(path.parent_path());
+  } else if (path.has_parent_path()) {
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
     if (ec) impl->fail("cannot create parent directory: " + ec.message());
   }
   impl->fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (impl->fd < 0) impl->fail("cannot create", errno);
+  // The entry before any data: the data is fsynced at each commit, and the
+  // checkpoint recording its length comes after both.
+  if (options.sync_entries) sync_parent_directory(path);
   impl->start(options);
   return OutputWriter(std::move(impl));
 }

@@ -156,9 +156,10 @@ void append_reject_json(std::string& out, std::string_view file, std::uint64_t l
   out += "}\n";
 }
 
-RejectWriter RejectWriter::create(const std::filesystem::path& path, std::size_t max_raw_bytes) {
+RejectWriter RejectWriter::create(const std::filesystem::path& path, std::size_t max_raw_bytes,
+                                  OutputOptions options) {
   RejectWriter w;
-  w.out_ = OutputWriter::create(path, Compression::kNone);
+  w.out_ = OutputWriter::create(path, Compression::kNone, options);
   w.max_raw_bytes_ = max_raw_bytes;
   return w;
 }

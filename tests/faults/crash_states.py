@@ -62,15 +62,7 @@ import tempfile
 # Each entry: (name, test(state), reason); test gets the state's variant,
 # its crash point's description and the output paths the job had made by
 # then that the state lacks (their directory entries were not durable).
-KNOWN = [
-    ("output-dir-entries",
-     lambda variant, what, lost: variant in ("drop", "prefix") and lost,
-     "the product fsyncs output files but never the --output directory or "
-     "the subdirectories it creates there, so under the POSIX model no "
-     "output file's entry is durable; a run whose finishing generation is "
-     "committed then says 'already finished ... nothing to do' and exits 0 "
-     "without checking that its outputs exist with their committed lengths"),
-]
+KNOWN = []
 
 SYNC_OPS = ("fsync", "fdatasync")
 

@@ -35,6 +35,12 @@ struct OutputOptions {
   /// otherwise it only adds the kernel's writeback work to the writes
   /// (docs/performance.md).
   std::uint64_t writeback_bytes = 0;
+  /// create() makes the new file's directory entry, and those of the parent
+  /// directories it creates, durable (fsync of each parent directory: once
+  /// per created entry, io/durable_entries.hpp), so a checkpoint that later
+  /// records the file's committed length never outlives the file itself.
+  /// Set for outputs a checkpoint will record (under --state).
+  bool sync_entries = false;
 };
 
 class OutputWriter {
@@ -47,8 +53,9 @@ class OutputWriter {
   OutputWriter(const OutputWriter&) = delete;
   OutputWriter& operator=(const OutputWriter&) = delete;
 
-  /// Creates (or truncates) `path`, creating missing parent directories.
-  /// Throws OutputError.
+  /// Creates (or truncates) `path`, creating missing parent directories
+  /// (their entries and the file's made durable with
+  /// OutputOptions::sync_entries). Throws OutputError.
   [[nodiscard]] static OutputWriter create(const std::filesystem::path& path,
                                            Compression compression, OutputOptions options = {});
 

@@ -43,9 +43,11 @@ class RejectWriter {
  public:
   RejectWriter() noexcept = default;
 
-  /// Creates (or truncates) an uncompressed reject file. Throws OutputError.
+  /// Creates (or truncates) an uncompressed reject file (its entry made
+  /// durable with `options.sync_entries`). Throws OutputError.
   [[nodiscard]] static RejectWriter create(const std::filesystem::path& path,
-                                           std::size_t max_raw_bytes = kDefaultMaxRawBytes);
+                                           std::size_t max_raw_bytes = kDefaultMaxRawBytes,
+                                           OutputOptions options = {});
 
   /// Truncates to `committed_length` and appends; `counts` restores the
   /// counts saved with that length. Throws OutputError.
