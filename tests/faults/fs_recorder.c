@@ -11,7 +11,10 @@
  * one order. Contract of that order: a data or namespace call takes its
  * number after it returns, a sync takes it before it is called, so a
  * write numbered below a sync had completed before the sync began (a
- * sync never claims a write that raced with it).
+ * sync never claims a write that raced with it). Calls that make a name
+ * (a creating open, mkdir, rename) also take it before the call: another
+ * rank that opens the new name does so after that call began, so the
+ * replay never sees a name opened before it was made.
  *
  * Limits: writes through a shared writable mmap, sendfile/copy_file_range
  * and fallocate are not recorded (the product makes none on these paths:
@@ -164,10 +167,27 @@ static int abs_path_at(int dirfd, const char* path, char* out, size_t size) {
 
 static void put_line_locked(const char* line) { raw_write_all(log_fd_, line, strlen(line)); }
 
+static int is_recording(void) {
+  pthread_mutex_lock(&lock_);
+  const int on = setup_locked();
+  pthread_mutex_unlock(&lock_);
+  return on;
+}
+
 /* The tracked path of fd, or NULL (lock_ held). */
 static const char* tracked(int fd) { return fd >= 0 && fd < kMaxFds ? fd_path_[fd] : NULL; }
 
-static void track_open(int fd, int flags) {
+/* "Take the number when the record is written" (the usual case). */
+static const uint64_t kSeqNow = UINT64_MAX;
+
+/* Calls that make a name (a creating open, mkdir, rename) are numbered
+ * before the call: another process can only see the name after the call has
+ * begun, so its open of it, numbered after its own call, sorts later. */
+static uint64_t seq_before_call(int makes_a_name) {
+  return makes_a_name && is_recording() ? next_seq() : kSeqNow;
+}
+
+static void track_open(int fd, int flags, uint64_t seq) {
   if (fd < 0 || fd >= kMaxFds) return;
   pthread_mutex_lock(&lock_);
   if (setup_locked()) {
@@ -180,7 +200,8 @@ static void track_open(int fd, int flags) {
       fd_path_[fd] = strdup(abs);
       char line[PATH_MAX + 128];
       snprintf(line, sizeof line, "%llu\t%d\topen\t%d\t%d\t%d\t%s\n",
-               (unsigned long long)next_seq(), (int)getpid(), fd, flags, is_dir, abs);
+               (unsigned long long)(seq == kSeqNow ? next_seq() : seq), (int)getpid(), fd, flags,
+               is_dir, abs);
       put_line_locked(line);
     }
   }
@@ -223,23 +244,18 @@ static void log_fd_op(const char* op, int fd, long long arg) {
   pthread_mutex_unlock(&lock_);
 }
 
-/* One record "OP arg path [path2]" for paths; seq taken now. */
-static void log_path_op(const char* op, long long arg, const char* abs, const char* abs2) {
+/* One record "OP arg path [path2]" for paths, numbered seq (kSeqNow: now). */
+static void log_path_op(const char* op, long long arg, const char* abs, const char* abs2,
+                        uint64_t seq) {
   pthread_mutex_lock(&lock_);
   if (setup_locked() && (under_root(abs) || (abs2 != NULL && under_root(abs2)))) {
     char line[2 * PATH_MAX + 128];
-    snprintf(line, sizeof line, "%llu\t%d\t%s\t-1\t%lld\t%s%s%s\n", (unsigned long long)next_seq(),
-             (int)getpid(), op, arg, abs, abs2 ? "\t" : "", abs2 ? abs2 : "");
+    snprintf(line, sizeof line, "%llu\t%d\t%s\t-1\t%lld\t%s%s%s\n",
+             (unsigned long long)(seq == kSeqNow ? next_seq() : seq), (int)getpid(), op, arg, abs,
+             abs2 ? "\t" : "", abs2 ? abs2 : "");
     put_line_locked(line);
   }
   pthread_mutex_unlock(&lock_);
-}
-
-static int is_recording(void) {
-  pthread_mutex_lock(&lock_);
-  const int on = setup_locked();
-  pthread_mutex_unlock(&lock_);
-  return on;
 }
 
 /* ---- opens ---- */
@@ -254,36 +270,42 @@ static int is_recording(void) {
 
 int open(const char* path, int flags, ...) {
   OPEN_MODE(flags, mode);
+  const uint64_t seq = seq_before_call(flags & O_CREAT);
   const int fd = NEXT(open)(path, flags, mode);
-  if (fd >= 0) track_open(fd, flags);
+  if (fd >= 0) track_open(fd, flags, seq);
   return fd;
 }
 int open64(const char* path, int flags, ...) {
   OPEN_MODE(flags, mode);
+  const uint64_t seq = seq_before_call(flags & O_CREAT);
   const int fd = NEXT(open64)(path, flags, mode);
-  if (fd >= 0) track_open(fd, flags);
+  if (fd >= 0) track_open(fd, flags, seq);
   return fd;
 }
 int openat(int dirfd, const char* path, int flags, ...) {
   OPEN_MODE(flags, mode);
+  const uint64_t seq = seq_before_call(flags & O_CREAT);
   const int fd = NEXT(openat)(dirfd, path, flags, mode);
-  if (fd >= 0) track_open(fd, flags);
+  if (fd >= 0) track_open(fd, flags, seq);
   return fd;
 }
 int openat64(int dirfd, const char* path, int flags, ...) {
   OPEN_MODE(flags, mode);
+  const uint64_t seq = seq_before_call(flags & O_CREAT);
   const int fd = NEXT(openat64)(dirfd, path, flags, mode);
-  if (fd >= 0) track_open(fd, flags);
+  if (fd >= 0) track_open(fd, flags, seq);
   return fd;
 }
 int creat(const char* path, mode_t mode) {
+  const uint64_t seq = seq_before_call(1);
   const int fd = NEXT(creat)(path, mode);
-  if (fd >= 0) track_open(fd, O_CREAT | O_WRONLY | O_TRUNC);
+  if (fd >= 0) track_open(fd, O_CREAT | O_WRONLY | O_TRUNC, seq);
   return fd;
 }
 int creat64(const char* path, mode_t mode) {
+  const uint64_t seq = seq_before_call(1);
   const int fd = NEXT(creat64)(path, mode);
-  if (fd >= 0) track_open(fd, O_CREAT | O_WRONLY | O_TRUNC);
+  if (fd >= 0) track_open(fd, O_CREAT | O_WRONLY | O_TRUNC, seq);
   return fd;
 }
 
@@ -296,13 +318,15 @@ static int stdio_flags(const char* mode) {
   return flags;
 }
 FILE* fopen(const char* path, const char* mode) {
+  const uint64_t seq = seq_before_call(stdio_flags(mode) & O_CREAT);
   FILE* f = NEXT(fopen)(path, mode);
-  if (f != NULL) track_open(fileno(f), stdio_flags(mode));
+  if (f != NULL) track_open(fileno(f), stdio_flags(mode), seq);
   return f;
 }
 FILE* fopen64(const char* path, const char* mode) {
+  const uint64_t seq = seq_before_call(stdio_flags(mode) & O_CREAT);
   FILE* f = NEXT(fopen64)(path, mode);
-  if (f != NULL) track_open(fileno(f), stdio_flags(mode));
+  if (f != NULL) track_open(fileno(f), stdio_flags(mode), seq);
   return f;
 }
 
@@ -392,18 +416,22 @@ int sync_file_range(int fd, off64_t offset, off64_t nbytes, unsigned int flags) 
   return NEXT(sync_file_range)(fd, offset, nbytes, flags);
 }
 int msync(void* addr, size_t length, int flags) {
-  if (is_recording()) log_path_op("msync", (long long)length, root_, NULL);
+  if (is_recording()) log_path_op("msync", (long long)length, root_, NULL, kSeqNow);
   return NEXT(msync)(addr, length, flags);
 }
 
-/* ---- namespace: numbered after the call ---- */
-static int path_op(const char* op, int dirfd, const char* path, long long arg, int rc) {
+/* ---- namespace: numbered after the call, but for mkdir and rename (before) ---- */
+static int path_op_seq(const char* op, int dirfd, const char* path, long long arg, int rc,
+                       uint64_t seq) {
   if (rc != 0 || !is_recording()) return rc;
   const int saved = errno;
   char abs[PATH_MAX];
-  if (abs_path_at(dirfd, path, abs, sizeof abs)) log_path_op(op, arg, abs, NULL);
+  if (abs_path_at(dirfd, path, abs, sizeof abs)) log_path_op(op, arg, abs, NULL, seq);
   errno = saved;
   return rc;
+}
+static int path_op(const char* op, int dirfd, const char* path, long long arg, int rc) {
+  return path_op_seq(op, dirfd, path, arg, rc, kSeqNow);
 }
 int truncate(const char* path, off_t length) {
   return path_op("truncate", AT_FDCWD, path, (long long)length, NEXT(truncate)(path, length));
@@ -418,10 +446,12 @@ int unlinkat(int dirfd, const char* path, int flags) {
 }
 int rmdir(const char* path) { return path_op("rmdir", AT_FDCWD, path, 0, NEXT(rmdir)(path)); }
 int mkdir(const char* path, mode_t mode) {
-  return path_op("mkdir", AT_FDCWD, path, 0, NEXT(mkdir)(path, mode));
+  const uint64_t seq = seq_before_call(1);
+  return path_op_seq("mkdir", AT_FDCWD, path, 0, NEXT(mkdir)(path, mode), seq);
 }
 int mkdirat(int dirfd, const char* path, mode_t mode) {
-  return path_op("mkdir", dirfd, path, 0, NEXT(mkdirat)(dirfd, path, mode));
+  const uint64_t seq = seq_before_call(1);
+  return path_op_seq("mkdir", dirfd, path, 0, NEXT(mkdirat)(dirfd, path, mode), seq);
 }
 int remove(const char* path) {
   struct stat st;
@@ -435,10 +465,11 @@ static int rename_op(int olddirfd, const char* oldpath, int newdirfd, const char
   char from[PATH_MAX], to[PATH_MAX];
   const int on = is_recording() && abs_path_at(olddirfd, oldpath, from, sizeof from) &&
                  abs_path_at(newdirfd, newpath, to, sizeof to);
+  const uint64_t seq = on ? next_seq() : kSeqNow; /* before the call: see seq_before_call */
   const int rc = call(olddirfd, oldpath, newdirfd, newpath, flags);
   if (rc == 0 && on) {
     const int saved = errno;
-    log_path_op("rename", (long long)flags, from, to);
+    log_path_op("rename", (long long)flags, from, to, seq);
     errno = saved;
   }
   return rc;
