@@ -442,6 +442,9 @@ class DedupJob {
                             rounds_since_checkpoint >= config_.checkpoint_rounds))) {
         set_activity("writing a checkpoint", rounds);
         checkpointer->write(feed, set, router.stats(), rounds, false, stopped);
+        if (checkpointer->written() == 1 && !stopped) {
+          fault_pause_until_stop(kPauseAfterFirstCheckpoint, world_.rank());
+        }
         if (slot_due && !stopped) {  // the delta is now a run of the closing slot
           slot_clock.open_next(set);
           newest_inserted_ = 0;

@@ -52,7 +52,9 @@ start_signalled_job() { # TAG
     ln -sf "$BIN" "$MARK/launch-$tag"
     job=("$MARK/launch-$tag" launch -- "${job[@]}")
   fi
-  setsid "${job[@]}" >"$TMP/$tag.log" 2>&1 &
+  # Held after its first checkpoint until the stop request arrives: the
+  # signal always finds the job running (it would otherwise finish in ~1.5 s).
+  BLOOMSHARD_FAULT_PAUSE_IN_FINISH=after-first-checkpoint setsid "${job[@]}" >"$TMP/$tag.log" 2>&1 &
   JOB=$!
 }
 

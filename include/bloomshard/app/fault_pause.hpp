@@ -17,8 +17,19 @@ inline constexpr const char* kPauseInFinalCommit = "in-final-commit";  ///< rank
 inline constexpr const char* kPauseAfterFinalCheckpoint = "after-final-checkpoint";
 inline constexpr const char* kPauseAfterSummary = "after-summary";
 
+/// Not in the finish: right after the first periodic checkpoint of an
+/// attempt, held until this rank gets a stop request (or 60 s), so that a
+/// test's stop signal always finds the job running with a checkpoint
+/// behind it, however fast the job would otherwise end
+/// (tests/faults/signal_exit.sh).
+inline constexpr const char* kPauseAfterFirstCheckpoint = "after-first-checkpoint";
+
 /// Pauses this rank if the variable names `point` (see above); returns
 /// after 60 s without a kill, so a test that forgot to signal still ends.
 void fault_pause_in_finish(const char* point, int rank);
+
+/// Like fault_pause_in_finish, but returns as soon as this rank has a stop
+/// request (stop_requested()), so the stop is handled where the job paused.
+void fault_pause_until_stop(const char* point, int rank);
 
 }  // namespace bloomshard::app
