@@ -8,6 +8,22 @@
 #include "bloomshard/comm/transport_defaults.hpp"
 
 namespace bloomshard::comm {
+namespace {
+
+// Open MPI 4.1's OMPIO opens, at every MPI_File_open, a POSIX named
+// semaphore for its shared file pointer (sharedfp/sm), named by the file's
+// *basename* only: /dev/shm/sem.OMPIO_ckpt-21.h5. A rank killed while it
+// holds it leaves it locked, and every later open of a file of that name
+// (the next job's ckpt-21.h5, in any directory) waits in sem_wait forever.
+// Our MPI-IO (HDF5) never uses shared file pointers, so that component is
+// left out unless the user chose a sharedfp component; read by MPI_Init.
+void avoid_shared_file_pointer_semaphores() {
+#ifdef OPEN_MPI
+  (void)::setenv("OMPI_MCA_sharedfp", "^sm", 0);
+#endif
+}
+
+}  // namespace
 
 Environment::Environment(ThreadLevel level) { init(nullptr, nullptr, level); }
 
@@ -19,6 +35,7 @@ void Environment::init(int* argc, char*** argv, ThreadLevel level) {
     const int wanted = level == ThreadLevel::kFunneled ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE;
     int provided = MPI_THREAD_SINGLE;
     apply_single_node_pml();  // read by MPI_Init: see transport_defaults.hpp
+    avoid_shared_file_pointer_semaphores();
     // Errors here are fatal under MPI's default handler: nothing to catch yet.
     check_mpi(MPI_Init_thread(argc, argv, wanted, &provided), "MPI_Init_thread");
     owns_ = true;
