@@ -25,6 +25,7 @@ PACKAGES=(
   unicode-data bzip2 clang libclang-rt-14-dev valgrind  # issue 11: conformance data, fuzzing
   libssl-dev  # issue 15: SHA-256 digest keys (OpenSSL libcrypto; libhdf5-openmpi-dev pulls it in)
   pybind11-dev python3-dev python3-pytest python3-h5py python3-xxhash  # issue 14: Python module, its tests, the h5py reader
+  libhdf5-dev  # the Python module reads states with serial HDF5 (no MPI); after libhdf5-openmpi-dev, which stays hdf5.pc
 )
 
 # Open MPI refuses root and more ranks than cores without these; with more

@@ -4,6 +4,9 @@ find_package(MPI REQUIRED COMPONENTS C CXX)
 
 # Debian ships no HDF5 CMake config: FindHDF5 finds the parallel build via
 # h5pcc. A serial HDF5 cannot write collective checkpoints, so refuse it.
+# Debian's serial HDF5 (libhdf5-dev, for the Python module) may be
+# installed too: HDF5_PREFER_PARALLEL makes FindHDF5 try h5pcc before h5cc,
+# and the check below fails loudly should it ever pick the serial one.
 set(HDF5_PREFER_PARALLEL TRUE)
 find_package(HDF5 REQUIRED COMPONENTS C)
 if(NOT HDF5_IS_PARALLEL)
@@ -18,7 +21,7 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(xxhash REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(zstd REQUIRED IMPORTED_TARGET libzstd)
 pkg_check_modules(utf8proc REQUIRED IMPORTED_TARGET libutf8proc)
-# SHA-256 digest keys (issue 15); libssl-dev, which libhdf5-openmpi-dev pulls in.
+# SHA-256 digest keys; libssl-dev, which libhdf5-openmpi-dev pulls in.
 pkg_check_modules(libcrypto REQUIRED IMPORTED_TARGET libcrypto)
 
 # HDF5's include dirs lack mpi.h: one interface target bundles both.

@@ -12,7 +12,7 @@ set_target_properties(bloomshard_hdf5 PROPERTIES EXPORT_NAME hdf5)
 set_target_properties(bloomshard_warnings PROPERTIES EXPORT_NAME warnings)
 set_target_properties(bloomshard_sanitizers PROPERTIES EXPORT_NAME sanitizers)
 
-install(TARGETS bloomshard_core bloomshard_comm bloomshard_io bloomshard_app
+install(TARGETS bloomshard_core bloomshard_store bloomshard_comm bloomshard_io bloomshard_app
                 bloomshard_hdf5 bloomshard_warnings bloomshard_sanitizers
   EXPORT bloomshardTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/io/checkpoint_validate.hpp"
 #include "bloomshard/io/hdf5_call.hpp"
-#include "bloomshard/io/hdf5_parallel.hpp"
+#include "bloomshard/io/hdf5_read.hpp"
+#include "bloomshard/store/validate.hpp"
 #include "state_error.hpp"
 
 namespace bloomshard::python {
@@ -28,13 +28,13 @@ inline std::uint64_t dataset_address(hid_t file, const std::string& where, const
   std::uint64_t count = 1;
   std::string shape;
   for (const std::uint64_t n : dims) {
-    count = io::checked_mul(count, n, name);
+    count = store::checked_mul(count, n, name);
     shape += (shape.empty() ? "" : " x ") + std::to_string(n);
   }
   if (io::dataset_dims(d.get()) != dims) fail("does not have the shape " + shape);
   if (!io::dataset_is_contiguous(d.get())) fail("is not contiguous");
   if (count == 0) return 0;
-  (void)io::checked_mul(count, size, name);
+  (void)store::checked_mul(count, size, name);
   const auto addr = io::dataset_file_offset(d.get());
   if (!addr) fail("has no file address");
   if (*addr % size != 0) fail("is not " + std::to_string(size) + "-byte aligned in the file");

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "bloomshard/core/sorted_run.hpp"
-#include "bloomshard/io/checkpoint_mapping.hpp"
-#include "bloomshard/io/checkpoint_store.hpp"
+#include "bloomshard/store/header.hpp"
+#include "bloomshard/store/tier2_slices.hpp"
 #include "slice_verdicts.hpp"
 
 namespace bloomshard::python {
@@ -33,7 +33,7 @@ class MappedRun {
   /// file (and the generation file where they disagree).
   [[nodiscard]] static MappedRun open(const std::filesystem::path& path,
                                       const std::filesystem::path& generation,
-                                      const io::CheckpointRunRef& ref, std::uint32_t p,
+                                      const store::CheckpointRunRef& ref, std::uint32_t p,
                                       bool format1_generation);
 
   /// Exact membership of `key` (hash fingerprint `fp`) in slice `s`: a
@@ -52,7 +52,7 @@ class MappedRun {
 
   /// Keys per slice (the run file's /tier2/slice_keys).
   [[nodiscard]] const std::vector<std::uint64_t>& slice_keys() const noexcept {
-    return slice_keys_;
+    return slices_.index().slice_keys;
   }
   /// The slices found good so far, and the slice checks run.
   [[nodiscard]] const SliceVerdicts& verdicts() const noexcept { return verdicts_; }
@@ -61,15 +61,12 @@ class MappedRun {
 
  private:
   MappedRun() = default;
-  [[nodiscard]] core::SliceBaseView view(std::uint32_t s) const;
   // "" or what is wrong with slice s, naming file and slice.
   [[nodiscard]] std::string check_slice(std::uint32_t s) const;
 
   std::filesystem::path path_;
-  std::shared_ptr<const io::FileMapping> mapping_;
-  std::uint64_t fps_ = 0, offs_ = 0, bytes_ = 0;  // file addresses of the datasets
-  // Per slice: keys, bytes, their exclusive prefix sums (P + 1), checksums.
-  std::vector<std::uint64_t> slice_keys_, slice_bytes_, key_start_, byte_start_, checksums_;
+  store::Tier2Slices slices_;             // the run's index and views, in its mapping
+  std::vector<std::uint64_t> checksums_;  // per slice, as stored
   SliceVerdicts verdicts_;
 };
 

@@ -2,7 +2,6 @@
 // Keys (str as UTF-8, bytes, bytearray) are read while the GIL is held and
 // looked up with the GIL released, so threads sharing one state run their
 // batches in parallel. The pure-Python package (python/bloomshard) wraps it.
-#include <mpi.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
@@ -258,10 +257,4 @@ PYBIND11_MODULE(_bloomshard, m) {
   });
   m.def("unicode_version",
         [] { return std::string(bloomshard::core::normalization_unicode_version()); });
-  // True once MPI_Init ran in this process (the module never calls it).
-  m.def("_mpi_initialized", [] {
-    int flag = 0;
-    MPI_Initialized(&flag);
-    return flag != 0;
-  });
 }

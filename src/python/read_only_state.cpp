@@ -12,13 +12,15 @@
 #include "bloomshard/core/scalable_bloom.hpp"
 #include "bloomshard/core/slice_map.hpp"
 #include "bloomshard/core/slot_window.hpp"
-#include "bloomshard/io/checkpoint_checksum.hpp"
-#include "bloomshard/io/checkpoint_generations.hpp"
-#include "bloomshard/io/checkpoint_key_sample.hpp"
-#include "bloomshard/io/checkpoint_layout.hpp"
-#include "bloomshard/io/checkpoint_validate.hpp"
+#include "bloomshard/io/checkpoint_summary.hpp"
+#include "bloomshard/store/format_error.hpp"
 #include "bloomshard/io/hdf5_call.hpp"
-#include "bloomshard/io/hdf5_parallel.hpp"
+#include "bloomshard/io/hdf5_read.hpp"
+#include "bloomshard/store/checksum.hpp"
+#include "bloomshard/store/key_sample.hpp"
+#include "bloomshard/store/layout.hpp"
+#include "bloomshard/store/state_dir.hpp"
+#include "bloomshard/store/validate.hpp"
 #include "dataset_address.hpp"
 
 namespace bloomshard::python {
@@ -57,16 +59,16 @@ fs::path choose_generation(const fs::path& path, std::optional<std::uint64_t> g)
     return path;
   }
   if (g) {
-    const fs::path file = io::generation_path(path, *g);
+    const fs::path file = store::generation_path(path, *g);
     if (!fs::is_regular_file(file, ec)) {
       throw StateError(path.string() + ": no generation " + std::to_string(*g) + " (no file " +
                        file.filename().string() + ")");
     }
     return file;
   }
-  const std::vector<std::uint64_t> candidates = io::resume_candidates(path);
+  const std::vector<std::uint64_t> candidates = store::resume_candidates(path);
   if (candidates.empty()) throw StateError(path.string() + ": no checkpoint in this directory");
-  return io::generation_path(path, candidates.front());
+  return store::generation_path(path, candidates.front());
 }
 
 // The policy a header's "normalization" attribute names ("nfc-casefold/v2
@@ -100,13 +102,13 @@ core::NormalizePolicy policy_of(const std::string& stored, const fs::path& file)
 }
 
 // What this build can use: its hash scheme and Bloom layout.
-void check_header(const io::CheckpointHeader& h, const fs::path& file,
+void check_header(const store::CheckpointHeader& h, const fs::path& file,
                   std::optional<std::uint64_t> g) {
   if (g && h.generation != *g) {
     throw StateError(file.string() + " holds generation " + std::to_string(h.generation) +
                      ", not " + std::to_string(*g));
   }
-  if (const std::string e = io::header_names_problem(h); !e.empty()) {
+  if (const std::string e = store::header_names_problem(h); !e.empty()) {
     throw StateError(file.string() + ": " + e);
   }
 }
@@ -122,10 +124,10 @@ std::unique_ptr<ReadOnlyState> ReadOnlyState::open(const fs::path& path,
   const fs::path& file = st->file_;
   try {
     st->summary_ = io::read_checkpoint_summary(file);
-  } catch (const io::CheckpointError& e) {
+  } catch (const store::CheckpointError& e) {
     throw StateError(e.what());
   }
-  const io::CheckpointHeader& h = st->summary_.header;
+  const store::CheckpointHeader& h = st->summary_.header;
   check_header(h, file, options.generation);
   st->policy_ = policy_of(h.normalization, file);
   try {
@@ -148,7 +150,7 @@ std::unique_ptr<ReadOnlyState> ReadOnlyState::open(const fs::path& path,
     io::quiet_hdf5_errors();
     {
       io::Hid f = io::open_serial_file(file);
-      st->generation_mapping_ = io::FileMapping::map(file);
+      st->generation_mapping_ = store::FileMapping::map(file);
       st->map_layers(f.get());
       f.close("H5Fclose");
     }
@@ -159,8 +161,8 @@ std::unique_ptr<ReadOnlyState> ReadOnlyState::open(const fs::path& path,
     // tier 2 too: not it.
     if (!format1) st->generation_mapping_->advise_willneed();
     // Tier 2: format 1 holds it in the generation file, format 2 in runs.
-    for (const io::CheckpointRunRef& ref : st->summary_.runs) {
-      const fs::path run_file = format1 ? file : io::run_path(file.parent_path(), ref.id);
+    for (const store::CheckpointRunRef& ref : st->summary_.runs) {
+      const fs::path run_file = format1 ? file : store::run_path(file.parent_path(), ref.id);
       try {
         st->runs_.push_back(MappedRun::open(run_file, file, ref, p, format1));
       } catch (const StateError&) {
@@ -192,13 +194,13 @@ std::unique_ptr<ReadOnlyState> ReadOnlyState::open(const fs::path& path,
 }
 
 void ReadOnlyState::map_layers(hid_t file) {
-  const io::CheckpointHeader& h = summary_.header;
+  const store::CheckpointHeader& h = summary_.header;
   const std::uint32_t p = h.params.num_slices;
   layers_.resize(summary_.layers.size());
   // A windowed state's layer is layer j of its slot (core/slot_window.hpp):
   // its geometry and block remix are those of index j.
   std::vector<std::uint64_t> slots;
-  for (const io::CheckpointLayerInfo& info : summary_.layers) slots.push_back(info.slot);
+  for (const store::CheckpointLayerInfo& info : summary_.layers) slots.push_back(info.slot);
   const std::uint32_t window = h.window.empty() ? 0 : core::parse_window_attribute(h.window).window;
   for (std::size_t l = 0; l < layers_.size(); ++l) {
     const core::BloomLayerGeometry& g = summary_.layers[l].geometry;
@@ -215,8 +217,8 @@ void ReadOnlyState::map_layers(hid_t file) {
     }
     Layer& layer = layers_[l];
     layer.layout = {g.blocks_per_slice, p, 0, index, g.k};
-    const std::uint64_t words = io::checked_mul(
-        io::checked_mul(g.blocks_per_slice, p, layer_path(l)), core::kBlockWords, layer_path(l));
+    const std::uint64_t words = store::checked_mul(
+        store::checked_mul(g.blocks_per_slice, p, layer_path(l)), core::kBlockWords, layer_path(l));
     const std::uint64_t addr = dataset_address(file, file_.string(), layer_path(l), words, 8);
     const auto bytes = generation_mapping_->range(addr, words * 8, layer_path(l).c_str());
     if (reinterpret_cast<std::uintptr_t>(bytes.data()) % core::kBlockBytes == 0) {
@@ -232,9 +234,9 @@ void ReadOnlyState::map_layers(hid_t file) {
   if (layers_.empty() || p == 0) return;
   const std::vector<std::uint64_t> dims = {layers_.size(), p};
   const std::uint64_t addr =
-      dataset_address(file, file_.string(), io::ckpt::kBloomChecksums, dims, 8);
+      dataset_address(file, file_.string(), store::ckpt::kBloomChecksums, dims, 8);
   const auto sums = generation_mapping_->range(addr, layers_.size() * std::uint64_t{p} * 8,
-                                               io::ckpt::kBloomChecksums);
+                                               store::ckpt::kBloomChecksums);
   bloom_checksums_ = reinterpret_cast<const std::uint64_t*>(sums.data());
   bloom_verdicts_ = SliceVerdicts(p);
 }
@@ -245,10 +247,10 @@ std::string ReadOnlyState::check_bloom_slice(std::uint32_t s) const {
   for (std::size_t l = 0; l < layers_.size(); ++l) {
     const std::uint64_t per = layers_[l].layout.blocks_per_slice * core::kBlockWords;
     const std::uint64_t stored = bloom_checksums_[l * p + s];
-    const std::uint64_t computed = io::bloom_slice_checksum({layers_[l].words + s * per, per});
+    const std::uint64_t computed = store::bloom_slice_checksum({layers_[l].words + s * per, per});
     if (computed != stored) {
       failed += (failed.empty() ? "" : "; ") + layer_path(l) + " (stored " +
-                std::to_string(stored) + " in " + io::ckpt::kBloomChecksums + ", computed " +
+                std::to_string(stored) + " in " + store::ckpt::kBloomChecksums + ", computed " +
                 std::to_string(computed) + ")";
     }
   }
@@ -265,20 +267,20 @@ void ReadOnlyState::require_bloom_slice(std::uint32_t s) const {
 void ReadOnlyState::check_key_scheme_reproduces_a_stored_key() const {
   // From every run: older runs' keys live in older Bloom layers. The check
   // itself is the one every C++ reader runs (io/checkpoint_key_sample.hpp).
-  std::vector<io::SampledKey> samples;
+  std::vector<store::SampledKey> samples;
   for (const MappedRun& run : runs_) {
     const std::vector<std::uint64_t>& keys = run.slice_keys();
     std::uint32_t sampled = 0;
-    for (std::uint32_t s = 0; s < keys.size() && sampled < io::kSampledKeysPerRun; ++s) {
+    for (std::uint32_t s = 0; s < keys.size() && sampled < store::kSampledKeysPerRun; ++s) {
       if (keys[s] == 0) continue;
       ++sampled;
       const core::SliceBaseView v = run.checked_slice(s);  // raises if that slice is damaged
       require_bloom_slice(s);                              // the same for its Bloom words
-      io::sample_first_keys({&v, 1}, s, run.path().filename().string(), samples, 1);
+      store::sample_first_keys({&v, 1}, s, run.path().filename().string(), samples, 1);
     }
   }
   const std::string problem =
-      io::key_sample_problem(summary_.header, samples, [this](const core::KeyHash& h) {
+      store::key_sample_problem(summary_.header, samples, [this](const core::KeyHash& h) {
         std::uint8_t maybe = 0;
         for (std::size_t l = 0; l < layers_.size(); ++l) {
           core::query_layer_batch(layers_[l].words, layers_[l].layout, {&h, 1}, {&maybe, 1}, l > 0);

@@ -8,12 +8,15 @@
 // slice (its Bloom words in every layer; its keys in each run) is checked
 // against its stored XXH3 checksum the first time a lookup needs it, and
 // the verdict is kept (slice_verdicts.hpp), so the cost is paid once per
-// slice and a damaged slice raises StateError on every lookup that needs it. Serves the Python
-// module (module.cpp); the lookups are the core's (query_layer_batch, SliceBaseView::contains), the
-// file checks the io layer's (read_checkpoint_summary, checkpoint_validate).
+// slice and a damaged slice raises StateError on every lookup that needs
+// it. Serves the Python module (module.cpp); the lookups are the core's
+// (query_layer_batch, SliceBaseView::contains), the file format and its
+// checks the store layer's (file_index, tier2_slices, key_sample, validate),
+// the same code every C++ reader runs.
 //
-// MPI is never initialized: HDF5 is only used in open(), with the default
-// (sec2) file driver, which parallel HDF5 runs without MPI_Init.
+// No MPI: the module links serial HDF5 (used only in open(), default sec2
+// driver) and the MPI-free store layer, so it imports where no MPI is
+// installed.
 // Thread safety: every const member may be called from many threads at
 // once; open() must not run concurrently with other HDF5 use in the process
 // (this HDF5 build is not thread-safe; the Python module holds the GIL).
@@ -33,8 +36,8 @@
 #include "bloomshard/core/bloom_kernel.hpp"
 #include "bloomshard/core/key_scheme.hpp"
 #include "bloomshard/core/normalize.hpp"
-#include "bloomshard/io/checkpoint_mapping.hpp"
-#include "bloomshard/io/checkpoint_store.hpp"
+#include "bloomshard/store/file_mapping.hpp"
+#include "bloomshard/store/header.hpp"
 #include "mapped_run.hpp"
 #include "slice_verdicts.hpp"
 #include "state_error.hpp"
@@ -77,7 +80,7 @@ class ReadOnlyState {
   ReadOnlyState(const ReadOnlyState&) = delete;
   ReadOnlyState& operator=(const ReadOnlyState&) = delete;
 
-  [[nodiscard]] const io::CheckpointSummary& summary() const noexcept { return summary_; }
+  [[nodiscard]] const store::CheckpointSummary& summary() const noexcept { return summary_; }
   [[nodiscard]] const std::filesystem::path& generation_file() const noexcept { return file_; }
   /// The file of each run, oldest first (format 1: the generation file).
   [[nodiscard]] std::vector<std::filesystem::path> run_files() const;
@@ -128,11 +131,11 @@ class ReadOnlyState {
                               std::string_view key) const;
 
   std::filesystem::path file_;
-  io::CheckpointSummary summary_;
+  store::CheckpointSummary summary_;
   core::NormalizePolicy policy_ = core::NormalizePolicy::kNone;
   core::KeyScheme scheme_;     // fields, text rule, policy, digest (core/key_scheme.hpp)
   bool legacy_scheme_ = true;  // one field, no text rule, no digest: policy_ alone
-  std::shared_ptr<const io::FileMapping> generation_mapping_;  // the Bloom words live here
+  std::shared_ptr<const store::FileMapping> generation_mapping_;  // the Bloom words live here
   std::vector<Layer> layers_;
   const std::uint64_t* bloom_checksums_ = nullptr;  // [L][P] in the mapped generation file
   SliceVerdicts bloom_verdicts_;                    // per slice, all layers at once

@@ -1,4 +1,4 @@
-"""States with a key scheme (issue 15): digest keys with a text rule are
+"""States with a key scheme: digest keys with a text rule are
 looked up by the module exactly as the job made them (text rule, policy,
 digest), tuple keys are refused with a clear error. Oracle: the job's own
 kept records, and hashlib for the digest bytes."""

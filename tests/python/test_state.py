@@ -1,4 +1,4 @@
-"""open_state, info, contains/maybe against a real job's outputs (issue 14)."""
+"""open_state, info, contains/maybe against a real job's outputs."""
 import math
 import os
 import shutil
@@ -145,15 +145,25 @@ def test_threads_share_one_state(job):
     assert all(r == want for r in results)
 
 
-def test_no_mpi_is_initialized(job):
+# Libraries of Open MPI and of parallel HDF5: the module must need none.
+MPI_LIBRARIES = ("libmpi", "libopen-rte", "libopen-pal", "libpmix", "libhdf5_openmpi")
+
+
+def test_no_mpi_library_is_loaded_or_needed(job):
     s = bloomshard.open_state(job["state"])
     s.contains(job["kept"][:10])
-    assert not bloomshard._bloomshard._mpi_initialized()
+    with open("/proc/self/maps") as maps:
+        loaded = [line.split()[-1] for line in maps if "/" in line]
+    assert not [p for p in loaded if any(m in os.path.basename(p) for m in MPI_LIBRARIES)]
+    # Needed, transitively (ldd follows every DT_NEEDED): none of them.
+    ldd = subprocess.run(["ldd", bloomshard._bloomshard.__file__], capture_output=True,
+                         text=True, timeout=60)
+    assert ldd.returncode == 0, ldd.stderr
+    assert "libhdf5" in ldd.stdout and not any(m in ldd.stdout for m in MPI_LIBRARIES), ldd.stdout
     # A fresh interpreter without any MPI launcher environment works too.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PMIX_"))}
     code = ("import bloomshard,sys; s=bloomshard.open_state(sys.argv[1]); "
-            "assert s.contains([sys.argv[2]])==[True]; "
-            "assert not bloomshard._bloomshard._mpi_initialized(); print('ok')")
+            "assert s.contains([sys.argv[2]])==[True]; print('ok')")
     r = subprocess.run([sys.executable, "-c", code, str(job["state"]), job["kept"][0]],
                        env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr

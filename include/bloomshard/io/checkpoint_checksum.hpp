@@ -1,20 +1,13 @@
-// Per-slice checksums of a checkpoint, XXH3-64 (seed 0) over the values as
-// stored (little-endian): a Bloom slice over its words; a tier-2 slice over
-// its fingerprints, then its offsets (slice-local, with the trailing one),
-// then its key bytes, as one stream; the run manifest (format 2) over its
-// text.
+// Per-slice checksums of a checkpoint under their io names: the saved
+// format lives in the store layer (store/checksum.hpp).
 #pragma once
 
-#include <cstdint>
-#include <span>
-#include <string_view>
-
-#include "bloomshard/core/exact_shard.hpp"
+#include "bloomshard/store/checksum.hpp"
 
 namespace bloomshard::io {
 
-[[nodiscard]] std::uint64_t bloom_slice_checksum(std::span<const std::uint64_t> words) noexcept;
-[[nodiscard]] std::uint64_t tier2_slice_checksum(const core::SliceBaseView& slice) noexcept;
-[[nodiscard]] std::uint64_t manifest_checksum(std::string_view text) noexcept;
+using store::bloom_slice_checksum;
+using store::manifest_checksum;
+using store::tier2_slice_checksum;
 
 }  // namespace bloomshard::io

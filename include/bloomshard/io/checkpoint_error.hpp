@@ -1,19 +1,13 @@
-// The one exception type of the checkpoint store: a checkpoint cannot be
-// written, or a file cannot be used to resume (not HDF5, missing or
-// mismatched metadata, a failed checksum). The message names the file and
-// what is wrong, so a rank can report it as is.
+// The exception types of the checkpoint store: store::CheckpointError (the
+// saved format's, store/format_error.hpp) under its io name, and the
+// collective variant every rank throws after an error agreement.
 #pragma once
 
-#include <stdexcept>
-#include <string>
+#include "bloomshard/store/format_error.hpp"
 
 namespace bloomshard::io {
 
-/// A checkpoint could not be written or read; what() names file and cause.
-class CheckpointError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using store::CheckpointError;
 
 /// Thrown by every rank of the communicator with the same message, after
 /// an error agreement (agree_or_throw): one rank reporting it says it all.

@@ -1,8 +1,8 @@
 // Generation bookkeeping of a state directory, pure filesystem (not
-// collective): generation files ckpt-<g>.h5, the LATEST pointer (the
-// decimal generation and a newline), durable replacement of LATEST and
-// pruning of old generations. Resume tries resume_candidates() in order
-// and takes the first file that loads.
+// collective), write side: durable replacement of LATEST, pruning of old
+// generations and of stale temporaries. The names and listings (ckpt-<g>.h5,
+// run files, LATEST) are the store's (store/state_dir.hpp), here under
+// their io names.
 #pragma once
 
 #include <cstdint>
@@ -11,36 +11,19 @@
 #include <string>
 #include <vector>
 
+#include "bloomshard/io/durable_file.hpp"
+#include "bloomshard/store/state_dir.hpp"
+
 namespace bloomshard::io {
 
-/// <state_dir>/ckpt-<g>.h5
-[[nodiscard]] std::filesystem::path generation_path(const std::filesystem::path& state_dir,
-                                                    std::uint64_t g);
-/// The generation LATEST names, or nullopt if LATEST is missing or is not a
-/// decimal number (optionally followed by a newline). Does not check that
-/// the generation's file exists.
-[[nodiscard]] std::optional<std::uint64_t> read_latest(const std::filesystem::path& state_dir);
-/// Generations whose file ckpt-<g>.h5 exists (no .tmp), newest first; empty
-/// if the directory does not exist.
-[[nodiscard]] std::vector<std::uint64_t> list_generations(const std::filesystem::path& state_dir);
-/// Generations to try on resume: LATEST's if its file exists, then every
-/// other existing generation, newest first.
-[[nodiscard]] std::vector<std::uint64_t> resume_candidates(const std::filesystem::path& state_dir);
+using store::generation_path;
+using store::list_generations;
+using store::list_run_files;
+using store::read_latest;
+using store::resume_candidates;
+using store::run_id_of;
+using store::run_path;
 
-/// <state_dir>/run-<id / 2^32>-<id % 2^32 as 8 hex digits>.h5: a tier-2 run
-/// file (format 2); the high half of an id is the generation that wrote it,
-/// the low half a random tag, so a rewrite of a generation number never
-/// reuses the name of a run an older generation references.
-[[nodiscard]] std::filesystem::path run_path(const std::filesystem::path& state_dir,
-                                             std::uint64_t id);
-/// Run files in the state dir (committed and .tmp leftovers): their paths.
-[[nodiscard]] std::vector<std::filesystem::path> list_run_files(
-    const std::filesystem::path& state_dir);
-/// The run id of a file name made by run_path (also "<name>.tmp"), if any.
-[[nodiscard]] std::optional<std::uint64_t> run_id_of(const std::filesystem::path& file);
-
-/// fsyncs a file or directory; throws CheckpointError naming it.
-void fsync_path(const std::filesystem::path& path);
 /// Durably replaces LATEST with `g`: writes LATEST.tmp, fsyncs, renames,
 /// fsyncs the directory. Throws CheckpointError.
 void write_latest(const std::filesystem::path& state_dir, std::uint64_t g);

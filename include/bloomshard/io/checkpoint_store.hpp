@@ -31,70 +31,15 @@
 #include "bloomshard/io/checkpoint_error.hpp"
 #include "bloomshard/io/checkpoint_generations.hpp"
 #include "bloomshard/io/checkpoint_layout.hpp"
+#include "bloomshard/io/checkpoint_summary.hpp"
+#include "bloomshard/store/header.hpp"
 
 namespace bloomshard::io {
 
-/// Everything besides bits and keys. Identical on every rank when writing
-/// (rank 0's copy is what is stored).
-struct CheckpointHeader {
-  std::uint32_t format_version = kCheckpointFormatVersion;
-  std::string tool_version;
-  std::string hash_scheme;  ///< core::kHashSchemeName
-  std::uint64_t hash_seed = 0;
-  std::string bloom_layout;   ///< core::kBloomLayoutName
-  std::string normalization;  ///< policy + versions, as the app gives it
-  std::string key_field;
-  std::string key_encoding;  ///< "bytes"
-  std::string key_scheme;    ///< optional attribute, "" = absent (core::key_scheme_attribute)
-  /// Rolling window (optional attribute, "" = no window): the
-  /// core::window_attribute text. `normalization` is stored with
-  /// kWindowNormalizationMark appended (and read back without it).
-  std::string window;
-  std::uint64_t window_slot = 0;           ///< current slot (windowed states)
-  std::uint64_t window_slot_progress = 0;  ///< records or seconds of the current slot at the cut
-  /// The manifest holds split inputs (issue 12, app/split_inputs.hpp):
-  /// `normalization` is stored with kSplitInputsNormalizationMark appended
-  /// (before a window mark) and read back without it.
-  bool split_inputs = false;
-  /// Its ranges also hold retracted records (core/file_order.hpp): the mark
-  /// is kSplitInputsRetractedMark instead, which builds before it (that
-  /// would join the retracted records in) do not know.
-  bool retracted_records = false;
-  core::ScalableBloomParams params;
-  std::uint64_t generation = 0;
-  std::string run_id;
-  bool finished = false;      ///< run state
-  std::string manifest_json;  ///< opaque to the store (inputs, cursors, outputs, counters);
-                              ///< writing: only rank 0's is used and it is never broadcast
-};
-
-/// One Bloom layer: its geometry and the GLOBAL count of keys inserted.
-struct CheckpointLayerInfo {
-  core::BloomLayerGeometry geometry;
-  std::uint64_t inserted = 0;
-  std::uint64_t slot = 0;  ///< window slot tag (windowed states; 0 otherwise)
-};
-
-/// One tier-2 run a generation references (format 2: a run file; format 1:
-/// the generation file's own tier 2, id 0, level core::kLegacyRunLevel).
-struct CheckpointRunRef {
-  std::uint64_t id = 0;
-  std::uint32_t level = 0;
-  std::uint64_t keys = 0;   ///< keys over all slices
-  std::uint64_t bytes = 0;  ///< key bytes over all slices
-  std::uint64_t slot = 0;   ///< window slot tag (windowed states; 0 otherwise)
-  friend bool operator==(const CheckpointRunRef&, const CheckpointRunRef&) = default;
-};
-
-/// What a checkpoint holds, without the bits and keys.
-struct CheckpointSummary {
-  CheckpointHeader header;
-  std::vector<CheckpointLayerInfo> layers;
-  std::uint64_t tier2_keys = 0;   ///< keys over all slices and runs
-  std::uint64_t tier2_bytes = 0;  ///< key bytes over all slices and runs
-  std::uint32_t written_by_ranks = 0;
-  std::vector<CheckpointRunRef> runs;  ///< oldest first
-};
+using store::CheckpointHeader;
+using store::CheckpointLayerInfo;
+using store::CheckpointRunRef;
+using store::CheckpointSummary;
 
 /// How write_checkpoint moves the bulk data (Bloom words, tier-2 arrays)
 /// into the file. The HDF5 metadata, the manifest and the per-slice datasets
@@ -168,12 +113,6 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
                                        const core::TwoTierSet& set,
                                        const CheckpointWriteOptions& options = {},
                                        CheckpointWriteStats* stats = nullptr);
-
-/// Not collective: reads the header and layer infos of a checkpoint file.
-/// Throws CheckpointError naming the problem (not an HDF5 file, missing
-/// attribute or dataset, format version newer than kCheckpointFormatVersion).
-/// Does not compare hash scheme or layout with this build: the caller does.
-[[nodiscard]] CheckpointSummary read_checkpoint_summary(const std::filesystem::path& file);
 
 /// A checkpoint loaded on this rank: the summary and a set over `owned`.
 struct LoadedCheckpoint {

@@ -19,6 +19,7 @@
 
 #include "bloomshard/comm/communicator.hpp"
 #include "bloomshard/io/hdf5_call.hpp"
+#include "bloomshard/io/hdf5_read.hpp"
 
 namespace bloomshard::io {
 
@@ -50,8 +51,6 @@ void set_mpiio_hints(MpiIoHints hints);
 /// Collective over comm: opens `path` read-only through MPI-IO.
 [[nodiscard]] Hid open_parallel_file(const comm::Communicator& comm,
                                      const std::filesystem::path& path);
-/// Not collective: opens `path` read-only with the default (POSIX) driver.
-[[nodiscard]] Hid open_serial_file(const std::filesystem::path& path);
 /// A transfer property list asking for collective MPI-IO.
 [[nodiscard]] Hid collective_dxpl();
 /// The default (independent) transfer property list (H5P_DEFAULT, never closed).
@@ -66,17 +65,6 @@ void set_mpiio_hints(MpiIoHints hints);
 /// As create_contiguous_dataset with a 2-D shape rows x cols.
 [[nodiscard]] Hid create_contiguous_dataset_2d(hid_t loc, const char* name, hid_t file_type,
                                                std::uint64_t rows, std::uint64_t cols);
-[[nodiscard]] Hid open_dataset(hid_t loc, const std::string& name);
-/// True if `loc` has a link named `name` (a path whose parents exist).
-[[nodiscard]] bool has_link(hid_t loc, const std::string& name);
-/// Dimensions of a dataset (its extent), any rank.
-[[nodiscard]] std::vector<std::uint64_t> dataset_dims(hid_t dset);
-/// True if the dataset's storage layout is contiguous.
-[[nodiscard]] bool dataset_is_contiguous(hid_t dset);
-/// File address of a contiguous dataset's data, or nullopt if it has none
-/// (zero-sized or never allocated).
-[[nodiscard]] std::optional<std::uint64_t> dataset_file_offset(hid_t dset);
-
 /// Whether every collective transfer really was collective
 /// (H5Pget_mpio_actual_io_mode after each call).
 struct IoModeTracker {
@@ -111,11 +99,6 @@ void read_columns_2d(hid_t dset, hid_t dxpl, hid_t mem_type, std::uint64_t rows,
 void write_columns_2d(hid_t dset, hid_t dxpl, hid_t mem_type, std::uint64_t rows,
                       std::uint64_t col_begin, std::uint64_t col_end, const void* data,
                       std::size_t elem_size, IoModeTracker* tracker = nullptr);
-/// Independent (any dxpl) read of a whole 1-D dataset into a vector of uint64;
-/// Hdf5Error if it is not 1-D. The caller bounds its length first (it sizes
-/// the vector).
-[[nodiscard]] std::vector<std::uint64_t> read_all_u64(hid_t dset, hid_t dxpl);
-
 /// Attributes: scalar numbers and fixed-length UTF-8 strings. Writing is
 /// collective in a parallel file (every rank passes the same value).
 void write_attr_u64(hid_t obj, const char* name, std::uint64_t value);
@@ -123,15 +106,6 @@ void write_attr_u32(hid_t obj, const char* name, std::uint32_t value);
 void write_attr_u8(hid_t obj, const char* name, std::uint8_t value);
 void write_attr_f64(hid_t obj, const char* name, double value);
 void write_attr_string(hid_t obj, const char* name, const std::string& value);
-[[nodiscard]] bool has_attr(hid_t obj, const char* name);
-/// Reads a numeric attribute converting to the requested type (HDF5 converts
-/// between integer widths; an out-of-range value fails). Every read_attr_*
-/// throws Hdf5Error unless the attribute holds exactly one value (a scalar or
-/// a one-element array): the file is untrusted.
-[[nodiscard]] std::uint64_t read_attr_u64(hid_t obj, const char* name);
-[[nodiscard]] double read_attr_f64(hid_t obj, const char* name);
-/// Reads a fixed- or variable-length string attribute.
-[[nodiscard]] std::string read_attr_string(hid_t obj, const char* name);
 /// Fixed-length UTF-8 string type holding `length` bytes plus a NUL.
 [[nodiscard]] Hid string_type(std::size_t length);
 

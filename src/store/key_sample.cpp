@@ -1,4 +1,6 @@
-#include "bloomshard/io/checkpoint_key_sample.hpp"
+// The header check against this build and a sample of stored keys
+// (store/key_sample.hpp).
+#include "bloomshard/store/key_sample.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -10,9 +12,9 @@
 #include "bloomshard/core/scalable_bloom.hpp"
 #include "bloomshard/core/slice_map.hpp"
 #include "bloomshard/core/slot_window.hpp"
-#include "bloomshard/io/checkpoint_store.hpp"
+#include "bloomshard/store/header.hpp"
 
-namespace bloomshard::io {
+namespace bloomshard::store {
 namespace {
 
 // The policy label of a normalization text ("nfc-casefold/v2 unicode
@@ -166,4 +168,4 @@ std::string key_sample_problem(const CheckpointHeader& h, std::span<const Sample
   return {};
 }
 
-}  // namespace bloomshard::io
+}  // namespace bloomshard::store

@@ -1,9 +1,10 @@
-#include "bloomshard/io/checkpoint_checksum.hpp"
+// Per-slice and manifest checksums, XXH3-64 (store/checksum.hpp).
+#include "bloomshard/store/checksum.hpp"
 
 #define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack
 #include <xxhash.h>
 
-namespace bloomshard::io {
+namespace bloomshard::store {
 
 std::uint64_t bloom_slice_checksum(std::span<const std::uint64_t> words) noexcept {
   return XXH3_64bits(words.data(), words.size_bytes());
@@ -22,4 +23,4 @@ std::uint64_t manifest_checksum(std::string_view text) noexcept {
   return XXH3_64bits(text.data(), text.size());
 }
 
-}  // namespace bloomshard::io
+}  // namespace bloomshard::store

@@ -1,11 +1,12 @@
-#include "bloomshard/io/checkpoint_validate.hpp"
+// Overflow-safe checks of untrusted checkpoint metadata (store/validate.hpp).
+#include "bloomshard/store/validate.hpp"
 
 #include <algorithm>
 #include <limits>
 
-#include "bloomshard/io/checkpoint_error.hpp"
+#include "bloomshard/store/format_error.hpp"
 
-namespace bloomshard::io {
+namespace bloomshard::store {
 
 std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const std::string& what) {
   std::uint64_t out = 0;
@@ -89,4 +90,4 @@ void check_run_list(std::span<const std::uint64_t> ids, std::span<const std::uin
   }
 }
 
-}  // namespace bloomshard::io
+}  // namespace bloomshard::store

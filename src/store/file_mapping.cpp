@@ -1,4 +1,5 @@
-#include "bloomshard/io/checkpoint_mapping.hpp"
+// The read-only mapping of a checkpoint file (store/file_mapping.hpp).
+#include "bloomshard/store/file_mapping.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -10,9 +11,9 @@
 #include <cstring>
 #include <string>
 
-#include "bloomshard/io/checkpoint_error.hpp"
+#include "bloomshard/store/format_error.hpp"
 
-namespace bloomshard::io {
+namespace bloomshard::store {
 
 std::shared_ptr<const FileMapping> FileMapping::map(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -79,4 +80,4 @@ void FileMapping::advise_willneed(std::uint64_t offset, std::uint64_t length) co
   (void)::madvise(start, bytes, MADV_POPULATE_READ);
 }
 
-}  // namespace bloomshard::io
+}  // namespace bloomshard::store
