@@ -26,6 +26,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -40,6 +41,7 @@
 #include "bloomshard/io/checkpoint_commit.hpp"
 #include "bloomshard/io/checkpoint_data.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
+#include "bloomshard/io/durable_file.hpp"
 #include "bloomshard/io/hdf5_parallel.hpp"
 
 namespace bloomshard::io {
@@ -210,7 +212,7 @@ void write_header_attributes(hid_t root, const CheckpointHeader& h, std::uint32_
   write_attr_string(root, ckpt::kBloomLayout, h.bloom_layout);
   // A windowed state's normalization carries a mark that builds before
   // windows do not know: they compare the text whole and refuse the state.
-  // So does a state with split inputs (issue 12).
+  // So does a state with split inputs.
   write_attr_string(root, ckpt::kNormalization,
                     h.normalization +
                         (!h.split_inputs       ? ""
@@ -526,6 +528,121 @@ std::string validate_inputs(const CheckpointHeader& h, std::span<const Checkpoin
   return {};
 }
 
+// Which runs the new run absorbs. A windowed state merges only the current
+// slot's runs (the newest ones): runs of older slots must stay whole so
+// that they can expire.
+core::CompactionPlan compaction_plan(const CheckpointHeader& h,
+                                     const std::vector<core::RunInfo>& runs,
+                                     const core::CompactionPolicy& policy) {
+  std::vector<std::uint64_t> slots;
+  for (const core::RunInfo& r : runs) slots.push_back(r.slot);
+  const std::size_t mergeable =
+      h.window.empty() ? runs.size() : core::current_slot_suffix(slots, h.window_slot);
+  std::vector<std::uint32_t> levels;
+  for (std::size_t i = runs.size() - mergeable; i < runs.size(); ++i) {
+    levels.push_back(runs[i].level);
+  }
+  return core::plan_compaction(levels, policy);
+}
+
+// Bytes both files take: per-key data, per-slice datasets, Bloom words,
+// 1 MiB of HDF5 metadata and alignment slack.
+std::uint64_t space_needed(const CheckpointHeader& h, std::span<const CheckpointLayerInfo> layers,
+                           const CheckpointRunRef& new_run) {
+  const std::uint64_t p = h.params.num_slices;
+  std::uint64_t need = new_run.keys * 16 + new_run.bytes + p * 8 * 4 + (1U << 20);
+  for (const CheckpointLayerInfo& l : layers) {
+    need += p * l.geometry.blocks_per_slice * core::kBlockWords * 8 + p * 8;
+  }
+  return need;
+}
+
+// Collective: every check before anything is written (the inputs, the
+// tiling of the owned slices, the same layers and runs on every rank), the
+// compaction plan, the state dir made on rank 0. Returns "" or this rank's
+// error; the caller agrees on it.
+std::string check_before_write(const comm::Communicator& comm,
+                               const std::filesystem::path& state_dir, const CheckpointHeader& h,
+                               std::span<const CheckpointLayerInfo> layers,
+                               const core::TwoTierSet& set, const CheckpointWriteOptions& options,
+                               core::CompactionPlan& plan) {
+  std::string err = validate_inputs(h, layers, set, options.keep);
+  const std::string tiling = check_tiling(comm, set.owned(), h.params.num_slices);  // collective
+  if (err.empty()) err = tiling;
+  // Same layer count and runs on every rank (min via the max of the complements).
+  const auto differs = [&](std::uint64_t v) {
+    return comm.allreduce_max(v) != ~comm.allreduce_max(~v);
+  };
+  if (differs(layers.size()) && err.empty()) err = "ranks disagree on the number of Bloom layers";
+  const std::vector<core::RunInfo>& runs = set.exact().runs();
+  if (differs(runs_digest(runs)) && err.empty()) err = "ranks hold different tier-2 runs";
+  try {
+    plan = compaction_plan(h, runs, options.compaction);
+  } catch (const std::exception& e) {
+    if (err.empty()) err = e.what();
+  }
+  if (comm.rank() == 0 && err.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(state_dir, ec);
+    if (ec) err = "cannot create state dir " + state_dir.string() + ": " + ec.message();
+  }
+  return err;
+}
+
+// A file written under a temporary name and where it is committed to.
+struct Rename {
+  std::filesystem::path from, to;
+};
+
+// Rank 0: the commit. The fence, both files made durable and renamed into
+// place, the directory synced, LATEST replaced, then old generations and
+// unreferenced runs pruned in the background. Returns "" or the error; on
+// an error neither file is committed (the run file is GC'd later).
+std::string commit_files(const Rename& run, const Rename& generation,
+                         const std::filesystem::path& state_dir, std::uint64_t g, int keep,
+                         const std::vector<CheckpointRunRef>& refs,
+                         const std::function<void()>& before_commit) {
+  try {
+    if (before_commit) before_commit();
+    fsync_path(run.from);
+    fsync_path(generation.from);
+    std::error_code ec;
+    std::filesystem::rename(run.from, run.to, ec);
+    if (ec) throw CheckpointError("rename to " + run.to.string() + ": " + ec.message());
+    std::filesystem::rename(generation.from, generation.to, ec);
+    if (ec) throw CheckpointError("rename to " + generation.to.string() + ": " + ec.message());
+    fsync_path(state_dir);
+    write_latest(state_dir, g);
+    prune_generations_in_background(state_dir, g, keep,
+                                    unreferenced_runs(state_dir, g, keep, refs));
+  } catch (const std::exception& e) {
+    std::error_code ec;
+    std::filesystem::remove(generation.from, ec);
+    std::filesystem::remove(run.from, ec);
+    return e.what();
+  }
+  return {};
+}
+
+// The figures of one write besides its timings.
+CheckpointWriteStats write_stats(const CheckpointDataProgress& progress, bool used_direct,
+                                 const core::CompactionPlan& plan,
+                                 const std::vector<CheckpointRunRef>& refs) {
+  CheckpointWriteStats s;
+  s.bytes_written = progress.written;
+  s.direct_bytes = progress.direct_bytes;
+  s.direct = used_direct;
+  s.transfers = progress.tracker.calls;
+  s.non_collective = progress.tracker.non_collective;
+  s.last_io_mode = progress.tracker.last_mode;
+  s.no_collective_cause = progress.tracker.no_collective_cause;
+  s.run_keys = refs.back().keys;
+  s.merged_runs = plan.merge_runs;
+  s.runs = refs.size();
+  for (const CheckpointRunRef& r : refs) s.tier2_keys += r.keys;
+  return s;
+}
+
 }  // namespace
 
 std::filesystem::path write_checkpoint(const comm::Communicator& comm,
@@ -547,37 +664,8 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   tmp += ".tmp";
   const std::string context = "checkpoint " + final_path.string() + " not written";
 
-  std::string err = validate_inputs(h, layers, set, keep);
-  const std::string tiling = check_tiling(comm, set.owned(), h.params.num_slices);  // collective
-  if (err.empty()) err = tiling;
-  // Same layer count and runs on every rank (min via the max of the complements).
-  const auto differs = [&](std::uint64_t v) {
-    return comm.allreduce_max(v) != ~comm.allreduce_max(~v);
-  };
-  if (differs(layers.size()) && err.empty()) err = "ranks disagree on the number of Bloom layers";
-  const std::vector<core::RunInfo>& runs = set.exact().runs();
-  if (differs(runs_digest(runs)) && err.empty()) err = "ranks hold different tier-2 runs";
   core::CompactionPlan plan;
-  try {
-    // A windowed state merges only the current slot's runs (the newest
-    // ones): runs of older slots must stay whole so that they can expire.
-    std::vector<std::uint64_t> slots;
-    for (const core::RunInfo& r : runs) slots.push_back(r.slot);
-    const std::size_t mergeable =
-        h.window.empty() ? runs.size() : core::current_slot_suffix(slots, h.window_slot);
-    std::vector<std::uint32_t> levels;
-    for (std::size_t i = runs.size() - mergeable; i < runs.size(); ++i) {
-      levels.push_back(runs[i].level);
-    }
-    plan = core::plan_compaction(levels, options.compaction);
-  } catch (const std::exception& e) {
-    if (err.empty()) err = e.what();
-  }
-  if (comm.rank() == 0 && err.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(state_dir, ec);
-    if (ec) err = "cannot create state dir " + state_dir.string() + ": " + ec.message();
-  }
+  std::string err = check_before_write(comm, state_dir, h, layers, set, options, plan);
   agree_or_throw(comm, err, context);
   const core::RunInfo new_run{new_run_id(comm, h.generation), plan.level, h.window_slot};
   const std::filesystem::path run_final = run_path(state_dir, new_run.id);
@@ -601,16 +689,7 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   refs.resize(refs.size() - plan.merge_runs);
   refs.push_back({new_run.id, new_run.level, comm.allreduce_sum(local.total_keys),
                   comm.allreduce_sum(local.total_bytes), new_run.slot});
-  if (comm.rank() == 0) {
-    // Both files: per-key data, per-slice datasets, Bloom words, 1 MiB of
-    // HDF5 metadata and alignment slack.
-    const std::uint64_t p = h.params.num_slices;
-    std::uint64_t need = refs.back().keys * 16 + refs.back().bytes + p * 8 * 4 + (1U << 20);
-    for (const CheckpointLayerInfo& l : layers) {
-      need += p * l.geometry.blocks_per_slice * core::kBlockWords * 8 + p * 8;
-    }
-    err = reserve_space(state_dir, need);
-  }
+  if (comm.rank() == 0) err = reserve_space(state_dir, space_needed(h, layers, refs.back()));
   agree_or_throw(comm, err, context);
 
   const auto t2 = std::chrono::steady_clock::now();
@@ -652,46 +731,18 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   const auto t3 = std::chrono::steady_clock::now();
   std::string commit_err;
   if (comm.rank() == 0) {
-    try {
-      if (options.before_commit) options.before_commit();
-      fsync_path(run_tmp);
-      fsync_path(tmp);
-      std::error_code ec;
-      std::filesystem::rename(run_tmp, run_final, ec);
-      if (ec) throw CheckpointError("rename to " + run_final.string() + ": " + ec.message());
-      std::filesystem::rename(tmp, final_path, ec);
-      if (ec) throw CheckpointError("rename to " + final_path.string() + ": " + ec.message());
-      fsync_path(state_dir);
-      write_latest(state_dir, h.generation);
-      prune_generations_in_background(state_dir, h.generation, keep,
-                                      unreferenced_runs(state_dir, h.generation, keep, refs));
-    } catch (const std::exception& e) {
-      commit_err = e.what();
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);  // never committed; the run file is GC'd later
-      std::filesystem::remove(run_tmp, ec);
-    }
+    commit_err = commit_files({run_tmp, run_final}, {tmp, final_path}, state_dir, h.generation,
+                              keep, refs, options.before_commit);
   }
   commit_err = comm.broadcast(commit_err);
   if (!commit_err.empty()) throw CheckpointError(context + " (commit on rank 0): " + commit_err);
 
   if (stats != nullptr) {
+    *stats = write_stats(progress, used_direct, plan, refs);
     stats->prune_error = prune_error;
-    stats->bytes_written = progress.written;
-    stats->direct_bytes = progress.direct_bytes;
-    stats->direct = used_direct;
-    stats->transfers = progress.tracker.calls;
-    stats->non_collective = progress.tracker.non_collective;
-    stats->last_io_mode = progress.tracker.last_mode;
-    stats->no_collective_cause = progress.tracker.no_collective_cause;
     stats->compaction_bytes = plan.merge_runs > 0 && run_written > delta_write_bytes
                                   ? run_written - delta_write_bytes
                                   : 0;
-    stats->run_keys = refs.back().keys;
-    stats->merged_runs = plan.merge_runs;
-    stats->runs = refs.size();
-    stats->tier2_keys = 0;
-    for (const CheckpointRunRef& r : refs) stats->tier2_keys += r.keys;
     const auto t4 = std::chrono::steady_clock::now();
     const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
     stats->seconds = secs(t0, t4);
