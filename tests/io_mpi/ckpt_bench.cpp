@@ -42,7 +42,7 @@ std::vector<io::CheckpointLayerInfo> layer_infos(const comm::Communicator& world
   return layers;
 }
 
-// Flat cost (issue 10): does the last checkpoint of a long build-up cost
+// Flat cost: does the last checkpoint of a long build-up cost
 // what the first did? Keys are distinct URLs-like strings of 30-40 bytes.
 int buildup(const comm::Communicator& world, int argc, char** argv) {
   if (argc < 5) {
