@@ -19,6 +19,7 @@
 #include "app/cli/option_groups.hpp"
 #include "app/cli/output_options.hpp"
 #include "bloomshard/app/annotation_writer.hpp"
+#include "bloomshard/app/dedup_options.hpp"  // callers build the feed from a DedupConfig
 #include "bloomshard/app/paragraph_records.hpp"
 #include "bloomshard/app/round_batch.hpp"
 #include "bloomshard/app/skipped_inputs.hpp"
