@@ -22,14 +22,14 @@ constexpr std::size_t kUnescapeChunkBytes = std::size_t{64} << 10;
 // when the key is one field of a record under a streaming scheme (a digest,
 // text none or ws, --normalize none); annotate and paragraph mode need the
 // value itself and get it unescaped.
-bool streams_long_values(const DedupConfig& config) {
+bool streams_long_values(const InputFeedConfig& config) {
   return config.key.unit == core::KeyUnit::kRecord && config.annotate.mode != RunMode::kAnnotate &&
          config.key.fields.size() == 1 && core::KeyBuilder(config.key).streams_one_value();
 }
 
 }  // namespace
 
-io::KeyExtractorOptions extractor_options(const DedupConfig& config, io::Format format,
+io::KeyExtractorOptions extractor_options(const KeyOptions& config, io::Format format,
                                           bool stream_long_values) {
   return {.format = format,
           .key_path = config.key.fields.front(),
@@ -50,7 +50,7 @@ std::uint64_t on_disk_bytes(const FileTask& task) {
 
 }  // namespace
 
-InputFeed::InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
+InputFeed::InputFeed(const InputFeedConfig& config, std::vector<FileTask> tasks,
                      const std::filesystem::path& reject_path, bool durable)
     : config_(config),
       durable_(durable),

@@ -26,6 +26,12 @@ std::string this_host() {
 void report_error_and_abort(const comm::Communicator& world, std::string_view command,
                             const std::exception& error, int exit_code) {
   const std::string prefix = "bloomshard " + std::string(command) + ": ";
+  const std::string place = "rank " + std::to_string(world.rank()) + " of " +
+                            std::to_string(world.size()) + " on " + this_host() + ": ";
+  if (const auto* exit = dynamic_cast<const CommandExit*>(&error); exit != nullptr) {
+    write_stderr_line(prefix + place + exit->what());
+    comm::abort_job(exit->exit_code());
+  }
   if (dynamic_cast<const io::CollectiveCheckpointError*>(&error) != nullptr) {
     if (world.rank() == 0) {
       write_stderr_line(prefix + "error: " + error.what());
@@ -33,9 +39,7 @@ void report_error_and_abort(const comm::Communicator& world, std::string_view co
       std::this_thread::sleep_for(kCollectiveReportWait);
     }
   } else {
-    write_stderr_line(prefix + "rank " + std::to_string(world.rank()) + " of " +
-                      std::to_string(world.size()) + " on " + this_host() +
-                      ": error: " + error.what());
+    write_stderr_line(prefix + place + "error: " + error.what());
   }
   comm::abort_job(exit_code);
 }

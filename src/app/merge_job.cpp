@@ -8,15 +8,15 @@
 #include <iostream>
 #include <sstream>
 
+#include "app/cli/checkpoint_options.hpp"
+#include "app/cli/mpi_command.hpp"
 #include "bloomshard/app/exact_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
-#include "bloomshard/app/job_abort.hpp"
 #include "bloomshard/app/path_preflight.hpp"
 #include "bloomshard/app/run_manifest.hpp"
 #include "bloomshard/app/run_state.hpp"
 #include "bloomshard/app/state_key_scheme.hpp"
 #include "bloomshard/app/version.hpp"
-#include "bloomshard/comm/environment.hpp"
 #include "bloomshard/core/slice_map.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
 
@@ -37,8 +37,10 @@ struct MergeConfig {
 // (about 40 MB with 64 KiB keys... 2 MB with URL-sized ones).
 constexpr std::size_t kMaxStepKeys = 1U << 16;
 
-// --from A --from B ... --into C; an exit code to stop with, or -1.
-int parse(const std::vector<std::string>& args, MergeConfig& c, std::string& message) {
+// --from A --from B ... --into C [--checkpoint-io PATH].
+ParsedOptions<MergeConfig> parse(const std::vector<std::string>& args) {
+  ParsedOptions<MergeConfig> out;
+  MergeConfig& c = out.config;
   std::string data_path = "auto";
   po::options_description desc("merge options");
   // clang-format off
@@ -46,10 +48,9 @@ int parse(const std::vector<std::string>& args, MergeConfig& c, std::string& mes
     ("help,h", "show this help")
     ("from", po::value(&c.from)->composing()->required(),
      "a finished --state dir to merge (read only); repeat, at least twice")
-    ("into", po::value(&c.into)->required(), "the new state dir (must not exist)")
-    ("checkpoint-io", po::value(&data_path)->default_value(data_path),
-     "how the new state's data reach the file: direct | mpiio | auto");
+    ("into", po::value(&c.into)->required(), "the new state dir (must not exist)");
   // clang-format on
+  add_checkpoint_io_option(desc, data_path, OptionsFor::kMerge);
   try {
     po::variables_map vm;
     po::store(parse_exact_command_line(args, desc), vm);
@@ -57,25 +58,16 @@ int parse(const std::vector<std::string>& args, MergeConfig& c, std::string& mes
       std::ostringstream text;
       text << "usage: bloomshard merge --from STATE --from STATE [--from ...] --into NEW\n\n"
            << desc;
-      message = text.str();
-      return kExitOk;
+      return stop_with<MergeConfig>(kExitOk, text.str());
     }
     po::notify(vm);
+    c.data_path = parse_checkpoint_io(data_path);
   } catch (const std::exception& e) {
-    message = std::string("bad option: ") + e.what();
-    return kExitUsage;
+    return stop_with<MergeConfig>(kExitUsage, std::string("bad option: ") + e.what());
   }
-  const auto path = io::parse_checkpoint_data_path(data_path);
-  if (!path) {
-    message = "--checkpoint-io must be auto, direct or mpiio";
-    return kExitUsage;
-  }
-  c.data_path = *path;
-  if (c.from.size() < 2) {
-    message = "give at least two --from states";
-    return kExitUsage;
-  }
-  return -1;
+  if (c.from.size() < 2)
+    return stop_with<MergeConfig>(kExitUsage, "give at least two --from states");
+  return out;
 }
 
 // The temporary sibling of --into the merge is written in ("history/"
@@ -124,7 +116,7 @@ std::string setup_on_rank0(const MergeConfig& c) {
                                     "' holds an unfinished run; finish it (run dedup again "
                                     "with its inputs) before merging");
       }
-      if (!s.header.window.empty()) {  // issue 13: slots of two histories do not line up
+      if (!s.header.window.empty()) {  // slots of two histories do not line up
         return fail(kExitUsage, "'" + from + "' is a windowed state (" + s.header.window +
                                     "); merge reads only states without --window");
       }
@@ -355,22 +347,12 @@ class MergeJob {
 }  // namespace
 
 int run_merge(const std::vector<std::string>& args) {
-  comm::Environment env;
-  comm::Communicator world;
-  MergeConfig config;
-  std::string message;
-  if (const int rc = parse(args, config, message); rc >= 0) {
-    if (world.rank() == 0) {
-      (rc == kExitOk ? std::cout : std::cerr) << (rc == kExitOk ? "" : "bloomshard merge: ")
-                                              << message << (message.ends_with('\n') ? "" : "\n");
-    }
-    return rc;
-  }
-  try {
-    return MergeJob(world, std::move(config)).run();
-  } catch (const std::exception& e) {
-    report_error_and_abort(world, "merge", e, kExitFailure);
-  }
+  return run_mpi_command<MergeConfig>(
+      {.name = "merge",
+       .parse = parse,
+       .run = [](const comm::Communicator& world,
+                 MergeConfig config) { return MergeJob(world, std::move(config)).run(); }},
+      args);
 }
 
 }  // namespace bloomshard::app

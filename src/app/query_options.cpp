@@ -1,58 +1,95 @@
 #include "bloomshard/app/query_options.hpp"
 
 #include <boost/program_options.hpp>
-#include <filesystem>
 #include <sstream>
+#include <string_view>
 
 #include "bloomshard/app/exact_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
 
 namespace bloomshard::app {
 namespace po = boost::program_options;
+namespace {
 
-ParsedQuery parse_query_options(const std::vector<std::string>& args) {
-  ParsedQuery out;
-  DedupConfig& c = out.config.feed;
+// The options as typed, until they are checked.
+struct QueryFlags {
   std::string emit = "hits";
-  std::string on_input_error = "skip";
+  FeedFlags feed;
+  OutputFlags output;
+  KeyFlags key;  // registered for the pool only: query's key flags check the state's
   std::vector<std::string> key_fields;
   std::string normalize;
   std::uint64_t hash_seed = 0;
-  po::options_description desc("query options");
+};
+
+// The order `query --help` lists the options in.
+constexpr std::string_view kQueryOptionOrder[] = {
+    "help",           "state",
+    "input",          "output",
+    "emit",           "key-field",
+    "normalize",      "hash-seed",
+    "batch-bytes",    "max-key-bytes",
+    "max-line-bytes", "max-reject-fraction",
+    "on-input-error", "max-skipped-inputs",
+    "metrics",        "overwrite",
+};
+
+po::options_description describe(QueryConfig& q, QueryFlags& flags) {
+  po::options_description own;
   // clang-format off
-  desc.add_options()
+  own.add_options()
     ("help,h", "show this help")
-    ("state", po::value(&out.config.state_dir)->required(),
+    ("state", po::value(&q.state_dir)->required(),
      "a dedup --state dir (read only: never written, never locked)")
-    ("input", po::value(&c.inputs)->composing()->multitoken()->required(),
-     "input files or directories (walked like dedup's); repeatable")
-    ("output", po::value(&c.output_dir)->required(),
-     "output directory; mirrors the inputs' relative paths")
-    ("emit", po::value(&emit)->default_value(emit),
+    ("emit", po::value(&flags.emit)->default_value(flags.emit),
      "hits: write the records whose key the state holds | misses: those it does not hold")
-    ("key-field", po::value(&key_fields)->composing(),
+    ("key-field", po::value(&flags.key_fields)->composing(),
      "must equal the state's key field(s), repeatable (they are taken from the state)")
-    ("normalize", po::value(&normalize),
+    ("normalize", po::value(&flags.normalize),
      "must equal the state's normalization (it is taken from the state)")
-    ("hash-seed", po::value(&hash_seed), "must equal the state's hash seed")
-    ("batch-bytes", po::value(&c.batch_bytes)->default_value(c.batch_bytes),
-     "input bytes each rank reads per round (0: 4 MiB up to 64 ranks, 8 MiB above)")
-    ("max-key-bytes", po::value(&c.max_key_bytes)->default_value(c.max_key_bytes),
-     "longer keys are rejected")
-    ("max-line-bytes", po::value(&c.max_line_bytes)->default_value(c.max_line_bytes),
-     "longer lines are rejected")
-    ("max-reject-fraction",
-     po::value(&c.max_reject_fraction)->default_value(c.max_reject_fraction),
-     "exit 3 when rejected/records exceeds this")
-    ("on-input-error", po::value(&on_input_error)->default_value(on_input_error),
-     "an input that cannot be read on: skip (keep what came before) | fail (exit 1)")
-    ("max-skipped-inputs",
-     po::value(&c.max_skipped_inputs)->default_value(c.max_skipped_inputs),
-     "with skip: more broken inputs than this fails the query (exit 3)")
-    ("metrics", po::value(&c.metrics_path), "write the query's metrics as JSON here (rank 0)")
-    ("overwrite", po::bool_switch(&c.overwrite),
-     "replace the outputs of an earlier run or query in --output");
+    ("hash-seed", po::value(&flags.hash_seed), "must equal the state's hash seed");
   // clang-format on
+  po::options_description groups;
+  add_feed_options(groups, q.feed, flags.feed, OptionsFor::kQuery);
+  add_output_options(groups, q.feed, flags.output, OptionsFor::kQuery);
+  add_key_options(groups, q.feed, flags.key, OptionsFor::kQuery);
+  po::options_description desc("query options");
+  add_in_order(desc, {&own, &groups}, kQueryOptionOrder);
+  return desc;
+}
+
+// The scheme flags given (each unset when not) and the feed's typed flags;
+// throws std::invalid_argument for a bad value.
+void apply_flags(const po::variables_map& vm, const QueryFlags& flags, QueryConfig& q) {
+  if (vm.count("key-field")) q.scheme_flags.key_fields = flags.key_fields;
+  if (vm.count("normalize")) q.scheme_flags.normalize = flags.normalize;
+  if (vm.count("hash-seed")) q.scheme_flags.hash_seed = flags.hash_seed;
+  apply_feed_flags(flags.feed, q.feed);
+}
+
+// Sets --emit, then checks the groups; the first problem, or empty.
+std::string validate(const std::string& emit, QueryConfig& q) {
+  if (emit == "hits") {
+    q.emit = QueryEmit::kHits;
+  } else if (emit == "misses") {
+    q.emit = QueryEmit::kMisses;
+  } else {
+    return "--emit must be hits or misses, not '" + emit + "'";
+  }
+  const QueryFeed& feed = q.feed;
+  std::string problem = feed_problem(feed);
+  if (problem.empty()) problem = key_problem(feed);
+  if (problem.empty()) problem = line_limit_problem(feed, feed);
+  if (problem.empty()) problem = input_problem(feed);
+  return problem;
+}
+
+}  // namespace
+
+ParsedQuery parse_query_options(const std::vector<std::string>& args) {
+  ParsedQuery out;
+  QueryFlags flags;
+  const po::options_description desc = describe(out.config, flags);
   try {
     po::variables_map vm;
     po::store(parse_exact_command_line(args, desc), vm);
@@ -60,50 +97,16 @@ ParsedQuery parse_query_options(const std::vector<std::string>& args) {
       std::ostringstream text;
       text << "usage: bloomshard query --state DIR --input PATH... --output DIR [options]\n\n"
            << desc;
-      out.exit_code = kExitOk;
-      out.message = text.str();
-      return out;
+      return stop_with<QueryConfig>(kExitOk, text.str());
     }
     po::notify(vm);
-    if (vm.count("key-field")) out.config.scheme_flags.key_fields = key_fields;
-    if (vm.count("normalize")) out.config.scheme_flags.normalize = normalize;
-    if (vm.count("hash-seed")) out.config.scheme_flags.hash_seed = hash_seed;
+    apply_flags(vm, flags, out.config);
   } catch (const std::exception& e) {
+    return stop_with<QueryConfig>(kExitUsage, std::string("bad option: ") + e.what());
+  }
+  if (std::string problem = validate(flags.emit, out.config); !problem.empty()) {
     out.exit_code = kExitUsage;
-    out.message = std::string("bad option: ") + e.what();
-    return out;
-  }
-  std::string problem;
-  if (emit == "hits") {
-    out.config.emit = QueryEmit::kHits;
-  } else if (emit == "misses") {
-    out.config.emit = QueryEmit::kMisses;
-  } else {
-    problem = "--emit must be hits or misses, not '" + emit + "'";
-  }
-  if (on_input_error == "skip") {
-    c.on_input_error = OnInputError::kSkip;
-  } else if (on_input_error == "fail") {
-    c.on_input_error = OnInputError::kFail;
-  } else {
-    problem = "--on-input-error must be fail or skip, not '" + on_input_error + "'";
-  }
-  if ((c.batch_bytes != 0 && c.batch_bytes < 4096) || c.batch_bytes > (1ULL << 30)) {
-    problem = "--batch-bytes must be 0 or in [4096, 1 GiB]";
-  }
-  if (c.max_key_bytes < 1 || c.max_key_bytes > (16ULL << 20)) {
-    problem = "--max-key-bytes must be in [1, 16 MiB]";
-  }
-  if (c.max_line_bytes < c.max_key_bytes) problem = "--max-line-bytes must be >= --max-key-bytes";
-  if (!(c.max_reject_fraction >= 0.0 && c.max_reject_fraction <= 1.0)) {
-    problem = "--max-reject-fraction must be in [0, 1]";
-  }
-  for (const std::string& in : c.inputs) {
-    if (!std::filesystem::exists(in)) problem = "input '" + in + "' does not exist";
-  }
-  if (!problem.empty()) {
-    out.exit_code = kExitUsage;
-    out.message = problem;
+    out.message = std::move(problem);
   }
   return out;
 }

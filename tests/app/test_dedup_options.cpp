@@ -3,8 +3,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "app/cli/option_table.hpp"
+#include "bloomshard/app/checkpointer.hpp"
 #include "bloomshard/app/dedup_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/input_feed.hpp"
+#include "bloomshard/app/query_options.hpp"
 
 namespace bloomshard::app {
 namespace {
@@ -161,6 +165,88 @@ TEST_F(DedupOptionsTest, ShippedContentJobFileParses) {
   EXPECT_EQ(p.config.key.fields, std::vector<std::string>{"text"});
   EXPECT_EQ(p.config.key.text, core::TextNormalize::kWsLower);
   EXPECT_EQ(p.config.key.digest, core::KeyDigest::kSha256);
+}
+
+// Dedup and query register and check their shared options with the same
+// group functions: one value, one rule and one message per option.
+TEST_F(DedupOptionsTest, DedupAndQueryRefuseASharedOptionWithTheSameMessage) {
+  const std::string in = (dir_ / "in").string();
+  const std::vector<std::vector<std::string>> cases = {
+      {"--batch-bytes", "4095"},      {"--batch-bytes", "2147483648"},
+      {"--max-key-bytes", "0"},       {"--max-line-bytes", "10"},
+      {"--max-reject-fraction", "2"}, {"--on-input-error", "retry"},
+  };
+  for (const std::vector<std::string>& bad : cases) {
+    std::vector<std::string> dedup_args{"--input", in, "--output", "o"};
+    dedup_args.insert(dedup_args.end(), bad.begin(), bad.end());
+    std::vector<std::string> query_args{"--state", in, "--input", in, "--output", "o"};
+    query_args.insert(query_args.end(), bad.begin(), bad.end());
+    const ParsedDedup dedup = parse_dedup_options(dedup_args);
+    const ParsedQuery query = parse_query_options(query_args);
+    ASSERT_EQ(dedup.exit_code, kExitUsage) << bad[0];
+    ASSERT_EQ(query.exit_code, kExitUsage) << bad[0];
+    EXPECT_NE(dedup.message.find(bad[0]), std::string::npos) << dedup.message;
+    EXPECT_EQ(query.message, dedup.message) << bad[0];
+  }
+}
+
+TEST_F(DedupOptionsTest, QueryTakesOnlyItsGroupsOptions) {
+  const std::string in = (dir_ / "in").string();
+  const ParsedQuery p =
+      parse_query_options({"--state", in, "--input", in, "--output", "o", "--batch-bytes", "65536",
+                           "--max-key-bytes", "100", "--on-input-error", "fail", "--overwrite"});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.feed.batch_bytes, 65536U);
+  EXPECT_EQ(p.config.feed.max_key_bytes, 100U);
+  EXPECT_EQ(p.config.feed.on_input_error, OnInputError::kFail);
+  EXPECT_TRUE(p.config.feed.overwrite);
+  for (const char* dedup_only : {"--fpr", "--mode", "--window", "--lock-wait", "--exchange"}) {
+    const ParsedQuery q =
+        parse_query_options({"--state", in, "--input", in, "--output", "o", dedup_only, "1"});
+    EXPECT_EQ(q.exit_code, kExitUsage) << dedup_only;
+    EXPECT_NE(q.message.find("unrecognised option"), std::string::npos) << q.message;
+  }
+}
+
+// A consumer stores only the groups it reads, built from the whole config.
+TEST_F(DedupOptionsTest, ConsumersTakeTheirGroupsFromTheWholeConfig) {
+  DedupConfig c;
+  c.inputs = {"a", "b"};
+  c.output_dir = "out";
+  c.max_key_bytes = 77;
+  c.state_dir = "st";
+  c.keep_generations = 5;
+  c.window.window = 3;
+  const InputFeedConfig feed = c;
+  EXPECT_EQ(feed.inputs, c.inputs);
+  EXPECT_EQ(feed.output_dir, "out");
+  EXPECT_EQ(feed.max_key_bytes, 77U);
+  const CheckpointerConfig checkpoint = c;
+  EXPECT_EQ(checkpoint.state_dir, "st");
+  EXPECT_EQ(checkpoint.keep_generations, 5);
+  EXPECT_EQ(checkpoint.window.window, 3U);
+  QueryFeed query;
+  query.batch_bytes = 4096;
+  const InputFeedConfig from_query = query;
+  EXPECT_EQ(from_query.batch_bytes, 4096U);
+}
+
+TEST(OptionTable, ListsOptionsInTheTablesOrderAndRefusesAnUnknownName) {
+  namespace po = boost::program_options;
+  po::options_description first;
+  first.add_options()("alpha", "a")("beta", "b");
+  po::options_description second;
+  second.add_options()("beta", "other b")("gamma", "g");
+  po::options_description out;
+  constexpr std::string_view kOrder[] = {"gamma", "beta", "alpha"};
+  add_in_order(out, {&first, &second}, kOrder);
+  ASSERT_EQ(out.options().size(), 3U);
+  EXPECT_EQ(out.options()[0]->long_name(), "gamma");
+  EXPECT_EQ(out.options()[1]->description(), "b");  // the first pool that has it
+  EXPECT_EQ(out.options()[2]->long_name(), "alpha");
+  constexpr std::string_view kTypo[] = {"alpah"};
+  po::options_description bad;
+  EXPECT_THROW(add_in_order(bad, {&first}, kTypo), std::logic_error);
 }
 
 }  // namespace

@@ -10,7 +10,10 @@
 #include <functional>
 #include <string>
 
-#include "bloomshard/app/dedup_options.hpp"
+#include "app/cli/checkpoint_options.hpp"
+#include "app/cli/key_options.hpp"
+#include "app/cli/option_groups.hpp"
+#include "app/cli/window_options.hpp"
 #include "bloomshard/app/input_feed.hpp"
 #include "bloomshard/app/job_metrics.hpp"
 #include "bloomshard/app/run_manifest.hpp"
@@ -27,6 +30,11 @@ namespace bloomshard::app {
 /// a file another rank wrote.
 [[nodiscard]] std::string reject_file_name(int rank, std::uint64_t resumed_from);
 
+/// The option groups a Checkpointer reads: where and how generations are
+/// written, and the key scheme and window each generation's header records.
+/// A DedupConfig converts to it.
+using CheckpointerConfig = OptionGroups<CheckpointOptions, KeyOptions, WindowOptions>;
+
 class Checkpointer {
  public:
   /// `base` describes the run as of its start: every input (with the
@@ -34,7 +42,7 @@ class Checkpointer {
   /// segments, and their counters. `resumed_from` is the generation this
   /// segment started from (0: fresh), which names its reject files;
   /// `next_generation` the number of the first generation it writes.
-  Checkpointer(const comm::Communicator& comm, const DedupConfig& config, RunManifest base,
+  Checkpointer(const comm::Communicator& comm, const CheckpointerConfig& config, RunManifest base,
                std::uint64_t resumed_from, std::uint64_t next_generation);
 
   /// Collective: writes the next generation from `feed` (after a completed
@@ -73,7 +81,7 @@ class Checkpointer {
 
  private:
   comm::Communicator comm_;
-  DedupConfig config_;
+  CheckpointerConfig config_;
   RunManifest base_;
   std::uint64_t resumed_from_;
   std::uint64_t generation_;

@@ -14,8 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/feed_options.hpp"
+#include "app/cli/key_options.hpp"
+#include "app/cli/option_groups.hpp"
+#include "app/cli/output_options.hpp"
 #include "bloomshard/app/annotation_writer.hpp"
-#include "bloomshard/app/dedup_options.hpp"
+#include "bloomshard/app/dedup_options.hpp"  // callers build the feed from a DedupConfig
 #include "bloomshard/app/paragraph_records.hpp"
 #include "bloomshard/app/round_batch.hpp"
 #include "bloomshard/app/skipped_inputs.hpp"
@@ -31,13 +35,18 @@ namespace bloomshard::app {
 /// Reject reason for keys that are not UTF-8 under a policy that needs it.
 inline constexpr std::string_view kRejectInvalidUtf8 = "invalid UTF-8 for normalization";
 
-/// The key extractor's options for `config` and one input format: a digest
+/// The option groups an InputFeed reads: the feed (batch, line limit, what
+/// a broken input does), the output (dir, filter or annotate) and the keys.
+/// A DedupConfig or a QueryFeed converts to it.
+using InputFeedConfig = OptionGroups<FeedOptions, OutputOptions, KeyOptions>;
+
+/// The key extractor's options for `keys` and one input format: a digest
 /// key has a fixed size, so no field is too long for it; without a digest
 /// each field is held to --max-key-bytes (and a tuple as a whole).
 /// `stream_long_values` says whether a long JSON string key may be digested
 /// chunk by chunk from its escaped bytes (the feed allows it for one-field
 /// record keys under a streaming scheme).
-io::KeyExtractorOptions extractor_options(const DedupConfig& config, io::Format format,
+io::KeyExtractorOptions extractor_options(const KeyOptions& keys, io::Format format,
                                           bool stream_long_values);
 
 /// Counters of the read side (this rank, this process).
@@ -76,7 +85,7 @@ struct FileTask {
   io::InputCursor cursor;
   std::uint64_t output_length = 0;
   std::optional<std::uint64_t> prefix_digest;  ///< of the records before cursor, if known
-  /// Set for one range of a split input (issue 12): the task reads only
+  /// Set for one range of a split input: the task reads only
   /// `bytes`; range 0 writes the mirrored output, range k > 0 an output part
   /// and a reject part (app/split_inputs.hpp) whose committed length is
   /// `reject_length`.
@@ -103,7 +112,7 @@ class InputFeed {
   /// when closed (a checkpoint may count on them) and the reader keeps the
   /// prefix digest a checkpoint saves; without it FileState::prefix_digest
   /// is 0 (nothing saves it). Throws io::OutputError.
-  InputFeed(const DedupConfig& config, std::vector<FileTask> tasks,
+  InputFeed(const InputFeedConfig& config, std::vector<FileTask> tasks,
             const std::filesystem::path& reject_path, bool durable);
 
   /// Reads records into `batch` (cleared first) until about batch_bytes
@@ -199,7 +208,7 @@ class InputFeed {
   void finish_input_bytes(const FileTask& task);
   void count_open_input_bytes();
 
-  DedupConfig config_;
+  InputFeedConfig config_;
   bool durable_;
   std::vector<FileTask> tasks_;
   std::vector<FileState> states_;   // per task

@@ -1,8 +1,8 @@
-// The --unit paragraph options of `bloomshard dedup` (issue 15 part 3),
-// registered and applied here so that dedup_options.cpp only calls in:
-// --unit, --paragraph-split, --min-paragraph-bytes and
-// --drop-if-removed-fraction. They become part of the key scheme
-// (core/key_scheme.hpp), so a state keeps them and a resume must agree.
+// The --unit paragraph options of `bloomshard dedup`, part of the key
+// group (app/cli/key_options.hpp): --unit, --paragraph-split,
+// --min-paragraph-bytes and --drop-if-removed-fraction. They become part
+// of the key scheme (core/key_scheme.hpp), so a state keeps them and a
+// resume must agree.
 #pragma once
 
 #include <boost/program_options.hpp>

@@ -1,14 +1,20 @@
-// Options of `bloomshard query`: a plain struct filled by
-// Boost.Program_options. The key scheme (key field, normalization, hash
-// seed) is the state's; the flags that would choose one are only checked
-// against it (state_key_scheme.hpp). Pure: every rank parses the same
-// arguments and agrees without a message.
+// Options of `bloomshard query`: the option groups a query reads (feed,
+// output, keys, exchange), registered and checked by the same functions
+// as dedup's, plus the query's own. The key scheme (key field,
+// normalization, hash seed) is the state's; the flags that would choose one
+// are only checked against it (state_key_scheme.hpp). Pure: every rank
+// parses the same arguments and agrees without a message.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "app/cli/exchange_options.hpp"
+#include "app/cli/feed_options.hpp"
+#include "app/cli/key_options.hpp"
+#include "app/cli/option_groups.hpp"
+#include "app/cli/output_options.hpp"
+#include "app/cli/parsed_options.hpp"
 #include "bloomshard/app/dedup_options.hpp"
 #include "bloomshard/app/state_key_scheme.hpp"
 
@@ -20,22 +26,29 @@ enum class QueryEmit : std::uint8_t {
   kMisses = 1,  ///< records whose key it does not hold (filter against a blocklist)
 };
 
+/// Inputs, output dir, reading limits and key scheme, in the form InputFeed
+/// takes; its key scheme is set from the state's before reading.
+using QueryFeed = OptionGroups<FeedOptions, OutputOptions, KeyOptions, ExchangeOptions>;
+
 struct QueryConfig {
-  /// Inputs, output dir and the reading limits, in the form InputFeed takes;
-  /// its key fields are set from the state's scheme before reading.
-  DedupConfig feed;
+  QueryFeed feed;
   std::string state_dir;
   QueryEmit emit = QueryEmit::kHits;
   KeySchemeFlags scheme_flags;  ///< given flags, checked against the state
 };
 
-struct ParsedQuery {
-  QueryConfig config;
-  std::optional<int> exit_code;  ///< set: exit at once after printing `message`
-  std::string message;
-};
+using ParsedQuery = ParsedOptions<QueryConfig>;
 
 /// Parses and validates; never throws for user errors.
 [[nodiscard]] ParsedQuery parse_query_options(const std::vector<std::string>& args);
+
+/// apply_state_scheme for a query's feed: sets its key group (scheme, seed)
+/// to the state's. The key group is all apply_state_scheme writes.
+inline void apply_state_scheme(const StateScheme& scheme, QueryFeed& feed) {
+  DedupConfig keys;
+  static_cast<KeyOptions&>(keys) = feed;
+  apply_state_scheme(scheme, keys);
+  static_cast<KeyOptions&>(feed) = keys;
+}
 
 }  // namespace bloomshard::app

@@ -1,0 +1,62 @@
+#include "app/cli/output_options.hpp"
+
+#include <stdexcept>
+
+namespace bloomshard::app {
+namespace po = boost::program_options;
+
+void add_output_options(po::options_description& pool, OutputOptions& o, OutputFlags& flags,
+                        OptionsFor command) {
+  auto* output = po::value(&o.output_dir);
+  if (command == OptionsFor::kQuery) output->required();
+  // clang-format off
+  pool.add_options()
+    ("output", output, "output directory; mirrors the inputs' relative paths")
+    ("mode", po::value(&flags.mode)->default_value(flags.mode),
+     "filter (write the kept records) | annotate (write per input an attribute file at the "
+     "mirrored path, same compression: one JSON line per input line, rejects included; "
+     "docs/commands.md)")
+    ("annotate-format", po::value(&flags.annotate_format)->default_value(flags.annotate_format),
+     "with --mode annotate: bloomshard ({\"key\", \"duplicate\", \"reject\"}) | dolma "
+     "({\"id\", \"attributes\": {\"bloomshard_duplicate\": [[0, chars, 1.0]] or []}}, "
+     "for `dolma mix`)")
+    ("metrics", po::value(&o.metrics_path),
+     help_for(command, "write the run's metrics as JSON here (rank 0)",
+              "write the query's metrics as JSON here (rank 0)"))
+    ("progress", po::value(&o.progress_seconds)->default_value(o.progress_seconds),
+     "seconds between progress lines on stderr (0: none)")
+    ("progress-style", po::value(&flags.progress_style)->default_value(flags.progress_style),
+     "auto | bar | lines: auto draws a live bar when stderr reaches a terminal (also through "
+     "mpirun), else prints lines every --progress seconds")
+    ("overwrite", po::bool_switch(&o.overwrite),
+     help_for(command, "replace the outputs of an earlier run in --output",
+              "replace the outputs of an earlier run or query in --output"));
+  // clang-format on
+}
+
+void apply_output_flags(const OutputFlags& flags, OutputOptions& o) {
+  const auto style = parse_progress_style(flags.progress_style);
+  if (!style) {
+    throw std::invalid_argument("--progress-style must be auto, bar or lines, not '" +
+                                flags.progress_style + "'");
+  }
+  o.progress_style = *style;
+  const auto mode = parse_run_mode(flags.mode);
+  if (!mode) {
+    throw std::invalid_argument("--mode must be filter or annotate, not '" + flags.mode + "'");
+  }
+  const auto format = parse_annotate_format(flags.annotate_format);
+  if (!format) {
+    throw std::invalid_argument("--annotate-format must be bloomshard or dolma, not '" +
+                                flags.annotate_format + "'");
+  }
+  o.annotate = {*mode, *format};
+}
+
+std::string output_problem(const OutputOptions& o) {
+  if (o.output_dir.empty()) return "no --output given";
+  if (o.progress_seconds < 0) return "--progress must be >= 0";
+  return {};
+}
+
+}  // namespace bloomshard::app

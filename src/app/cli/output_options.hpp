@@ -1,0 +1,46 @@
+// The output group: where a job writes (the mirrored output dir, kept
+// records or annotations), whether it may replace an earlier run's
+// outputs, and what it reports (metrics file, progress lines). Shared by
+// dedup and query.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <string>
+
+#include "app/cli/option_table.hpp"
+#include "bloomshard/app/annotate_mode.hpp"
+#include "bloomshard/app/progress.hpp"
+
+namespace bloomshard::app {
+
+struct OutputOptions {
+  std::string output_dir;
+  /// --mode and --annotate-format: kept records or attribute files.
+  AnnotateConfig annotate;
+  bool overwrite = false;
+  std::string metrics_path;
+  double progress_seconds = 0;  ///< 0: no progress lines
+  ProgressStyle progress_style = ProgressStyle::kAuto;
+};
+
+/// The output options as typed, before they are checked.
+struct OutputFlags {
+  std::string mode = "filter";
+  std::string annotate_format = "bloomshard";
+  std::string progress_style = "auto";
+};
+
+/// Registers --output, --mode, --annotate-format, --metrics, --progress,
+/// --progress-style and --overwrite into `pool`. For query, --output is
+/// required.
+void add_output_options(boost::program_options::options_description& pool, OutputOptions& output,
+                        OutputFlags& flags, OptionsFor command);
+
+/// Turns the typed flags into `output`; throws std::invalid_argument naming
+/// the option and the value.
+void apply_output_flags(const OutputFlags& flags, OutputOptions& output);
+
+/// The first value missing or out of range (option named), or empty.
+[[nodiscard]] std::string output_problem(const OutputOptions& output);
+
+}  // namespace bloomshard::app
