@@ -192,6 +192,10 @@ class RecordReader {
   void reset_position() noexcept;
   bool skip_long_line(Record& out);
   void mix_too_long(std::uint64_t length, std::string_view terminator) noexcept;
+  // next()'s last step for the line at begin_ of `len` bytes (its
+  // terminator, already in out, excluded) whose successor starts at `next`:
+  // the record's fields, the digest, and the reader past the line.
+  void take_line(Record& out, std::size_t len, std::size_t next);
   void mix(const char* bytes, std::size_t n, std::uint64_t extra) noexcept;
   [[noreturn]] void rethrow_with_location(const InputError& e) const;
 
