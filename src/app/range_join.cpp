@@ -17,7 +17,7 @@
 #include "bloomshard/app/split_inputs.hpp"
 #include "bloomshard/io/checkpoint_generations.hpp"
 #include "bloomshard/io/output_writer.hpp"
-#include "bloomshard/io/reject_writer.hpp"
+#include "io/json_escape.hpp"
 
 namespace bloomshard::app {
 namespace {

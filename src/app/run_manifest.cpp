@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "bloomshard/app/input_windows.hpp"
-#include "bloomshard/io/reject_writer.hpp"
+#include "io/json_escape.hpp"
 
 namespace bloomshard::app {
 namespace {
