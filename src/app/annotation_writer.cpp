@@ -3,7 +3,7 @@
 #include <limits>
 #include <utility>
 
-#include "bloomshard/io/reject_writer.hpp"
+#include "io/json_escape.hpp"
 
 namespace bloomshard::app {
 namespace {
@@ -14,14 +14,6 @@ io::KeyExtractor field_extractor(const char* name) {
   options.key_path = name;
   options.max_key_bytes = std::numeric_limits<std::size_t>::max();  // a whole document's text
   return io::KeyExtractor(std::move(options));
-}
-
-void append_json_string(std::string& out, std::string_view bytes) {
-  out += '"';
-  // Invalid UTF-8 (keys under --normalize none may be any bytes) becomes
-  // U+FFFD: the line stays valid JSON; the reject file keeps the raw bytes.
-  (void)io::append_json_string_contents(out, bytes);
-  out += '"';
 }
 
 // Code points of valid UTF-8 (simdjson validated the line): every byte that
@@ -45,15 +37,18 @@ void RoundAnnotations::clear() noexcept {
   entries_.clear();
 }
 
+// Invalid UTF-8 in a key (keys under --normalize none may be any bytes)
+// becomes U+FFFD: the line stays valid JSON; the reject file keeps the raw
+// bytes.
 void RoundAnnotations::append_key(std::span<const std::string_view> values) {
   if (values.size() == 1) {
-    append_json_string(arena_, values.front());
+    io::append_json_string(arena_, values.front());
     return;
   }
   arena_ += '[';
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (i != 0) arena_ += ',';
-    append_json_string(arena_, values[i]);
+    io::append_json_string(arena_, values[i]);
   }
   arena_ += ']';
 }
@@ -63,7 +58,7 @@ void RoundAnnotations::append_dolma_id(io::Format format, std::string_view line)
   const io::FieldsResult id =
       format == io::Format::kJsonLines ? id_field_.extract_fields(line) : io::FieldsResult{};
   if (format == io::Format::kJsonLines && id.ok()) {
-    append_json_string(arena_, id.values.front());  // an integer id: its decimal text
+    io::append_json_string(arena_, id.values.front());  // an integer id: its decimal text
   } else {
     arena_ += "null";
   }
@@ -120,7 +115,7 @@ void RoundAnnotations::add_reject(std::uint32_t file_slot, io::Format format, st
     arena_ += ",\"duplicate\":false";
   }
   arena_ += ",\"reject\":";
-  append_json_string(arena_, reason);
+  io::append_json_string(arena_, reason);
   arena_ += "}\n";
   e.end = arena_.size();
   entries_.push_back(e);

@@ -93,7 +93,7 @@ OutputCheck prepare_output_dir(const fs::path& output_dir, std::span<const fs::p
         fs::remove(io::output_path_for(output_dir, rel));
       }
       fs::remove_all(output_dir / kRejectsDirName);
-      fs::remove_all(output_dir / kRangesDirName);  // parts of split inputs (issue 12)
+      fs::remove_all(output_dir / kRangesDirName);  // parts of split inputs
       fs::remove(marker.string() + ".list");
       fs::remove(marker);
     }

@@ -17,7 +17,7 @@
 #include "bloomshard/app/split_inputs.hpp"
 #include "bloomshard/io/checkpoint_generations.hpp"
 #include "bloomshard/io/output_writer.hpp"
-#include "bloomshard/io/reject_writer.hpp"
+#include "io/json_escape.hpp"
 
 namespace bloomshard::app {
 namespace {
@@ -104,6 +104,136 @@ bool ready_to_join(const InputProgress& p) {
   return true;
 }
 
+// Where the parts of the joined inputs go: part k of input i is unit
+// first[i] + k, copied by rank (unit mod ranks).
+struct JoinUnits {
+  std::vector<std::size_t> first;
+  std::size_t rank = 0;
+  std::size_t ranks = 1;
+  [[nodiscard]] bool mine(std::size_t i, std::size_t k) const {
+    return (first[i] + k) % ranks == rank;
+  }
+  [[nodiscard]] std::size_t unit(std::size_t i, std::size_t k) const { return first[i] + k; }
+};
+
+[[noreturn]] void throw_join_error(const std::string& error) {
+  throw std::runtime_error(error.empty() ? "another rank failed to join a split input" : error);
+}
+
+// Step 1, collective: each part's bytes without its retracted records
+// (core/file_order.hpp), planned by the rank that copies it. Every rank
+// learns every part's bytes left out (per unit, summed over ranks); throws
+// on every rank if any rank failed.
+struct JoinPlan {
+  std::vector<PartWithoutRetracted> parts;  // per unit, filled on the copying rank
+  std::vector<std::uint64_t> left_out;      // per unit, on every rank
+};
+
+JoinPlan plan_joins(const comm::Communicator& comm, const RunManifest& cut, const JoinUnits& units,
+                    const std::vector<std::size_t>& joined, const fs::path& output_dir) {
+  JoinPlan plan;
+  plan.parts.resize(units.first.back());
+  std::vector<std::uint64_t> left_out(units.first.back() + 1, 0);  // + 1: any rank failed
+  std::string error;
+  try {
+    for (const std::size_t i : joined) {
+      const InputProgress& p = cut.inputs[i];
+      for (std::size_t k = 1; k < p.ranges.size(); ++k) {
+        if (!units.mine(i, k)) continue;
+        const RangeProgress& r = p.ranges[k];
+        PartWithoutRetracted& part = plan.parts[units.unit(i, k)];
+        part = plan_part_without_retracted(p.file.absolute_path, r.begin, r.end,
+                                           range_output_path(output_dir, p.file.relative_path, k),
+                                           r.output_length, r.retracted);
+        left_out[units.unit(i, k)] = part.removed_bytes;
+      }
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+    left_out.back() = 1;
+  }
+  left_out = comm.allreduce_sum(left_out);
+  if (left_out.back() != 0) throw_join_error(error);
+  left_out.pop_back();
+  plan.left_out = std::move(left_out);
+  return plan;
+}
+
+// Range k of input i as it lies in the joined output.
+std::uint64_t joined_length(const RunManifest& cut, const JoinUnits& units, const JoinPlan& plan,
+                            std::size_t i, std::size_t k) {
+  return cut.inputs[i].ranges[k].output_length - plan.left_out[units.unit(i, k)];
+}
+
+// Step 2: this rank's parts copied into the mirrored outputs at their
+// offsets, their rejects appended renumbered; "" or why it failed.
+std::string copy_my_parts(const RunManifest& cut, const JoinUnits& units, const JoinPlan& plan,
+                          const std::vector<std::size_t>& joined, InputFeed& feed,
+                          const fs::path& output_dir, bool durable) {
+  try {
+    for (const std::size_t i : joined) {
+      const InputProgress& p = cut.inputs[i];
+      const fs::path out = io::output_path_for(output_dir, p.file.relative_path);
+      std::uint64_t offset = p.ranges[0].output_length;
+      std::uint64_t first_line = p.ranges[0].cursor.records + 1;
+      for (std::size_t k = 1; k < p.ranges.size(); ++k) {
+        const RangeProgress& r = p.ranges[k];
+        if (units.mine(i, k)) {
+          const PartWithoutRetracted& part = plan.parts[units.unit(i, k)];
+          copy_part(range_output_path(output_dir, p.file.relative_path, k), r.output_length, part,
+                    out, offset, durable);
+          feed.count_left_out(part.removed_lines, part.removed_bytes);
+          if (r.reject_length > 0) {
+            feed.append_reject_lines(
+                renumber_rejects(read_prefix(range_reject_path(output_dir, p.file.relative_path, k),
+                                             r.reject_length),
+                                 p.file.absolute_path.native(), first_line));
+          }
+        }
+        offset += joined_length(cut, units, plan, i, k);
+        first_line += r.cursor.records;
+      }
+    }
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return {};
+}
+
+// Step 3, after every rank agreed that every part is in place: the joined
+// inputs marked done in `cut` with their joined lengths and cursors, and
+// rank 0 cuts each mirrored output to its joined length (a longer file
+// holds a part of an earlier attempt's join). Collective; throws on every
+// rank if rank 0 failed.
+void finish_joins(const comm::Communicator& comm, RunManifest& cut, const JoinUnits& units,
+                  const JoinPlan& plan, const std::vector<std::size_t>& joined,
+                  const fs::path& output_dir, bool durable) {
+  std::string error;
+  for (const std::size_t i : joined) {
+    InputProgress& p = cut.inputs[i];
+    std::uint64_t length = p.ranges[0].output_length;
+    std::uint64_t records = 0;
+    for (std::size_t k = 0; k < p.ranges.size(); ++k) {
+      if (k > 0) length += joined_length(cut, units, plan, i, k);
+      records += p.ranges[k].cursor.records;
+    }
+    if (comm.rank() == 0) {
+      try {
+        const fs::path out = io::output_path_for(output_dir, p.file.relative_path);
+        fs::resize_file(out, length);
+        if (durable) io::fsync_path(out);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    }
+    p.done = true;
+    p.output_length = length;
+    p.cursor = {records, p.file.size};
+  }
+  error = comm.broadcast(error);
+  if (!error.empty()) throw std::runtime_error("joining split input: " + error);
+}
+
 }  // namespace
 
 std::string renumber_rejects(std::string_view lines, std::string_view file,
@@ -138,104 +268,22 @@ std::string renumber_rejects(std::string_view lines, std::string_view file,
 std::vector<std::size_t> join_split_inputs(const comm::Communicator& comm, RunManifest& cut,
                                            InputFeed& feed, const fs::path& output_dir,
                                            bool durable) {
-  const std::vector<std::size_t> first = first_units(cut);
-  const auto mine = [&](std::size_t i, std::size_t k) {
-    return (first[i] + k) % comm.usize() == comm.urank();
-  };
+  const JoinUnits units{first_units(cut), comm.urank(), comm.usize()};
   std::vector<std::size_t> joined;
   for (std::size_t i = 0; i < cut.inputs.size(); ++i) {
     if (ready_to_join(cut.inputs[i])) joined.push_back(i);
   }
-  std::string error;
-  // 1. Each part's bytes without its retracted records (core/file_order.hpp),
-  // planned by the rank that copies it; every rank learns every part's
-  // joined length (per unit, the bytes left out, summed over ranks).
-  std::vector<PartWithoutRetracted> plans(first.back());
-  std::vector<std::uint64_t> left_out(first.back() + 1, 0);  // + 1: any rank failed
-  try {
-    for (const std::size_t i : joined) {
-      const InputProgress& p = cut.inputs[i];
-      for (std::size_t k = 1; k < p.ranges.size(); ++k) {
-        if (!mine(i, k)) continue;
-        const RangeProgress& r = p.ranges[k];
-        plans[first[i] + k] = plan_part_without_retracted(
-            p.file.absolute_path, r.begin, r.end,
-            range_output_path(output_dir, p.file.relative_path, k), r.output_length, r.retracted);
-        left_out[first[i] + k] = plans[first[i] + k].removed_bytes;
-      }
-    }
-  } catch (const std::exception& e) {
-    error = e.what();
-    left_out.back() = 1;
-  }
-  left_out = comm.allreduce_sum(left_out);
-  if (left_out.back() != 0) {
-    throw std::runtime_error(error.empty() ? "another rank failed to join a split input" : error);
-  }
-  const auto joined_length = [&](std::size_t i, std::size_t k) {
-    return cut.inputs[i].ranges[k].output_length - left_out[first[i] + k];
-  };
-  // 2. The copies.
-  try {
-    for (const std::size_t i : joined) {
-      const InputProgress& p = cut.inputs[i];
-      const fs::path out = io::output_path_for(output_dir, p.file.relative_path);
-      std::uint64_t offset = p.ranges[0].output_length;
-      std::uint64_t first_line = p.ranges[0].cursor.records + 1;
-      for (std::size_t k = 1; k < p.ranges.size(); ++k) {
-        const RangeProgress& r = p.ranges[k];
-        if (mine(i, k)) {
-          const PartWithoutRetracted& plan = plans[first[i] + k];
-          copy_part(range_output_path(output_dir, p.file.relative_path, k), r.output_length, plan,
-                    out, offset, durable);
-          feed.count_left_out(plan.removed_lines, plan.removed_bytes);
-          if (r.reject_length > 0) {
-            feed.append_reject_lines(
-                renumber_rejects(read_prefix(range_reject_path(output_dir, p.file.relative_path, k),
-                                             r.reject_length),
-                                 p.file.absolute_path.native(), first_line));
-          }
-        }
-        offset += joined_length(i, k);
-        first_line += r.cursor.records;
-      }
-    }
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
+  const JoinPlan plan = plan_joins(comm, cut, units, joined, output_dir);
+  const std::string error = copy_my_parts(cut, units, plan, joined, feed, output_dir, durable);
   // Fault injection for tests/e2e/split_case.sh: rank N dies here, its
   // parts written into the mirrored output, before any rank agreed.
   if (const char* rank = std::getenv("BLOOMSHARD_FAULT_KILL_IN_JOIN");
       rank != nullptr && !joined.empty() && std::atoi(rank) == comm.rank()) {
     (void)::raise(SIGKILL);
   }
-  // --- agreement: every part is in place (and durable) before any cut.
-  if (comm.allreduce_max(std::uint64_t{error.empty() ? 0U : 1U}) != 0) {
-    throw std::runtime_error(error.empty() ? "another rank failed to join a split input" : error);
-  }
-  for (const std::size_t i : joined) {
-    InputProgress& p = cut.inputs[i];
-    std::uint64_t length = p.ranges[0].output_length;
-    std::uint64_t records = 0;
-    for (std::size_t k = 0; k < p.ranges.size(); ++k) {
-      if (k > 0) length += joined_length(i, k);
-      records += p.ranges[k].cursor.records;
-    }
-    if (comm.rank() == 0) {
-      try {
-        const fs::path out = io::output_path_for(output_dir, p.file.relative_path);
-        fs::resize_file(out, length);  // a longer file: a part of an earlier attempt's join
-        if (durable) io::fsync_path(out);
-      } catch (const std::exception& e) {
-        error = e.what();
-      }
-    }
-    p.done = true;
-    p.output_length = length;
-    p.cursor = {records, p.file.size};
-  }
-  error = comm.broadcast(error);
-  if (!error.empty()) throw std::runtime_error("joining split input: " + error);
+  // Agreement: every part is in place (and durable) before any cut.
+  if (comm.allreduce_max(std::uint64_t{error.empty() ? 0U : 1U}) != 0) throw_join_error(error);
+  finish_joins(comm, cut, units, plan, joined, output_dir, durable);
   return joined;
 }
 

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "bloomshard/app/input_windows.hpp"
-#include "bloomshard/io/reject_writer.hpp"
+#include "io/json_escape.hpp"
 
 namespace bloomshard::app {
 namespace {
@@ -41,7 +41,7 @@ void put_i64(std::string& out, std::string_view key, std::int64_t value) {
 
 // One cursor's fields, the same for a whole input and for a range of one
 // (every cursor of a manifest goes through these two):
-// `records`, `offset` and, when the cursor has a frame start (issue 12),
+// `records`, `offset` and, when the cursor has a frame start,
 // `frame_compressed_offset` and `frame_decompressed_offset`. Builds before
 // them ignore the two and resume from byte 0, which is still right.
 void put_cursor(std::string& out, const io::InputCursor& c) {
@@ -56,7 +56,7 @@ void put_cursor(std::string& out, const io::InputCursor& c) {
   }
 }
 
-// The ranges of a split input (issue 12), in file order.
+// The ranges of a split input, in file order.
 void put_ranges(std::string& out, const std::vector<RangeProgress>& ranges) {
   out += ",\"ranges\":[";
   for (std::size_t k = 0; k < ranges.size(); ++k) {

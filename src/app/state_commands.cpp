@@ -1,5 +1,6 @@
 #include "bloomshard/app/state_commands.hpp"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
@@ -104,6 +105,232 @@ constexpr const char* kHeaderCheckedNote =
     "this build; the first keys of up to 16 slices per run hash back to their slice and "
     "fingerprint under hash_seed, are held by the Bloom layers and keep their normalization";
 
+// One tier-2 run as info reports it (format 2: a run file; format 1: the
+// generation's own tier 2, so the generation file).
+struct RunFacts {
+  std::string file_name;
+  std::uint32_t level = 0;
+  std::uint64_t keys = 0;
+  std::uint64_t key_bytes = 0;
+  std::uint64_t file_bytes = 0;  // 0 when the file cannot be sized
+};
+
+// Everything info reports about the current generation, read once; the
+// JSON and the text form both render it.
+struct InfoFacts {
+  std::string state;
+  fs::path file;
+  io::CheckpointSummary summary;
+  RunManifest manifest;
+  std::string header_check;  // "" when the header check passed
+  std::vector<RunFacts> runs;
+  std::vector<std::uint64_t> run_file_bytes;  // per run, for the window report
+  std::uint64_t total_run_file_bytes = 0;
+  double cardinality = 0;  // summed over the layers
+  double fpr = 0;          // summed over the layers
+};
+
+// The record counters info shows, in order: their JSON names and the words
+// of the text line ("records  N read, N kept, ...").
+struct RecordCountField {
+  const char* json_name;
+  const char* text_word;
+  std::uint64_t JobCounters::*member;
+};
+constexpr RecordCountField kRecordCountFields[] = {
+    {"records", "read", &JobCounters::records},
+    {"kept", "kept", &JobCounters::kept},
+    {"duplicates", "duplicates", &JobCounters::duplicates},
+    {"rejected", "rejected", &JobCounters::rejected},
+};
+
+std::vector<RunFacts> run_facts(const InfoFacts& f) {
+  std::vector<RunFacts> runs;
+  for (const io::CheckpointRunRef& r : f.summary.runs) {
+    const fs::path p = f.summary.header.format_version >= 2 ? io::run_path(f.state, r.id) : f.file;
+    std::error_code ec;
+    const std::uintmax_t size = fs::file_size(p, ec);
+    runs.push_back({p.filename().string(), r.level, r.keys, r.bytes,
+                    ec ? 0 : static_cast<std::uint64_t>(size)});
+  }
+  return runs;
+}
+
+InfoFacts read_info_facts(const std::string& state, std::uint64_t generation) {
+  InfoFacts f;
+  f.state = state;
+  f.file = io::generation_path(state, generation);
+  f.summary = io::read_checkpoint_summary(f.file);
+  f.manifest = manifest_from_json(f.summary.header.manifest_json);
+  // Printed with everything else (the attributes show what is wrong); the
+  // exit code says the state cannot be used (1).
+  f.header_check = header_problem(f.file);
+  f.runs = run_facts(f);
+  for (const RunFacts& r : f.runs) {
+    f.run_file_bytes.push_back(r.file_bytes);
+    f.total_run_file_bytes += r.file_bytes;
+  }
+  for (const LayerSummary& l : saved_layers(f.summary)) {
+    f.cardinality += l.cardinality_estimate;
+    f.fpr += l.fpr_estimate;
+  }
+  return f;
+}
+
+void add_identity_json(JsonWriter& j, const InfoFacts& f) {
+  const io::CheckpointHeader& h = f.summary.header;
+  j.value("file", f.file.string());
+  j.value("generation", h.generation);
+  j.value("run_id", h.run_id);
+  j.value("state", h.finished ? "finished" : "unfinished");
+  j.value("format_version", static_cast<std::uint64_t>(h.format_version));
+  j.value("tool_version", h.tool_version);
+  j.value("hash_scheme", h.hash_scheme);
+  j.value("normalization", h.normalization);
+  j.value("key_field", h.key_field);
+  // The whole key scheme, also for states without the attribute.
+  j.value("key_scheme", describe_key_scheme(h));
+  j.value("slices", static_cast<std::uint64_t>(h.params.num_slices));
+  j.value("written_by_ranks", static_cast<std::uint64_t>(f.summary.written_by_ranks));
+  j.value("exact_keys", f.summary.tier2_keys);
+  j.value("exact_key_bytes", f.summary.tier2_bytes);
+}
+
+void add_runs_json(JsonWriter& j, const InfoFacts& f) {
+  j.value("run_count", static_cast<std::uint64_t>(f.runs.size()));
+  j.value("run_file_bytes", f.total_run_file_bytes);
+  j.begin_array("runs");
+  for (const RunFacts& r : f.runs) {
+    j.begin_object();
+    j.value("file", r.file_name);
+    j.value("level", static_cast<std::uint64_t>(r.level));
+    j.value("keys", r.keys);
+    j.value("key_bytes", r.key_bytes);
+    j.value("file_bytes", r.file_bytes);
+    j.end_object();
+  }
+  j.end_array();
+}
+
+void add_layers_json(JsonWriter& j, const InfoFacts& f) {
+  j.begin_array("layers");
+  for (const LayerSummary& l : saved_layers(f.summary)) {
+    j.begin_object();
+    j.value("capacity", l.capacity);
+    j.value("inserted", l.inserted);
+    j.value("k", static_cast<std::uint64_t>(l.k));
+    j.value("bits", l.bits);
+    j.value("fill_estimate", l.fill_ratio);
+    j.value("fpr_target", l.fpr_target);
+    j.value("fpr_estimate", l.fpr_estimate);
+    j.end_object();
+  }
+  j.end_array();
+}
+
+void add_inputs_json(JsonWriter& j, const InfoFacts& f) {
+  j.begin_array("inputs");
+  for (const InputProgress& p : f.manifest.inputs) {
+    j.begin_object();
+    j.value("path", p.file.relative_path);
+    j.value("size", p.file.size);
+    j.value("records_done", p.cursor.records);
+    j.value("bytes_done", p.cursor.decompressed_offset);
+    if (p.cursor.frame) {  // where a resume starts decoding this input
+      j.value("resume_compressed_offset", p.cursor.frame->compressed_offset);
+      j.value("resume_decompressed_offset", p.cursor.frame->decompressed_offset);
+    }
+    j.value("done", p.done);
+    j.value("output_length", p.output_length);
+    j.end_object();
+  }
+  j.end_array();
+}
+
+std::string info_json(const InfoFacts& f) {
+  JsonWriter j;
+  j.begin_object();
+  add_identity_json(j, f);
+  add_runs_json(j, f);
+  add_layers_json(j, f);
+  add_window_json(j, f.summary, f.run_file_bytes);  // the slots of a windowed state
+  j.value("cardinality_estimate", f.cardinality);
+  j.value("fpr_estimate", f.fpr);
+  j.value("checksums_verified", false);  // see not_verified_note
+  j.value("header_checked", f.header_check.empty());
+  if (!f.header_check.empty()) j.value("header_problem", f.header_check);
+  for (const RecordCountField& c : kRecordCountFields) {
+    j.value(c.json_name, f.manifest.counters.*c.member);
+  }
+  add_inputs_json(j, f);
+  j.end_object();
+  return j.str();
+}
+
+void print_identity_text(const InfoFacts& f) {
+  const io::CheckpointSummary& s = f.summary;
+  std::printf("checkpoint  %s\ngeneration  %llu (%s), run %s, written by %u ranks\n",
+              f.file.c_str(), static_cast<unsigned long long>(s.header.generation),
+              s.header.finished ? "finished" : "unfinished", s.header.run_id.c_str(),
+              s.written_by_ranks);
+  std::printf("format      %u\n", s.header.format_version);
+  std::printf("checksums   %s\n", not_verified_note(f.state).c_str());
+  std::printf("header      %s\n",
+              f.header_check.empty() ? kHeaderCheckedNote : ("FAILED: " + f.header_check).c_str());
+  std::printf("scheme      %s, normalization %s, key field '%s', %u slices\n",
+              s.header.hash_scheme.c_str(), s.header.normalization.c_str(),
+              s.header.key_field.c_str(), s.header.params.num_slices);
+  std::printf("key scheme  %s\n", describe_key_scheme(s.header).c_str());
+  std::printf("keys        %llu exact (%.1f MiB), estimated %.0f; filter FPR estimate %.3g\n",
+              static_cast<unsigned long long>(s.tier2_keys),
+              static_cast<double>(s.tier2_bytes) / 1048576.0, f.cardinality, f.fpr);
+}
+
+void print_runs_and_layers_text(const InfoFacts& f) {
+  std::printf("runs        %zu tier-2 runs, %llu keys, %.1f MiB of run files\n", f.runs.size(),
+              static_cast<unsigned long long>(f.summary.tier2_keys),
+              static_cast<double>(f.total_run_file_bytes) / 1048576.0);
+  for (std::size_t i = 0; i < f.runs.size(); ++i) {
+    const RunFacts& r = f.runs[i];
+    std::printf("  run %-4zu  level %s, %llu keys, %.1f MiB (%s)\n", i,
+                r.level == core::kLegacyRunLevel ? "format-1" : std::to_string(r.level).c_str(),
+                static_cast<unsigned long long>(r.keys),
+                static_cast<double>(r.file_bytes) / 1048576.0, r.file_name.c_str());
+  }
+  const std::vector<io::CheckpointLayerInfo>& layers = f.summary.layers;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    std::printf("layer %-4zu  capacity %llu, inserted %llu, k %u, FPR target %.3g\n", i,
+                static_cast<unsigned long long>(layers[i].geometry.capacity),
+                static_cast<unsigned long long>(layers[i].inserted), layers[i].geometry.k,
+                layers[i].geometry.fpr_target);
+  }
+}
+
+void print_progress_text(const InfoFacts& f) {
+  std::string counts;
+  for (const RecordCountField& c : kRecordCountFields) {
+    if (!counts.empty()) counts += ", ";
+    counts += std::to_string(f.manifest.counters.*c.member) + " " + c.text_word;
+  }
+  std::printf("records     %s\n", counts.c_str());
+  const std::vector<InputProgress>& inputs = f.manifest.inputs;
+  const auto done =
+      std::count_if(inputs.begin(), inputs.end(), [](const InputProgress& p) { return p.done; });
+  std::printf("inputs      %zu of %zu done\n", static_cast<std::size_t>(done), inputs.size());
+  for (const InputProgress& p : inputs) {
+    if (p.done || p.cursor.records == 0) continue;
+    std::printf("  in progress: %s at record %llu\n", p.file.relative_path.c_str(),
+                static_cast<unsigned long long>(p.cursor.records));
+  }
+}
+
+void print_info_text(const InfoFacts& f) {
+  print_identity_text(f);
+  print_runs_and_layers_text(f);
+  print_window_text(f.summary, f.run_file_bytes);
+  print_progress_text(f);
+}
+
 }  // namespace
 
 int run_info(const std::vector<std::string>& args) {
@@ -118,153 +345,15 @@ int run_info(const std::vector<std::string>& args) {
     std::cerr << "bloomshard info: no checkpoint in '" << a.state << "'\n";
     return kExitFailure;
   }
-  const fs::path file = io::generation_path(a.state, *g);
-  const io::CheckpointSummary s = io::read_checkpoint_summary(file);
-  const RunManifest m = manifest_from_json(s.header.manifest_json);
-  // Printed with everything else (the attributes show what is wrong); the
-  // exit code says the state cannot be used (1).
-  const std::string header_check = header_problem(file);
-
-  JsonWriter j;
-  j.begin_object();
-  j.value("file", file.string());
-  j.value("generation", s.header.generation);
-  j.value("run_id", s.header.run_id);
-  j.value("state", s.header.finished ? "finished" : "unfinished");
-  j.value("format_version", static_cast<std::uint64_t>(s.header.format_version));
-  j.value("tool_version", s.header.tool_version);
-  j.value("hash_scheme", s.header.hash_scheme);
-  j.value("normalization", s.header.normalization);
-  j.value("key_field", s.header.key_field);
-  // The whole key scheme, also for states without the attribute.
-  j.value("key_scheme", describe_key_scheme(s.header));
-  j.value("slices", static_cast<std::uint64_t>(s.header.params.num_slices));
-  j.value("written_by_ranks", static_cast<std::uint64_t>(s.written_by_ranks));
-  j.value("exact_keys", s.tier2_keys);
-  j.value("exact_key_bytes", s.tier2_bytes);
-  // Tier-2 runs (format 2: run files; format 1: the generation's own tier 2).
-  std::uint64_t run_file_bytes = 0;
-  std::vector<std::uint64_t> file_bytes;
-  for (const io::CheckpointRunRef& r : s.runs) {
-    std::error_code ec;
-    const fs::path p = s.header.format_version >= 2 ? io::run_path(a.state, r.id) : file;
-    const std::uintmax_t size = fs::file_size(p, ec);
-    file_bytes.push_back(ec ? 0 : static_cast<std::uint64_t>(size));
-    run_file_bytes += file_bytes.back();
-  }
-  j.value("run_count", static_cast<std::uint64_t>(s.runs.size()));
-  j.value("run_file_bytes", run_file_bytes);
-  j.begin_array("runs");
-  for (std::size_t i = 0; i < s.runs.size(); ++i) {
-    const io::CheckpointRunRef& r = s.runs[i];
-    j.begin_object();
-    j.value("file", s.header.format_version >= 2 ? io::run_path(a.state, r.id).filename().string()
-                                                 : file.filename().string());
-    j.value("level", static_cast<std::uint64_t>(r.level));
-    j.value("keys", r.keys);
-    j.value("key_bytes", r.bytes);
-    j.value("file_bytes", file_bytes[i]);
-    j.end_object();
-  }
-  j.end_array();
-  double cardinality = 0;
-  double fpr = 0;
-  j.begin_array("layers");
-  for (const LayerSummary& l : saved_layers(s)) {
-    cardinality += l.cardinality_estimate;
-    fpr += l.fpr_estimate;
-    j.begin_object();
-    j.value("capacity", l.capacity);
-    j.value("inserted", l.inserted);
-    j.value("k", static_cast<std::uint64_t>(l.k));
-    j.value("bits", l.bits);
-    j.value("fill_estimate", l.fill_ratio);
-    j.value("fpr_target", l.fpr_target);
-    j.value("fpr_estimate", l.fpr_estimate);
-    j.end_object();
-  }
-  j.end_array();
-  add_window_json(j, s, file_bytes);  // issue 13: the slots of a windowed state
-  j.value("cardinality_estimate", cardinality);
-  j.value("fpr_estimate", fpr);
-  j.value("checksums_verified", false);  // see not_verified_note
-  j.value("header_checked", header_check.empty());
-  if (!header_check.empty()) j.value("header_problem", header_check);
-  j.value("records", m.counters.records);
-  j.value("kept", m.counters.kept);
-  j.value("duplicates", m.counters.duplicates);
-  j.value("rejected", m.counters.rejected);
-  j.begin_array("inputs");
-  for (const InputProgress& p : m.inputs) {
-    j.begin_object();
-    j.value("path", p.file.relative_path);
-    j.value("size", p.file.size);
-    j.value("records_done", p.cursor.records);
-    j.value("bytes_done", p.cursor.decompressed_offset);
-    if (p.cursor.frame) {  // issue 12: where a resume starts decoding this input
-      j.value("resume_compressed_offset", p.cursor.frame->compressed_offset);
-      j.value("resume_decompressed_offset", p.cursor.frame->decompressed_offset);
-    }
-    j.value("done", p.done);
-    j.value("output_length", p.output_length);
-    j.end_object();
-  }
-  j.end_array();
-  j.end_object();
+  const InfoFacts f = read_info_facts(a.state, *g);
   if (a.json) {
-    std::cout << j.str();
-    return header_check.empty() ? kExitOk : kExitFailure;
+    std::cout << info_json(f);
+    return f.header_check.empty() ? kExitOk : kExitFailure;
   }
-  std::size_t done = 0;
-  for (const InputProgress& p : m.inputs) done += p.done ? 1 : 0;
-  std::printf("checkpoint  %s\ngeneration  %llu (%s), run %s, written by %u ranks\n", file.c_str(),
-              static_cast<unsigned long long>(s.header.generation),
-              s.header.finished ? "finished" : "unfinished", s.header.run_id.c_str(),
-              s.written_by_ranks);
-  std::printf("format      %u\n", s.header.format_version);
-  std::printf("checksums   %s\n", not_verified_note(a.state).c_str());
-  std::printf("header      %s\n",
-              header_check.empty() ? kHeaderCheckedNote : ("FAILED: " + header_check).c_str());
-  std::printf("scheme      %s, normalization %s, key field '%s', %u slices\n",
-              s.header.hash_scheme.c_str(), s.header.normalization.c_str(),
-              s.header.key_field.c_str(), s.header.params.num_slices);
-  std::printf("key scheme  %s\n", describe_key_scheme(s.header).c_str());
-  std::printf("keys        %llu exact (%.1f MiB), estimated %.0f; filter FPR estimate %.3g\n",
-              static_cast<unsigned long long>(s.tier2_keys),
-              static_cast<double>(s.tier2_bytes) / 1048576.0, cardinality, fpr);
-  std::printf("runs        %zu tier-2 runs, %llu keys, %.1f MiB of run files\n", s.runs.size(),
-              static_cast<unsigned long long>(s.tier2_keys),
-              static_cast<double>(run_file_bytes) / 1048576.0);
-  for (std::size_t i = 0; i < s.runs.size(); ++i) {
-    const io::CheckpointRunRef& r = s.runs[i];
-    std::printf("  run %-4zu  level %s, %llu keys, %.1f MiB (%s)\n", i,
-                r.level == core::kLegacyRunLevel ? "format-1" : std::to_string(r.level).c_str(),
-                static_cast<unsigned long long>(r.keys),
-                static_cast<double>(file_bytes[i]) / 1048576.0,
-                s.header.format_version >= 2 ? io::run_path(a.state, r.id).filename().c_str()
-                                             : file.filename().c_str());
-  }
-  for (std::size_t i = 0; i < s.layers.size(); ++i) {
-    std::printf("layer %-4zu  capacity %llu, inserted %llu, k %u, FPR target %.3g\n", i,
-                static_cast<unsigned long long>(s.layers[i].geometry.capacity),
-                static_cast<unsigned long long>(s.layers[i].inserted), s.layers[i].geometry.k,
-                s.layers[i].geometry.fpr_target);
-  }
-  print_window_text(s, file_bytes);
-  std::printf("records     %llu read, %llu kept, %llu duplicates, %llu rejected\n",
-              static_cast<unsigned long long>(m.counters.records),
-              static_cast<unsigned long long>(m.counters.kept),
-              static_cast<unsigned long long>(m.counters.duplicates),
-              static_cast<unsigned long long>(m.counters.rejected));
-  std::printf("inputs      %zu of %zu done\n", done, m.inputs.size());
-  for (const InputProgress& p : m.inputs) {
-    if (p.done || p.cursor.records == 0) continue;
-    std::printf("  in progress: %s at record %llu\n", p.file.relative_path.c_str(),
-                static_cast<unsigned long long>(p.cursor.records));
-  }
-  if (!header_check.empty()) {
+  print_info_text(f);
+  if (!f.header_check.empty()) {
     std::fflush(stdout);
-    std::cerr << "bloomshard info: " << header_check << '\n';
+    std::cerr << "bloomshard info: " << f.header_check << '\n';
     return kExitFailure;
   }
   return kExitOk;

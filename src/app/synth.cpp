@@ -1,8 +1,5 @@
 #include "bloomshard/app/synth.hpp"
 
-#include <zlib.h>
-#include <zstd.h>
-
 #include <algorithm>
 #include <array>
 #include <boost/program_options.hpp>
@@ -22,6 +19,8 @@
 
 #include "bloomshard/app/exact_options.hpp"
 #include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/io/errors.hpp"
+#include "bloomshard/io/output_writer.hpp"
 
 namespace bloomshard::app {
 namespace {
@@ -29,7 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
-// Records are built into one reused buffer and handed to the sink in chunks
+// Records are built into one reused buffer and handed to the part file in chunks
 // of about this size: no allocation per record, few syscalls.
 constexpr std::size_t kFlushBytes = 1U << 20;
 // A duplicate repeats one of the last kNearbyWindow distinct keys with
@@ -81,133 +80,54 @@ class Rng {
   std::array<std::uint64_t, 4> s_{};
 };
 
-// ---------------------------------------------------------------- sinks
+// ---------------------------------------------------------------- part files
 
-class Sink {
- public:
-  virtual ~Sink() = default;
-  virtual void write(std::string_view data) = 0;
-  virtual void close() = 0;
-};
-
-std::FILE* open_file(const fs::path& path) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) throw SynthError("cannot create '" + path.string() + "'");
-  return f;
-}
-
-void write_all(std::FILE* f, const void* data, std::size_t size, const fs::path& path) {
-  if (size != 0 && std::fwrite(data, 1, size, f) != size) {
-    throw SynthError("write failed on '" + path.string() + "'");
-  }
-}
-
-class PlainSink final : public Sink {
- public:
-  explicit PlainSink(fs::path path) : path_(std::move(path)), file_(open_file(path_)) {}
-  ~PlainSink() override {
-    if (file_ != nullptr) std::fclose(file_);
-  }
-  PlainSink(const PlainSink&) = delete;
-  PlainSink& operator=(const PlainSink&) = delete;
-  void write(std::string_view data) override { write_all(file_, data.data(), data.size(), path_); }
-  void close() override {
-    std::FILE* f = std::exchange(file_, nullptr);
-    if (std::fclose(f) != 0) throw SynthError("close failed on '" + path_.string() + "'");
-  }
-
- private:
-  fs::path path_;
-  std::FILE* file_;
-};
-
-class GzipSink final : public Sink {
- public:
-  explicit GzipSink(fs::path path) : path_(std::move(path)) {
-    file_ = gzopen(path_.c_str(), "wb1");  // level 1: generation speed over size
-    if (file_ == nullptr) throw SynthError("cannot create '" + path_.string() + "'");
-    gzbuffer(file_, 1U << 18);
-  }
-  ~GzipSink() override {
-    if (file_ != nullptr) gzclose(file_);
-  }
-  GzipSink(const GzipSink&) = delete;
-  GzipSink& operator=(const GzipSink&) = delete;
-  void write(std::string_view data) override {
-    if (data.empty()) return;
-    const int n = gzwrite(file_, data.data(), static_cast<unsigned>(data.size()));
-    if (n <= 0 || static_cast<std::size_t>(n) != data.size()) {
-      throw SynthError("gzip write failed on '" + path_.string() + "'");
-    }
-  }
-  void close() override {
-    if (gzclose(std::exchange(file_, nullptr)) != Z_OK) {
-      throw SynthError("gzip close failed on '" + path_.string() + "'");
-    }
-  }
-
- private:
-  fs::path path_;
-  gzFile file_ = nullptr;
-};
-
-class ZstdSink final : public Sink {
- public:
-  explicit ZstdSink(fs::path path)
-      : path_(std::move(path)), file_(open_file(path_)), cctx_(ZSTD_createCCtx()) {
-    if (cctx_ == nullptr) throw SynthError("ZSTD_createCCtx failed");
-    check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, 1));
-    check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1));
-    out_.resize(ZSTD_CStreamOutSize());
-  }
-  ~ZstdSink() override {
-    ZSTD_freeCCtx(cctx_);
-    if (file_ != nullptr) std::fclose(file_);
-  }
-  ZstdSink(const ZstdSink&) = delete;
-  ZstdSink& operator=(const ZstdSink&) = delete;
-  void write(std::string_view data) override {
-    ZSTD_inBuffer in{data.data(), data.size(), 0};
-    while (in.pos < in.size) pump(in, ZSTD_e_continue);
-  }
-  void close() override {
-    ZSTD_inBuffer in{nullptr, 0, 0};
-    while (pump(in, ZSTD_e_end) != 0) {
-    }
-    std::FILE* f = std::exchange(file_, nullptr);
-    if (std::fclose(f) != 0) throw SynthError("close failed on '" + path_.string() + "'");
-  }
-
- private:
-  std::size_t check(std::size_t rc) const {
-    if (ZSTD_isError(rc) != 0U) {
-      throw SynthError("zstd error on '" + path_.string() + "': " + ZSTD_getErrorName(rc));
-    }
-    return rc;
-  }
-  std::size_t pump(ZSTD_inBuffer& in, ZSTD_EndDirective mode) {
-    ZSTD_outBuffer out{out_.data(), out_.size(), 0};
-    const std::size_t left = check(ZSTD_compressStream2(cctx_, &out, &in, mode));
-    write_all(file_, out_.data(), out.pos, path_);
-    return left;
-  }
-  fs::path path_;
-  std::FILE* file_;
-  ZSTD_CCtx* cctx_;
-  std::string out_;
-};
-
-std::unique_ptr<Sink> open_sink(const fs::path& path, SynthCompression c) {
+io::Compression io_compression(SynthCompression c) {
   switch (c) {
     case SynthCompression::kGzip:
-      return std::make_unique<GzipSink>(path);
+      return io::Compression::kGzip;
     case SynthCompression::kZstd:
-      return std::make_unique<ZstdSink>(path);
+      return io::Compression::kZstd;
     case SynthCompression::kNone:
       break;
   }
-  return std::make_unique<PlainSink>(path);
+  return io::Compression::kNone;
 }
+
+// One part file, written through io's OutputWriter as one gzip member or
+// zstd frame (content checksum on) at level 1: generation speed over size.
+// Its I/O errors become SynthError.
+class PartFile {
+ public:
+  PartFile(fs::path path, SynthCompression c) : path_(std::move(path)) {
+    io::OutputOptions options;
+    options.level = 1;
+    options.zstd_content_size = false;  // the corpora's bytes as before
+    try {
+      out_ = io::OutputWriter::create(path_, io_compression(c), options);
+    } catch (const io::OutputError&) {
+      throw SynthError("cannot create '" + path_.string() + "'");
+    }
+  }
+  void write(std::string_view data) {
+    try {
+      out_.write_bytes(data);
+    } catch (const io::OutputError& e) {
+      throw SynthError("write failed on '" + path_.string() + "': " + e.reason());
+    }
+  }
+  void close() {
+    try {
+      out_.close();
+    } catch (const io::OutputError& e) {
+      throw SynthError("close failed on '" + path_.string() + "': " + e.reason());
+    }
+  }
+
+ private:
+  fs::path path_;
+  io::OutputWriter out_;
+};
 
 // ---------------------------------------------------------------- records
 
@@ -360,7 +280,7 @@ class RecordWriter {
     if (layout_.text) {
       out += ",\"text\":\"";
       const std::uint64_t words =
-          1 + text_rng.below(6);  // ~120-byte records, like the issue's 1.2 GB / 10M corpus
+          1 + text_rng.below(6);  // ~120-byte records: 10M of them make the 1.2 GB benchmark corpus
       for (std::uint64_t w = 0; w < words; ++w) {
         if (w != 0) out += ' ';
         out += kWords[text_rng.below(kWords.size())];
@@ -478,7 +398,7 @@ SynthSummary write_synth_corpus(const SynthConfig& c) {
   std::string buffer;
   buffer.reserve(kFlushBytes + (64U << 10));
   for (std::uint32_t f = 0; f < c.files; ++f) {
-    const std::unique_ptr<Sink> sink = open_sink(part_path(c, f), c.compression);
+    PartFile part(part_path(c, f), c.compression);
     for (std::uint64_t i = 0; i < counts[f]; ++i, ++position) {
       // Selection sampling: exactly `dups` of positions 1..N-1 are repeats.
       const bool dup = position > 0 && rng.below(c.records - position) < dups_left;
@@ -499,14 +419,14 @@ SynthSummary write_synth_corpus(const SynthConfig& c) {
       writer.append(buffer, k, variant, rng);
       if (buffer.size() >= kFlushBytes) {
         summary.bytes += buffer.size();
-        sink->write(buffer);
+        part.write(buffer);
         buffer.clear();
       }
     }
     summary.bytes += buffer.size();
-    sink->write(buffer);
+    part.write(buffer);
     buffer.clear();
-    sink->close();
+    part.close();
     summary.file_bytes += fs::file_size(part_path(c, f));
   }
   summary.records = c.records;

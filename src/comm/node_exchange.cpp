@@ -28,6 +28,137 @@ std::vector<int> exclusive_prefix(const std::vector<int>& counts) {
   return displs;
 }
 
+// The sizes of node_alltoallv's two steps on this rank: per local peer
+// (step 1, inside the node) and per node (step 2, across nodes), with
+// their prefix sums, and what each local peer sends for each node.
+struct TwoStepPlan {
+  std::vector<int> counts_in;  // [i * N + b]: local i's block for (node b, me)
+  std::vector<int> s1, r1, s2, r2;
+  std::vector<int> s1d, r1d, s2d, r2d;
+  std::uint64_t s1_total = 0, r1_total = 0, r2_total = 0;
+};
+
+// Collective over the node: step 1's counts, for local peer j my block
+// sizes for (b, j), b = 0..N-1.
+std::vector<int> exchange_block_counts(const NodeTopology& t, std::span<const int> send_counts) {
+  const int nodes = t.num_nodes();
+  const int locals = t.ranks_per_node();
+  const auto cells = static_cast<std::size_t>(nodes) * static_cast<std::size_t>(locals);
+  std::vector<int> counts_out(cells);
+  for (int j = 0; j < locals; ++j) {
+    for (int b = 0; b < nodes; ++b) {
+      counts_out[static_cast<std::size_t>(j * nodes + b)] =
+          send_counts[static_cast<std::size_t>(t.world_rank(b, j))];
+    }
+  }
+  std::vector<int> counts_in(cells);
+  check_mpi(MPI_Alltoall(counts_out.data(), nodes, MPI_INT, counts_in.data(), nodes, MPI_INT,
+                         t.node_comm()),
+            "MPI_Alltoall");
+  return counts_in;
+}
+
+// Sizes of the four buffers (step-1 send/recv, step-2 send/recv); throws
+// std::length_error for a block or buffer over MPI's int counts.
+void size_steps(const NodeTopology& t, std::span<const int> send_counts,
+                std::span<const int> recv_counts, TwoStepPlan& p) {
+  const int nodes = t.num_nodes();
+  const int locals = t.ranks_per_node();
+  const auto un = static_cast<std::size_t>(nodes);
+  const auto ul = static_cast<std::size_t>(locals);
+  p.s1.assign(ul, 0);
+  p.r1.assign(ul, 0);
+  p.s2.assign(un, 0);
+  p.r2.assign(un, 0);
+  for (int j = 0; j < locals; ++j) {
+    std::uint64_t n = 0;
+    for (int b = 0; b < nodes; ++b) {
+      n += static_cast<std::uint64_t>(send_counts[static_cast<std::size_t>(t.world_rank(b, j))]);
+    }
+    p.s1[static_cast<std::size_t>(j)] = to_int_count(n, "a step-1 block");
+    p.s1_total += n;
+  }
+  std::vector<std::uint64_t> s2_wide(un, 0);
+  for (int i = 0; i < locals; ++i) {
+    std::uint64_t n = 0;
+    for (int b = 0; b < nodes; ++b) {
+      const auto c =
+          static_cast<std::uint64_t>(p.counts_in[static_cast<std::size_t>(i * nodes + b)]);
+      n += c;
+      s2_wide[static_cast<std::size_t>(b)] += c;
+    }
+    p.r1[static_cast<std::size_t>(i)] = to_int_count(n, "a step-1 block");
+    p.r1_total += n;
+  }
+  for (std::size_t b = 0; b < un; ++b) p.s2[b] = to_int_count(s2_wide[b], "a step-2 block");
+  for (int a = 0; a < nodes; ++a) {
+    std::uint64_t n = 0;
+    for (int i = 0; i < locals; ++i) {
+      n += static_cast<std::uint64_t>(recv_counts[static_cast<std::size_t>(t.world_rank(a, i))]);
+    }
+    p.r2[static_cast<std::size_t>(a)] = to_int_count(n, "a step-2 block");
+    p.r2_total += n;
+  }
+  p.s1d = exclusive_prefix(p.s1);
+  p.r1d = exclusive_prefix(p.r1);
+  p.s2d = exclusive_prefix(p.s2);
+  p.r2d = exclusive_prefix(p.r2);
+  to_int_count(p.s1_total, "a step-1 buffer");
+  to_int_count(p.r1_total, "a step-1 buffer");
+  to_int_count(p.r1_total, "a step-2 buffer");  // step 2 sends what step 1 received
+  to_int_count(p.r2_total, "a step-2 buffer");
+}
+
+// Step 1's send buffer: for local peer j my blocks for (0, j), (1, j), ...
+void pack_step1(const NodeTopology& t, const char* send, std::span<const int> send_counts,
+                std::span<const int> send_displs, char* out) {
+  for (int j = 0; j < t.ranks_per_node(); ++j) {
+    for (int b = 0; b < t.num_nodes(); ++b) {
+      const auto w = static_cast<std::size_t>(t.world_rank(b, j));
+      const auto n = static_cast<std::size_t>(send_counts[w]);
+      if (n > 0) std::memcpy(out, send + send_displs[w], n);
+      out += n;
+    }
+  }
+}
+
+// Step 2's send buffer from step 1's receive buffer: for node b, the blocks
+// of local 0, 1, ... for (b, me), in order.
+void regroup_for_step2(const NodeTopology& t, const TwoStepPlan& p, const char* r1_buf, char* out) {
+  const int nodes = t.num_nodes();
+  const int locals = t.ranks_per_node();
+  std::vector<std::size_t> block_start(p.counts_in.size());  // [i * N + b] inside r1_buf
+  for (int i = 0; i < locals; ++i) {
+    auto at = static_cast<std::size_t>(p.r1d[static_cast<std::size_t>(i)]);
+    for (int b = 0; b < nodes; ++b) {
+      block_start[static_cast<std::size_t>(i * nodes + b)] = at;
+      at += static_cast<std::size_t>(p.counts_in[static_cast<std::size_t>(i * nodes + b)]);
+    }
+  }
+  for (int b = 0; b < nodes; ++b) {
+    for (int i = 0; i < locals; ++i) {
+      const auto k = static_cast<std::size_t>(i * nodes + b);
+      const auto n = static_cast<std::size_t>(p.counts_in[k]);
+      if (n > 0) std::memcpy(out, r1_buf + block_start[k], n);
+      out += n;
+    }
+  }
+}
+
+// Step 2's receive buffer unpacked: from node a, the blocks of its locals
+// 0, 1, ... go to their world ranks' places.
+void unpack_step2(const NodeTopology& t, const char* r2_buf, std::span<const int> recv_counts,
+                  std::span<const int> recv_displs, char* recv) {
+  for (int a = 0; a < t.num_nodes(); ++a) {
+    for (int i = 0; i < t.ranks_per_node(); ++i) {
+      const auto w = static_cast<std::size_t>(t.world_rank(a, i));
+      const auto n = static_cast<std::size_t>(recv_counts[w]);
+      if (n > 0) std::memcpy(recv + recv_displs[w], r2_buf, n);
+      r2_buf += n;
+    }
+  }
+}
+
 }  // namespace
 
 NodeTopology NodeTopology::discover(const Communicator& world, int ranks_per_node) {
@@ -111,115 +242,24 @@ void node_alltoallv(const NodeTopology& t, const char* send, std::span<const int
                     std::span<const int> send_displs, char* recv, std::span<const int> recv_counts,
                     std::span<const int> recv_displs, std::vector<char>& scratch) {
   if (!t.uniform()) throw std::logic_error("node_alltoallv needs the same rank count per node");
-  const int nodes = t.num_nodes();
-  const int locals = t.ranks_per_node();
-  const auto un = static_cast<std::size_t>(nodes);
-  const auto ul = static_cast<std::size_t>(locals);
-  const auto sc = [&](int node, int local) {
-    return send_counts[static_cast<std::size_t>(t.world_rank(node, local))];
-  };
-
-  // Step 1 counts: for local peer j, my block sizes for (b, j), b = 0..N-1.
-  std::vector<int> counts_out(ul * un);
-  for (int j = 0; j < locals; ++j) {
-    for (int b = 0; b < nodes; ++b) counts_out[static_cast<std::size_t>(j * nodes + b)] = sc(b, j);
-  }
-  std::vector<int> counts_in(ul * un);  // [i * N + b]: local i's block for (b, me)
-  check_mpi(MPI_Alltoall(counts_out.data(), nodes, MPI_INT, counts_in.data(), nodes, MPI_INT,
-                         t.node_comm()),
-            "MPI_Alltoall");
-
-  // Sizes of the four buffers: step-1 send/recv, step-2 send/recv.
-  std::vector<int> s1(ul, 0), r1(ul, 0), s2(un, 0), r2(un, 0);
-  std::uint64_t s1_total = 0, r1_total = 0, r2_total = 0;
-  for (int j = 0; j < locals; ++j) {
-    std::uint64_t n = 0;
-    for (int b = 0; b < nodes; ++b) n += static_cast<std::uint64_t>(sc(b, j));
-    s1[static_cast<std::size_t>(j)] = to_int_count(n, "a step-1 block");
-    s1_total += n;
-  }
-  std::vector<std::uint64_t> s2_wide(un, 0);
-  for (int i = 0; i < locals; ++i) {
-    std::uint64_t n = 0;
-    for (int b = 0; b < nodes; ++b) {
-      const auto c = static_cast<std::uint64_t>(counts_in[static_cast<std::size_t>(i * nodes + b)]);
-      n += c;
-      s2_wide[static_cast<std::size_t>(b)] += c;
-    }
-    r1[static_cast<std::size_t>(i)] = to_int_count(n, "a step-1 block");
-    r1_total += n;
-  }
-  for (int b = 0; b < nodes; ++b) {
-    s2[static_cast<std::size_t>(b)] =
-        to_int_count(s2_wide[static_cast<std::size_t>(b)], "a step-2 block");
-  }
-  for (int a = 0; a < nodes; ++a) {
-    std::uint64_t n = 0;
-    for (int i = 0; i < locals; ++i) {
-      n += static_cast<std::uint64_t>(recv_counts[static_cast<std::size_t>(t.world_rank(a, i))]);
-    }
-    r2[static_cast<std::size_t>(a)] = to_int_count(n, "a step-2 block");
-    r2_total += n;
-  }
-  const std::vector<int> s1d = exclusive_prefix(s1), r1d = exclusive_prefix(r1);
-  const std::vector<int> s2d = exclusive_prefix(s2), r2d = exclusive_prefix(r2);
-  to_int_count(s1_total, "a step-1 buffer");
-  to_int_count(r1_total, "a step-1 buffer");
-  to_int_count(r1_total, "a step-2 buffer");  // step 2 sends what step 1 received
-  to_int_count(r2_total, "a step-2 buffer");
-  scratch.resize(s1_total + 2 * r1_total + r2_total);
+  TwoStepPlan p;
+  p.counts_in = exchange_block_counts(t, send_counts);
+  size_steps(t, send_counts, recv_counts, p);
+  scratch.resize(p.s1_total + 2 * p.r1_total + p.r2_total);
   char* const s1_buf = scratch.data();
-  char* const r1_buf = s1_buf + s1_total;
-  char* const s2_buf = r1_buf + r1_total;
-  char* const r2_buf = s2_buf + r1_total;
+  char* const r1_buf = s1_buf + p.s1_total;
+  char* const s2_buf = r1_buf + p.r1_total;
+  char* const r2_buf = s2_buf + p.r1_total;
 
-  // Step 1: pack for local peer j my blocks for (0, j), (1, j), ...
-  char* p = s1_buf;
-  for (int j = 0; j < locals; ++j) {
-    for (int b = 0; b < nodes; ++b) {
-      const int w = t.world_rank(b, j);
-      const auto n = static_cast<std::size_t>(send_counts[static_cast<std::size_t>(w)]);
-      if (n > 0) std::memcpy(p, send + send_displs[static_cast<std::size_t>(w)], n);
-      p += n;
-    }
-  }
-  check_mpi(MPI_Alltoallv(s1_buf, s1.data(), s1d.data(), MPI_BYTE, r1_buf, r1.data(), r1d.data(),
-                          MPI_BYTE, t.node_comm()),
+  pack_step1(t, send, send_counts, send_displs, s1_buf);
+  check_mpi(MPI_Alltoallv(s1_buf, p.s1.data(), p.s1d.data(), MPI_BYTE, r1_buf, p.r1.data(),
+                          p.r1d.data(), MPI_BYTE, t.node_comm()),
             "MPI_Alltoallv");
-
-  // Step 2: for node b, the blocks of local 0, 1, ... for (b, me), in order.
-  std::vector<std::size_t> block_start(ul * un);  // [i * N + b] inside r1_buf
-  for (int i = 0; i < locals; ++i) {
-    std::size_t at = static_cast<std::size_t>(r1d[static_cast<std::size_t>(i)]);
-    for (int b = 0; b < nodes; ++b) {
-      block_start[static_cast<std::size_t>(i * nodes + b)] = at;
-      at += static_cast<std::size_t>(counts_in[static_cast<std::size_t>(i * nodes + b)]);
-    }
-  }
-  p = s2_buf;
-  for (int b = 0; b < nodes; ++b) {
-    for (int i = 0; i < locals; ++i) {
-      const auto k = static_cast<std::size_t>(i * nodes + b);
-      const auto n = static_cast<std::size_t>(counts_in[k]);
-      if (n > 0) std::memcpy(p, r1_buf + block_start[k], n);
-      p += n;
-    }
-  }
-  check_mpi(MPI_Alltoallv(s2_buf, s2.data(), s2d.data(), MPI_BYTE, r2_buf, r2.data(), r2d.data(),
-                          MPI_BYTE, t.cross_comm()),
+  regroup_for_step2(t, p, r1_buf, s2_buf);
+  check_mpi(MPI_Alltoallv(s2_buf, p.s2.data(), p.s2d.data(), MPI_BYTE, r2_buf, p.r2.data(),
+                          p.r2d.data(), MPI_BYTE, t.cross_comm()),
             "MPI_Alltoallv");
-
-  // Unpack: from node a, the blocks of its locals 0, 1, ... go to their
-  // world ranks' places.
-  p = r2_buf;
-  for (int a = 0; a < nodes; ++a) {
-    for (int i = 0; i < locals; ++i) {
-      const auto w = static_cast<std::size_t>(t.world_rank(a, i));
-      const auto n = static_cast<std::size_t>(recv_counts[w]);
-      if (n > 0) std::memcpy(recv + recv_displs[w], p, n);
-      p += n;
-    }
-  }
+  unpack_step2(t, r2_buf, recv_counts, recv_displs, recv);
 }
 
 }  // namespace bloomshard::comm

@@ -36,6 +36,57 @@ T load(const char* p) {
   return v;
 }
 
+// Collective: throws RouterLimitError on every rank when any rank's round is
+// over `limit` bytes either way or holds a key longer than 2^32-1 bytes.
+void check_round_limit(const Communicator& comm, std::uint64_t limit, std::uint64_t send_total,
+                       std::uint64_t recv_total, bool key_too_long) {
+  const bool local_ok = !key_too_long && send_total <= limit && recv_total <= limit;
+  if (comm.all(local_ok)) return;
+  throw RouterLimitError(
+      "key router: a round exceeds the per-rank exchange limit of " + std::to_string(limit) +
+      " bytes (MPI int counts) on at least one rank; this rank would send " +
+      std::to_string(send_total) + " and receive " + std::to_string(recv_total) + " bytes" +
+      (key_too_long ? " and has a key longer than 2^32-1 bytes" : "") +
+      ". Lower --batch-bytes (the worst case receives ranks x batch bytes).");
+}
+
+// Packs each key (hash hi, hash lo, u32 length, bytes) behind its owner's
+// cursor, the owners' blocks starting at `displs`.
+void pack_keys(std::span<const OutgoingKey> keys, std::span<const std::uint32_t> owners,
+               std::span<const int> displs, std::vector<std::size_t>& cursor,
+               std::vector<char>& buffer, std::uint64_t total) {
+  if (buffer.size() < total) buffer.resize(total);
+  cursor.assign(displs.begin(), displs.end());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    char* p = buffer.data() + cursor[owners[i]];
+    const auto len = static_cast<std::uint32_t>(keys[i].bytes.size());
+    std::memcpy(p, &keys[i].hash.hi, 8);
+    std::memcpy(p + 8, &keys[i].hash.lo, 8);
+    std::memcpy(p + 16, &len, 4);
+    if (len > 0) std::memcpy(p + kKeyHeaderBytes, keys[i].bytes.data(), len);
+    cursor[owners[i]] += kKeyHeaderBytes + len;
+  }
+}
+
+// The key at `p` (before `end`) from rank `src`, viewed in place; advances
+// `p` past it. Throws std::logic_error on a truncated payload.
+core::KeyRef parse_key(const char*& p, const char* end, std::size_t src) {
+  if (end - p < static_cast<std::ptrdiff_t>(kKeyHeaderBytes)) {
+    throw std::logic_error("key router: truncated payload from rank " + std::to_string(src));
+  }
+  core::KeyRef ref;
+  ref.hash.hi = load<std::uint64_t>(p);
+  ref.hash.lo = load<std::uint64_t>(p + 8);
+  const auto len = load<std::uint32_t>(p + 16);
+  p += kKeyHeaderBytes;
+  if (static_cast<std::uint64_t>(end - p) < len) {
+    throw std::logic_error("key router: truncated key from rank " + std::to_string(src));
+  }
+  ref.bytes = std::string_view(p, len);
+  p += len;
+  return ref;
+}
+
 }  // namespace
 
 std::optional<ExchangeMode> parse_exchange_mode(std::string_view name) {
@@ -99,11 +150,32 @@ void KeyRouter::exchange(std::span<const OutgoingKey> keys, RoutedBatch& out) {
 
 void KeyRouter::exchange_within(std::span<const OutgoingKey> keys, RoutedBatch& out,
                                 std::uint64_t limit) {
-  const std::size_t ranks = comm_.usize();
+  const bool key_too_long = count_by_owner(keys, out);
+  exchange_counts();
+  const std::uint64_t send_total = sum_field(counts_out_, 0);
+  const std::uint64_t recv_total = sum_field(counts_in_, 0);
+  check_round_limit(comm_, limit, send_total, recv_total, key_too_long);
 
-  // Pass 1: owner of every key and the bytes/keys per destination.
+  to_int_counts(counts_out_, 0, send_counts_, send_displs_);
+  to_int_counts(counts_in_, 0, recv_counts_, recv_displs_);
+  pack_keys(keys, out.owner_of_sent_, send_displs_, cursor_, send_buffer_, send_total);
+  if (out.buffer_.size() < recv_total) out.buffer_.resize(recv_total);
+  alltoallv_bytes(send_buffer_.data(), send_counts_, send_displs_, out.buffer_.data(), recv_counts_,
+                  recv_displs_);
+  unpack_keys(out);
+
+  stats_.exchanges += 1;
+  stats_.keys_sent += keys.size();
+  stats_.keys_received += out.keys_.size();
+  stats_.payload_bytes_sent += send_total;
+  stats_.payload_bytes_sent_remote += send_total - counts_out_[2 * comm_.urank()];
+  stats_.payload_bytes_received += recv_total;
+  stats_.max_payload_bytes_received = std::max(stats_.max_payload_bytes_received, recv_total);
+}
+
+bool KeyRouter::count_by_owner(std::span<const OutgoingKey> keys, RoutedBatch& out) {
   out.owner_of_sent_.resize(keys.size());
-  counts_out_.assign(2 * ranks, 0);
+  counts_out_.assign(2 * comm_.usize(), 0);
   bool key_too_long = false;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     const std::uint32_t owner = owner_of(keys[i].hash);
@@ -112,7 +184,11 @@ void KeyRouter::exchange_within(std::span<const OutgoingKey> keys, RoutedBatch& 
     counts_out_[2 * owner + 1] += 1;
     key_too_long |= keys[i].bytes.size() > UINT32_MAX;
   }
+  return key_too_long;
+}
 
+void KeyRouter::exchange_counts() {
+  const std::size_t ranks = comm_.usize();
   counts_in_.assign(2 * ranks, 0);
   if (topology_) {  // the counts travel node-aware too: 16 bytes per rank pair
     fixed_counts_.assign(ranks, 2 * sizeof(std::uint64_t));
@@ -120,44 +196,15 @@ void KeyRouter::exchange_within(std::span<const OutgoingKey> keys, RoutedBatch& 
     std::exclusive_scan(fixed_counts_.begin(), fixed_counts_.end(), fixed_displs_.begin(), 0);
     alltoallv_bytes(counts_out_.data(), fixed_counts_, fixed_displs_, counts_in_.data(),
                     fixed_counts_, fixed_displs_);
-  } else {
-    check_mpi(MPI_Alltoall(counts_out_.data(), 2, MPI_UINT64_T, counts_in_.data(), 2, MPI_UINT64_T,
-                           comm_.mpi_comm()),
-              "MPI_Alltoall");
+    return;
   }
-  const std::uint64_t send_total = sum_field(counts_out_, 0);
-  const std::uint64_t recv_total = sum_field(counts_in_, 0);
-  const bool local_ok = !key_too_long && send_total <= limit && recv_total <= limit;
-  if (!comm_.all(local_ok)) {
-    throw RouterLimitError(
-        "key router: a round exceeds the per-rank exchange limit of " + std::to_string(limit) +
-        " bytes (MPI int counts) on at least one rank; this rank would send " +
-        std::to_string(send_total) + " and receive " + std::to_string(recv_total) + " bytes" +
-        (key_too_long ? " and has a key longer than 2^32-1 bytes" : "") +
-        ". Lower --batch-bytes (the worst case receives ranks x batch bytes).");
-  }
+  check_mpi(MPI_Alltoall(counts_out_.data(), 2, MPI_UINT64_T, counts_in_.data(), 2, MPI_UINT64_T,
+                         comm_.mpi_comm()),
+            "MPI_Alltoall");
+}
 
-  to_int_counts(counts_out_, 0, send_counts_, send_displs_);
-  to_int_counts(counts_in_, 0, recv_counts_, recv_displs_);
-
-  // Pass 2: pack each key behind its destination's cursor.
-  if (send_buffer_.size() < send_total) send_buffer_.resize(send_total);
-  cursor_.assign(send_displs_.begin(), send_displs_.end());
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    char* p = send_buffer_.data() + cursor_[out.owner_of_sent_[i]];
-    const auto len = static_cast<std::uint32_t>(keys[i].bytes.size());
-    std::memcpy(p, &keys[i].hash.hi, 8);
-    std::memcpy(p + 8, &keys[i].hash.lo, 8);
-    std::memcpy(p + 16, &len, 4);
-    if (len > 0) std::memcpy(p + kKeyHeaderBytes, keys[i].bytes.data(), len);
-    cursor_[out.owner_of_sent_[i]] += kKeyHeaderBytes + len;
-  }
-
-  if (out.buffer_.size() < recv_total) out.buffer_.resize(recv_total);
-  alltoallv_bytes(send_buffer_.data(), send_counts_, send_displs_, out.buffer_.data(), recv_counts_,
-                  recv_displs_);
-
-  // Parse in place: the order of the buffer is the decision order.
+void KeyRouter::unpack_keys(RoutedBatch& out) const {
+  const std::size_t ranks = comm_.usize();
   out.keys_.clear();
   out.keys_.reserve(sum_field(counts_in_, 1));
   out.recv_counts_.resize(ranks);
@@ -168,35 +215,12 @@ void KeyRouter::exchange_within(std::span<const OutgoingKey> keys, RoutedBatch& 
     out.sent_counts_[src] = static_cast<int>(counts_out_[2 * src + 1]);
     const char* p = out.buffer_.data() + recv_displs_[src];
     const char* const end = p + recv_counts_[src];
-    for (std::uint64_t k = 0; k < n; ++k) {
-      if (end - p < static_cast<std::ptrdiff_t>(kKeyHeaderBytes)) {
-        throw std::logic_error("key router: truncated payload from rank " + std::to_string(src));
-      }
-      core::KeyRef ref;
-      ref.hash.hi = load<std::uint64_t>(p);
-      ref.hash.lo = load<std::uint64_t>(p + 8);
-      const auto len = load<std::uint32_t>(p + 16);
-      p += kKeyHeaderBytes;
-      if (static_cast<std::uint64_t>(end - p) < len) {
-        throw std::logic_error("key router: truncated key from rank " + std::to_string(src));
-      }
-      ref.bytes = std::string_view(p, len);
-      p += len;
-      out.keys_.push_back(ref);
-    }
+    for (std::uint64_t k = 0; k < n; ++k) out.keys_.push_back(parse_key(p, end, src));
     if (p != end) {
       throw std::logic_error("key router: payload from rank " + std::to_string(src) +
                              " longer than its key count");
     }
   }
-
-  stats_.exchanges += 1;
-  stats_.keys_sent += keys.size();
-  stats_.keys_received += out.keys_.size();
-  stats_.payload_bytes_sent += send_total;
-  stats_.payload_bytes_sent_remote += send_total - counts_out_[2 * comm_.urank()];
-  stats_.payload_bytes_received += recv_total;
-  stats_.max_payload_bytes_received = std::max(stats_.max_payload_bytes_received, recv_total);
 }
 
 std::vector<core::Verdict> KeyRouter::return_verdicts(const RoutedBatch& batch,

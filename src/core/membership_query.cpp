@@ -9,12 +9,7 @@
 namespace bloomshard::core {
 
 QueryCounters& QueryCounters::operator+=(const QueryCounters& o) noexcept {
-  queried += o.queried;
-  tier1_absent += o.tier1_absent;
-  tier1_maybe += o.tier1_maybe;
-  tier2_lookups += o.tier2_lookups;
-  hits += o.hits;
-  false_positives += o.false_positives;
+  add_counters<QueryCounters>(*this, o, kQueryCounterFields);
   return *this;
 }
 

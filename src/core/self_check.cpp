@@ -58,6 +58,110 @@ __attribute__((format(printf, 2, 3))) void line(std::string& text, const char* f
   text += '\n';
 }
 
+// The key stream and the truth about it: distinct keys in order, with
+// repeats of already-emitted keys mixed in; repeat j points at an earlier
+// position of the stream.
+struct KeyStream {
+  std::vector<std::string> keys;
+  std::vector<std::uint8_t> expect_dup;
+};
+
+KeyStream make_stream() {
+  std::mt19937_64 rng(0x5e1fc4ecULL);
+  KeyStream s;
+  s.keys.reserve(kDistinct + kRepeats);
+  s.expect_dup.reserve(kDistinct + kRepeats);
+  std::size_t emitted = 0;
+  std::size_t repeats = 0;
+  const std::string empty_key;
+  while (emitted < kDistinct || repeats < kRepeats) {
+    const bool repeat = emitted > 0 && repeats < kRepeats &&
+                        (emitted == kDistinct || rng() % (kDistinct + kRepeats) < kRepeats);
+    if (repeat) {
+      s.keys.push_back(s.keys[rng() % s.keys.size()]);
+      s.expect_dup.push_back(1);
+      ++repeats;
+    } else {
+      s.keys.push_back(emitted == 0 ? empty_key : distinct_key(emitted));
+      s.expect_dup.push_back(0);
+      ++emitted;
+    }
+  }
+  return s;
+}
+
+// Every key of the stream decided by `set`, in batches of kBatch.
+std::vector<Verdict> decide_stream(TwoTierSet& set, const KeyStream& stream) {
+  std::vector<KeyRef> refs(stream.keys.size());
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    refs[i] = {hash_key(stream.keys[i]), stream.keys[i]};
+  }
+  std::vector<Verdict> verdicts(refs.size());
+  for (std::size_t at = 0; at < refs.size(); at += kBatch) {
+    const std::size_t n = std::min(kBatch, refs.size() - at);
+    set.decide_batch(std::span(refs).subspan(at, n), std::span(verdicts).subspan(at, n));
+  }
+  return verdicts;
+}
+
+// The verdicts against the truth.
+struct VerdictTally {
+  std::size_t wrong_dup = 0;      // kept copy reported as duplicate
+  std::size_t wrong_new = 0;      // repeat reported as new (false negative)
+  std::uint64_t fp_verdicts = 0;  // kNewAfterFalsePositive verdicts
+};
+
+VerdictTally tally(const std::vector<Verdict>& verdicts, const KeyStream& stream) {
+  VerdictTally t;
+  for (std::size_t i = 0; i < verdicts.size(); ++i) {
+    const bool dup = verdicts[i] == Verdict::kDuplicate;
+    t.wrong_dup += (!stream.expect_dup[i] && dup) ? 1U : 0U;
+    t.wrong_new += (stream.expect_dup[i] && !dup) ? 1U : 0U;
+    t.fp_verdicts += verdicts[i] == Verdict::kNewAfterFalsePositive ? 1U : 0U;
+  }
+  return t;
+}
+
+void describe(std::string& text, const TwoTierSet& set, const ScalableBloomParams& params,
+              std::size_t keys, double fpr) {
+  const DecisionCounters& c = set.counters();
+  line(text, "keys %zu (distinct %zu, repeats %zu), slices %u, bloom layers %zu", keys, kDistinct,
+       kRepeats, params.num_slices, set.bloom().num_layers());
+  line(text,
+       "tier1 absent %llu, maybe %llu; tier2 lookups %llu: duplicates %llu, "
+       "false positives %llu",
+       static_cast<unsigned long long>(c.tier1_absent),
+       static_cast<unsigned long long>(c.tier1_maybe),
+       static_cast<unsigned long long>(c.tier2_lookups),
+       static_cast<unsigned long long>(c.duplicates),
+       static_cast<unsigned long long>(c.false_positives));
+  line(text, "measured FPR %.4f%% (target %.2f%%); bloom %.1f KiB, tier-2 delta %.1f KiB",
+       100.0 * fpr, 100.0 * kFprTarget, static_cast<double>(set.bloom().memory_bytes()) / 1024.0,
+       static_cast<double>(set.exact().delta_bytes()) / 1024.0);
+}
+
+// Every way the run can be wrong, each reported through `fail`.
+template <class Fail>
+void check_run(const TwoTierSet& set, const VerdictTally& t, std::size_t keys, double fpr,
+               Fail&& fail) {
+  const DecisionCounters& c = set.counters();
+  if (t.wrong_new != 0) fail(std::to_string(t.wrong_new) + " repeats not found (false negatives)");
+  if (t.wrong_dup != 0) fail(std::to_string(t.wrong_dup) + " first copies dropped as duplicates");
+  if (c.decided != keys) fail("decided counter " + std::to_string(c.decided));
+  if (c.decided != c.tier1_absent + c.tier1_maybe || c.tier1_maybe != c.tier2_lookups ||
+      c.tier2_lookups != c.duplicates + c.false_positives) {
+    fail("counters do not add up");
+  }
+  if (c.duplicates != kRepeats) fail("duplicates " + std::to_string(c.duplicates));
+  if (c.false_positives != t.fp_verdicts) fail("false-positive counter != verdicts");
+  if (set.exact().size() != kDistinct) {
+    fail("tier 2 holds " + std::to_string(set.exact().size()) + " keys, expected " +
+         std::to_string(kDistinct));
+  }
+  if (set.bloom().num_layers() < 2) fail("the filter did not grow past its first layer");
+  if (fpr > 1.5 * kFprTarget) fail("false-positive rate above 1.5x target");
+}
+
 }  // namespace
 
 SelfCheckReport run_self_check() {
@@ -69,30 +173,7 @@ SelfCheckReport run_self_check() {
     report.text += "  " + what + "\n";
   };
   const auto start = std::chrono::steady_clock::now();
-
-  // The stream: distinct keys in order, with repeats of already-emitted keys
-  // mixed in; repeat j points at an earlier position of the stream.
-  std::mt19937_64 rng(0x5e1fc4ecULL);
-  std::vector<std::string> stream_keys;
-  std::vector<std::uint8_t> expect_dup;
-  stream_keys.reserve(kDistinct + kRepeats);
-  expect_dup.reserve(kDistinct + kRepeats);
-  std::size_t emitted = 0;
-  std::size_t repeats = 0;
-  std::string empty_key;
-  while (emitted < kDistinct || repeats < kRepeats) {
-    const bool repeat = emitted > 0 && repeats < kRepeats &&
-                        (emitted == kDistinct || rng() % (kDistinct + kRepeats) < kRepeats);
-    if (repeat) {
-      stream_keys.push_back(stream_keys[rng() % stream_keys.size()]);
-      expect_dup.push_back(1);
-      ++repeats;
-    } else {
-      stream_keys.push_back(emitted == 0 ? empty_key : distinct_key(emitted));
-      expect_dup.push_back(0);
-      ++emitted;
-    }
-  }
+  const KeyStream stream = make_stream();
 
   ScalableBloomParams params;
   params.initial_capacity = kDistinct / 4;  // forces the filter to grow
@@ -100,57 +181,12 @@ SelfCheckReport run_self_check() {
   params.num_slices = 256;
   try {
     TwoTierSet set(params, SliceRange{0, params.num_slices});
-    std::vector<KeyRef> refs(stream_keys.size());
-    for (std::size_t i = 0; i < refs.size(); ++i) {
-      refs[i] = {hash_key(stream_keys[i]), stream_keys[i]};
-    }
-    std::vector<Verdict> verdicts(refs.size());
-    for (std::size_t at = 0; at < refs.size(); at += kBatch) {
-      const std::size_t n = std::min(kBatch, refs.size() - at);
-      set.decide_batch(std::span(refs).subspan(at, n), std::span(verdicts).subspan(at, n));
-    }
-
-    std::size_t wrong_dup = 0;  // kept copy reported as duplicate
-    std::size_t wrong_new = 0;  // repeat reported as new (false negative)
-    std::uint64_t fp_verdicts = 0;
-    for (std::size_t i = 0; i < verdicts.size(); ++i) {
-      const bool dup = verdicts[i] == Verdict::kDuplicate;
-      wrong_dup += (!expect_dup[i] && dup) ? 1U : 0U;
-      wrong_new += (expect_dup[i] && !dup) ? 1U : 0U;
-      fp_verdicts += verdicts[i] == Verdict::kNewAfterFalsePositive ? 1U : 0U;
-    }
-    const DecisionCounters& c = set.counters();
-    const double fpr = static_cast<double>(c.false_positives) / static_cast<double>(kDistinct);
-
-    line(report.text, "keys %zu (distinct %zu, repeats %zu), slices %u, bloom layers %zu",
-         refs.size(), kDistinct, kRepeats, params.num_slices, set.bloom().num_layers());
-    line(report.text,
-         "tier1 absent %llu, maybe %llu; tier2 lookups %llu: duplicates %llu, "
-         "false positives %llu",
-         static_cast<unsigned long long>(c.tier1_absent),
-         static_cast<unsigned long long>(c.tier1_maybe),
-         static_cast<unsigned long long>(c.tier2_lookups),
-         static_cast<unsigned long long>(c.duplicates),
-         static_cast<unsigned long long>(c.false_positives));
-    line(report.text, "measured FPR %.4f%% (target %.2f%%); bloom %.1f KiB, tier-2 delta %.1f KiB",
-         100.0 * fpr, 100.0 * kFprTarget, static_cast<double>(set.bloom().memory_bytes()) / 1024.0,
-         static_cast<double>(set.exact().delta_bytes()) / 1024.0);
-
-    if (wrong_new != 0) fail(std::to_string(wrong_new) + " repeats not found (false negatives)");
-    if (wrong_dup != 0) fail(std::to_string(wrong_dup) + " first copies dropped as duplicates");
-    if (c.decided != refs.size()) fail("decided counter " + std::to_string(c.decided));
-    if (c.decided != c.tier1_absent + c.tier1_maybe || c.tier1_maybe != c.tier2_lookups ||
-        c.tier2_lookups != c.duplicates + c.false_positives) {
-      fail("counters do not add up");
-    }
-    if (c.duplicates != kRepeats) fail("duplicates " + std::to_string(c.duplicates));
-    if (c.false_positives != fp_verdicts) fail("false-positive counter != verdicts");
-    if (set.exact().size() != kDistinct) {
-      fail("tier 2 holds " + std::to_string(set.exact().size()) + " keys, expected " +
-           std::to_string(kDistinct));
-    }
-    if (set.bloom().num_layers() < 2) fail("the filter did not grow past its first layer");
-    if (fpr > 1.5 * kFprTarget) fail("false-positive rate above 1.5x target");
+    const std::vector<Verdict> verdicts = decide_stream(set, stream);
+    const VerdictTally t = tally(verdicts, stream);
+    const double fpr =
+        static_cast<double>(set.counters().false_positives) / static_cast<double>(kDistinct);
+    describe(report.text, set, params, verdicts.size(), fpr);
+    check_run(set, t, verdicts.size(), fpr, fail);
   } catch (const std::bad_alloc&) {
     throw;
   } catch (const std::exception& e) {

@@ -21,13 +21,7 @@
 namespace bloomshard::core {
 
 DecisionCounters& DecisionCounters::operator+=(const DecisionCounters& o) noexcept {
-  decided += o.decided;
-  tier1_absent += o.tier1_absent;
-  tier1_maybe += o.tier1_maybe;
-  tier2_lookups += o.tier2_lookups;
-  duplicates += o.duplicates;
-  false_positives += o.false_positives;
-  refreshed += o.refreshed;
+  add_counters<DecisionCounters>(*this, o, kDecisionCounterFields);
   return *this;
 }
 

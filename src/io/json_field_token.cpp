@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "bloomshard/io/reject_writer.hpp"
+#include "io/json_escape.hpp"
 
 namespace bloomshard::io {
 namespace od = simdjson::ondemand;

@@ -151,6 +151,33 @@ class Backslashes {
   const char* next_;
 };
 
+/// The scalar value at `p` (a string, number or literal) whose token ends
+/// before `stop`: its kind and, for a string, its raw contents. False when
+/// unsure (an escape DOM must judge, a number DOM may parse otherwise, any
+/// other token). Always inlined: it runs for every value of every line,
+/// and as a call it cost the walk a third more instructions (callgrind).
+[[gnu::always_inline]] inline bool walk_scalar(const char* p, const char* stop,
+                                               Backslashes& slashes, WalkedKind& kind,
+                                               std::string_view& contents) noexcept {
+  using namespace walk_detail;
+  if (*p == '"') {
+    const char* const close = closing_quote(p, stop);
+    if (close == nullptr) return false;
+    const char* const slash = slashes.first_from(p + 1);
+    const bool escaped = slash < close;
+    if (escaped && !simple_escapes(slash, close)) return false;
+    kind = escaped ? WalkedKind::kUnsure : WalkedKind::kPlainString;
+    contents = std::string_view(p + 1, static_cast<std::size_t>(close - p - 1));
+    return true;
+  }
+  if (*p == '-' || is_digit(*p)) {
+    kind = WalkedKind::kUnsure;
+    return plain_number(p, stop);
+  }
+  kind = WalkedKind::kOther;
+  return literal(p, stop, "true") || literal(p, stop, "false") || literal(p, stop, "null");
+}
+
 /// walk_object_line() for the common line, a flat object of scalars, one
 /// member (four structurals: name, ':', value, ',' or '}') per step, with
 /// no state to keep and the structurals' loads independent of each other.
@@ -175,21 +202,7 @@ bool walk_flat_object(const char* b, const std::uint32_t* st, std::uint32_t coun
     if (name_close == nullptr || slashes.first_from(name + 1) < name_close) return false;
     WalkedKind kind = WalkedKind::kOther;
     std::string_view contents;
-    if (*value == '"') {
-      const char* const close = closing_quote(value, next);
-      if (close == nullptr) return false;
-      const char* const slash = slashes.first_from(value + 1);
-      const bool escaped = slash < close;
-      if (escaped && !simple_escapes(slash, close)) return false;
-      kind = escaped ? WalkedKind::kUnsure : WalkedKind::kPlainString;
-      contents = std::string_view(value + 1, static_cast<std::size_t>(close - value - 1));
-    } else if (*value == '-' || is_digit(*value)) {
-      if (!plain_number(value, next)) return false;
-      kind = WalkedKind::kUnsure;
-    } else if (!literal(value, next, "true") && !literal(value, next, "false") &&
-               !literal(value, next, "null")) {
-      return false;
-    }
+    if (!walk_scalar(value, next, slashes, kind, contents)) return false;
     const std::string_view member(name + 1, static_cast<std::size_t>(name_close - name - 1));
     if (!on_root_member(member, kind, contents)) return false;
     k += 4;
@@ -274,21 +287,7 @@ bool walk_object_line(const char* b, const std::uint32_t* st, std::uint32_t coun
           expect = *p == '{' ? Expect::kObjectStart : Expect::kArrayStart;
           break;
         }
-        if (*p == '"') {
-          const char* close = closing_quote(p, stop(k));
-          if (close == nullptr) return false;
-          const char* slash = slashes.first_from(p + 1);
-          const bool escaped = slash < close;
-          if (escaped && !simple_escapes(slash, close)) return false;
-          kind = escaped ? WalkedKind::kUnsure : WalkedKind::kPlainString;
-          contents = std::string_view(p + 1, static_cast<std::size_t>(close - p - 1));
-        } else if (*p == '-' || is_digit(*p)) {
-          if (!plain_number(p, stop(k))) return false;
-          kind = WalkedKind::kUnsure;
-        } else if (!literal(p, stop(k), "true") && !literal(p, stop(k), "false") &&
-                   !literal(p, stop(k), "null")) {
-          return false;
-        }
+        if (!walk_scalar(p, stop(k), slashes, kind, contents)) return false;
         if (root_member && !on_root_member(member, kind, contents)) return false;
         ++k;
         expect = Expect::kAfterValue;

@@ -50,6 +50,7 @@ struct OutputWriter::Impl {
   std::uint64_t writeback_bytes = 0;  // OutputOptions::writeback_bytes
   std::uint64_t writeback_from = 0;   // bytes below this were handed to writeback
   std::uint64_t bytes_in = 0;
+  bool zstd_content_size = true;  // OutputOptions::zstd_content_size
 
   Impl(fs::path p, Compression c) : path(std::move(p)), compression(c) {}
   ~Impl() {
@@ -68,6 +69,7 @@ struct OutputWriter::Impl {
   void start(const OutputOptions& options) {
     stage_cap = std::clamp(options.buffer_bytes, kMinBufferBytes, kMaxBufferBytes);
     writeback_bytes = options.writeback_bytes;
+    zstd_content_size = options.zstd_content_size;
     stage = std::make_unique<char[]>(stage_cap);
     if (compression == Compression::kGzip) {
       const int level = options.level == 0 ? kDefaultGzipLevel : options.level;
@@ -162,17 +164,25 @@ struct OutputWriter::Impl {
       if (finish && deflateReset(&z) != Z_OK) fail("zlib deflateReset failed");
     } else {
       ZSTD_inBuffer in{stage.get(), stage_len, 0};
-      for (;;) {
-        ZSTD_outBuffer out{zbuf.get(), zcap, 0};
-        const std::size_t rem =
-            ZSTD_compressStream2(zc, &out, &in, finish ? ZSTD_e_end : ZSTD_e_continue);
-        if (ZSTD_isError(rem) != 0)
-          fail(std::string("zstd compression failed: ") + ZSTD_getErrorName(rem));
-        write_fd(zbuf.get(), out.pos);
-        if (finish ? rem == 0 : in.pos == in.size) break;
-      }
+      // Streamed first, so that ZSTD_e_end never sees the whole frame at once.
+      if (finish && !zstd_content_size && stage_len != 0) pump_zstd(in, false);
+      pump_zstd(in, finish);
     }
     stage_len = 0;
+  }
+
+  // Feeds `in` to the zstd stream (with `finish`, to the frame's end) and
+  // writes what comes out.
+  void pump_zstd(ZSTD_inBuffer& in, bool finish) {
+    for (;;) {
+      ZSTD_outBuffer out{zbuf.get(), zcap, 0};
+      const std::size_t rem =
+          ZSTD_compressStream2(zc, &out, &in, finish ? ZSTD_e_end : ZSTD_e_continue);
+      if (ZSTD_isError(rem) != 0)
+        fail(std::string("zstd compression failed: ") + ZSTD_getErrorName(rem));
+      write_fd(zbuf.get(), out.pos);
+      if (finish ? rem == 0 : in.pos == in.size) break;
+    }
   }
 
   void append(std::string_view data) {

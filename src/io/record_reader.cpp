@@ -246,6 +246,24 @@ bool RecordReader::refill() {
   return got != 0;
 }
 
+void RecordReader::take_line(Record& out, std::size_t len, std::size_t next) {
+  const char* const line = buf_ + begin_;
+  out.line_bytes = len;
+  out.too_long = len > options_.max_line_bytes;
+  if (out.too_long) {
+    long_prefix_.assign(line, std::min(len, kTooLongPrefixBytes));
+    out.line = long_prefix_;
+    mix_too_long(len, out.terminator);
+  } else {
+    out.line = std::string_view(line, len);
+    mix(line, next - begin_, 0);
+  }
+  offset_ += next - begin_;
+  begin_ = scan_ = next;
+  out.line_number = ++records_;
+  out.end_offset = offset_;
+}
+
 bool RecordReader::next(Record& out) {
   if (!source_) throw std::logic_error("RecordReader::next before open");
   for (;;) {
@@ -259,21 +277,7 @@ bool RecordReader::next(Record& out) {
         --line_end;
         out.terminator = kCrLf;
       }
-      const std::size_t len = line_end - begin_;
-      out.line_bytes = len;
-      out.too_long = len > options_.max_line_bytes;
-      if (out.too_long) {
-        long_prefix_.assign(base + begin_, std::min(len, kTooLongPrefixBytes));
-        out.line = long_prefix_;
-        mix_too_long(len, out.terminator);
-      } else {
-        out.line = std::string_view(base + begin_, len);
-        mix(base + begin_, nl_pos + 1 - begin_, 0);
-      }
-      offset_ += nl_pos + 1 - begin_;
-      begin_ = scan_ = nl_pos + 1;
-      out.line_number = ++records_;
-      out.end_offset = offset_;
+      take_line(out, line_end - begin_, nl_pos + 1);
       return true;
     }
     scan_ = end_;
@@ -282,20 +286,7 @@ bool RecordReader::next(Record& out) {
       if (pending == 0) return false;
       // Last line without a newline; a lone trailing '\r' stays in the line.
       out.terminator = kNoTerminator;
-      out.line_bytes = pending;
-      out.too_long = pending > options_.max_line_bytes;
-      if (out.too_long) {
-        long_prefix_.assign(base + begin_, std::min(pending, kTooLongPrefixBytes));
-        out.line = long_prefix_;
-        mix_too_long(pending, out.terminator);
-      } else {
-        out.line = std::string_view(base + begin_, pending);
-        mix(base + begin_, pending, 0);
-      }
-      offset_ += pending;
-      begin_ = scan_ = end_;
-      out.line_number = ++records_;
-      out.end_offset = offset_;
+      take_line(out, pending, end_);
       return true;
     }
     // max_line_bytes + 2 bytes without '\n' cannot be a line within the

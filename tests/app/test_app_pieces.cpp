@@ -111,7 +111,7 @@ TEST(RoundBatch, KeepsRecordsAndKeysAcrossArenaGrowth) {
   EXPECT_TRUE(batch.keys().empty());
 }
 
-// add_kept (issue 12, zero copy): a record whose line stays in a kept
+// add_kept (zero copy): a record whose line stays in a kept
 // buffer reads back like a copied one, its key inside the line or copied,
 // mixed with copied records and with keyless records (paragraph mode), and
 // counts in bytes() like a copy; clear() lets go of the buffers.

@@ -1,4 +1,4 @@
-// First copy in file order (issue 12) without MPI: order tags on the wire,
+// First copy in file order without MPI: order tags on the wire,
 // and the join's plan of an output part without its retracted records,
 // walked beside a real input file.
 #include <gtest/gtest.h>

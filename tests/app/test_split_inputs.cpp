@@ -1,4 +1,4 @@
-// Split inputs (issue 12) without MPI: only what balance needs is cut, the
+// Split inputs without MPI: only what balance needs is cut, the
 // manifest's ranges round-trip and are checked on reading, ranges become
 // tasks balanced by unread bytes, and range-relative reject line numbers are
 // made absolute.

@@ -44,7 +44,7 @@ TEST(StateKeyScheme, TakenFromTheHeader) {
   io::CheckpointHeader back;
   store_state_scheme(s, back);
   EXPECT_TRUE(state_scheme_difference(state_scheme_of(back), s).empty());
-  // A digest scheme (issue 15) travels whole too.
+  // A digest scheme travels whole too.
   const StateScheme d =
       state_scheme_of(header(core::NormalizePolicy::kNfc, core::KeyDigest::kSha256));
   EXPECT_EQ(d.key.digest, core::KeyDigest::kSha256);

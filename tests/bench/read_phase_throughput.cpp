@@ -1,4 +1,4 @@
-// Read-phase throughput (issue 12: read + parse + hash >= 1 GB/s per rank):
+// Read-phase throughput (target: read + parse + hash >= 1 GB/s per rank):
 // one rank's share of a corpus run through app::InputFeed::fill() and
 // RoundBatch::keys() exactly as `bloomshard dedup` times its read phase
 // (phase_seconds.read), without MPI, the exchange or the writes. The share

@@ -1,4 +1,4 @@
-// Reader throughput (issue 12): reads one input through io::RecordReader
+// Reader throughput: reads one input through io::RecordReader
 // exactly as a resume without a frame start re-reads a compressed input up
 // to its cursor (decompress, split lines, chain the prefix digest), and
 // prints decompressed bytes, records, seconds and MB/s. Not a ctest test:
@@ -6,7 +6,7 @@
 // docs/inputs.md uses it to price a resume of a 10 GB single-member gzip.
 // With --resume-at F it instead reads the first fraction F of the records
 // once, then times skip_to() to that cursor REPEAT times each way,
-// alternating: without the cursor's frame start (byte 0, as before issue 12)
+// alternating: without the cursor's frame start (byte 0, as a reader without frame starts must)
 // and with it (docs/performance.md "Compressed resume").
 // usage: bloomshard_reader_throughput FILE [REPEAT] [--resume-at F]
 #include <chrono>

@@ -130,7 +130,8 @@ TEST(FileOrder, RemembersManyKeysAcrossGrowth) {
   std::vector<KeyRef> keys;
   std::vector<OrderTag> tags;
   for (int i = 0; i < 20'000; ++i) {
-    keys.push_back({hash_key(names[i]), names[i]});
+    const std::string& name = names[static_cast<std::size_t>(i)];
+    keys.push_back({hash_key(name), name});
     tags.push_back(*order_tag_base(0, 1 << 30, true) | (1'000'000 + static_cast<std::uint64_t>(i)));
   }
   std::vector<Verdict> verdicts(keys.size(), Verdict::kNewAfterFalsePositive);

@@ -1,4 +1,4 @@
-// Paragraph-level dedup in core (issue 15 part 3): splitting by newline and
+// Paragraph-level dedup in core: splitting by newline and
 // by blank line with the exact spans and cuts, removal that leaves every
 // other byte untouched, the removed fraction and its strict threshold, the
 // Dolma-style duplicate spans, the keyer (normalized text digested as a

@@ -5,7 +5,7 @@
 // a key refused as invalid UTF-8 by one Unicode policy is refused by all,
 // the long-line path (long strings taken out before parsing, forced on
 // for every line) gives the whole-line path's key or reject reason, and
-// the many-lines path (issue 12: the input cut into lines at '\n', laid out
+// the many-lines path (the input cut into lines at '\n', laid out
 // back to back as the reader buffers them, through extract_lines) gives
 // every line exactly what extract_fields gives it alone.
 #include <cstddef>

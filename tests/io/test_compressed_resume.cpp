@@ -1,4 +1,4 @@
-// Compressed resume (issue 12): a multi-frame zstd or multi-member gzip
+// Compressed resume: a multi-frame zstd or multi-member gzip
 // input resumed at a cursor starts decoding at the frame start saved with
 // the cursor, never reads the frames before it (they are overwritten with
 // garbage here and the resume still succeeds), and reads exactly the

@@ -1,4 +1,4 @@
-// KeyExtractor::extract_lines (issue 12): many lines per simdjson document
+// KeyExtractor::extract_lines: many lines per simdjson document
 // stream must give every line exactly what extract_fields() gives it alone
 // (values, escaped long values, reject reason). Checked on the lines where
 // a stream could go wrong (two documents on a line, an object across two

@@ -1,4 +1,4 @@
-// Long lines in the key extractor (issue 15): a line over long_line_bytes has
+// Long lines in the key extractor: a line over long_line_bytes has
 // its long strings checked by io/json_long_string.hpp and replaced before
 // simdjson parses it. Every line of a table (escapes, surrogate pairs, nested
 // objects before the field, duplicate members, wrong types, long member

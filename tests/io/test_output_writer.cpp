@@ -143,6 +143,30 @@ TEST(IoWriter, AFailingWritevNamesTheFile) {
   EXPECT_EQ(test::read_file(path), arena.substr(0, 10000));
 }
 
+// A frame that fits the stage is compressed in one pass and names its
+// content size; with zstd_content_size off it is streamed and names none
+// (synth's corpora keep their bytes that way), and reads back the same.
+TEST(IoWriter, ZstdContentSizeOnlyWhenAsked) {
+  TempDir dir;
+  for (const bool content_size : {true, false}) {
+    SCOPED_TRACE(content_size ? "content size" : "streamed");
+    OutputOptions opt;
+    opt.zstd_content_size = content_size;
+    const auto path = dir / (content_size ? "sized.zst" : "streamed.zst");
+    auto w = OutputWriter::create(path, Compression::kZstd, opt);
+    w.write_bytes("a small frame, well under the staging buffer\n");
+    w.close();
+    const std::string raw = test::read_file(path);
+    const unsigned long long size = ZSTD_getFrameContentSize(raw.data(), raw.size());
+    if (content_size) {
+      EXPECT_EQ(size, 45U);
+    } else {
+      EXPECT_EQ(size, ZSTD_CONTENTSIZE_UNKNOWN);
+    }
+    EXPECT_EQ(contents(path, Compression::kZstd), "a small frame, well under the staging buffer\n");
+  }
+}
+
 TEST(IoWriter, EmptyOutputIsAValidStream) {
   TempDir dir;
   for (const Compression c : test::kAllCompressions) {

@@ -1,4 +1,4 @@
-// RecordReader's batched reading (issue 12): peek_lines() + consume() must
+// RecordReader's batched reading: peek_lines() + consume() must
 // read exactly what next() reads (lines, terminators, line numbers, offsets,
 // prefix digests, cursors), for every codec, with too-long lines, CRLF, a
 // last line without newline and small buffers; and share_buffer() must keep

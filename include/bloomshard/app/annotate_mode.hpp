@@ -1,5 +1,5 @@
-// `dedup --mode filter|annotate` and `--annotate-format bloomshard|dolma`
-// (issue 13 part 2): what a run writes per input. Filter (the default)
+// `dedup --mode filter|annotate` and `--annotate-format bloomshard|dolma`:
+// what a run writes per input. Filter (the default)
 // writes the kept records; annotate writes one JSON line per input line
 // (annotation_writer.hpp). The mode is part of an unfinished run: its label
 // goes into the run manifest ("mode") and into the run identity, so a

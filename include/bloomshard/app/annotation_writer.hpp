@@ -16,7 +16,7 @@
 //               {"id":"d2","attributes":{"bloomshard_duplicate":[[0,N,1.0]]}}
 //               N = characters (Unicode code points) of the "text" field,
 //               Dolma's span unit (Python str slicing); rejects add "reject".
-// Under --unit paragraph (issue 15 part 3) a record's line lists its
+// Under --unit paragraph a record's line lists its
 // duplicate paragraphs instead of one flag:
 //   bloomshard: {"duplicate":false,"paragraphs":4,"duplicate_spans":[[6,11]]}
 //               spans [start, end) in bytes of the original (unescaped)

@@ -1,4 +1,4 @@
-// Order tags on the wire (issue 12, core/file_order.hpp): while a run has
+// Order tags on the wire (core/file_order.hpp): while a run has
 // split inputs, each routed key carries its 8-byte order tag after its bytes,
 // so that the owner can keep the first copy in file order. The router moves
 // the longer key as it is (its hash, which picks the owner, is the key's);

@@ -1,4 +1,4 @@
-// The paragraph side of a round under --unit paragraph (issue 15 part 3):
+// The paragraph side of a round under --unit paragraph:
 // turns a record into its paragraph keys in the RoundBatch (one per keyed
 // paragraph, in text order, so the router's first-copy rule and the
 // owners' (source rank, position) order decide paragraphs exactly as they

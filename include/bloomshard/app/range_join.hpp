@@ -1,4 +1,4 @@
-// The join of a split input (issue 12): once every range of it is done, the
+// The join of a split input: once every range of it is done, the
 // output parts of ranges k > 0 are written into the mirrored output (which
 // range 0 wrote) at the sum of the earlier ranges' output lengths, so the
 // file is byte for byte what one reader of the whole input writes; the

@@ -1,4 +1,4 @@
-// Which bytes of a split input's output part the join keeps (issue 12): all
+// Which bytes of a split input's output part the join keeps: all
 // but the lines of retracted records (core/file_order.hpp). The part holds
 // the kept lines of its input range, in order and byte for byte, but not
 // where each came from; the input range is walked beside it to find the

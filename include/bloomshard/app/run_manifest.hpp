@@ -17,8 +17,8 @@
 
 namespace bloomshard::app {
 
-/// One line-aligned byte range of a split input at the cut (issue 12;
-/// io/line_ranges.hpp): read as its own task, by any rank.
+/// One line-aligned byte range of a split input at the cut
+/// (io/line_ranges.hpp): read as its own task, by any rank.
 struct RangeProgress {
   std::uint64_t begin = 0;  ///< byte offset of its first line
   std::uint64_t end = 0;    ///< byte offset after its last line
@@ -60,7 +60,7 @@ struct InputProgress {
   /// RecordReader::prefix_digest() at `cursor` (absent in manifests of
   /// older versions): lets --revalidate-inputs check a changed input.
   std::optional<std::uint64_t> prefix_digest;
-  /// Non-empty: the input is split (issue 12) and read as these ranges, in
+  /// Non-empty: the input is split and read as these ranges, in
   /// file order; `done` then means every range was read and the parts were
   /// joined into the mirrored output, whose joined length `output_length`
   /// is (cursor and prefix_digest are not used).
@@ -99,7 +99,7 @@ struct JobCounters {
   /// Records of split inputs written as kept, then left out by the join for
   /// an earlier copy in the same input (core/file_order.hpp; in `dropped`).
   std::uint64_t retracted = 0;
-  // --unit paragraph (issue 15 part 3; app/paragraph_records.hpp); absent
+  // --unit paragraph (app/paragraph_records.hpp); absent
   // in older manifests, read as 0.
   std::uint64_t paragraphs = 0;
   std::uint64_t paragraphs_keyed = 0;
@@ -152,7 +152,7 @@ inline constexpr CounterField kCounterFields[] = {
 struct RunManifest {
   std::string run_id;
   std::string output_dir;  ///< absolute
-  /// app::run_mode_label of the run (issue 13); "filter" when the manifest
+  /// app::run_mode_label of the run; "filter" when the manifest
   /// has no "mode" (every manifest before it, and filter runs still).
   std::string mode = "filter";
   std::vector<InputProgress> inputs;

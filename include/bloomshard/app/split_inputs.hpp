@@ -1,4 +1,4 @@
-// Big single files (issue 12): when whole files do not balance over the
+// Big single files: when whole files do not balance over the
 // ranks, the big uncompressed inputs are cut, at the run's first start, into
 // line-aligned byte ranges (io/line_ranges.hpp) stored in the manifest; each
 // range is a task of its own (own cursor, done flag, output part, reject

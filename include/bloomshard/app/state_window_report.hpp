@@ -1,4 +1,4 @@
-// What `bloomshard info` says about a windowed state (issue 13): one entry
+// What `bloomshard info` says about a windowed state: one entry
 // per slot that holds Bloom layers or tier-2 runs, oldest first, with its
 // age in slots, keys, key bytes and run-file bytes, and its Bloom layers.
 #pragma once

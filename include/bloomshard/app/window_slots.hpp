@@ -1,4 +1,4 @@
-// The dedup job's side of rolling windows (`dedup --window N`, issue 13;
+// The dedup job's side of rolling windows (`dedup --window N`;
 // the slot arithmetic is core/slot_window.hpp): parsing the options,
 // refusing a state whose window differs, stamping the window into a
 // checkpoint header, opening slots at a run's start, and the per-round

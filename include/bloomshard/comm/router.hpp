@@ -224,6 +224,15 @@ class KeyRouter {
  private:
   // exchange() against an explicit payload limit (route() uses MPI's).
   void exchange_within(std::span<const OutgoingKey> keys, RoutedBatch& out, std::uint64_t limit);
+  // exchange_within's steps. The owner of every key into out and the
+  // bytes and keys per destination into counts_out_; true if a key is too
+  // long for the u32 length.
+  bool count_by_owner(std::span<const OutgoingKey> keys, RoutedBatch& out);
+  // Collective: counts_out_ of every rank into counts_in_ of its peers.
+  void exchange_counts();
+  // The received payload parsed in place into out's keys (the decision
+  // order), with the per-rank key counts verdicts travel back by.
+  void unpack_keys(RoutedBatch& out) const;
   // MPI_Alltoallv of bytes, flat or node-aware.
   void alltoallv_bytes(const void* send, const std::vector<int>& send_counts,
                        const std::vector<int>& send_displs, void* recv,

@@ -1,4 +1,4 @@
-// First copy in file order across the ranges of a split input (issue 12).
+// First copy in file order across the ranges of a split input.
 //
 // A big uncompressed input read as line-aligned byte ranges by several
 // ranks is decided in arrival order, so a later copy of a key (in range 3)

@@ -36,7 +36,7 @@ struct KeyScheme {
   NormalizePolicy normalize = NormalizePolicy::kNone;  ///< per field, after `text`
   TextNormalize text = TextNormalize::kNone;           ///< per field, first
   KeyDigest digest = KeyDigest::kNone;                 ///< over the (tuple) key, last
-  // --unit paragraph (issue 15 part 3); the rest only counts with it. A
+  // --unit paragraph; the rest only counts with it. A
   // state stores them all: a resume must split, skip and drop as the run
   // began, or its kept set would depend on where it was cut.
   KeyUnit unit = KeyUnit::kRecord;

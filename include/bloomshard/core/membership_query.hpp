@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 
+#include "bloomshard/core/counter_table.hpp"
 #include "bloomshard/core/two_tier.hpp"
 
 namespace bloomshard::core {
@@ -23,6 +24,19 @@ struct QueryCounters {
   std::uint64_t false_positives = 0;  ///< Bloom said maybe, tier 2 said absent
   QueryCounters& operator+=(const QueryCounters& o) noexcept;
 };
+
+/// Every field of QueryCounters, once: operator+= walks it, and so may a
+/// reduction or a report (a new counter is one line here).
+inline constexpr CounterOf<QueryCounters> kQueryCounterFields[] = {
+    {"queried", &QueryCounters::queried},
+    {"tier1_absent", &QueryCounters::tier1_absent},
+    {"tier1_maybe", &QueryCounters::tier1_maybe},
+    {"tier2_lookups", &QueryCounters::tier2_lookups},
+    {"hits", &QueryCounters::hits},
+    {"false_positives", &QueryCounters::false_positives},
+};
+static_assert(std::size(kQueryCounterFields) * sizeof(std::uint64_t) == sizeof(QueryCounters),
+              "a QueryCounters field is missing from kQueryCounterFields");
 
 /// Sets hit[i] = 1 if `set` holds keys[i], else 0, prefetching 16 keys
 /// ahead like decide_batch; the set is not changed (const). Throws

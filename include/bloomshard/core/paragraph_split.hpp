@@ -1,4 +1,4 @@
-// Paragraph splitting for --unit paragraph (issue 15 part 3): where the
+// Paragraph splitting for --unit paragraph: where the
 // paragraphs of a record's text are, as byte spans into that text, and
 // which bytes go when a paragraph is removed. Pure, no allocation beyond
 // the output vector. Rules (paragraph-split/v1, docs/keys.md):

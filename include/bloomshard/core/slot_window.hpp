@@ -1,4 +1,4 @@
-// Rolling time windows (issue 13 part 4, `dedup --window N`): the pure slot
+// Rolling time windows (`dedup --window N`): the pure slot
 // arithmetic, MPI- and HDF5-free. A windowed state's history is cut into
 // slots numbered 0, 1, 2, ...: one per dedup run on the state (the default),
 // one per M records, or one per D seconds of job wall time. A key counts as

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "bloomshard/core/counter_table.hpp"
 #include "bloomshard/core/exact_shard.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/scalable_bloom.hpp"
@@ -52,6 +53,20 @@ struct DecisionCounters {
   std::uint64_t refreshed = 0;
   DecisionCounters& operator+=(const DecisionCounters& o) noexcept;
 };
+
+/// Every field of DecisionCounters, once: operator+= walks it, and so may a
+/// reduction or a report (a new counter is one line here).
+inline constexpr CounterOf<DecisionCounters> kDecisionCounterFields[] = {
+    {"decided", &DecisionCounters::decided},
+    {"tier1_absent", &DecisionCounters::tier1_absent},
+    {"tier1_maybe", &DecisionCounters::tier1_maybe},
+    {"tier2_lookups", &DecisionCounters::tier2_lookups},
+    {"duplicates", &DecisionCounters::duplicates},
+    {"false_positives", &DecisionCounters::false_positives},
+    {"refreshed", &DecisionCounters::refreshed},
+};
+static_assert(std::size(kDecisionCounterFields) * sizeof(std::uint64_t) == sizeof(DecisionCounters),
+              "a DecisionCounters field is missing from kDecisionCounterFields");
 
 class TwoTierSet {
  public:

@@ -4,7 +4,7 @@
 // and zstd inputs several frames (including skippable ones); both are read as
 // one concatenated stream, like `gzip -dc` / `zstd -dc` do.
 //
-// Frame starts (issue 12): a compressed source notes where zstd frames and
+// Frame starts: a compressed source notes where zstd frames and
 // gzip members begin while it decodes, so that a resume can start a fresh
 // decoder at the last one before its cursor instead of at byte 0. Only
 // starts at least kFrameStartSpacing decompressed bytes apart are noted, so

@@ -23,7 +23,7 @@
 // string: this buffer holds the line minus that string (no copy of it);
 // docs/keys.md has the figures.
 //
-// Many lines per parse (issue 12): extract_lines() takes a run of lines as
+// Many lines per parse: extract_lines() takes a run of lines as
 // the reader buffers them (back to back, each followed by "\n" or "\r\n")
 // and indexes up to 64 KiB of them with one simdjson stage 1, then checks
 // each ordinary line with a grammar walk over its structurals (values of

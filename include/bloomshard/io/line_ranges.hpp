@@ -1,4 +1,4 @@
-// Cutting one uncompressed input into line-aligned byte ranges (issue 12):
+// Cutting one uncompressed input into line-aligned byte ranges:
 // nominal cut points moved forward to the next line start, so every line
 // lies in exactly one range and ranges read back to back give the file.
 // Used once, at a run's first start; the ranges then live in the manifest.

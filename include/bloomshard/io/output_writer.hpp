@@ -41,6 +41,12 @@ struct OutputOptions {
   /// records the file's committed length never outlives the file itself.
   /// Set for outputs a checkpoint will record (under --state).
   bool sync_entries = false;
+  /// A zstd frame whose data all fit the staging buffer is compressed in
+  /// one pass, which records its content size in the frame header. false:
+  /// every frame is streamed and records none (a few bytes more), as
+  /// `bloomshard synth` wrote its corpora before it used this writer: the
+  /// corpora stay byte for byte the same (fixtures know inputs by size).
+  bool zstd_content_size = true;
 };
 
 class OutputWriter {

@@ -10,7 +10,7 @@
 // after it, so a JSON parser that reads past its input (simdjson) can parse
 // it where it lies.
 //
-// Batched reading (issue 12): peek_lines() lists the complete lines already
+// Batched reading: peek_lines() lists the complete lines already
 // buffered without consuming them and consume() takes the first of them, so
 // a caller can parse a run of lines in one call and still stop after any
 // record. share_buffer() lets the caller keep the records it was given
@@ -55,7 +55,7 @@ inline constexpr std::size_t kLinePaddingBytes = 64;
 struct InputCursor {
   std::uint64_t records = 0;
   std::uint64_t decompressed_offset = 0;
-  /// Optional (issue 12): for a gzip/zstd input, a frame or member start
+  /// Optional: for a gzip/zstd input, a frame or member start
   /// before the offset (ByteSource::frame_start_before) where a resume can
   /// start decoding instead of at byte 0. Absent: plain files, single-frame
   /// files, offsets inside the first noted frame, and cursors saved by older
@@ -102,7 +102,7 @@ class RecordReader {
   void open(const InputFile& file);
 
   /// Like open(), but reads only bytes [begin, end) of an uncompressed file
-  /// (issue 12: one line-aligned range of a split input, io/line_ranges.hpp):
+  /// (one line-aligned range of a split input, io/line_ranges.hpp):
   /// seeks to `begin`, which must be a line start, and ends the input at
   /// `end`. Cursor offsets stay absolute; records and line numbers count
   /// from the range's start (the first line of the range is line 1). Throws
@@ -192,6 +192,10 @@ class RecordReader {
   void reset_position() noexcept;
   bool skip_long_line(Record& out);
   void mix_too_long(std::uint64_t length, std::string_view terminator) noexcept;
+  // next()'s last step for the line at begin_ of `len` bytes (its
+  // terminator, already in out, excluded) whose successor starts at `next`:
+  // the record's fields, the digest, and the reader past the line.
+  void take_line(Record& out, std::size_t len, std::size_t next);
   void mix(const char* bytes, std::size_t n, std::uint64_t extra) noexcept;
   [[noreturn]] void rethrow_with_location(const InputError& e) const;
 

@@ -19,6 +19,8 @@
 #include <string_view>
 
 #include "bloomshard/io/output_writer.hpp"
+// Kept while users of the escaping still reach it through this header.
+#include "io/json_escape.hpp"
 
 namespace bloomshard::io {
 
@@ -27,12 +29,6 @@ namespace bloomshard::io {
 using RejectCounts = std::map<std::string, std::uint64_t, std::less<>>;
 
 inline constexpr std::size_t kDefaultMaxRawBytes = 4096;
-
-/// Appends `bytes` to `out` as the contents of a JSON string (no quotes);
-/// invalid UTF-8 bytes become U+FFFD. Returns false iff `bytes` was not
-/// valid UTF-8 (overlong forms, surrogates and code points > U+10FFFF are
-/// invalid).
-bool append_json_string_contents(std::string& out, std::string_view bytes);
 
 /// Appends one reject line (with its trailing '\n') to `out`.
 void append_reject_json(std::string& out, std::string_view file, std::uint64_t line,
