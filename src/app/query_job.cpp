@@ -6,6 +6,7 @@
 
 #include "app/round/read_step.hpp"
 #include "app/round/round_agreement.hpp"
+#include "app/run/json_fields.hpp"
 #include "app/run/metrics_file.hpp"
 #include "bloomshard/app/checkpointer.hpp"
 #include "bloomshard/app/exit_codes.hpp"
@@ -137,6 +138,31 @@ struct QueryTotals {
   std::uint64_t max_rss_anon_bytes = 0;
 };
 
+// The document's counts and the per-key counters, in its order.
+constexpr JsonField<QueryTotals> kRecordFields[] = {
+    {"records", &QueryTotals::records},
+    {"rejected", &QueryTotals::rejected},
+    {"hits", &QueryTotals::hits},
+    {"misses", &QueryTotals::misses},
+    {"emitted", &QueryTotals::emitted},
+    {"output_bytes", &QueryTotals::output_bytes},
+    {"input_bytes", &QueryTotals::input_bytes},
+    {"skipped_inputs", &QueryTotals::skipped_inputs},
+};
+constexpr JsonField<core::QueryCounters> kKeyFields[] = {
+    {"keys_queried", &core::QueryCounters::queried},
+    {"tier1_absent", &core::QueryCounters::tier1_absent},
+    {"tier1_maybe", &core::QueryCounters::tier1_maybe},
+    {"tier2_lookups", &core::QueryCounters::tier2_lookups},
+    {"key_hits", &core::QueryCounters::hits},
+    {"false_positives", &core::QueryCounters::false_positives},
+};
+constexpr JsonField<QueryTotals> kTimeFields[] = {
+    {"rounds", &QueryTotals::rounds},
+    {"seconds", &QueryTotals::seconds},
+    {"load_seconds", &QueryTotals::load_seconds},
+};
+
 std::string totals_json(const QueryTotals& t, const QueryConfig& q) {
   JsonWriter j;
   j.begin_object();
@@ -144,23 +170,9 @@ std::string totals_json(const QueryTotals& t, const QueryConfig& q) {
   j.value("state", q.state_dir);
   j.value("generation", t.generation);
   j.value("emit", q.emit == QueryEmit::kHits ? "hits" : "misses");
-  j.value("records", t.records);
-  j.value("rejected", t.rejected);
-  j.value("hits", t.hits);
-  j.value("misses", t.misses);
-  j.value("emitted", t.emitted);
-  j.value("output_bytes", t.output_bytes);
-  j.value("input_bytes", t.input_bytes);
-  j.value("skipped_inputs", t.skipped_inputs);
-  j.value("keys_queried", t.keys.queried);
-  j.value("tier1_absent", t.keys.tier1_absent);
-  j.value("tier1_maybe", t.keys.tier1_maybe);
-  j.value("tier2_lookups", t.keys.tier2_lookups);
-  j.value("key_hits", t.keys.hits);
-  j.value("false_positives", t.keys.false_positives);
-  j.value("rounds", t.rounds);
-  j.value("seconds", t.seconds);
-  j.value("load_seconds", t.load_seconds);
+  write_fields(j, t, kRecordFields);
+  write_fields(j, t.keys, kKeyFields);
+  write_fields(j, t, kTimeFields);
   j.value("input_mb_per_second",
           t.seconds > 0 ? static_cast<double>(t.input_bytes) / 1e6 / t.seconds : 0.0);
   j.value("max_rss_anon_bytes", t.max_rss_anon_bytes);
