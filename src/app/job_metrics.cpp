@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/run/json_fields.hpp"
 #include "bloomshard/app/json_writer.hpp"
 #include "bloomshard/app/resource_usage.hpp"
 #include "bloomshard/app/skipped_inputs.hpp"
@@ -221,51 +222,88 @@ JobSummary summary_of_finished_run(const io::CheckpointSummary& s, const RunMani
   return j;
 }
 
-std::string metrics_json(const JobSummary& s) {
-  JsonWriter j;
-  j.begin_object();
-  j.value("tool_version", tool_version());
-  j.value("ranks", static_cast<std::uint64_t>(s.ranks));
-  j.value("input_files", s.input_files);
-  j.value("input_bytes", s.input_bytes);
-  j.value("records", s.counters.records);
-  j.value("kept", s.counters.kept);
-  j.value("duplicates", s.counters.duplicates);
-  j.value("batch_duplicates", s.counters.batch_duplicates);
-  j.value("dropped", s.counters.dropped);
-  j.value("rejected", s.counters.rejected);
+namespace {
+
+// The document's counters, in its order: record counts, then (after the
+// reasons) the filter's decisions, then the exchange and the output.
+constexpr JsonField<JobCounters> kRecordFields[] = {
+    {"records", &JobCounters::records},       {"kept", &JobCounters::kept},
+    {"duplicates", &JobCounters::duplicates}, {"batch_duplicates", &JobCounters::batch_duplicates},
+    {"dropped", &JobCounters::dropped},       {"rejected", &JobCounters::rejected},
+};
+constexpr JsonField<JobCounters> kDecisionFields[] = {
+    {"decided", &JobCounters::decided},
+    {"tier1_absent", &JobCounters::tier1_absent},
+    {"tier1_maybe", &JobCounters::tier1_maybe},
+    {"tier2_lookups", &JobCounters::tier2_lookups},
+    {"false_positives", &JobCounters::false_positives},
+};
+constexpr JsonField<JobCounters> kExchangeFields[] = {
+    {"output_bytes", &JobCounters::output_bytes},
+    {"bytes_exchanged", &JobCounters::bytes_exchanged},
+    {"payload_bytes", &JobCounters::payload_bytes},
+    {"rounds", &JobCounters::rounds},
+    {"subrounds", &JobCounters::subrounds},
+    {"retracted", &JobCounters::retracted},
+};
+// --unit paragraph (zeros under --unit record). "duplicates", "decided"
+// and tier2_keys then count paragraph keys; "dropped" = records_dropped.
+constexpr JsonField<JobCounters> kParagraphFields[] = {
+    {"paragraphs", &JobCounters::paragraphs},
+    {"paragraphs_keyed", &JobCounters::paragraphs_keyed},
+    {"paragraphs_removed", &JobCounters::paragraphs_removed},
+    {"records_changed", &JobCounters::records_changed},
+    {"records_dropped", &JobCounters::records_dropped},
+    {"bytes_removed", &JobCounters::paragraph_bytes_removed},
+};
+constexpr JsonField<CheckpointRecord> kCheckpointFields[] = {
+    {"generation", &CheckpointRecord::generation},
+    {"seconds", &CheckpointRecord::seconds},
+    {"bytes_written", &CheckpointRecord::bytes_written},
+    {"compaction_bytes_written", &CheckpointRecord::compaction_bytes},
+    {"tier2_keys", &CheckpointRecord::tier2_keys},
+    {"run_keys", &CheckpointRecord::run_keys},
+    {"runs", &CheckpointRecord::runs},
+    {"merged_runs", &CheckpointRecord::merged_runs},
+    {"outputs_seconds", &CheckpointRecord::outputs_seconds},
+    {"merge_seconds", &CheckpointRecord::merge_seconds},
+    {"io_seconds", &CheckpointRecord::io_seconds},
+    {"commit_seconds", &CheckpointRecord::commit_seconds},
+    {"rebase_seconds", &CheckpointRecord::rebase_seconds},
+};
+constexpr JsonField<LayerSummary> kLayerFields[] = {
+    {"capacity", &LayerSummary::capacity},
+    {"fpr_target", &LayerSummary::fpr_target},
+    {"k", &LayerSummary::k},
+    {"bits_per_key", &LayerSummary::bits_per_key},
+    {"bits", &LayerSummary::bits},
+    {"inserted", &LayerSummary::inserted},
+    {"fill_ratio", &LayerSummary::fill_ratio},
+    {"fpr_estimate", &LayerSummary::fpr_estimate},
+    {"cardinality_estimate", &LayerSummary::cardinality_estimate},
+};
+
+void write_counters(JsonWriter& j, const JobSummary& s) {
+  const JobCounters& c = s.counters;
+  write_fields(j, c, kRecordFields);
   j.begin_object("rejected_by_reason");
-  for (const auto& [reason, n] : s.counters.rejected_by_reason) j.value(reason, n);
+  for (const auto& [reason, n] : c.rejected_by_reason) j.value(reason, n);
   j.end_object();
-  j.value("decided", s.counters.decided);
-  j.value("tier1_absent", s.counters.tier1_absent);
-  j.value("tier1_maybe", s.counters.tier1_maybe);
-  j.value("tier2_lookups", s.counters.tier2_lookups);
-  j.value("false_positives", s.counters.false_positives);
-  j.value("false_positive_rate", s.counters.kept ? static_cast<double>(s.counters.false_positives) /
-                                                       static_cast<double>(s.counters.kept)
-                                                 : 0.0);
+  write_fields(j, c, kDecisionFields);
+  j.value("false_positive_rate",
+          c.kept ? static_cast<double>(c.false_positives) / static_cast<double>(c.kept) : 0.0);
   j.value("tier2_keys", s.tier2_keys);
-  j.value("output_bytes", s.counters.output_bytes);
-  j.value("bytes_exchanged", s.counters.bytes_exchanged);
-  j.value("payload_bytes", s.counters.payload_bytes);
-  j.value("rounds", s.counters.rounds);
-  j.value("subrounds", s.counters.subrounds);
-  j.value("retracted", s.counters.retracted);
-  // --unit paragraph (zeros under --unit record). "duplicates", "decided"
-  // and tier2_keys then count paragraph keys; "dropped" = records_dropped.
+  write_fields(j, c, kExchangeFields);
   j.begin_object("paragraph_dedup");
-  j.value("paragraphs", s.counters.paragraphs);
-  j.value("paragraphs_keyed", s.counters.paragraphs_keyed);
-  j.value("paragraphs_removed", s.counters.paragraphs_removed);
-  j.value("records_changed", s.counters.records_changed);
-  j.value("records_dropped", s.counters.records_dropped);
-  j.value("bytes_removed", s.counters.paragraph_bytes_removed);
+  write_fields(j, c, kParagraphFields);
   j.end_object();
-  // Broken inputs: the part from `record` (1-based) and decompressed byte
-  // `offset` on was skipped for `reason`.
+}
+
+// Broken inputs: the part from `record` (1-based) and decompressed byte
+// `offset` on was skipped for `reason`.
+void write_skipped_inputs(JsonWriter& j, const std::vector<SkippedInput>& skipped) {
   j.begin_array("skipped_inputs");
-  for (const SkippedInput& k : s.skipped_inputs) {
+  for (const SkippedInput& k : skipped) {
     j.begin_object();
     j.value("file", k.file);
     j.value("record", k.at.records + 1);
@@ -275,6 +313,9 @@ std::string metrics_json(const JobSummary& s) {
     j.end_object();
   }
   j.end_array();
+}
+
+void write_segment(JsonWriter& j, const JobSummary& s) {
   j.value("join_seconds", s.join_seconds);
   j.value("mpi_pml_default", s.mpi_pml_default);
   j.value("finished_by_earlier_attempt", s.finished_by_earlier_attempt);
@@ -282,6 +323,9 @@ std::string metrics_json(const JobSummary& s) {
   j.begin_array("read_bytes_by_rank");
   for (const std::uint64_t b : s.read_bytes_by_rank) j.value({}, b);
   j.end_array();
+}
+
+void write_checkpoints(JsonWriter& j, const JobSummary& s) {
   j.value("checkpoints", s.checkpoints);
   j.value("checkpoint_seconds_total", s.checkpoint.seconds_total);
   j.value("checkpoint_bytes_written", s.checkpoint.bytes_written);
@@ -289,22 +333,13 @@ std::string metrics_json(const JobSummary& s) {
   j.begin_array("checkpoint_history");
   for (const CheckpointRecord& c : s.checkpoint.history) {
     j.begin_object();
-    j.value("generation", c.generation);
-    j.value("seconds", c.seconds);
-    j.value("bytes_written", c.bytes_written);
-    j.value("compaction_bytes_written", c.compaction_bytes);
-    j.value("tier2_keys", c.tier2_keys);
-    j.value("run_keys", c.run_keys);
-    j.value("runs", c.runs);
-    j.value("merged_runs", c.merged_runs);
-    j.value("outputs_seconds", c.outputs_seconds);
-    j.value("merge_seconds", c.merge_seconds);
-    j.value("io_seconds", c.io_seconds);
-    j.value("commit_seconds", c.commit_seconds);
-    j.value("rebase_seconds", c.rebase_seconds);
+    write_fields(j, c, kCheckpointFields);
     j.end_object();
   }
   j.end_array();
+}
+
+void write_all_phases(JsonWriter& j, const JobSummary& s) {
   write_phases(j, "phase_seconds", s.phase_seconds_max);
   write_phases(j, "phase_system_seconds", s.phase_system_seconds_max);
   j.begin_object("phase_seconds_by_rank");  // one array per phase, index = rank
@@ -316,9 +351,9 @@ std::string metrics_json(const JobSummary& s) {
     j.end_array();
   }
   j.end_object();
-  j.value("wall_seconds", s.wall_seconds);
-  j.value("max_rss_bytes", s.max_rss_bytes);
-  j.value("max_rss_anon_bytes", s.max_rss_anon_bytes);
+}
+
+void write_filter(JsonWriter& j, const JobSummary& s) {
   j.begin_object("filter");
   j.value("fpr_target", s.fpr_target);
   j.value("layers", static_cast<std::uint64_t>(s.layers.size()));
@@ -328,19 +363,31 @@ std::string metrics_json(const JobSummary& s) {
   j.begin_array("layer");
   for (const LayerSummary& l : s.layers) {
     j.begin_object();
-    j.value("capacity", l.capacity);
-    j.value("fpr_target", l.fpr_target);
-    j.value("k", static_cast<std::uint64_t>(l.k));
-    j.value("bits_per_key", l.bits_per_key);
-    j.value("bits", l.bits);
-    j.value("inserted", l.inserted);
-    j.value("fill_ratio", l.fill_ratio);
-    j.value("fpr_estimate", l.fpr_estimate);
-    j.value("cardinality_estimate", l.cardinality_estimate);
+    write_fields(j, l, kLayerFields);
     j.end_object();
   }
   j.end_array();
   j.end_object();
+}
+
+}  // namespace
+
+std::string metrics_json(const JobSummary& s) {
+  JsonWriter j;
+  j.begin_object();
+  j.value("tool_version", tool_version());
+  j.value("ranks", static_cast<std::uint64_t>(s.ranks));
+  j.value("input_files", s.input_files);
+  j.value("input_bytes", s.input_bytes);
+  write_counters(j, s);
+  write_skipped_inputs(j, s.skipped_inputs);
+  write_segment(j, s);
+  write_checkpoints(j, s);
+  write_all_phases(j, s);
+  j.value("wall_seconds", s.wall_seconds);
+  j.value("max_rss_bytes", s.max_rss_bytes);
+  j.value("max_rss_anon_bytes", s.max_rss_anon_bytes);
+  write_filter(j, s);
   j.end_object();
   return j.str();
 }

@@ -1,10 +1,13 @@
 #include "bloomshard/app/query_job.hpp"
 
 #include <chrono>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "app/round/read_step.hpp"
+#include "app/round/round_agreement.hpp"
+#include "app/run/json_fields.hpp"
+#include "app/run/metrics_file.hpp"
 #include "bloomshard/app/checkpointer.hpp"
 #include "bloomshard/app/exit_codes.hpp"
 #include "bloomshard/app/input_feed.hpp"
@@ -26,7 +29,6 @@
 #include "bloomshard/core/membership_query.hpp"
 #include "bloomshard/core/sizing_plan.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
-#include "bloomshard/io/errors.hpp"
 
 namespace bloomshard::app {
 namespace {
@@ -136,6 +138,31 @@ struct QueryTotals {
   std::uint64_t max_rss_anon_bytes = 0;
 };
 
+// The document's counts and the per-key counters, in its order.
+constexpr JsonField<QueryTotals> kRecordFields[] = {
+    {"records", &QueryTotals::records},
+    {"rejected", &QueryTotals::rejected},
+    {"hits", &QueryTotals::hits},
+    {"misses", &QueryTotals::misses},
+    {"emitted", &QueryTotals::emitted},
+    {"output_bytes", &QueryTotals::output_bytes},
+    {"input_bytes", &QueryTotals::input_bytes},
+    {"skipped_inputs", &QueryTotals::skipped_inputs},
+};
+constexpr JsonField<core::QueryCounters> kKeyFields[] = {
+    {"keys_queried", &core::QueryCounters::queried},
+    {"tier1_absent", &core::QueryCounters::tier1_absent},
+    {"tier1_maybe", &core::QueryCounters::tier1_maybe},
+    {"tier2_lookups", &core::QueryCounters::tier2_lookups},
+    {"key_hits", &core::QueryCounters::hits},
+    {"false_positives", &core::QueryCounters::false_positives},
+};
+constexpr JsonField<QueryTotals> kTimeFields[] = {
+    {"rounds", &QueryTotals::rounds},
+    {"seconds", &QueryTotals::seconds},
+    {"load_seconds", &QueryTotals::load_seconds},
+};
+
 std::string totals_json(const QueryTotals& t, const QueryConfig& q) {
   JsonWriter j;
   j.begin_object();
@@ -143,23 +170,9 @@ std::string totals_json(const QueryTotals& t, const QueryConfig& q) {
   j.value("state", q.state_dir);
   j.value("generation", t.generation);
   j.value("emit", q.emit == QueryEmit::kHits ? "hits" : "misses");
-  j.value("records", t.records);
-  j.value("rejected", t.rejected);
-  j.value("hits", t.hits);
-  j.value("misses", t.misses);
-  j.value("emitted", t.emitted);
-  j.value("output_bytes", t.output_bytes);
-  j.value("input_bytes", t.input_bytes);
-  j.value("skipped_inputs", t.skipped_inputs);
-  j.value("keys_queried", t.keys.queried);
-  j.value("tier1_absent", t.keys.tier1_absent);
-  j.value("tier1_maybe", t.keys.tier1_maybe);
-  j.value("tier2_lookups", t.keys.tier2_lookups);
-  j.value("key_hits", t.keys.hits);
-  j.value("false_positives", t.keys.false_positives);
-  j.value("rounds", t.rounds);
-  j.value("seconds", t.seconds);
-  j.value("load_seconds", t.load_seconds);
+  write_fields(j, t, kRecordFields);
+  write_fields(j, t.keys, kKeyFields);
+  write_fields(j, t, kTimeFields);
   j.value("input_mb_per_second",
           t.seconds > 0 ? static_cast<double>(t.input_bytes) / 1e6 / t.seconds : 0.0);
   j.value("max_rss_anon_bytes", t.max_rss_anon_bytes);
@@ -245,16 +258,7 @@ class QueryJob {
     core::FirstOccurrenceFinder firsts;
     std::string input_error;
     for (;;) {
-      if (!feed.exhausted()) {
-        try {
-          feed.fill(batch);
-        } catch (const io::InputError& e) {
-          input_error = e.what();
-          feed.abandon();
-        }
-      } else {
-        batch.clear();
-      }
+      read_round(feed, batch, input_error);
       const std::span<const core::KeyRef> keys = batch.keys();
       membership.resize(keys.size());
       // Owners answer "in the state" as kDuplicate, "not in it" as kNew.
@@ -281,10 +285,12 @@ class QueryJob {
       feed.write_kept(batch, emit);
       ++totals.rounds;
       peak_rss_anon_ = std::max(peak_rss_anon_, rss_anon_bytes());
-      const std::vector<std::uint64_t> g = world_.allreduce_sum(
-          std::vector<std::uint64_t>{feed.exhausted() ? 0U : 1U, input_error.empty() ? 0U : 1U,
-                                     feed.skip_pending() ? 1U : 0U});
-      if (g[1] != 0) {
+      RoundAgreement mine;
+      mine.ranks_reading = feed.exhausted() ? 0U : 1U;
+      mine.input_errors = input_error.empty() ? 0U : 1U;
+      mine.broken_inputs = feed.skip_pending() ? 1U : 0U;
+      const RoundAgreement g = agree(world_, mine);
+      if (g.input_errors != 0) {
         if (!input_error.empty()) {
           write_stderr_line("bloomshard query: rank " + std::to_string(world_.rank()) +
                             ": input error: " + input_error);
@@ -292,8 +298,8 @@ class QueryJob {
         world_.barrier();
         return kExitFailure;
       }
-      if (g[2] != 0) {
-        skipped_ += g[2];
+      if (g.broken_inputs != 0) {
+        skipped_ += g.broken_inputs;
         const bool skip = skipped_ <= q_.feed.max_skipped_inputs;
         feed.resolve_held_input(skip);
         if (!skip) {
@@ -304,12 +310,12 @@ class QueryJob {
           return kExitTooManyRejects;
         }
         if (world_.rank() == 0) {
-          std::cerr << "bloomshard query: warning: " << g[2]
+          std::cerr << "bloomshard query: warning: " << g.broken_inputs
                     << " input(s) broke and were skipped from the damage on\n";
         }
         continue;
       }
-      if (g[0] == 0) return kExitOk;
+      if (g.finished()) return kExitOk;
     }
   }
 
@@ -336,10 +342,11 @@ class QueryJob {
     if (world_.rank() != 0)
       return reject_fraction > q_.feed.max_reject_fraction ? kExitTooManyRejects : kExitOk;
     if (!q_.feed.metrics_path.empty()) {
-      std::ofstream out(q_.feed.metrics_path, std::ios::trunc);
-      out << totals_json(t, q_);
-      if (!out)
+      try {
+        write_metrics_file(q_.feed.metrics_path, totals_json(t, q_));
+      } catch (const std::exception&) {
         std::cerr << "bloomshard query: warning: cannot write " << q_.feed.metrics_path << '\n';
+      }
     }
     std::printf(
         "bloomshard query: %llu records, %llu hits, %llu misses, %llu rejected; %llu %s written "

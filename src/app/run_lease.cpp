@@ -11,6 +11,7 @@
 #include <system_error>
 #include <thread>
 
+#include "app/run/host_name.hpp"
 #include "bloomshard/io/durable_entries.hpp"
 
 namespace bloomshard::app {
@@ -24,12 +25,6 @@ std::int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-std::string host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "?";
-  return buf;
 }
 
 [[noreturn]] void throw_errno(const std::string& what, const fs::path& p) {

@@ -58,7 +58,7 @@ TEST(RunManifest, RoundTripsEveryField) {
   p.done = true;
   p.skipped = "truncated gzip stream \"x\" at compressed byte 9";
   p.prefix_digest = 0xFEDCBA9876543210ULL;
-  p.cursor.frame = io::FrameStart{1000, 2048};  // issue 12: optional frame start
+  p.cursor.frame = io::FrameStart{1000, 2048};  // optional frame start
   m.inputs.push_back(p);
   m.rejects = {{"rank-0.jsonl", 10}, {"rank-1.resume-g3.jsonl", 0}};
   m.counters.records = 100;
@@ -165,7 +165,7 @@ TEST(RunManifest, ReconcileInputsAcceptsOnlyChangesThatLoseNothingSilently) {
     now[1].size = 21;
     EXPECT_NE(reconcile_inputs(c, now).refusal.find("'half' changed after 3"), std::string::npos);
   }
-  {  // ... unless revalidated; its frame start (issue 12) may no longer hold
+  {  // ... unless revalidated; its frame start may no longer hold
     RunManifest c = m;
     c.inputs[1].cursor.frame = io::FrameStart{5, 6};
     std::vector<io::InputFile> now = today;
@@ -519,7 +519,7 @@ TEST_F(RunStateTest, RunJsonOnAFullDiskFailsTheStartAndLeavesNoEmptyFile) {
   EXPECT_EQ(again.plan.kind, StartKind::kFresh);
 }
 
-// The frame start of a cursor (issue 12) is optional, but only as a pair of
+// The frame start of a cursor is optional, but only as a pair of
 // fields, and must lie before the cursor's offset.
 TEST(RunManifest, FrameStartFieldsComeAsAPairBeforeTheOffset) {
   RunManifest m;

@@ -87,7 +87,7 @@ struct JobSummary {
                                          // and checkpoint (a transient peak inside a
                                          // checkpoint write is not seen)
   // Input bytes each rank consumed in this segment (index = rank): how even
-  // the reading was (issue 12: split inputs).
+  // the reading was (split inputs balance it).
   std::vector<std::uint64_t> read_bytes_by_rank;
   double join_seconds = 0;  // joining split inputs' parts, slowest rank (0: none)
   // The PML named before MPI_Init for a job on one node ("ob1"), or "" when

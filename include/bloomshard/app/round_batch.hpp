@@ -6,7 +6,7 @@
 // (--unit paragraph: one per keyed paragraph); keys() lists them record
 // after record, so verdicts come back in that order.
 //
-// Zero copy (issue 12): the reader's buffers can be kept (keep()) and
+// Zero copy: the reader's buffers can be kept (keep()) and
 // records added with add_kept() then stay where the reader put them; only
 // keys that are not a piece of their line (JSON values, normalized or
 // digested keys) are copied, into an arena of 1 MiB chunks whose addresses

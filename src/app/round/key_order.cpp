@@ -1,0 +1,120 @@
+#include "app/round/key_order.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "bloomshard/app/file_order_rebuild.hpp"
+#include "bloomshard/app/order_tag_wire.hpp"
+#include "bloomshard/core/file_order.hpp"
+
+namespace bloomshard::app {
+namespace {
+
+class BatchOrder final : public KeyOrder {
+ public:
+  std::span<const core::KeyRef> keys_to_route(const RoundBatch& batch, InputFeed&) override {
+    return batch.keys();
+  }
+  std::span<core::Verdict> route_verdicts(std::span<core::Verdict> batch_verdicts) override {
+    return batch_verdicts;
+  }
+  void decide(core::TwoTierSet& set, std::span<const core::KeyRef> keys,
+              std::span<core::Verdict> verdicts) override {
+    set.decide_batch(keys, verdicts);
+  }
+  void settle(std::span<core::Verdict>, InputFeed&) override {}
+  std::uint64_t remember_committed(comm::KeyRouter&, const RunManifest&, InputFeed&,
+                                   const std::filesystem::path&, std::uint64_t) override {
+    return 0;
+  }
+  bool in_file_order() const noexcept override { return false; }
+};
+
+class FileOrderKeys final : public KeyOrder {
+ public:
+  explicit FileOrderKeys(std::size_t reserve) { order_.reserve(reserve); }
+
+  // Later copies of a key in the batch stay home; the others go with tags.
+  std::span<const core::KeyRef> keys_to_route(const RoundBatch& batch, InputFeed& feed) override {
+    feed.count_combined(combine_in_file_order(batch.keys(), batch.tags(), scratch_, routed_index_));
+    routed_keys_.clear();
+    routed_tags_.clear();
+    for (const std::uint32_t i : routed_index_) {
+      routed_keys_.push_back(batch.keys()[i]);
+      routed_tags_.push_back(batch.tags()[i]);
+    }
+    append_order_tags(routed_keys_, routed_tags_, wire_bytes_, wire_keys_);
+    return wire_keys_;
+  }
+  std::span<core::Verdict> route_verdicts(std::span<core::Verdict>) override {
+    routed_verdicts_.resize(wire_keys_.size());
+    return routed_verdicts_;
+  }
+  void decide(core::TwoTierSet& set, std::span<const core::KeyRef> keys,
+              std::span<core::Verdict> verdicts) override {
+    split_order_tags(keys, untagged_keys_, owned_tags_);
+    set.decide_batch(untagged_keys_, verdicts);
+    order_.settle(untagged_keys_, owned_tags_, verdicts, retracted_round_);
+  }
+  // Keys that stayed home are the batch's later copies: duplicates.
+  void settle(std::span<core::Verdict> batch_verdicts, InputFeed& feed) override {
+    std::fill(batch_verdicts.begin(), batch_verdicts.end(), core::Verdict::kDuplicate);
+    for (std::size_t j = 0; j < routed_index_.size(); ++j) {
+      batch_verdicts[routed_index_[j]] = routed_verdicts_[j];
+    }
+    feed.note_retracted(retracted_round_);
+    retracted_round_.clear();
+  }
+  std::uint64_t remember_committed(comm::KeyRouter& router, const RunManifest& m, InputFeed& feed,
+                                   const std::filesystem::path& output_dir,
+                                   std::uint64_t budget) override {
+    return rebuild_file_order(router, m, feed, output_dir, budget, order_);
+  }
+  bool in_file_order() const noexcept override { return true; }
+
+ private:
+  core::FileOrder order_;                        // the owner's kept copies from later ranges
+  CombineScratch scratch_;                       // combine_in_file_order()'s
+  std::vector<std::uint32_t> routed_index_;      // batch index of each key routed
+  std::vector<core::KeyRef> routed_keys_;        // those keys
+  std::vector<core::OrderTag> routed_tags_;      // and their tags
+  std::vector<core::Verdict> routed_verdicts_;   // and their verdicts
+  std::vector<char> wire_bytes_;                 // this round's keys with their tags
+  std::vector<core::KeyRef> wire_keys_;          // views into wire_bytes_
+  std::vector<core::KeyRef> untagged_keys_;      // an owner's keys without their tags
+  std::vector<core::OrderTag> owned_tags_;       // and the tags
+  std::vector<core::OrderTag> retracted_round_;  // this round's retractions
+};
+
+}  // namespace
+
+bool keeps_file_order(const DedupConfig& config, const RunManifest& m) {
+  return config.annotate.mode == RunMode::kFilter && config.key.unit == core::KeyUnit::kRecord &&
+         config.window.window == 0 &&
+         std::any_of(m.inputs.begin(), m.inputs.end(),
+                     [](const InputProgress& p) { return !p.ranges.empty() && !p.done; });
+}
+
+std::size_t file_order_reserve(const RunManifest& m, std::uint32_t ranks) {
+  std::uint64_t bytes = 0;
+  for (const InputProgress& p : m.inputs) {
+    if (p.done) continue;
+    for (std::size_t k = 1; k < p.ranges.size(); ++k) bytes += p.ranges[k].end - p.ranges[k].begin;
+  }
+  return static_cast<std::size_t>(std::min<std::uint64_t>(bytes / 128 / ranks, 1U << 20));
+}
+
+std::unique_ptr<KeyOrder> make_batch_order() { return std::make_unique<BatchOrder>(); }
+
+std::unique_ptr<KeyOrder> make_file_order(std::size_t reserve) {
+  return std::make_unique<FileOrderKeys>(reserve);
+}
+
+std::unique_ptr<KeyOrder> make_key_order(const DedupConfig& config, const RunManifest& m,
+                                         std::uint32_t ranks, InputFeed& feed) {
+  if (!keeps_file_order(config, m)) return make_batch_order();
+  feed.tag_keys_in_file_order();
+  return make_file_order(file_order_reserve(m, ranks));
+}
+
+}  // namespace bloomshard::app

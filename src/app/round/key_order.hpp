@@ -1,0 +1,82 @@
+// How a round keeps the first copy of a key: the split-input ordering as one
+// strategy, chosen once per run (make_key_order) instead of a branch at each
+// step of every round.
+//  - In batch order (every run without open split inputs): keys travel as
+//    they are; the router combines a batch's later copies, the owner decides.
+//  - In file order (split inputs, core/file_order.hpp): keys travel with
+//    their order tags (order_tag_wire.hpp); a batch's later copies from one
+//    input stay home; the owner remembers kept copies from later ranges and
+//    retracts one when an earlier copy arrives, as one reader would decide.
+//    Whole records only: a paragraph's or a window's verdicts never flip.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+
+#include "bloomshard/app/dedup_options.hpp"
+#include "bloomshard/app/input_feed.hpp"
+#include "bloomshard/app/round_batch.hpp"
+#include "bloomshard/app/run_manifest.hpp"
+#include "bloomshard/comm/router.hpp"
+#include "bloomshard/core/two_tier.hpp"
+
+namespace bloomshard::app {
+
+class KeyOrder {
+ public:
+  virtual ~KeyOrder() = default;
+
+  /// The keys this rank routes for `batch` (valid until the next call).
+  [[nodiscard]] virtual std::span<const core::KeyRef> keys_to_route(const RoundBatch& batch,
+                                                                    InputFeed& feed) = 0;
+
+  /// Where route() writes the verdicts of keys_to_route(); `batch_verdicts`
+  /// has one slot per key of the batch.
+  [[nodiscard]] virtual std::span<core::Verdict> route_verdicts(
+      std::span<core::Verdict> batch_verdicts) = 0;
+
+  /// The owner's decision on its share `keys` of a sub-round.
+  virtual void decide(core::TwoTierSet& set, std::span<const core::KeyRef> keys,
+                      std::span<core::Verdict> verdicts) = 0;
+
+  /// After route(): completes `batch_verdicts` and hands this round's
+  /// retractions to `feed`.
+  virtual void settle(std::span<core::Verdict> batch_verdicts, InputFeed& feed) = 0;
+
+  /// Collective, once before the first round of a resumed run: remembers
+  /// the kept copies the checkpoint committed (file_order_rebuild.hpp).
+  /// Returns the copies this rank walked (0 in batch order).
+  virtual std::uint64_t remember_committed(comm::KeyRouter& router, const RunManifest& m,
+                                           InputFeed& feed, const std::filesystem::path& output_dir,
+                                           std::uint64_t budget) = 0;
+
+  /// True for the file-order strategy.
+  [[nodiscard]] virtual bool in_file_order() const noexcept = 0;
+};
+
+/// Whether a run keeps file order: a filter run of whole records, with no
+/// window, and an open split input in `m` (every rank decides the same).
+[[nodiscard]] bool keeps_file_order(const DedupConfig& config, const RunManifest& m);
+
+/// Keys an owner's file-order memory is sized for up front: its share of
+/// the later ranges of open split inputs at 128 bytes a record (a guess
+/// between short URL lines and long documents; growth is only slower,
+/// never wrong), at most 1M keys (a 48 MiB table).
+[[nodiscard]] std::size_t file_order_reserve(const RunManifest& m, std::uint32_t ranks);
+
+/// The strategy of a run: in file order when keeps_file_order() (then
+/// `feed` tags its keys, and the memory is sized for `ranks`), else in
+/// batch order.
+[[nodiscard]] std::unique_ptr<KeyOrder> make_key_order(const DedupConfig& config,
+                                                       const RunManifest& m, std::uint32_t ranks,
+                                                       InputFeed& feed);
+
+/// The batch-order strategy alone (tests, and runs without split inputs).
+[[nodiscard]] std::unique_ptr<KeyOrder> make_batch_order();
+
+/// The file-order strategy alone, its memory sized for `reserve` keys.
+[[nodiscard]] std::unique_ptr<KeyOrder> make_file_order(std::size_t reserve);
+
+}  // namespace bloomshard::app

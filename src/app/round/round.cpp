@@ -1,0 +1,90 @@
+#include "app/round/round.hpp"
+
+#include <algorithm>
+
+#include "app/round/phase_timer.hpp"
+#include "app/round/read_step.hpp"
+#include "bloomshard/app/resource_usage.hpp"
+#include "bloomshard/app/stop_signal.hpp"
+#include "bloomshard/app/watchdog.hpp"
+#include "bloomshard/comm/heartbeat.hpp"
+
+namespace bloomshard::app {
+
+void Round::read() {
+  // --- watchdog: one beat per round, and what the round is doing.
+  comm::heartbeat();
+  set_activity("reading inputs", number_ + 1);
+  const PhaseTimer reading;
+  read_round(p_.feed, batch_, input_error_);
+  keys_ = p_.order.keys_to_route(batch_, p_.feed);
+  reading.add_to(phases_.wall.read, phases_.system.read);
+}
+
+void Round::route() {
+  const PhaseTimer routing;
+  set_activity("exchanging keys and deciding", number_ + 1);
+  PhaseTotals round;  // this round's decide (and route) times
+  verdicts_.resize(batch_.keys().size());
+  p_.router.route(keys_,
+                  [&](std::span<const core::KeyRef> owned_keys, std::span<core::Verdict> verdicts) {
+                    const PhaseTimer deciding;
+                    decide(owned_keys, verdicts);
+                    deciding.add_to(round.wall.decide, round.system.decide);
+                  },
+                  p_.order.route_verdicts(verdicts_),
+                  {.budget = p_.max_exchange_bytes,
+                   .max_keys = p_.growth.max_keys(p_.set),
+                   .before_subround = [&](std::uint64_t upcoming) {
+                     p_.growth.before_subround(p_.set, upcoming);
+                   }});
+  routing.add_to(round.wall.route, round.system.route);
+  p_.order.settle(verdicts_, p_.feed);
+  phases_.wall.decide += round.wall.decide;
+  phases_.system.decide += round.system.decide;
+  phases_.wall.route += round.wall.route - round.wall.decide;
+  phases_.system.route += round.system.route - round.system.decide;
+}
+
+void Round::decide(std::span<const core::KeyRef> keys, std::span<core::Verdict> verdicts) {
+  p_.order.decide(p_.set, keys, verdicts);
+}
+
+void Round::write(const std::function<void()>& fence) {
+  const PhaseTimer writing;
+  set_activity("writing outputs", number_ + 1);
+  fence();
+  p_.feed.write_kept(batch_, verdicts_);
+  writing.add_to(phases_.wall.write, phases_.system.write);
+  ++number_;
+  sample_rss_anon();
+}
+
+void Round::sample_rss_anon() {
+  // Mapped checkpoint pages are page cache, not counted.
+  peak_rss_anon_ = std::max(peak_rss_anon_, rss_anon_bytes());
+}
+
+RoundAgreement Round::agree(bool checkpoint_due, std::uint64_t max_delta_bytes) {
+  const PhaseTimer agreeing;
+  set_activity("agreeing on the round's end", number_);
+  const FeedCounters& c = p_.feed.counters();
+  RoundAgreement mine;
+  mine.ranks_reading = p_.feed.exhausted() ? 0U : 1U;
+  mine.input_errors = input_error_.empty() ? 0U : 1U;
+  mine.newest_inserted = p_.set.bloom().newest_layer_inserted();
+  mine.records = c.records;
+  mine.dropped = c.dropped;
+  mine.rejected = c.rejected;
+  mine.input_bytes_done = c.input_bytes_done;
+  mine.stop_requests = stop_requested() ? 1U : 0U;
+  mine.delta_over_budget = p_.set.exact().delta_bytes() > max_delta_bytes ? 1U : 0U;
+  mine.checkpoint_due = checkpoint_due ? 1U : 0U;
+  mine.broken_inputs = p_.feed.skip_pending() ? 1U : 0U;
+  const RoundAgreement all = app::agree(p_.world, mine);
+  agreeing.add_to(phases_.wall.route, phases_.system.route);
+  p_.growth.after_round(p_.set, all.newest_inserted);
+  return all;
+}
+
+}  // namespace bloomshard::app
