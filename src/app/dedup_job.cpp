@@ -8,10 +8,10 @@
 #include <memory>
 #include <optional>
 
+#include "app/cli/mpi_command.hpp"
 #include "app/round/key_order.hpp"
 #include "app/round/layer_growth.hpp"
 #include "app/round/round.hpp"
-#include "app/run/host_name.hpp"
 #include "app/run/job_setup.hpp"
 #include "app/run/job_start.hpp"
 #include "app/run/lease_holder.hpp"
@@ -488,33 +488,24 @@ class DedupJob {
 }  // namespace
 
 int run_dedup(const std::vector<std::string>& args) {
-  install_stop_signal_handlers();  // before MPI starts: no signal is lost
-  // Before MPI_Init, which can hang when the launcher is already gone;
+  // Built in the hook, before MPI_Init (which can hang when the launcher is gone);
   // destroyed last, after MPI_Finalize (which can hang on a lost peer too).
-  Watchdog watchdog(DedupConfig{}.stall_timeout);
-  comm::Environment env;
-  comm::Communicator world;
-  watchdog.set_rank(world.rank());
-  ParsedDedup parsed = parse_dedup_options(args);
-  if (parsed.exit_code) {
-    // Every rank parsed the same arguments and agrees; rank 0 speaks.
-    if (world.rank() == 0) {
-      (*parsed.exit_code == kExitOk ? std::cout : std::cerr)
-          << (*parsed.exit_code == kExitOk ? "" : "bloomshard dedup: ") << parsed.message
-          << (parsed.message.ends_with('\n') ? "" : "\n");
-    }
-    return *parsed.exit_code;
-  }
-  watchdog.set_stall_timeout(parsed.config.stall_timeout);
-  try {
-    return DedupJob(world, std::move(parsed.config), watchdog).run();
-  } catch (const FencedOut& e) {
-    write_stderr_line("bloomshard dedup: rank " + std::to_string(world.rank()) + " of " +
-                      std::to_string(world.size()) + " on " + host_name() + ": " + e.what());
-    comm::abort_job(kExitRunLocked);
-  } catch (const std::exception& e) {
-    report_error_and_abort(world, "dedup", e, kExitFailure);
-  }
+  std::optional<Watchdog> watchdog;
+  return run_mpi_command<DedupConfig>(
+      {.name = "dedup",
+       .parse = parse_dedup_options,
+       .run =
+           [&watchdog](const comm::Communicator& world, DedupConfig config) {
+             watchdog->set_rank(world.rank());
+             watchdog->set_stall_timeout(config.stall_timeout);
+             return DedupJob(world, std::move(config), *watchdog).run();
+           },
+       .before_mpi =
+           [&watchdog] {
+             install_stop_signal_handlers();  // before MPI starts: no signal is lost
+             watchdog.emplace(DedupConfig{}.stall_timeout);
+           }},
+      args);
 }
 
 }  // namespace bloomshard::app

@@ -1,11 +1,10 @@
 #include "bloomshard/app/job_abort.hpp"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <string>
 #include <thread>
 
+#include "app/run/host_name.hpp"
 #include "bloomshard/app/stderr_line.hpp"
 #include "bloomshard/comm/environment.hpp"
 #include "bloomshard/io/checkpoint_error.hpp"
@@ -15,19 +14,13 @@ namespace {
 
 constexpr auto kCollectiveReportWait = std::chrono::seconds(10);
 
-std::string this_host() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "?";
-  return name;
-}
-
 }  // namespace
 
 void report_error_and_abort(const comm::Communicator& world, std::string_view command,
                             const std::exception& error, int exit_code) {
   const std::string prefix = "bloomshard " + std::string(command) + ": ";
   const std::string place = "rank " + std::to_string(world.rank()) + " of " +
-                            std::to_string(world.size()) + " on " + this_host() + ": ";
+                            std::to_string(world.size()) + " on " + host_name() + ": ";
   if (const auto* exit = dynamic_cast<const CommandExit*>(&error); exit != nullptr) {
     write_stderr_line(prefix + place + exit->what());
     comm::abort_job(exit->exit_code());

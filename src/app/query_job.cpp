@@ -4,6 +4,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "app/cli/mpi_command.hpp"
 #include "app/round/read_step.hpp"
 #include "app/round/round_agreement.hpp"
 #include "app/run/json_fields.hpp"
@@ -383,22 +384,12 @@ class QueryJob {
 }  // namespace
 
 int run_query(const std::vector<std::string>& args) {
-  comm::Environment env;
-  comm::Communicator world;
-  ParsedQuery parsed = parse_query_options(args);
-  if (parsed.exit_code) {
-    if (world.rank() == 0) {
-      (*parsed.exit_code == kExitOk ? std::cout : std::cerr)
-          << (*parsed.exit_code == kExitOk ? "" : "bloomshard query: ") << parsed.message
-          << (parsed.message.ends_with('\n') ? "" : "\n");
-    }
-    return *parsed.exit_code;
-  }
-  try {
-    return QueryJob(world, std::move(parsed.config)).run();
-  } catch (const std::exception& e) {
-    report_error_and_abort(world, "query", e, kExitFailure);
-  }
+  return run_mpi_command<QueryConfig>(
+      {.name = "query",
+       .parse = parse_query_options,
+       .run = [](const comm::Communicator& world,
+                 QueryConfig config) { return QueryJob(world, std::move(config)).run(); }},
+      args);
 }
 
 }  // namespace bloomshard::app

@@ -120,7 +120,7 @@ std::string key_scheme_conflict(const StateScheme& s, const KeySchemeFlags& f) {
   return {};
 }
 
-void apply_state_scheme(const StateScheme& s, DedupConfig& c) {
+void apply_state_scheme(const StateScheme& s, KeyOptions& c) {
   c.key = s.key;
   c.normalize_pinned = true;
   c.hash_seed = s.hash_seed;

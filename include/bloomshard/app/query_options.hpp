@@ -42,13 +42,4 @@ using ParsedQuery = ParsedOptions<QueryConfig>;
 /// Parses and validates; never throws for user errors.
 [[nodiscard]] ParsedQuery parse_query_options(const std::vector<std::string>& args);
 
-/// apply_state_scheme for a query's feed: sets its key group (scheme, seed)
-/// to the state's. The key group is all apply_state_scheme writes.
-inline void apply_state_scheme(const StateScheme& scheme, QueryFeed& feed) {
-  DedupConfig keys;
-  static_cast<KeyOptions&>(keys) = feed;
-  apply_state_scheme(scheme, keys);
-  static_cast<KeyOptions&>(feed) = keys;
-}
-
 }  // namespace bloomshard::app

@@ -20,6 +20,9 @@
 #include <optional>
 #include <string>
 
+#include "bloomshard/app/exit_codes.hpp"
+#include "bloomshard/app/job_abort.hpp"
+
 namespace bloomshard::app {
 
 /// How the lock file is used: fcntl locks with a lease fallback (auto),
@@ -49,9 +52,9 @@ struct LeaseRecord {
 
 /// Thrown when this attempt no longer holds the run: a newer attempt bumped
 /// the epoch (lease mode), or the lock file was replaced.
-class FencedOut : public std::runtime_error {
+class FencedOut : public CommandExit {
  public:
-  using std::runtime_error::runtime_error;
+  explicit FencedOut(const std::string& what) : CommandExit(what, kExitRunLocked) {}
 };
 
 /// One process's hold on a run. Not copyable; the lock goes with the object

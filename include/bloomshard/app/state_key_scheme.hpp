@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/key_options.hpp"
 #include "bloomshard/app/dedup_options.hpp"
 #include "bloomshard/core/key_scheme.hpp"
 #include "bloomshard/io/checkpoint_store.hpp"
@@ -71,10 +72,10 @@ struct KeySchemeFlags {
 [[nodiscard]] std::string key_scheme_conflict(const StateScheme& scheme,
                                               const KeySchemeFlags& flags);
 
-/// Sets the fields of `config` that decide keys (the key scheme, hash seed)
+/// Sets the key group's fields that decide keys (the key scheme, hash seed)
 /// to the state's, so an InputFeed extracts and hashes keys the way the
-/// state did.
-void apply_state_scheme(const StateScheme& scheme, DedupConfig& config);
+/// state did. A DedupConfig or a query's feed converts to its KeyOptions.
+void apply_state_scheme(const StateScheme& scheme, KeyOptions& keys);
 
 /// The fields of a header that carry the scheme (for a state written from one).
 void store_state_scheme(const StateScheme& scheme, io::CheckpointHeader& header);
