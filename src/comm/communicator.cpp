@@ -1,4 +1,4 @@
-#include "bloomshard/comm/communicator.hpp"
+#include "comm/communicator.hpp"
 
 #include <chrono>
 #include <climits>
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "bloomshard/comm/mpi_error.hpp"
+#include "comm/mpi_error.hpp"
 
 namespace bloomshard::comm {
 namespace {

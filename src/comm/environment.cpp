@@ -1,11 +1,11 @@
-#include "bloomshard/comm/environment.hpp"
+#include "comm/environment.hpp"
 
 #include <mpi.h>
 
 #include <cstdlib>
 
-#include "bloomshard/comm/mpi_error.hpp"
-#include "bloomshard/comm/transport_defaults.hpp"
+#include "comm/mpi_error.hpp"
+#include "comm/transport_defaults.hpp"
 
 namespace bloomshard::comm {
 namespace {

@@ -1,4 +1,4 @@
-#include "bloomshard/comm/heartbeat.hpp"
+#include "comm/heartbeat.hpp"
 
 #include <atomic>
 #include <chrono>

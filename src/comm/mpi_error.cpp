@@ -1,4 +1,4 @@
-#include "bloomshard/comm/mpi_error.hpp"
+#include "comm/mpi_error.hpp"
 
 #include <mpi.h>
 

@@ -1,4 +1,4 @@
-#include "bloomshard/comm/mpi_library.hpp"
+#include "comm/mpi_library.hpp"
 
 #include <mpi.h>
 

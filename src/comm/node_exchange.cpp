@@ -1,4 +1,4 @@
-#include "bloomshard/comm/node_exchange.hpp"
+#include "comm/node_exchange.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "bloomshard/comm/mpi_error.hpp"
+#include "comm/mpi_error.hpp"
 
 namespace bloomshard::comm {
 namespace {

@@ -1,11 +1,11 @@
-#include "bloomshard/comm/router.hpp"
+#include "comm/router.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 
-#include "bloomshard/comm/mpi_error.hpp"
 #include "bloomshard/core/slice_map.hpp"
+#include "comm/mpi_error.hpp"
 
 namespace bloomshard::comm {
 namespace {

@@ -4,8 +4,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "bloomshard/comm/heartbeat.hpp"
-#include "bloomshard/comm/router.hpp"
+#include "comm/heartbeat.hpp"
+#include "comm/router.hpp"
 
 namespace bloomshard::comm {
 

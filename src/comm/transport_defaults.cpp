@@ -1,4 +1,4 @@
-#include "bloomshard/comm/transport_defaults.hpp"
+#include "comm/transport_defaults.hpp"
 
 #include <mpi.h>
 

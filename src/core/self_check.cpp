@@ -1,7 +1,7 @@
 // The self-check: ground truth comes from construction (key j of the stream
 // is distinct or a repeat of an earlier one, decided by a fixed PRNG), so
 // every verdict can be checked without a second set implementation.
-#include "bloomshard/core/self_check.hpp"
+#include "core/self_check.hpp"
 
 #include <algorithm>
 #include <chrono>

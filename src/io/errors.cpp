@@ -1,5 +1,5 @@
 // Message formatting of the io exceptions.
-#include "bloomshard/io/errors.hpp"
+#include "io/errors.hpp"
 
 #include <utility>
 

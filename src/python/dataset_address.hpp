@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/io/hdf5_call.hpp"
-#include "bloomshard/io/hdf5_read.hpp"
 #include "bloomshard/store/validate.hpp"
+#include "io/hdf5/hdf5_call.hpp"
+#include "io/hdf5/hdf5_read.hpp"
 #include "state_error.hpp"
 
 namespace bloomshard::python {

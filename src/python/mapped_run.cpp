@@ -6,11 +6,11 @@
 #include <bit>
 #include <utility>
 
-#include "bloomshard/io/hdf5_call.hpp"
-#include "bloomshard/io/hdf5_file_source.hpp"
-#include "bloomshard/io/hdf5_read.hpp"
 #include "bloomshard/store/file_index.hpp"
 #include "bloomshard/store/layout.hpp"
+#include "io/hdf5/hdf5_call.hpp"
+#include "io/hdf5/hdf5_file_source.hpp"
+#include "io/hdf5/hdf5_read.hpp"
 #include "state_error.hpp"
 
 namespace bloomshard::python {

@@ -15,7 +15,7 @@
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/key_scheme.hpp"
 #include "bloomshard/core/normalize.hpp"
-#include "bloomshard/core/run_compaction.hpp"
+#include "core/tier2/run_compaction.hpp"
 #include "read_only_state.hpp"
 
 namespace py = pybind11;
@@ -149,7 +149,7 @@ py::dict info_base(const ReadOnlyState& st) {
   py::list layers;
   double cardinality = 0, fpr = 0;
   for (const auto& l : s.layers) {
-    // The same estimates as `bloomshard info` (src/app/state_commands.cpp).
+    // The same estimates as `bloomshard info` (src/app/state/state_commands.cpp).
     const double bits = static_cast<double>(l.geometry.blocks_per_slice) * 512.0 *
                         static_cast<double>(h.params.num_slices);
     const double n = static_cast<double>(l.inserted);

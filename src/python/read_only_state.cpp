@@ -11,17 +11,17 @@
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/scalable_bloom.hpp"
 #include "bloomshard/core/slice_map.hpp"
-#include "bloomshard/core/slot_window.hpp"
-#include "bloomshard/io/checkpoint_summary.hpp"
-#include "bloomshard/store/format_error.hpp"
-#include "bloomshard/io/hdf5_call.hpp"
-#include "bloomshard/io/hdf5_read.hpp"
 #include "bloomshard/store/checksum.hpp"
+#include "bloomshard/store/format_error.hpp"
 #include "bloomshard/store/key_sample.hpp"
 #include "bloomshard/store/layout.hpp"
 #include "bloomshard/store/state_dir.hpp"
 #include "bloomshard/store/validate.hpp"
+#include "core/window/slot_window.hpp"
 #include "dataset_address.hpp"
+#include "io/checkpoint/checkpoint_summary.hpp"
+#include "io/hdf5/hdf5_call.hpp"
+#include "io/hdf5/hdf5_read.hpp"
 
 namespace bloomshard::python {
 
@@ -197,7 +197,7 @@ void ReadOnlyState::map_layers(hid_t file) {
   const store::CheckpointHeader& h = summary_.header;
   const std::uint32_t p = h.params.num_slices;
   layers_.resize(summary_.layers.size());
-  // A windowed state's layer is layer j of its slot (core/slot_window.hpp):
+  // A windowed state's layer is layer j of its slot (core/window/slot_window.hpp):
   // its geometry and block remix are those of index j.
   std::vector<std::uint64_t> slots;
   for (const store::CheckpointLayerInfo& info : summary_.layers) slots.push_back(info.slot);
@@ -266,7 +266,7 @@ void ReadOnlyState::require_bloom_slice(std::uint32_t s) const {
 
 void ReadOnlyState::check_key_scheme_reproduces_a_stored_key() const {
   // From every run: older runs' keys live in older Bloom layers. The check
-  // itself is the one every C++ reader runs (io/checkpoint_key_sample.hpp).
+  // itself is the one every C++ reader runs (io/checkpoint/checkpoint_key_sample.hpp).
   std::vector<store::SampledKey> samples;
   for (const MappedRun& run : runs_) {
     const std::vector<std::uint64_t>& keys = run.slice_keys();

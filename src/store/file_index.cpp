@@ -8,12 +8,12 @@
 #include <utility>
 
 #include "bloomshard/core/bloom_kernel.hpp"
-#include "bloomshard/core/run_compaction.hpp"
 #include "bloomshard/core/slice_map.hpp"
-#include "bloomshard/core/slot_window.hpp"
 #include "bloomshard/store/checksum.hpp"
 #include "bloomshard/store/format_error.hpp"
 #include "bloomshard/store/validate.hpp"
+#include "core/tier2/run_compaction.hpp"
+#include "core/window/slot_window.hpp"
 
 namespace bloomshard::store {
 namespace {

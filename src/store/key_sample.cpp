@@ -11,8 +11,8 @@
 #include "bloomshard/core/normalize.hpp"
 #include "bloomshard/core/scalable_bloom.hpp"
 #include "bloomshard/core/slice_map.hpp"
-#include "bloomshard/core/slot_window.hpp"
 #include "bloomshard/store/header.hpp"
+#include "core/window/slot_window.hpp"
 
 namespace bloomshard::store {
 namespace {

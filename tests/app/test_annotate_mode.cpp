@@ -9,11 +9,11 @@
 #include <sstream>
 #include <vector>
 
-#include "bloomshard/app/annotation_writer.hpp"
-#include "bloomshard/app/dedup_options.hpp"
-#include "bloomshard/app/exit_codes.hpp"
-#include "bloomshard/app/run_manifest.hpp"
-#include "bloomshard/app/run_state.hpp"
+#include "app/cli/dedup_options.hpp"
+#include "app/cli/exit_codes.hpp"
+#include "app/feed/annotation_writer.hpp"
+#include "app/run/run_manifest.hpp"
+#include "app/run/run_state.hpp"
 
 namespace bloomshard::app {
 namespace {

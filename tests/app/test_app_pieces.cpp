@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/app/input_manifest.hpp"
-#include "bloomshard/app/json_writer.hpp"
-#include "bloomshard/app/progress.hpp"
-#include "bloomshard/app/round_batch.hpp"
+#include "app/feed/input_manifest.hpp"
+#include "app/report/json_writer.hpp"
+#include "app/report/progress.hpp"
+#include "app/round/round_batch.hpp"
 
 namespace bloomshard::app {
 namespace {

@@ -3,12 +3,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "app/cli/dedup_options.hpp"
+#include "app/cli/exit_codes.hpp"
 #include "app/cli/option_table.hpp"
-#include "bloomshard/app/checkpointer.hpp"
-#include "bloomshard/app/dedup_options.hpp"
-#include "bloomshard/app/exit_codes.hpp"
-#include "bloomshard/app/input_feed.hpp"
-#include "bloomshard/app/query_options.hpp"
+#include "app/cli/query_options.hpp"
+#include "app/feed/input_feed.hpp"
+#include "app/run/checkpointer.hpp"
 
 namespace bloomshard::app {
 namespace {

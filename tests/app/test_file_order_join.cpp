@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/app/order_tag_wire.hpp"
-#include "bloomshard/app/retracted_lines.hpp"
+#include "app/split/order_tag_wire.hpp"
+#include "app/split/retracted_lines.hpp"
 #include "bloomshard/core/key_hash.hpp"
 
 namespace bloomshard::app {

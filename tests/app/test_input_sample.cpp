@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/app/input_sample.hpp"
-#include "bloomshard/io/input_file.hpp"
-#include "bloomshard/io/output_writer.hpp"
+#include "app/feed/input_sample.hpp"
+#include "io/output/output_writer.hpp"
+#include "io/records/input_file.hpp"
 
 namespace bloomshard::app {
 namespace {

@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "app/cli/exit_codes.hpp"
 #include "app/cli/mpi_command.hpp"
-#include "bloomshard/app/exit_codes.hpp"
-#include "bloomshard/app/job_abort.hpp"
+#include "app/report/job_abort.hpp"
 
 namespace bloomshard::app {
 namespace {

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <string>
 
-#include "bloomshard/app/output_guard.hpp"
-#include "bloomshard/app/output_presence.hpp"
-#include "bloomshard/app/run_manifest.hpp"
-#include "bloomshard/app/split_inputs.hpp"
+#include "app/run/output_guard.hpp"
+#include "app/run/output_presence.hpp"
+#include "app/run/run_manifest.hpp"
+#include "app/split/split_inputs.hpp"
 
 namespace bloomshard::app {
 namespace {

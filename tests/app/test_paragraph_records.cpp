@@ -12,8 +12,8 @@
 #include <sstream>
 #include <vector>
 
-#include "bloomshard/app/dedup_options.hpp"
-#include "bloomshard/app/paragraph_records.hpp"
+#include "app/cli/dedup_options.hpp"
+#include "app/feed/paragraph_records.hpp"
 
 namespace bloomshard::app {
 namespace {

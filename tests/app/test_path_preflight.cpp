@@ -7,7 +7,7 @@
 #include <fstream>
 #include <vector>
 
-#include "bloomshard/app/path_preflight.hpp"
+#include "app/run/path_preflight.hpp"
 
 namespace bloomshard::app {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <thread>
 
-#include "bloomshard/app/progress.hpp"
+#include "app/report/progress.hpp"
 
 namespace bloomshard::app {
 namespace {

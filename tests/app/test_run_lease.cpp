@@ -12,9 +12,9 @@
 #include <fstream>
 #include <thread>
 
-#include "bloomshard/app/run_lease.hpp"
-#include "bloomshard/app/watchdog.hpp"
-#include "bloomshard/comm/heartbeat.hpp"
+#include "app/run/run_lease.hpp"
+#include "app/run/watchdog.hpp"
+#include "comm/heartbeat.hpp"
 
 namespace bloomshard::app {
 namespace {

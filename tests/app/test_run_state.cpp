@@ -4,13 +4,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "bloomshard/app/checkpointer.hpp"
-#include "bloomshard/app/exit_codes.hpp"
-#include "bloomshard/app/input_windows.hpp"
-#include "bloomshard/app/output_guard.hpp"
-#include "bloomshard/app/run_manifest.hpp"
-#include "bloomshard/app/run_state.hpp"
-#include "bloomshard/io/input_file.hpp"
+#include "app/cli/exit_codes.hpp"
+#include "app/feed/input_windows.hpp"
+#include "app/run/checkpointer.hpp"
+#include "app/run/output_guard.hpp"
+#include "app/run/run_manifest.hpp"
+#include "app/run/run_state.hpp"
+#include "io/records/input_file.hpp"
 
 namespace bloomshard::app {
 namespace {

@@ -8,12 +8,12 @@
 #include <numeric>
 #include <string>
 
-#include "bloomshard/app/range_join.hpp"
-#include "bloomshard/app/rank_tasks.hpp"
-#include "bloomshard/app/run_manifest.hpp"
-#include "bloomshard/app/split_inputs.hpp"
-#include "bloomshard/io/file_assignment.hpp"
-#include "bloomshard/io/reject_writer.hpp"
+#include "app/run/run_manifest.hpp"
+#include "app/split/range_join.hpp"
+#include "app/split/rank_tasks.hpp"
+#include "app/split/split_inputs.hpp"
+#include "io/output/reject_writer.hpp"
+#include "io/records/file_assignment.hpp"
 
 namespace bloomshard::app {
 namespace {

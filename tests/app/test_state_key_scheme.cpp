@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/app/exit_codes.hpp"
-#include "bloomshard/app/query_options.hpp"
-#include "bloomshard/app/run_state.hpp"
-#include "bloomshard/app/state_key_scheme.hpp"
+#include "app/cli/exit_codes.hpp"
+#include "app/cli/query_options.hpp"
+#include "app/run/run_state.hpp"
+#include "app/state/state_key_scheme.hpp"
 #include "bloomshard/core/bloom_kernel.hpp"
 #include "bloomshard/core/key_hash.hpp"
 

@@ -1,7 +1,7 @@
-// The notes a saved state's parameters produce (app/state_overrides.hpp).
+// The notes a saved state's parameters produce (app/state/state_overrides.hpp).
 #include <gtest/gtest.h>
 
-#include "bloomshard/app/state_overrides.hpp"
+#include "app/state/state_overrides.hpp"
 
 namespace bloomshard::app {
 namespace {

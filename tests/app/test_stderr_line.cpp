@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "bloomshard/app/stderr_line.hpp"
+#include "app/report/stderr_line.hpp"
 
 namespace bloomshard::app {
 namespace {

@@ -2,12 +2,12 @@
 
 #include <string>
 
-#include "bloomshard/app/version.hpp"
-#include "bloomshard/comm/mpi_library.hpp"
+#include "app/cli/version.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/normalize.hpp"
-#include "bloomshard/io/checkpoint_layout.hpp"
-#include "bloomshard/io/hdf5_library.hpp"
+#include "comm/mpi_library.hpp"
+#include "io/checkpoint/checkpoint_layout.hpp"
+#include "io/hdf5/hdf5_library.hpp"
 
 namespace bloomshard::app {
 namespace {

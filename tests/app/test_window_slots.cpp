@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/app/dedup_options.hpp"
-#include "bloomshard/app/window_slots.hpp"
+#include "app/cli/dedup_options.hpp"
+#include "app/state/window_slots.hpp"
 
 namespace bloomshard::app {
 namespace {

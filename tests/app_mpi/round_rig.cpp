@@ -4,14 +4,14 @@
 #include <limits>
 #include <set>
 
+#include "app/run/checkpointer.hpp"
 #include "app/run/job_start.hpp"
-#include "bloomshard/app/checkpointer.hpp"
-#include "bloomshard/app/output_guard.hpp"
-#include "bloomshard/app/range_join.hpp"
-#include "bloomshard/app/rank_tasks.hpp"
-#include "bloomshard/app/split_inputs.hpp"
+#include "app/run/output_guard.hpp"
+#include "app/split/range_join.hpp"
+#include "app/split/rank_tasks.hpp"
+#include "app/split/split_inputs.hpp"
 #include "bloomshard/core/slice_map.hpp"
-#include "bloomshard/io/input_file.hpp"
+#include "io/records/input_file.hpp"
 
 namespace bloomshard::app::test {
 

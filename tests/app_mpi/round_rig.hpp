@@ -10,16 +10,16 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/dedup_options.hpp"
+#include "app/feed/input_feed.hpp"
 #include "app/round/key_order.hpp"
 #include "app/round/layer_growth.hpp"
 #include "app/round/round.hpp"
-#include "bloomshard/app/checkpointer.hpp"
-#include "bloomshard/app/dedup_options.hpp"
-#include "bloomshard/app/input_feed.hpp"
-#include "bloomshard/app/run_manifest.hpp"
-#include "bloomshard/comm/communicator.hpp"
-#include "bloomshard/comm/router.hpp"
+#include "app/run/checkpointer.hpp"
+#include "app/run/run_manifest.hpp"
 #include "bloomshard/core/two_tier.hpp"
+#include "comm/communicator.hpp"
+#include "comm/router.hpp"
 #include "test_checkpoint_util.hpp"
 
 namespace bloomshard::app::test {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/io/checkpoint_generations.hpp"
-#include "bloomshard/io/checkpoint_store.hpp"
+#include "io/checkpoint/checkpoint_generations.hpp"
+#include "io/checkpoint/checkpoint_store.hpp"
 #include "round_rig.hpp"
 
 namespace bloomshard::app {

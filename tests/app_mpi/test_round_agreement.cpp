@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "app/round/round_agreement.hpp"
-#include "bloomshard/comm/communicator.hpp"
+#include "comm/communicator.hpp"
 
 namespace bloomshard::app {
 namespace {

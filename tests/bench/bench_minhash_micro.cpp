@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/core/minhash_sketch.hpp"
+#include "core/minhash/minhash_sketch.hpp"
 
 namespace {
 

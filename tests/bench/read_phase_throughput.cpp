@@ -29,14 +29,14 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/app/input_feed.hpp"
-#include "bloomshard/app/rank_tasks.hpp"
-#include "bloomshard/app/round_batch.hpp"
-#include "bloomshard/app/run_manifest.hpp"
-#include "bloomshard/app/split_inputs.hpp"
-#include "bloomshard/io/input_file.hpp"
-#include "bloomshard/io/key_extractor.hpp"
-#include "bloomshard/io/record_reader.hpp"
+#include "app/feed/input_feed.hpp"
+#include "app/round/round_batch.hpp"
+#include "app/run/run_manifest.hpp"
+#include "app/split/rank_tasks.hpp"
+#include "app/split/split_inputs.hpp"
+#include "io/records/input_file.hpp"
+#include "io/records/key_extractor.hpp"
+#include "io/records/record_reader.hpp"
 
 namespace {
 

@@ -18,8 +18,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "bloomshard/io/input_file.hpp"
-#include "bloomshard/io/record_reader.hpp"
+#include "io/records/input_file.hpp"
+#include "io/records/record_reader.hpp"
 
 namespace {
 

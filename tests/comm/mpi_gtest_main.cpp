@@ -8,8 +8,8 @@
 
 #include <cstdio>
 
-#include "bloomshard/comm/communicator.hpp"
-#include "bloomshard/comm/environment.hpp"
+#include "comm/communicator.hpp"
+#include "comm/environment.hpp"
 
 namespace {
 

@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "bloomshard/comm/communicator.hpp"
-#include "bloomshard/comm/environment.hpp"
+#include "comm/communicator.hpp"
+#include "comm/environment.hpp"
 
 namespace bloomshard::comm {
 namespace {

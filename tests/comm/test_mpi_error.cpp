@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "bloomshard/comm/communicator.hpp"
-#include "bloomshard/comm/mpi_error.hpp"
+#include "comm/communicator.hpp"
+#include "comm/mpi_error.hpp"
 
 namespace bloomshard::comm {
 namespace {

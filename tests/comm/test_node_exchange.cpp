@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/comm/communicator.hpp"
-#include "bloomshard/comm/node_exchange.hpp"
-#include "bloomshard/comm/router.hpp"
 #include "bloomshard/core/key_hash.hpp"
+#include "comm/communicator.hpp"
+#include "comm/node_exchange.hpp"
+#include "comm/router.hpp"
 
 namespace bloomshard::comm {
 namespace {

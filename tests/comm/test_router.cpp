@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/comm/communicator.hpp"
-#include "bloomshard/comm/router.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/slice_map.hpp"
+#include "comm/communicator.hpp"
+#include "comm/router.hpp"
 
 namespace bloomshard::comm {
 namespace {

@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "bloomshard/comm/transport_defaults.hpp"
+#include "comm/transport_defaults.hpp"
 
 namespace bloomshard::comm {
 namespace {

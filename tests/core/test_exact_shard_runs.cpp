@@ -14,8 +14,8 @@
 
 #include "bloomshard/core/exact_shard.hpp"
 #include "bloomshard/core/key_hash.hpp"
-#include "bloomshard/core/run_compaction.hpp"
 #include "bloomshard/core/slice_map.hpp"
+#include "core/tier2/run_compaction.hpp"
 #include "core_test_util.hpp"
 
 namespace bloomshard::core {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/core/file_order.hpp"
 #include "bloomshard/core/key_hash.hpp"
+#include "core/order/file_order.hpp"
 
 namespace bloomshard::core {
 namespace {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/core/first_occurrence.hpp"
 #include "bloomshard/core/key_hash.hpp"
+#include "core/order/first_occurrence.hpp"
 
 namespace bloomshard::core {
 namespace {

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "bloomshard/core/minhash_band_key.hpp"
+#include "core/minhash/minhash_band_key.hpp"
 
 namespace bloomshard::core {
 namespace {

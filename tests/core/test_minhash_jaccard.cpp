@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/core/minhash_jaccard.hpp"
-#include "bloomshard/core/minhash_s_curve.hpp"
-#include "bloomshard/core/minhash_signature.hpp"
-#include "bloomshard/core/shingle.hpp"
+#include "core/minhash/minhash_jaccard.hpp"
+#include "core/minhash/minhash_s_curve.hpp"
+#include "core/minhash/minhash_signature.hpp"
+#include "core/minhash/shingle.hpp"
 
 namespace bloomshard::core {
 namespace {

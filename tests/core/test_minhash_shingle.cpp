@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/core/shingle.hpp"
+#include "core/minhash/shingle.hpp"
 
 namespace bloomshard::core {
 namespace {

@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "bloomshard/core/minhash_signature.hpp"
+#include "core/minhash/minhash_signature.hpp"
 
 namespace bloomshard::core {
 namespace {

@@ -9,7 +9,7 @@
 #include <random>
 #include <string>
 
-#include "bloomshard/core/minhash_sketch.hpp"
+#include "core/minhash/minhash_sketch.hpp"
 
 // Counts the bytes live through operator new (std::string, std::vector),
 // and their peak, so a test can bound what a call holds at once. A header

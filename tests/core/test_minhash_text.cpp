@@ -5,8 +5,8 @@
 #include <random>
 #include <string>
 
-#include "bloomshard/core/minhash_text.hpp"
 #include "bloomshard/core/normalize.hpp"
+#include "core/minhash/minhash_text.hpp"
 
 namespace bloomshard::core {
 namespace {

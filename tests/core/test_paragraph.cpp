@@ -13,9 +13,9 @@
 
 #include "bloomshard/core/key_builder.hpp"
 #include "bloomshard/core/key_scheme.hpp"
-#include "bloomshard/core/paragraph_keyer.hpp"
-#include "bloomshard/core/paragraph_removal.hpp"
 #include "bloomshard/core/paragraph_split.hpp"
+#include "core/paragraph/paragraph_keyer.hpp"
+#include "core/paragraph/paragraph_removal.hpp"
 
 namespace bloomshard::core {
 namespace {

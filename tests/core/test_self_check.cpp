@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-#include "bloomshard/core/self_check.hpp"
+#include "core/self_check.hpp"
 
 namespace bloomshard::core {
 namespace {

@@ -11,8 +11,8 @@
 
 #include "bloomshard/core/bloom_math.hpp"
 #include "bloomshard/core/scalable_bloom.hpp"
-#include "bloomshard/core/sizing_plan.hpp"
 #include "bloomshard/core/slice_map.hpp"
+#include "core/bloom/sizing_plan.hpp"
 
 namespace bloomshard::core {
 namespace {

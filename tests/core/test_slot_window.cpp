@@ -14,8 +14,8 @@
 
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/scalable_bloom.hpp"
-#include "bloomshard/core/slot_window.hpp"
 #include "bloomshard/core/two_tier.hpp"
+#include "core/window/slot_window.hpp"
 #include "core_test_util.hpp"
 
 namespace bloomshard::core {

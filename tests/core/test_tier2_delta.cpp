@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "delta_by_slice.hpp"
-#include "delta_index.hpp"
-#include "huge_page_mapping.hpp"
-#include "key_arena.hpp"
+#include "core/memory/huge_page_mapping.hpp"
+#include "core/tier2/delta_by_slice.hpp"
+#include "core/tier2/delta_index.hpp"
+#include "core/tier2/key_arena.hpp"
 
 namespace bloomshard::core::detail {
 namespace {

@@ -1,7 +1,7 @@
 // libFuzzer target: the checkpoint loader's checks of what it read from an
 // untrusted state. The first byte chooses the mode:
 //   even: structures fed straight to the pure validators
-//         (io/checkpoint_validate.hpp), each answer compared with an
+//         (io/checkpoint/checkpoint_validate.hpp), each answer compared with an
 //         independent oracle (128-bit sums, plain loops);
 //   odd:  a copy of the checked-in tiny state (checkpoint_seed/: one format-2
 //         generation and its run files) changed THROUGH THE HDF5 API by up
@@ -37,13 +37,13 @@
 #include <string_view>
 #include <vector>
 
-#include "bloomshard/comm/communicator.hpp"
-#include "bloomshard/comm/environment.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/two_tier.hpp"
-#include "bloomshard/io/checkpoint_error.hpp"
-#include "bloomshard/io/checkpoint_store.hpp"
-#include "bloomshard/io/checkpoint_validate.hpp"
+#include "comm/communicator.hpp"
+#include "comm/environment.hpp"
+#include "io/checkpoint/checkpoint_error.hpp"
+#include "io/checkpoint/checkpoint_store.hpp"
+#include "io/checkpoint/checkpoint_validate.hpp"
 
 #ifndef BLOOMSHARD_FUZZ_CHECKPOINT_SEED
 #error "BLOOMSHARD_FUZZ_CHECKPOINT_SEED (the seed state dir) must be defined"

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "bloomshard/core/normalize.hpp"
-#include "bloomshard/io/key_extractor.hpp"
-#include "bloomshard/io/record_reader.hpp"
+#include "io/records/key_extractor.hpp"
+#include "io/records/record_reader.hpp"
 
 namespace {
 

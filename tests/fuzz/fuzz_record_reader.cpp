@@ -19,8 +19,8 @@
 #include <string_view>
 #include <vector>
 
-#include "bloomshard/io/errors.hpp"
-#include "bloomshard/io/record_reader.hpp"
+#include "io/errors.hpp"
+#include "io/records/record_reader.hpp"
 
 namespace {
 

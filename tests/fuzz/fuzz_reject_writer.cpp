@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "bloomshard/io/reject_writer.hpp"
+#include "io/output/reject_writer.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "bloomshard/app/run_manifest.hpp"
+#include "app/run/run_manifest.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view json(reinterpret_cast<const char*>(data), size);

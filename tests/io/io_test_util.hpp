@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "bloomshard/io/input_file.hpp"
-#include "bloomshard/io/record_reader.hpp"
+#include "io/records/input_file.hpp"
+#include "io/records/record_reader.hpp"
 
 namespace bloomshard::io::test {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/io/checkpoint_generations.hpp"
+#include "io/checkpoint/checkpoint_generations.hpp"
 #include "io_test_util.hpp"
 
 namespace bloomshard::io {

@@ -9,8 +9,8 @@
 #include "bloomshard/core/normalize.hpp"
 #include "bloomshard/core/scalable_bloom.hpp"
 #include "bloomshard/core/slice_map.hpp"
-#include "bloomshard/io/checkpoint_key_sample.hpp"
-#include "bloomshard/io/checkpoint_store.hpp"
+#include "io/checkpoint/checkpoint_key_sample.hpp"
+#include "io/checkpoint/checkpoint_store.hpp"
 
 namespace bloomshard::io {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/io/checkpoint_error.hpp"
-#include "bloomshard/io/checkpoint_validate.hpp"
+#include "io/checkpoint/checkpoint_error.hpp"
+#include "io/checkpoint/checkpoint_validate.hpp"
 
 namespace bloomshard::io {
 namespace {

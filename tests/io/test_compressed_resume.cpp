@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/io/byte_source.hpp"
-#include "bloomshard/io/record_reader.hpp"
+#include "io/records/byte_source.hpp"
+#include "io/records/record_reader.hpp"
 #include "io_test_util.hpp"
 
 namespace bloomshard::io {

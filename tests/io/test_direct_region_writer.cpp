@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/io/direct_region_writer.hpp"
-#include "bloomshard/io/errors.hpp"
+#include "io/durable/direct_region_writer.hpp"
+#include "io/errors.hpp"
 #include "io_test_util.hpp"
 
 namespace bloomshard::io {

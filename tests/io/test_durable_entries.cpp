@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <string>
 
-#include "bloomshard/io/durable_entries.hpp"
-#include "bloomshard/io/errors.hpp"
+#include "io/durable/durable_entries.hpp"
+#include "io/errors.hpp"
 #include "io_test_util.hpp"
 
 namespace bloomshard::io {

@@ -6,7 +6,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "bloomshard/io/file_assignment.hpp"
+#include "io/records/file_assignment.hpp"
 
 namespace bloomshard::io {
 namespace {

@@ -23,9 +23,9 @@
 #include <string_view>
 #include <vector>
 
-#include "bloomshard/io/key_extractor.hpp"
-#include "bloomshard/io/record_reader.hpp"
-#include "bloomshard/io/reject_reasons.hpp"
+#include "io/records/key_extractor.hpp"
+#include "io/records/record_reader.hpp"
+#include "io/records/reject_reasons.hpp"
 
 namespace bloomshard::io {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "io/json_escape.hpp"
+#include "io/output/json_escape.hpp"
 
 namespace bloomshard::io {
 namespace {

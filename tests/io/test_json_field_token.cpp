@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "bloomshard/io/json_field_token.hpp"
+#include "io/records/json_field_token.hpp"
 
 namespace bloomshard::io {
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/io/key_extractor.hpp"
-#include "bloomshard/io/reject_reasons.hpp"
+#include "io/records/key_extractor.hpp"
+#include "io/records/reject_reasons.hpp"
 
 namespace bloomshard::io {
 namespace {

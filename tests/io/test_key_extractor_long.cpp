@@ -1,5 +1,5 @@
 // Long lines in the key extractor: a line over long_line_bytes has
-// its long strings checked by io/json_long_string.hpp and replaced before
+// its long strings checked by io/records/json_long_string.hpp and replaced before
 // simdjson parses it. Every line of a table (escapes, surrogate pairs, nested
 // objects before the field, duplicate members, wrong types, long member
 // names, invalid contents of a long string, not JSON at all) must give the
@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "bloomshard/core/key_builder.hpp"
-#include "bloomshard/io/json_long_string.hpp"
-#include "bloomshard/io/key_extractor.hpp"
-#include "bloomshard/io/reject_reasons.hpp"
+#include "io/records/json_long_string.hpp"
+#include "io/records/key_extractor.hpp"
+#include "io/records/reject_reasons.hpp"
 
 namespace bloomshard::io {
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/io/line_ranges.hpp"
-#include "bloomshard/io/record_reader.hpp"
+#include "io/records/line_ranges.hpp"
+#include "io/records/record_reader.hpp"
 #include "io_test_util.hpp"
 
 namespace bloomshard::io {

@@ -8,9 +8,9 @@
 #include <csignal>
 #include <vector>
 
-#include "bloomshard/io/errors.hpp"
-#include "bloomshard/io/input_file.hpp"
-#include "bloomshard/io/output_writer.hpp"
+#include "io/errors.hpp"
+#include "io/output/output_writer.hpp"
+#include "io/records/input_file.hpp"
 #include "io_test_util.hpp"
 
 namespace bloomshard::io {

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <random>
 
-#include "bloomshard/io/errors.hpp"
-#include "bloomshard/io/output_writer.hpp"
-#include "bloomshard/io/record_reader.hpp"
+#include "io/errors.hpp"
+#include "io/output/output_writer.hpp"
+#include "io/records/record_reader.hpp"
 #include "io_test_util.hpp"
 
 namespace bloomshard::io {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/io/record_reader.hpp"
+#include "io/records/record_reader.hpp"
 #include "io_test_util.hpp"
 
 namespace bloomshard::io {

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
-#include "bloomshard/io/reject_reasons.hpp"
-#include "bloomshard/io/reject_writer.hpp"
+#include "io/output/reject_writer.hpp"
+#include "io/records/reject_reasons.hpp"
 #include "io_test_util.hpp"
 
 namespace bloomshard::io {

@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/comm/communicator.hpp"
-#include "bloomshard/comm/environment.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/slice_map.hpp"
-#include "bloomshard/io/checkpoint_store.hpp"
+#include "comm/communicator.hpp"
+#include "comm/environment.hpp"
+#include "io/checkpoint/checkpoint_store.hpp"
 
 using namespace bloomshard;
 

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "bloomshard/core/slice_map.hpp"
-#include "bloomshard/io/checkpoint_layout.hpp"
-#include "bloomshard/io/checkpoint_store.hpp"
-#include "bloomshard/io/hdf5_parallel.hpp"
+#include "io/checkpoint/checkpoint_layout.hpp"
+#include "io/checkpoint/checkpoint_store.hpp"
+#include "io/hdf5/hdf5_parallel.hpp"
 #include "test_checkpoint_util.hpp"
 
 namespace bloomshard::io {

@@ -15,8 +15,8 @@
 
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/slice_map.hpp"
-#include "bloomshard/io/checkpoint_store.hpp"
-#include "bloomshard/io/hdf5_parallel.hpp"
+#include "io/checkpoint/checkpoint_store.hpp"
+#include "io/hdf5/hdf5_parallel.hpp"
 #include "test_checkpoint_util.hpp"
 
 namespace bloomshard::io {

@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "bloomshard/comm/mpi_error.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/slice_map.hpp"
-#include "bloomshard/io/hdf5_parallel.hpp"
+#include "comm/mpi_error.hpp"
+#include "io/hdf5/hdf5_parallel.hpp"
 
 namespace bloomshard::io::test {
 

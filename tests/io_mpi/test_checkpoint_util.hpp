@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/comm/communicator.hpp"
 #include "bloomshard/core/two_tier.hpp"
-#include "bloomshard/io/checkpoint_store.hpp"
+#include "comm/communicator.hpp"
+#include "io/checkpoint/checkpoint_store.hpp"
 
 namespace bloomshard::io::test {
 

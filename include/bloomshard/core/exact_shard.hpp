@@ -7,7 +7,7 @@
 //   - and the mutable delta of keys accepted since, shared by all owned
 //     slices: an append-only arena of records [fingerprint][slice][length]
 //     [bytes] and a hash index of 8-byte slots {24-bit tag, record offset}
-//     into it (src/core/key_arena.hpp, delta_index.hpp). A new key costs
+//     into it (src/core/tier2/key_arena.hpp, delta_index.hpp). A new key costs
 //     one index line and an append; a lookup of a present key one index line
 //     and the record's line(s).
 // Lookups check the delta, then the runs newest first (each a search on

@@ -2,7 +2,7 @@
 // object O", "read dataset D", "where does D lie in the file". The index
 // reader (store/file_index.hpp) and the tier-2 slice views
 // (store/tier2_slices.hpp) read through it, so the saved format's code has
-// no HDF5 and no MPI in it; io/hdf5_file_source.hpp is the HDF5 one, built
+// no HDF5 and no MPI in it; io/hdf5/hdf5_file_source.hpp is the HDF5 one, built
 // against parallel HDF5 in io and against serial HDF5 in the Python module.
 #pragma once
 

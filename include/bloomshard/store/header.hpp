@@ -32,11 +32,11 @@ struct CheckpointHeader {
   std::string window;
   std::uint64_t window_slot = 0;           ///< current slot (windowed states)
   std::uint64_t window_slot_progress = 0;  ///< records or seconds of the current slot at the cut
-  /// The manifest holds split inputs (app/split_inputs.hpp):
+  /// The manifest holds split inputs (app/split/split_inputs.hpp):
   /// `normalization` is stored with kSplitInputsNormalizationMark appended
   /// (before a window mark) and read back without it.
   bool split_inputs = false;
-  /// Its ranges also hold retracted records (core/file_order.hpp): the mark
+  /// Its ranges also hold retracted records (core/order/file_order.hpp): the mark
   /// is kSplitInputsRetractedMark instead, which builds before it (that
   /// would join the retracted records in) do not know.
   bool retracted_records = false;

@@ -39,7 +39,7 @@ inline constexpr const char* kRunId = "run_id";
 inline constexpr const char* kFinished = "finished";
 inline constexpr const char* kWrittenByRanks = "written_by_ranks";
 inline constexpr const char* kNumLayers = "num_layers";
-// Optional (rolling windows; core/slot_window.hpp): present only in
+// Optional (rolling windows; core/window/slot_window.hpp): present only in
 // a windowed state, which also marks its normalization text with
 // kWindowNormalizationMark so that builds before it refuse the state.
 inline constexpr const char* kWindow = "window";           ///< core::window_attribute text

@@ -2,7 +2,7 @@
 // HDF5): generation files ckpt-<g>.h5, tier-2 run files run-<g>-<tag>.h5
 // and the LATEST pointer (the decimal generation and a newline). A reader
 // tries resume_candidates() in order and takes the first file that loads.
-// Writing LATEST and pruning are the io layer's (io/checkpoint_generations.hpp).
+// Writing LATEST and pruning are the io layer's (io/checkpoint/checkpoint_generations.hpp).
 #pragma once
 
 #include <cstdint>

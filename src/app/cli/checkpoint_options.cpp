@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "bloomshard/io/hdf5_parallel.hpp"
+#include "io/hdf5/hdf5_parallel.hpp"
 
 namespace bloomshard::app {
 namespace po = boost::program_options;

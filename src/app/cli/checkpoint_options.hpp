@@ -9,7 +9,7 @@
 #include <string>
 
 #include "app/cli/option_table.hpp"
-#include "bloomshard/io/checkpoint_store.hpp"
+#include "io/checkpoint/checkpoint_store.hpp"
 
 namespace bloomshard::app {
 

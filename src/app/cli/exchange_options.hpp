@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "bloomshard/comm/router.hpp"
+#include "comm/router.hpp"
 
 namespace bloomshard::app {
 

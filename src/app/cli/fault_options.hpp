@@ -6,7 +6,7 @@
 #include <boost/program_options.hpp>
 #include <string>
 
-#include "bloomshard/app/run_lease.hpp"
+#include "app/run/run_lease.hpp"
 
 namespace bloomshard::app {
 

@@ -28,7 +28,7 @@ struct FeedOptions {
   std::uint64_t max_skipped_inputs = 10;              ///< more broken inputs than this: exit 3
   bool revalidate_inputs = false;  ///< accept a changed started input whose consumed prefix
                                    ///< is unchanged (read again to check it, on rank 0)
-  /// Big single files (app/split_inputs.hpp): at a first start, cut
+  /// Big single files (app/split/split_inputs.hpp): at a first start, cut
   /// uncompressed inputs larger than split_min_bytes into line-aligned
   /// ranges read by several ranks (filter mode only).
   bool split_inputs = true;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "app/cli/option_table.hpp"
-#include "bloomshard/app/paragraph_options.hpp"
+#include "app/cli/paragraph_options.hpp"
 #include "bloomshard/core/key_scheme.hpp"
 
 namespace bloomshard::app {

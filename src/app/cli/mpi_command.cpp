@@ -3,8 +3,8 @@
 #include <exception>
 #include <iostream>
 
-#include "bloomshard/app/exit_codes.hpp"
-#include "bloomshard/app/job_abort.hpp"
+#include "app/cli/exit_codes.hpp"
+#include "app/report/job_abort.hpp"
 
 namespace bloomshard::app {
 

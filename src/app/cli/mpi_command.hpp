@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "app/cli/parsed_options.hpp"
-#include "bloomshard/comm/communicator.hpp"
-#include "bloomshard/comm/environment.hpp"
+#include "comm/communicator.hpp"
+#include "comm/environment.hpp"
 
 namespace bloomshard::app {
 

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "app/cli/option_table.hpp"
-#include "bloomshard/app/annotate_mode.hpp"
-#include "bloomshard/app/progress.hpp"
+#include "app/feed/annotate_mode.hpp"
+#include "app/report/progress.hpp"
 
 namespace bloomshard::app {
 

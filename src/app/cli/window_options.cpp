@@ -1,6 +1,6 @@
 #include "app/cli/window_options.hpp"
 
-#include "bloomshard/app/window_slots.hpp"
+#include "app/state/window_slots.hpp"
 
 namespace bloomshard::app {
 namespace po = boost::program_options;

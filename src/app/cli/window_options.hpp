@@ -1,13 +1,13 @@
 // The window group (docs/commands.md "Windows"): keep only the last N
 // slots of history, a slot being one run, M records or a stretch of wall
-// time (app/window_slots.hpp). Dedup only; needs --state.
+// time (app/state/window_slots.hpp). Dedup only; needs --state.
 #pragma once
 
 #include <boost/program_options.hpp>
 #include <cstdint>
 #include <string>
 
-#include "bloomshard/core/slot_window.hpp"
+#include "core/window/slot_window.hpp"
 
 namespace bloomshard::app {
 

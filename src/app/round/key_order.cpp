@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "bloomshard/app/file_order_rebuild.hpp"
-#include "bloomshard/app/order_tag_wire.hpp"
-#include "bloomshard/core/file_order.hpp"
+#include "app/split/file_order_rebuild.hpp"
+#include "app/split/order_tag_wire.hpp"
+#include "core/order/file_order.hpp"
 
 namespace bloomshard::app {
 namespace {

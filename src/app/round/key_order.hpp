@@ -3,7 +3,7 @@
 // step of every round.
 //  - In batch order (every run without open split inputs): keys travel as
 //    they are; the router combines a batch's later copies, the owner decides.
-//  - In file order (split inputs, core/file_order.hpp): keys travel with
+//  - In file order (split inputs, core/order/file_order.hpp): keys travel with
 //    their order tags (order_tag_wire.hpp); a batch's later copies from one
 //    input stay home; the owner remembers kept copies from later ranges and
 //    retracts one when an earlier copy arrives, as one reader would decide.
@@ -15,12 +15,12 @@
 #include <memory>
 #include <span>
 
-#include "bloomshard/app/dedup_options.hpp"
-#include "bloomshard/app/input_feed.hpp"
-#include "bloomshard/app/round_batch.hpp"
-#include "bloomshard/app/run_manifest.hpp"
-#include "bloomshard/comm/router.hpp"
+#include "app/cli/dedup_options.hpp"
+#include "app/feed/input_feed.hpp"
+#include "app/round/round_batch.hpp"
+#include "app/run/run_manifest.hpp"
 #include "bloomshard/core/two_tier.hpp"
+#include "comm/router.hpp"
 
 namespace bloomshard::app {
 

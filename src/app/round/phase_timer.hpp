@@ -5,7 +5,7 @@
 
 #include <chrono>
 
-#include "bloomshard/app/resource_usage.hpp"
+#include "app/report/resource_usage.hpp"
 
 namespace bloomshard::app {
 

@@ -1,6 +1,6 @@
 #include "app/round/read_step.hpp"
 
-#include "bloomshard/io/errors.hpp"
+#include "io/errors.hpp"
 
 namespace bloomshard::app {
 

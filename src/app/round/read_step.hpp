@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "bloomshard/app/input_feed.hpp"
-#include "bloomshard/app/round_batch.hpp"
+#include "app/feed/input_feed.hpp"
+#include "app/round/round_batch.hpp"
 
 namespace bloomshard::app {
 

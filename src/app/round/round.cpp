@@ -2,12 +2,12 @@
 
 #include <algorithm>
 
+#include "app/report/resource_usage.hpp"
 #include "app/round/phase_timer.hpp"
 #include "app/round/read_step.hpp"
-#include "bloomshard/app/resource_usage.hpp"
-#include "bloomshard/app/stop_signal.hpp"
-#include "bloomshard/app/watchdog.hpp"
-#include "bloomshard/comm/heartbeat.hpp"
+#include "app/run/stop_signal.hpp"
+#include "app/run/watchdog.hpp"
+#include "comm/heartbeat.hpp"
 
 namespace bloomshard::app {
 

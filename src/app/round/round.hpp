@@ -18,15 +18,15 @@
 #include <string>
 #include <vector>
 
+#include "app/feed/input_feed.hpp"
+#include "app/report/job_metrics.hpp"
 #include "app/round/key_order.hpp"
 #include "app/round/layer_growth.hpp"
 #include "app/round/round_agreement.hpp"
-#include "bloomshard/app/input_feed.hpp"
-#include "bloomshard/app/job_metrics.hpp"
-#include "bloomshard/app/round_batch.hpp"
-#include "bloomshard/comm/communicator.hpp"
-#include "bloomshard/comm/router.hpp"
+#include "app/round/round_batch.hpp"
 #include "bloomshard/core/two_tier.hpp"
+#include "comm/communicator.hpp"
+#include "comm/router.hpp"
 
 namespace bloomshard::app {
 

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "bloomshard/comm/communicator.hpp"
+#include "comm/communicator.hpp"
 
 namespace bloomshard::app {
 

@@ -4,10 +4,10 @@
 #include <filesystem>
 #include <iostream>
 
-#include "bloomshard/app/exit_codes.hpp"
-#include "bloomshard/app/input_manifest.hpp"
-#include "bloomshard/comm/heartbeat.hpp"
-#include "bloomshard/io/checkpoint_generations.hpp"
+#include "app/cli/exit_codes.hpp"
+#include "app/feed/input_manifest.hpp"
+#include "comm/heartbeat.hpp"
+#include "io/checkpoint/checkpoint_generations.hpp"
 
 namespace bloomshard::app {
 namespace {

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "bloomshard/app/dedup_options.hpp"
-#include "bloomshard/app/run_state.hpp"
-#include "bloomshard/app/watchdog.hpp"
-#include "bloomshard/comm/communicator.hpp"
-#include "bloomshard/io/input_file.hpp"
+#include "app/cli/dedup_options.hpp"
+#include "app/run/run_state.hpp"
+#include "app/run/watchdog.hpp"
+#include "comm/communicator.hpp"
+#include "io/records/input_file.hpp"
 
 namespace bloomshard::app {
 

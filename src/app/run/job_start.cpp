@@ -6,12 +6,12 @@
 #include <sstream>
 
 #include "app/run/job_setup.hpp"
-#include "bloomshard/app/output_guard.hpp"
-#include "bloomshard/app/split_inputs.hpp"
-#include "bloomshard/comm/heartbeat.hpp"
-#include "bloomshard/io/checkpoint_generations.hpp"
-#include "bloomshard/io/checkpoint_store.hpp"
-#include "bloomshard/io/output_writer.hpp"
+#include "app/run/output_guard.hpp"
+#include "app/split/split_inputs.hpp"
+#include "comm/heartbeat.hpp"
+#include "io/checkpoint/checkpoint_generations.hpp"
+#include "io/checkpoint/checkpoint_store.hpp"
+#include "io/output/output_writer.hpp"
 
 namespace bloomshard::app {
 namespace {

@@ -12,13 +12,13 @@
 #include <optional>
 #include <vector>
 
-#include "bloomshard/app/dedup_options.hpp"
-#include "bloomshard/app/run_manifest.hpp"
-#include "bloomshard/app/run_state.hpp"
-#include "bloomshard/comm/communicator.hpp"
+#include "app/cli/dedup_options.hpp"
+#include "app/run/run_manifest.hpp"
+#include "app/run/run_state.hpp"
 #include "bloomshard/core/slice_map.hpp"
 #include "bloomshard/core/two_tier.hpp"
-#include "bloomshard/io/input_file.hpp"
+#include "comm/communicator.hpp"
+#include "io/records/input_file.hpp"
 
 namespace bloomshard::app {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <variant>
 
-#include "bloomshard/app/json_writer.hpp"
+#include "app/report/json_writer.hpp"
 
 namespace bloomshard::app {
 

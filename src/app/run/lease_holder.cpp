@@ -3,7 +3,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "bloomshard/comm/heartbeat.hpp"
+#include "comm/heartbeat.hpp"
 
 namespace bloomshard::app {
 

@@ -7,10 +7,10 @@
 
 #include <optional>
 
-#include "bloomshard/app/dedup_options.hpp"
-#include "bloomshard/app/run_lease.hpp"
-#include "bloomshard/app/watchdog.hpp"
-#include "bloomshard/comm/communicator.hpp"
+#include "app/cli/dedup_options.hpp"
+#include "app/run/run_lease.hpp"
+#include "app/run/watchdog.hpp"
+#include "comm/communicator.hpp"
 
 namespace bloomshard::app {
 

@@ -4,10 +4,10 @@
 #include <iostream>
 #include <optional>
 
-#include "bloomshard/app/job_metrics.hpp"
-#include "bloomshard/io/checkpoint_generations.hpp"
-#include "bloomshard/io/checkpoint_store.hpp"
-#include "bloomshard/io/durable_entries.hpp"
+#include "app/report/job_metrics.hpp"
+#include "io/checkpoint/checkpoint_generations.hpp"
+#include "io/checkpoint/checkpoint_store.hpp"
+#include "io/durable/durable_entries.hpp"
 
 namespace bloomshard::app {
 

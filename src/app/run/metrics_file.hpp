@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "bloomshard/app/dedup_options.hpp"
+#include "app/cli/dedup_options.hpp"
 
 namespace bloomshard::app {
 

@@ -6,19 +6,19 @@
 #include <optional>
 #include <sstream>
 
-#include "bloomshard/app/exit_codes.hpp"
-#include "bloomshard/app/input_windows.hpp"
-#include "bloomshard/app/output_guard.hpp"
-#include "bloomshard/app/output_presence.hpp"
-#include "bloomshard/app/run_manifest.hpp"
-#include "bloomshard/app/run_state.hpp"
-#include "bloomshard/app/state_key_scheme.hpp"
-#include "bloomshard/app/window_slots.hpp"
+#include "app/cli/exit_codes.hpp"
+#include "app/feed/input_windows.hpp"
+#include "app/run/output_guard.hpp"
+#include "app/run/output_presence.hpp"
+#include "app/run/run_manifest.hpp"
+#include "app/run/run_state.hpp"
+#include "app/state/state_key_scheme.hpp"
+#include "app/state/window_slots.hpp"
 #include "bloomshard/core/bloom_kernel.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/normalize.hpp"
-#include "bloomshard/io/checkpoint_generations.hpp"
-#include "bloomshard/io/checkpoint_store.hpp"
+#include "io/checkpoint/checkpoint_generations.hpp"
+#include "io/checkpoint/checkpoint_store.hpp"
 
 namespace bloomshard::app {
 namespace fs = std::filesystem;

@@ -5,7 +5,7 @@
 #
 # usage: make_v1_fixture.sh BLOOMSHARD_V1_BINARY OUT_DIR
 #
-# The run identity (src/app/run_state.cpp) holds the output dir's absolute
+# The run identity (src/app/run/run_state.cpp) holds the output dir's absolute
 # path and every input's relative path, size and mtime, so everything lives
 # under the fixed root /tmp/bloomshard-v1-fixture and every input gets a fixed
 # mtime (touch -d). test_v1_state.sh recreates the inputs the same way (synth

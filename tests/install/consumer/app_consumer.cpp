@@ -2,7 +2,7 @@
 // Boost) and prints the saved-format identifiers.
 #include <iostream>
 
-#include "bloomshard/app/version.hpp"
+#include "app/cli/version.hpp"
 
 int main() {
   std::cout << bloomshard::app::version_text();

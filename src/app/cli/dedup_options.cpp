@@ -1,0 +1,188 @@
+#include "app/cli/dedup_options.hpp"
+
+#include <boost/program_options.hpp>
+#include <sstream>
+#include <string_view>
+
+#include "app/cli/exact_options.hpp"
+#include "app/cli/exit_codes.hpp"
+#include "app/cli/version.hpp"
+
+namespace bloomshard::app {
+namespace po = boost::program_options;
+namespace {
+
+// The options as typed, per group, until they are checked.
+struct DedupFlags {
+  FeedFlags feed;
+  OutputFlags output;
+  KeyFlags key;
+  ExchangeFlags exchange;
+  CheckpointFlags checkpoint;
+  FaultFlags faults;
+  WindowFlags window;
+  std::string config_file;
+};
+
+// The order `dedup --help` lists the options in (and the order of a
+// "did you mean" suggestion's candidates).
+constexpr std::string_view kDedupOptionOrder[] = {
+    "input",
+    "output",
+    "mode",
+    "annotate-format",
+    "key-field",
+    "missing-field",
+    "text-normalize",
+    "key-digest",
+    "capacity",
+    "fpr",
+    "slices",
+    "normalize",
+    "batch-bytes",
+    "max-key-bytes",
+    "max-line-bytes",
+    "max-exchange-bytes",
+    "exchange",
+    "max-reject-fraction",
+    "metrics",
+    "progress",
+    "progress-style",
+    "overwrite",
+    "hash-seed",
+    "state",
+    "checkpoint-every",
+    "checkpoint-rounds",
+    "max-delta-bytes",
+    "keep-generations",
+    "checkpoint-io",
+    "compaction-fanout",
+    "max-runs",
+    "window",
+    "slot-records",
+    "slot-every",
+    "mpiio-hints",
+    "lock-wait",
+    "stall-timeout",
+    "fencing",
+    "on-input-error",
+    "split-inputs",
+    "split-min-bytes",
+    "max-skipped-inputs",
+    "revalidate-inputs",
+    "unit",
+    "paragraph-split",
+    "min-paragraph-bytes",
+    "drop-if-removed-fraction",
+};
+
+po::options_description describe(DedupConfig& c, DedupFlags& flags) {
+  po::options_description pool;
+  add_feed_options(pool, c, flags.feed, OptionsFor::kDedup);
+  add_output_options(pool, c, flags.output, OptionsFor::kDedup);
+  add_key_options(pool, c, flags.key, OptionsFor::kDedup);
+  add_filter_options(pool, c);
+  add_exchange_options(pool, c, flags.exchange);
+  add_checkpoint_options(pool, c, flags.checkpoint);
+  add_fault_options(pool, c, flags.faults);
+  add_window_options(pool, flags.window);
+  po::options_description job(
+      "dedup options (all except --config may also come from the job file)");
+  add_in_order(job, {&pool}, kDedupOptionOrder);
+  po::options_description generic("general");
+  // clang-format off
+  generic.add_options()
+    ("help,h", "show this help")
+    ("version", "show the version")
+    ("config", po::value(&flags.config_file), "INI job file with the dedup options below, one `name = value` a line (see jobs/)");
+  // clang-format on
+  po::options_description all;
+  all.add(generic).add(job);
+  return all;
+}
+
+// Throws std::invalid_argument naming the option of the first bad value.
+void apply_flags(const DedupFlags& flags, DedupConfig& c) {
+  apply_key_flags(flags.key, c);
+  apply_checkpoint_flags(flags.checkpoint, c);
+  apply_output_flags(flags.output, c);
+  apply_exchange_flags(flags.exchange, c);
+  apply_fault_flags(flags.faults, c);
+  apply_feed_flags(flags.feed, c);
+  apply_window_flags(flags.window, c);
+}
+
+std::string window_problem(const DedupConfig& c) {
+  if (c.state_dir.empty() && c.window.window != 0) return "--window needs --state";
+  return {};
+}
+
+// The first problem, group by group; whether the inputs exist comes last
+// (it touches the file system).
+std::string validate(const DedupConfig& c) {
+  using Check = std::string (*)(const DedupConfig&);
+  constexpr Check kChecks[] = {
+      [](const DedupConfig& d) { return feed_problem(d); },
+      [](const DedupConfig& d) { return key_problem(d); },
+      [](const DedupConfig& d) { return output_problem(d); },
+      [](const DedupConfig& d) { return filter_problem(d); },
+      [](const DedupConfig& d) { return line_limit_problem(d, d); },
+      [](const DedupConfig& d) { return exchange_problem(d); },
+      [](const DedupConfig& d) { return checkpoint_problem(d); },
+      [](const DedupConfig& d) { return fault_problem(d); },
+      window_problem,
+      [](const DedupConfig& d) { return input_problem(d); },
+  };
+  for (const Check check : kChecks) {
+    if (std::string problem = check(c); !problem.empty()) return problem;
+  }
+  return {};
+}
+
+// Reads the job file's options into `vm` under those of the command line:
+// a value stored first wins, and --input and --key-field (composing) take
+// the command line's list whole.
+void store_job_file(const std::string& path, const po::options_description& all,
+                    po::variables_map& vm) {
+  po::parsed_options from_file = parse_job_file(path, all, {"config", "help", "version"});
+  for (const char* name : {"input", "key-field"}) {
+    if (vm.count(name)) {
+      std::erase_if(from_file.options,
+                    [name](const po::option& o) { return o.string_key == name; });
+    }
+  }
+  po::store(from_file, vm);
+}
+
+}  // namespace
+
+ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
+  ParsedDedup out;
+  DedupFlags flags;
+  const po::options_description all = describe(out.config, flags);
+  try {
+    po::variables_map vm;
+    po::store(parse_exact_command_line(args, all), vm);
+    if (vm.count("help")) {
+      std::ostringstream text;
+      text << "usage: bloomshard dedup --input PATH... --output DIR [options]\n\n" << all;
+      return stop_with<DedupConfig>(kExitOk, text.str());
+    }
+    if (vm.count("version")) return stop_with<DedupConfig>(kExitOk, version_text());
+    if (vm.count("config")) store_job_file(vm["config"].as<std::string>(), all, vm);
+    po::notify(vm);
+    for (const auto& [name, value] : vm) {
+      if (!value.defaulted()) out.config.explicit_options.push_back(name);
+    }
+    apply_flags(flags, out.config);
+  } catch (const std::exception& e) {
+    return stop_with<DedupConfig>(kExitUsage, std::string("bad option: ") + e.what());
+  }
+  if (std::string problem = validate(out.config); !problem.empty()) {
+    out.exit_code = kExitUsage;
+    out.message = std::move(problem);
+  }
+  return out;
+}
+
+}  // namespace bloomshard::app

@@ -1,0 +1,238 @@
+#include "app/cli/plan_command.hpp"
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "app/cli/exact_options.hpp"
+#include "app/cli/exit_codes.hpp"
+#include "app/feed/input_sample.hpp"
+#include "app/report/json_writer.hpp"
+#include "core/bloom/sizing_plan.hpp"
+
+namespace bloomshard::app {
+namespace po = boost::program_options;
+namespace {
+
+constexpr double kMiB = 1048576.0;
+
+std::string plan_json(const core::SizingPlan& p) {
+  JsonWriter j;
+  j.begin_object();
+  j.begin_object("inputs");
+  j.value("records", p.in.records);
+  j.value("unique_fraction", p.in.unique_fraction);
+  j.value("key_bytes", p.in.key_bytes);
+  j.value("record_bytes", p.in.record_bytes);
+  j.value("ranks", static_cast<std::uint64_t>(p.in.ranks));
+  j.value("fpr", p.in.fpr);
+  j.value("capacity", p.in.capacity);
+  j.value("slices", static_cast<std::uint64_t>(p.in.slices));
+  j.value("batch_bytes", p.in.batch_bytes);
+  j.value("checkpoint_every", p.in.checkpoint_every);
+  j.value("records_per_second", p.in.records_per_second);
+  j.value("disk_bandwidth", p.in.disk_bandwidth);
+  j.value("batch_duplicate_fraction", p.in.batch_duplicate_fraction);
+  j.end_object();
+  j.begin_object("per_rank");
+  j.value("bloom_bytes", p.bloom_bytes);
+  j.value("tier2_disk_bytes", p.tier2_disk_bytes);
+  j.value("delta_bytes", p.delta_bytes);
+  j.value("round_buffer_bytes", p.round_buffer_bytes);
+  j.value("peak_rss_bytes", p.peak_rss_bytes);
+  j.end_object();
+  j.begin_object("per_checkpoint");
+  j.value("checkpoints", p.checkpoints);
+  j.value("bytes", p.checkpoint_bytes);
+  j.value("seconds", p.checkpoint_seconds);
+  j.end_object();
+  j.begin_object("per_round");
+  j.value("rounds", p.rounds);
+  j.value("keys", p.keys_per_round);
+  j.value("exchange_bytes", p.exchange_bytes);
+  j.value("messages", p.messages);
+  j.end_object();
+  j.value("unique_keys", p.unique_keys);
+  j.value("duplicates", p.duplicates);
+  j.value("layers", static_cast<std::uint64_t>(p.layers));
+  j.value("false_positives", p.false_positives);
+  j.value("tier2_lookups", p.tier2_lookups);
+  j.value("state_bytes", p.state_bytes);
+  j.value("seconds", p.seconds);
+  j.begin_object("recommended");
+  j.value("capacity", p.recommended_capacity);
+  j.value("slices", static_cast<std::uint64_t>(p.recommended_slices));
+  j.value("batch_bytes", p.recommended_batch_bytes);
+  j.end_object();
+  j.value("summary", core::plan_summary_line(p));
+  j.end_object();
+  return j.str() + '\n';
+}
+
+void print_table(const core::SizingPlan& p) {
+  std::printf("bloomshard plan: %llu records (%llu distinct keys, %llu duplicates) on %u ranks\n",
+              static_cast<unsigned long long>(p.in.records),
+              static_cast<unsigned long long>(p.unique_keys),
+              static_cast<unsigned long long>(p.duplicates), p.in.ranks);
+  std::printf("per rank\n");
+  std::printf("  Bloom bits          %10.1f MiB (%u layer(s))\n", p.bloom_bytes / kMiB, p.layers);
+  std::printf("  tier 2 on disk      %10.1f MiB\n", p.tier2_disk_bytes / kMiB);
+  std::printf("  delta in RAM        %10.1f MiB (largest, between checkpoints)\n",
+              p.delta_bytes / kMiB);
+  std::printf("  round buffers       %10.1f MiB\n", p.round_buffer_bytes / kMiB);
+  std::printf("  peak RSS            %10.1f MiB\n", p.peak_rss_bytes / kMiB);
+  std::printf("per checkpoint (whole job)\n");
+  std::printf("  checkpoints         %10llu\n", static_cast<unsigned long long>(p.checkpoints));
+  std::printf("  bytes               %10.1f MiB (largest)\n", p.checkpoint_bytes / kMiB);
+  std::printf("  seconds             %10.2f at %.2f GB/s\n", p.checkpoint_seconds,
+              p.in.disk_bandwidth / 1e9);
+  std::printf("per round (per rank)\n");
+  std::printf("  rounds              %10llu\n", static_cast<unsigned long long>(p.rounds));
+  std::printf("  keys                %10.0f\n", p.keys_per_round);
+  std::printf("  exchange bytes      %10.1f KiB (keys out, verdicts back)\n",
+              p.exchange_bytes / 1024.0);
+  std::printf("  messages            %10llu\n", static_cast<unsigned long long>(p.messages));
+  std::printf("whole job\n");
+  std::printf("  state on disk       %10.1f MiB\n", p.state_bytes / kMiB);
+  std::printf("  tier-2 lookups      %10.0f (%llu duplicates + %.0f false positives)\n",
+              p.tier2_lookups, static_cast<unsigned long long>(p.duplicates), p.false_positives);
+  std::printf("  seconds             %10.1f at %.0f records/s per rank\n", p.seconds,
+              p.in.records_per_second);
+  std::printf("recommended\n  --capacity %llu --slices %u --batch-bytes %llu\n",
+              static_cast<unsigned long long>(p.recommended_capacity), p.recommended_slices,
+              static_cast<unsigned long long>(p.recommended_batch_bytes));
+}
+
+}  // namespace
+
+std::string dedup_plan_line(const DedupConfig& c, std::span<const io::InputFile> files,
+                            std::uint64_t capacity, std::uint32_t ranks, std::uint32_t slices) {
+  return dedup_plan_line(c, sample_inputs(c, files), capacity, ranks, slices);
+}
+
+std::string dedup_plan_line(const DedupConfig& c, const InputSample& sample, std::uint64_t capacity,
+                            std::uint32_t ranks, std::uint32_t slices) {
+  char head[160];
+  std::snprintf(head, sizeof head, "plan: %u ranks, ", ranks);
+  if (sample.estimated_records == 0 || sample.keys == 0) {
+    return std::string(head) + "no record with a key in the first " +
+           std::to_string(kSampleBytes >> 20) + " MiB of " + std::to_string(sample.files) +
+           " sampled input(s): no estimate";
+  }
+  char facts[256];
+  std::snprintf(facts, sizeof facts,
+                "~%s records (sampled %llu input(s), %llu records: %.0f B each",
+                core::count_label(static_cast<double>(sample.estimated_records)).c_str(),
+                static_cast<unsigned long long>(sample.files),
+                static_cast<unsigned long long>(sample.records),
+                sample.text_bytes / static_cast<double>(sample.records));
+  std::string line = std::string(head) + facts;
+  // A paragraph is a key: how many a record holds, and their sizes, are
+  // not sampled.
+  if (c.key.unit != core::KeyUnit::kRecord) {
+    return line + "); --unit paragraph: keys not sampled, no memory estimate";
+  }
+  std::snprintf(facts, sizeof facts, ", keys %.0f B, >= %.1f%% duplicates)", sample.key_bytes,
+                100.0 * sample.duplicate_fraction());
+  line += facts;
+  core::PlanInputs in;
+  in.records = sample.estimated_records;
+  in.unique_fraction = std::max(1.0 - sample.duplicate_fraction(),
+                                1.0 / static_cast<double>(sample.estimated_records));
+  in.key_bytes = std::max(1.0, sample.key_bytes);
+  in.record_bytes = std::max(in.key_bytes, sample.text_bytes / static_cast<double>(sample.records));
+  in.ranks = ranks;
+  in.fpr = c.fpr;
+  in.capacity = capacity;
+  in.slices = slices;
+  in.batch_bytes = c.batch_bytes;
+  in.checkpoint_every = c.checkpoint_every;
+  in.max_delta_bytes = c.max_delta_bytes;
+  in.checkpoints = !c.state_dir.empty();
+  try {
+    const core::SizingPlan p = core::make_plan(in);
+    char plan[512];
+    // The sample sees only the duplicates inside it: distinct keys, and so
+    // memory, are upper bounds; tier-2 lookups (the duplicates that reach
+    // tier 2) are not estimated at all.
+    std::snprintf(
+        plan, sizeof plan, ", <= ~%s distinct -> peak RSS ~%s/rank (Bloom %s, delta %s, rounds %s)",
+        core::count_label(static_cast<double>(p.unique_keys)).c_str(),
+        core::mib_label(p.peak_rss_bytes).c_str(), core::mib_label(p.bloom_bytes).c_str(),
+        core::mib_label(p.delta_bytes).c_str(), core::mib_label(p.round_buffer_bytes).c_str());
+    line += plan;
+    if (in.checkpoints) {
+      std::snprintf(plan, sizeof plan, ", state ~%s, %llu checkpoint(s) of ~%s",
+                    core::mib_label(p.state_bytes).c_str(),
+                    static_cast<unsigned long long>(p.checkpoints),
+                    core::mib_label(p.checkpoint_bytes).c_str());
+      line += plan;
+    }
+    std::snprintf(plan, sizeof plan,
+                  " [bloomshard plan --records %llu --unique-fraction %.3f --key-bytes %.0f "
+                  "--record-bytes %.0f --ranks %u for the table]",
+                  static_cast<unsigned long long>(in.records), in.unique_fraction, in.key_bytes,
+                  in.record_bytes, ranks);
+    return line + plan;
+  } catch (const std::exception& e) {
+    return line + "; no memory estimate (" + e.what() + ")";
+  }
+}
+
+int run_plan(const std::vector<std::string>& args) {
+  core::PlanInputs in;
+  double bandwidth_gb = in.disk_bandwidth / 1e9;
+  bool json = false;
+  po::options_description desc("plan options");
+  // clang-format off
+  desc.add_options()
+    ("help,h", "show this help")
+    ("records", po::value(&in.records)->required(), "input records of the job")
+    ("unique-fraction", po::value(&in.unique_fraction)->default_value(in.unique_fraction),
+     "distinct keys / records")
+    ("key-bytes", po::value(&in.key_bytes)->default_value(in.key_bytes), "mean key bytes")
+    ("record-bytes", po::value(&in.record_bytes)->default_value(in.record_bytes),
+     "mean record bytes (line and newline)")
+    ("ranks", po::value(&in.ranks)->required(), "MPI ranks of the job")
+    ("fpr", po::value(&in.fpr)->default_value(in.fpr), "dedup's --fpr")
+    ("capacity", po::value(&in.capacity)->default_value(0),
+     "dedup's --capacity (0: the recommended one)")
+    ("slices", po::value(&in.slices)->default_value(0), "dedup's --slices (0: the default)")
+    ("batch-bytes", po::value(&in.batch_bytes)->default_value(0),
+     "dedup's --batch-bytes (0: the recommended one)")
+    ("checkpoint-every", po::value(&in.checkpoint_every)->default_value(0),
+     "dedup's --checkpoint-every in seconds (0: one checkpoint at the end)")
+    ("disk-bandwidth", po::value(&bandwidth_gb)->default_value(bandwidth_gb),
+     "GB/s the file system gives the whole job for checkpoints")
+    ("records-per-second", po::value(&in.records_per_second)->default_value(in.records_per_second),
+     "records one rank reads and decides per second (measured: docs/commands.md)")
+    ("batch-duplicate-fraction",
+     po::value(&in.batch_duplicate_fraction)->default_value(in.batch_duplicate_fraction),
+     "share of duplicates whose first copy is in the same rank's round (never reach tier 2; "
+     "an earlier run's metrics give batch_duplicates / duplicates)")
+    ("json", po::bool_switch(&json), "print one JSON object");
+  // clang-format on
+  try {
+    po::variables_map vm;
+    po::store(parse_exact_command_line(args, desc), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: bloomshard plan --records N --ranks R [options]\n\n" << desc;
+      return kExitOk;
+    }
+    po::notify(vm);
+    in.disk_bandwidth = bandwidth_gb * 1e9;
+    const core::SizingPlan p = core::make_plan(in);
+    if (json) {
+      std::cout << plan_json(p);
+    } else {
+      print_table(p);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "bloomshard plan: " << e.what() << '\n';
+    return kExitUsage;
+  }
+  return kExitOk;
+}
+
+}  // namespace bloomshard::app

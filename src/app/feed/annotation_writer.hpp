@@ -1,0 +1,112 @@
+// Annotate mode (`dedup --mode annotate`, docs/commands.md): one JSON line
+// per input line, in input order, rejects included, written to the input's
+// mirrored output instead of the kept records. A round's lines are noted as
+// the feed reads them (rejects complete at once, keyed records waiting for
+// their verdict) and written after the verdicts come back, so the
+// attribute files go through the same OutputWriter, committed lengths and
+// resume truncation as filter mode's outputs: exactly once, aligned.
+// Not collective; one per rank (inside InputFeed).
+//
+// Formats (one line each):
+//   bloomshard: {"key":"v","duplicate":false}             one key field
+//               {"key":["u","t"],"duplicate":true}        composite key
+//               (+ "key_digest":"<hex>" under --key-digest)
+//               {"key":null,"duplicate":false,"reject":"key field missing"}
+//   dolma:      {"id":"d1","attributes":{"bloomshard_duplicate":[]}}
+//               {"id":"d2","attributes":{"bloomshard_duplicate":[[0,N,1.0]]}}
+//               N = characters (Unicode code points) of the "text" field,
+//               Dolma's span unit (Python str slicing); rejects add "reject".
+// Under --unit paragraph a record's line lists its
+// duplicate paragraphs instead of one flag:
+//   bloomshard: {"duplicate":false,"paragraphs":4,"duplicate_spans":[[6,11]]}
+//               spans [start, end) in bytes of the original (unescaped)
+//               text, without the separator; "duplicate" is true when the
+//               record goes whole (--drop-if-removed-fraction)
+//   dolma:      {"id":"d1","attributes":{"bloomshard_duplicate":[[6,12,1.0]]}}
+//               [start, end) in characters, each covering the paragraph
+//               and the separator after it: the convention of Dolma's own
+//               paragraph deduper (src/deduper.rs), which `dolma mix`'s
+//               span replacement applies
+// Cost: dolma parses each JSON line twice more (the id and text fields).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "app/feed/annotate_mode.hpp"
+#include "app/feed/paragraph_records.hpp"
+#include "bloomshard/core/two_tier.hpp"
+#include "io/output/output_writer.hpp"
+#include "io/records/input_file.hpp"
+#include "io/records/key_extractor.hpp"
+
+namespace bloomshard::app {
+
+/// The Dolma attribute name of a duplicate document.
+inline constexpr std::string_view kDolmaDuplicateAttribute = "bloomshard_duplicate";
+
+class RoundAnnotations {
+ public:
+  /// `digest_keys`: the key scheme digests its keys (adds "key_digest").
+  RoundAnnotations(AnnotateFormat format, bool digest_keys);
+
+  /// Forgets the noted lines (the start of a round).
+  void clear() noexcept;
+
+  /// A record that went into the round's batch (its verdict comes back in
+  /// batch order): `values` are the key field values as extracted, `key`
+  /// the key bytes the filter sees.
+  void add_record(std::uint32_t file_slot, io::Format format, std::string_view line,
+                  std::span<const std::string_view> values, std::string_view key);
+
+  /// Under --unit paragraph: a record that went into the batch with its
+  /// paragraph keys (its line is made from its ParagraphDecision).
+  void add_paragraph_record(std::uint32_t file_slot, io::Format format, std::string_view line);
+
+  /// A rejected line: `values` when the fields were extracted (the reject
+  /// came later, e.g. invalid UTF-8 for normalization), else none.
+  void add_reject(std::uint32_t file_slot, io::Format format, std::string_view line,
+                  std::optional<std::span<const std::string_view>> values, std::string_view reason);
+
+  /// Writes every noted line in order, the i-th record with verdicts[i]
+  /// (the batch's), to outputs[file_slot], then clears. Returns the bytes
+  /// written. Throws io::OutputError.
+  std::uint64_t write(std::span<const core::Verdict> verdicts, std::span<io::OutputWriter> outputs);
+
+  /// Under --unit paragraph: like write(), the i-th record's line made
+  /// from decide(i), called once per record in batch order.
+  std::uint64_t write_paragraphs(const std::function<ParagraphDecision(std::size_t)>& decide,
+                                 std::span<io::OutputWriter> outputs);
+
+  [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
+
+ private:
+  struct Entry {
+    std::uint32_t file_slot;
+    bool reject;
+    std::uint64_t begin;       // text in arena_: the whole line (reject) or
+    std::uint64_t end;         // the part before the verdict (record)
+    std::uint64_t text_chars;  // dolma: code points of "text"
+  };
+  // Writes every entry, a record's line ended by tail(i, out) for the i-th
+  // record, then clears.
+  std::uint64_t write_entries(const std::function<void(std::size_t, std::string&)>& tail,
+                              std::span<io::OutputWriter> outputs);
+  void append_key(std::span<const std::string_view> values);
+  void append_dolma_id(io::Format format, std::string_view line);
+  std::uint64_t dolma_text_chars(io::Format format, std::string_view line);
+
+  AnnotateFormat format_;
+  bool digest_keys_;
+  std::string arena_;
+  std::vector<Entry> entries_;
+  io::KeyExtractor id_field_;    // dolma: "id"
+  io::KeyExtractor text_field_;  // dolma: "text"
+};
+
+}  // namespace bloomshard::app

@@ -1,0 +1,482 @@
+#include "app/feed/input_feed.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <stdexcept>
+
+#include "app/split/split_inputs.hpp"
+#include "bloomshard/core/normalize.hpp"
+#include "io/checkpoint/checkpoint_generations.hpp"
+#include "io/records/json_long_string.hpp"
+#include "io/records/reject_reasons.hpp"
+
+namespace bloomshard::app {
+namespace {
+
+// Pieces in which a long escaped value is unescaped into its digest.
+constexpr std::size_t kUnescapeChunkBytes = std::size_t{64} << 10;
+
+// A long JSON string key is digested from its escaped bytes, chunk by chunk,
+// when the key is one field of a record under a streaming scheme (a digest,
+// text none or ws, --normalize none); annotate and paragraph mode need the
+// value itself and get it unescaped.
+bool streams_long_values(const InputFeedConfig& config) {
+  return config.key.unit == core::KeyUnit::kRecord && config.annotate.mode != RunMode::kAnnotate &&
+         config.key.fields.size() == 1 && core::KeyBuilder(config.key).streams_one_value();
+}
+
+}  // namespace
+
+io::KeyExtractorOptions extractor_options(const KeyOptions& config, io::Format format,
+                                          bool stream_long_values) {
+  return {.format = format,
+          .key_path = config.key.fields.front(),
+          .max_key_bytes = config.key.digest == core::KeyDigest::kNone
+                               ? config.max_key_bytes
+                               : std::numeric_limits<std::size_t>::max(),
+          .key_paths = config.key.fields,
+          .missing_is_empty = config.key.missing == core::MissingField::kEmpty,
+          .stream_long_values = stream_long_values};
+}
+
+namespace {
+
+// Progress counts a range of a split input by its own bytes, not the file's.
+std::uint64_t on_disk_bytes(const FileTask& task) {
+  return task.range ? task.bytes.end - task.bytes.begin : task.file.size;
+}
+
+}  // namespace
+
+InputFeed::InputFeed(const InputFeedConfig& config, std::vector<FileTask> tasks,
+                     const std::filesystem::path& reject_path, bool durable)
+    : config_(config),
+      durable_(durable),
+      tasks_(std::move(tasks)),
+      // Cursors and their prefix digests are saved only by a durable run.
+      reader_(io::ReaderOptions{.max_line_bytes = config.max_line_bytes, .prefix_digest = durable}),
+      plain_keys_(extractor_options(config, io::Format::kPlainLines, streams_long_values(config))),
+      json_keys_(extractor_options(config, io::Format::kJsonLines, streams_long_values(config))),
+      outputs_(tasks_.size()),
+      // A checkpoint records the reject file's length: its entry goes first.
+      rejects_(io::RejectWriter::create(reject_path, io::kDefaultMaxRawBytes,
+                                        {.sync_entries = durable})),
+      range_rejects_(tasks_.size()),
+      keys_(config.key) {
+  // 0 ("automatic") is resolved by the job, which knows the rank count.
+  if (config.batch_bytes == 0) throw std::invalid_argument("InputFeed: batch_bytes is 0");
+  if (config.annotate.mode == RunMode::kAnnotate) {
+    annotations_.emplace(config.annotate.format, config.key.digest != core::KeyDigest::kNone);
+  }
+  if (config.key.unit == core::KeyUnit::kParagraph) {
+    paragraphs_.emplace(config.key, config.hash_seed);
+  }
+  states_.reserve(tasks_.size());
+  for (const FileTask& t : tasks_) {
+    states_.push_back(
+        {t.index, t.cursor, false, t.output_length, t.prefix_digest, t.range, t.reject_length});
+  }
+}
+
+bool InputFeed::open_next_file() {
+  if (next_ >= tasks_.size()) return false;
+  const FileTask& task = tasks_[next_];
+  // Range k > 0 of a split input writes parts that the join puts in place.
+  const bool part = task.range.value_or(0) > 0;
+  const std::filesystem::path out =
+      part ? range_output_path(config_.output_dir, task.file.relative_path, *task.range)
+           : io::output_path_for(config_.output_dir, task.file.relative_path);
+  const bool resumed = task.cursor.records > 0 ||
+                       task.cursor.decompressed_offset > (task.range ? task.bytes.begin : 0);
+  // The output exists from the start, so an input whose records are all
+  // duplicates still has its (empty) mirror. A resumed file continues
+  // after its committed length; whatever a killed run wrote past it goes.
+  // A checkpoint fsyncs the outputs of a durable run: start writing them
+  // back as they grow (io::OutputOptions::writeback_bytes). It records their
+  // lengths too, so their entries (and new mirrored directories) are made
+  // durable when they are created, once per file.
+  const io::OutputOptions options{.writeback_bytes = durable_ ? io::kDurableWritebackBytes : 0,
+                                  .sync_entries = durable_};
+  outputs_[next_] = resumed ? io::OutputWriter::open_for_resume(out, task.file.compression,
+                                                                task.output_length, options)
+                            : io::OutputWriter::create(out, task.file.compression, options);
+  if (part) {
+    const std::filesystem::path rejects =
+        range_reject_path(config_.output_dir, task.file.relative_path, *task.range);
+    range_rejects_[next_] = resumed
+                                ? io::RejectWriter::open_for_resume(rejects, task.reject_length, {})
+                                : io::RejectWriter::create(rejects, io::kDefaultMaxRawBytes,
+                                                           {.sync_entries = durable_});
+  }
+  // The task counts as opened before the reader touches it, so that an
+  // input that cannot be opened or resumed is held like a broken one.
+  ++next_;
+  open_ = true;
+  positioned_ = false;
+  tag_base_ = 0;
+  if (task.range) {
+    tag_base_ = core::order_tag_base(task.index, task.file.size, *task.range > 0).value_or(0);
+    reader_.open_range(task.file, task.bytes.begin, task.bytes.end);
+  } else {
+    reader_.open(task.file);
+  }
+  if (resumed) {
+    reader_.skip_to(task.cursor, task.prefix_digest);
+    // A saved frame start that did not work cost a re-read from byte 0.
+    if (!reader_.resume_fallback().empty()) {
+      std::cerr << "bloomshard dedup: warning: input '" << task.file.relative_path
+                << "': " << reader_.resume_fallback() << '\n';
+    }
+  }
+  positioned_ = true;
+  return true;
+}
+
+void InputFeed::hold(const io::InputError& e) {
+  const std::size_t slot = next_ - 1;
+  states_[slot].cursor = positioned_ ? reader_.cursor() : tasks_[slot].cursor;
+  states_[slot].prefix_digest =
+      positioned_ ? std::optional(reader_.prefix_digest()) : tasks_[slot].prefix_digest;
+  counters_.read_bytes +=
+      states_[slot].cursor.decompressed_offset - tasks_[slot].cursor.decompressed_offset;
+  held_ = slot;
+  held_reason_ = e.reason().empty() ? std::string(e.what()) : e.reason();
+  open_ = false;
+  positioned_ = false;
+}
+
+void InputFeed::resolve_held_input(bool skip) {
+  if (!held_) return;
+  const std::size_t slot = *held_;
+  held_.reset();
+  if (!skip) {
+    abandon();
+    return;
+  }
+  FileState& state = states_[slot];
+  state.done = true;
+  skipped_.push_back({state.index, tasks_[slot].file.relative_path, state.cursor, held_reason_});
+  finish_input_bytes(tasks_[slot]);
+}
+
+void InputFeed::abandon() noexcept {
+  open_ = false;
+  next_ = tasks_.size();
+}
+
+void InputFeed::reject(const io::Record& record, std::string_view reason,
+                       std::optional<std::span<const std::string_view>> values) {
+  ++counters_.rejected;
+  const io::InputFile& file = tasks_[next_ - 1].file;
+  const auto slot = static_cast<std::uint32_t>(next_ - 1);
+  // A range k > 0 does not know its first line's number yet: its rejects
+  // carry range-relative numbers until the join rewrites them.
+  io::RejectWriter& to = range_rejects_[slot] ? *range_rejects_[slot] : rejects_;
+  to.write(file.absolute_path.native(), record.line_number, reason, record.line, record.too_long);
+  // In annotate mode a reject gets its line in the attribute file too (in
+  // input order).
+  if (annotations_) annotations_->add_reject(slot, file.format, record.line, values, reason);
+}
+
+void InputFeed::take(const io::Record& record, RoundBatch& batch) {
+  if (record.too_long) {
+    ++counters_.records;
+    reject(record, io::reason::kLineTooLong, std::nullopt);
+    return;
+  }
+  const io::InputFile& file = tasks_[next_ - 1].file;
+  io::KeyExtractor& extractor = file.format == io::Format::kJsonLines ? json_keys_ : plain_keys_;
+  take_fields(record, extractor.extract_fields(record.line), batch);
+}
+
+void InputFeed::take_lines(std::span<const io::Record> records, RoundBatch& batch) {
+  const io::InputFile& file = tasks_[next_ - 1].file;
+  io::KeyExtractor& extractor = file.format == io::Format::kJsonLines ? json_keys_ : plain_keys_;
+  lines_.resize(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) lines_[i] = records[i].line;
+  const std::size_t taken =
+      extractor.extract_lines(lines_, [&](std::size_t i, const io::FieldsResult& result) {
+        take_fields(records[i], result, batch);
+        return batch.bytes() < config_.batch_bytes;
+      });
+  reader_.consume(records.first(taken));
+}
+
+void InputFeed::take_fields(const io::Record& record, const io::FieldsResult& result,
+                            RoundBatch& batch) {
+  ++counters_.records;
+  if (!result.ok()) {
+    reject(record, result.reject_reason, std::nullopt);
+    return;
+  }
+  const io::InputFile& file = tasks_[next_ - 1].file;
+  const auto slot = static_cast<std::uint32_t>(next_ - 1);
+  std::string_view key;
+  try {
+    key = result.escaped.empty() ? keys_.build(result.values) : stream_key(result.escaped.front());
+  } catch (const core::InvalidUtf8Error&) {
+    reject(record, kRejectInvalidUtf8, result.values);
+    return;
+  }
+  if (paragraphs_) {
+    std::string_view why;
+    try {
+      why = paragraphs_->add(batch, slot, record.line, record.terminator, result.values.front(),
+                             file.format == io::Format::kJsonLines);
+    } catch (const core::InvalidUtf8Error&) {
+      why = kRejectInvalidUtf8;
+    }
+    if (!why.empty()) {
+      reject(record, why, result.values);
+    } else if (annotations_) {
+      annotations_->add_paragraph_record(slot, file.format, record.line);
+    }
+    return;
+  }
+  if (result.values.size() > 1 && config_.key.digest == core::KeyDigest::kNone &&
+      key.size() > config_.max_key_bytes) {
+    reject(record, io::reason::kKeyTooLong, result.values);  // each field fit, the tuple does not
+    return;
+  }
+  // The line stays in the reader's buffer, which the batch keeps.
+  batch.add_kept(slot, record.line, record.terminator, core::hash_key(key, config_.hash_seed), key,
+                 file.format == io::Format::kJsonLines ? RoundBatch::InLineKey::kCharged
+                                                       : RoundBatch::InLineKey::kFree);
+  if (tag_keys_) {
+    const std::uint64_t start = record.end_offset - record.line.size() - record.terminator.size();
+    batch.tag_last_key(tag_base_ == 0 ? 0 : tag_base_ | start);
+  }
+  if (annotations_) annotations_->add_record(slot, file.format, record.line, result.values, key);
+}
+
+std::optional<core::KeyHash> InputFeed::key_hash_of(io::Format format, std::string_view line) {
+  if (line.ends_with('\n')) line.remove_suffix(line.ends_with("\r\n") ? 2 : 1);
+  io::KeyExtractor& extractor = format == io::Format::kJsonLines ? json_keys_ : plain_keys_;
+  const io::FieldsResult result = extractor.extract_fields(line);
+  if (!result.ok()) return std::nullopt;
+  std::string_view key;
+  try {
+    key = result.escaped.empty() ? keys_.build(result.values) : stream_key(result.escaped.front());
+  } catch (const core::InvalidUtf8Error&) {
+    return std::nullopt;
+  }
+  if (result.values.size() > 1 && config_.key.digest == core::KeyDigest::kNone &&
+      key.size() > config_.max_key_bytes) {
+    return std::nullopt;
+  }
+  return core::hash_key(key, config_.hash_seed);
+}
+
+std::string_view InputFeed::stream_key(std::string_view escaped) {
+  keys_.stream_begin();
+  io::for_each_unescaped_chunk(escaped, kUnescapeChunkBytes, unescape_chunk_,
+                               [this](std::string_view chunk) { keys_.stream_piece(chunk); });
+  return keys_.stream_finish();
+}
+
+// A task's on-disk bytes count whole once it is done; until then its
+// reader's position counts (held there when the read broke).
+void InputFeed::finish_input_bytes(const FileTask& task) {
+  finished_input_bytes_ += on_disk_bytes(task);
+  open_input_bytes_ = 0;
+  counters_.input_bytes_done = finished_input_bytes_;
+}
+
+void InputFeed::count_open_input_bytes() {
+  if (open_ && positioned_) {
+    const FileTask& task = tasks_[next_ - 1];
+    const std::uint64_t begin = task.range ? task.bytes.begin : 0;
+    const std::uint64_t at = reader_.on_disk_offset();
+    // An estimate for compressed inputs: held from going back.
+    open_input_bytes_ =
+        std::max(open_input_bytes_, std::min(at > begin ? at - begin : 0, on_disk_bytes(task)));
+  }
+  counters_.input_bytes_done = finished_input_bytes_ + open_input_bytes_;
+}
+
+void InputFeed::fill(RoundBatch& batch) {
+  fill_batch(batch);
+  count_open_input_bytes();
+}
+
+void InputFeed::fill_batch(RoundBatch& batch) {
+  batch.clear();
+  if (annotations_) annotations_->clear();
+  if (paragraphs_) paragraphs_->clear();
+  io::Record record;
+  while (batch.bytes() < config_.batch_bytes) {
+    if (held_) return;  // a broken input waits for the job's decision
+    try {
+      if (!open_ && !open_next_file()) return;
+      // Lines already buffered go through the extractor many at a time;
+      // next() reads on, and takes too-long lines and a last line without
+      // newline. Either way the batch keeps the reader's buffer.
+      const std::size_t n = reader_.peek_lines(peeked_);
+      if (n > 0) {
+        batch.keep(reader_.share_buffer());
+        take_lines(std::span<const io::Record>(peeked_).first(n), batch);
+        continue;
+      }
+      if (reader_.next(record)) {
+        batch.keep(reader_.share_buffer());
+        take(record, batch);
+        continue;
+      }
+    } catch (const io::InputError& e) {
+      hold(e);
+      if (config_.on_input_error == OnInputError::kFail) throw;
+      return;
+    }
+    open_ = false;  // end of this file; its output closes after the round's writes
+    states_[next_ - 1].cursor = reader_.cursor();
+    states_[next_ - 1].prefix_digest = reader_.prefix_digest();
+    counters_.read_bytes +=
+        reader_.cursor().decompressed_offset - tasks_[next_ - 1].cursor.decompressed_offset;
+    finish_input_bytes(tasks_[next_ - 1]);
+  }
+}
+
+void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdict> verdicts) {
+  if (annotations_) {
+    write_annotations(batch, verdicts);
+    return;
+  }
+  if (paragraphs_) {  // verdicts per paragraph key: the record is decided from its keys'
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const std::uint64_t before = outputs_[batch.file_slot(i)].bytes_in();
+      if (paragraphs_->write(batch, i, verdicts, outputs_[batch.file_slot(i)]) ==
+          ParagraphOutcome::kDropped) {
+        ++counters_.dropped;
+      } else {
+        ++counters_.kept;
+        counters_.output_bytes += outputs_[batch.file_slot(i)].bytes_in() - before;
+      }
+    }
+    close_finished_outputs();
+    return;
+  }
+  // Kept records go to their outputs straight from the batch (valid until
+  // it is cleared, after this call): kept records adjacent in its memory
+  // are one piece, so an uncompressed output takes a round's records of a
+  // file in a few writev calls, without a user-space copy.
+  std::uint32_t slot = 0;
+  const auto write_pieces = [&] {
+    if (pieces_.empty()) return;
+    outputs_[slot].write_pieces(pieces_);
+    pieces_.clear();
+  };
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (!core::is_kept(verdicts[i])) {
+      ++counters_.dropped;
+      continue;
+    }
+    ++counters_.kept;
+    const std::string_view bytes = batch.record_bytes(i);
+    counters_.output_bytes += bytes.size();
+    if (batch.file_slot(i) != slot) {
+      write_pieces();
+      slot = batch.file_slot(i);
+    }
+    // Addresses as integers: the views may lie in different buffers.
+    if (!pieces_.empty() &&
+        reinterpret_cast<std::uintptr_t>(pieces_.back().data() + pieces_.back().size()) ==
+            reinterpret_cast<std::uintptr_t>(bytes.data())) {
+      pieces_.back() = {pieces_.back().data(), pieces_.back().size() + bytes.size()};
+    } else {
+      pieces_.push_back(bytes);
+    }
+  }
+  write_pieces();
+  close_finished_outputs();
+}
+
+void InputFeed::write_annotations(const RoundBatch& batch,
+                                  std::span<const core::Verdict> verdicts) {
+  if (paragraphs_) {  // a record is decided from its paragraph keys' verdicts
+    counters_.output_bytes += annotations_->write_paragraphs(
+        [&](std::size_t i) {
+          ParagraphDecision d = paragraphs_->decide(batch, i, verdicts);
+          ++(d.dropped ? counters_.dropped : counters_.kept);
+          return d;
+        },
+        outputs_);
+    close_finished_outputs();
+    return;
+  }
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    ++(core::is_kept(verdicts[i]) ? counters_.kept : counters_.dropped);
+  }
+  counters_.output_bytes += annotations_->write(verdicts.first(batch.size()), outputs_);
+  close_finished_outputs();
+}
+
+void InputFeed::close_finished_outputs() {
+  // Tasks below the one being read are finished; so is the last one once
+  // the reader let go of it.
+  const std::size_t finished = open_ ? next_ - 1 : next_;
+  for (; first_unclosed_ < finished; ++first_unclosed_) {
+    io::OutputWriter& out = outputs_[first_unclosed_];
+    FileState& state = states_[first_unclosed_];
+    if (out.is_open()) {  // not opened at all if reading failed before it
+      out.close();        // may add an empty frame, so sync after it
+      if (durable_) io::fsync_path(out.path());
+      state.output_length = out.file_length();
+      // A held input keeps its cursor: done only once it is skipped.
+      if (held_ != first_unclosed_) state.done = true;
+    }
+    out = io::OutputWriter();  // free the codec buffers
+    if (auto& part_rejects = range_rejects_[first_unclosed_]) {
+      state.reject_length = durable_ ? part_rejects->flush_and_sync() : part_rejects->flush();
+      part_rejects->close();
+      range_reject_counts_.push_back(part_rejects->counts());
+      part_rejects.reset();
+    }
+  }
+}
+
+std::vector<FileState> InputFeed::commit() {
+  // Only a checkpoint needs the bytes on disk; a run without one (the join
+  // of split inputs still takes a cut) only needs them in the files, and an
+  // fsync costs a journal commit (~0.4 ms on this ext4, more on a busy or
+  // network file system).
+  const auto settle = [this](auto& writer) {
+    return durable_ ? writer.flush_and_sync() : writer.flush();
+  };
+  if (open_) {
+    FileState& state = states_[next_ - 1];
+    state.output_length = settle(outputs_[next_ - 1]);
+    state.cursor = reader_.cursor();
+    state.prefix_digest = reader_.prefix_digest();
+    if (auto& part_rejects = range_rejects_[next_ - 1]) {
+      state.reject_length = settle(*part_rejects);
+    }
+  }
+  reject_length_ = settle(rejects_);
+  return states_;
+}
+
+io::RejectCounts InputFeed::reject_counts() const {
+  io::RejectCounts counts = rejects_.counts();
+  for (const io::RejectCounts& part : range_reject_counts_) {
+    for (const auto& [reason, n] : part) counts[reason] += n;
+  }
+  for (const auto& part : range_rejects_) {
+    if (!part) continue;
+    for (const auto& [reason, n] : part->counts()) counts[reason] += n;
+  }
+  return counts;
+}
+
+void InputFeed::finish() {
+  for (auto& out : outputs_) {
+    if (out.is_open()) out.close();
+  }
+  for (auto& part : range_rejects_) {
+    if (part) part->close();
+  }
+  rejects_.close();
+}
+
+}  // namespace bloomshard::app

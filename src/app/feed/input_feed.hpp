@@ -1,0 +1,247 @@
+// This rank's share of the corpus: reads its files in order, turns lines
+// into keys (extract, normalize, encode, digest, hash: core::KeyBuilder), sends bad lines to the
+// reject file, writes the kept records of each round to the mirrored outputs, and at a checkpoint
+// cut makes its outputs durable and reports where it stands. Under --unit paragraph a record's
+// keys are its paragraphs' and its output is decided by app/feed/paragraph_records.hpp. Not
+// collective; one per rank.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "app/cli/dedup_options.hpp"  // callers build the feed from a DedupConfig
+#include "app/cli/feed_options.hpp"
+#include "app/cli/key_options.hpp"
+#include "app/cli/option_groups.hpp"
+#include "app/cli/output_options.hpp"
+#include "app/feed/annotation_writer.hpp"
+#include "app/feed/paragraph_records.hpp"
+#include "app/feed/skipped_inputs.hpp"
+#include "app/round/round_batch.hpp"
+#include "bloomshard/core/key_builder.hpp"
+#include "io/output/output_writer.hpp"
+#include "io/output/reject_writer.hpp"
+#include "io/records/key_extractor.hpp"
+#include "io/records/line_ranges.hpp"
+#include "io/records/record_reader.hpp"
+
+namespace bloomshard::app {
+
+/// Reject reason for keys that are not UTF-8 under a policy that needs it.
+inline constexpr std::string_view kRejectInvalidUtf8 = "invalid UTF-8 for normalization";
+
+/// The option groups an InputFeed reads: the feed (batch, line limit, what
+/// a broken input does), the output (dir, filter or annotate) and the keys.
+/// A DedupConfig or a QueryFeed converts to it.
+using InputFeedConfig = OptionGroups<FeedOptions, OutputOptions, KeyOptions>;
+
+/// The key extractor's options for `keys` and one input format: a digest
+/// key has a fixed size, so no field is too long for it; without a digest
+/// each field is held to --max-key-bytes (and a tuple as a whole).
+/// `stream_long_values` says whether a long JSON string key may be digested
+/// chunk by chunk from its escaped bytes (the feed allows it for one-field
+/// record keys under a streaming scheme).
+io::KeyExtractorOptions extractor_options(const KeyOptions& keys, io::Format format,
+                                          bool stream_long_values);
+
+/// Counters of the read side (this rank, this process).
+struct FeedCounters {
+  std::uint64_t records = 0;  ///< lines read, rejects included
+  std::uint64_t rejected = 0;
+  std::uint64_t kept = 0;
+  std::uint64_t dropped = 0;
+  /// On-disk bytes consumed (compressed bytes for compressed inputs):
+  /// finished files whole, the open one up to its reader's position
+  /// (RecordReader::on_disk_offset), so progress moves from the first
+  /// round; never decreases. Counts a resumed input from its start.
+  std::uint64_t input_bytes_done = 0;
+  std::uint64_t output_bytes = 0;  ///< uncompressed bytes written
+  /// Input bytes this rank consumed in this segment (decompressed bytes for
+  /// compressed inputs), counted as each task ends: read_bytes_by_rank.
+  std::uint64_t read_bytes = 0;
+  /// Kept records (and their bytes) that the join of a split input left
+  /// out, retracted for an earlier copy (core/order/file_order.hpp). kept,
+  /// dropped and output_bytes already count them as left out; the join is
+  /// done by another rank than the one that wrote them, so a rank's kept
+  /// may fall below zero modulo 2^64: only sums over ranks are meaningful.
+  std::uint64_t retracted = 0;
+  /// Later copies of a key in one batch of split-input keys that stayed
+  /// home (app/split/order_tag_wire.hpp combine_in_file_order): duplicates the
+  /// router did not see, counted with its batch_duplicates.
+  std::uint64_t combined_in_file_order = 0;
+};
+
+/// One input given to this rank, and where to start it: a fresh file has a
+/// zero cursor and output length; a resumed one continues at its cursor and
+/// appends to its output truncated to output_length.
+struct FileTask {
+  io::InputFile file;
+  std::size_t index = 0;  ///< position in the job's input list
+  io::InputCursor cursor;
+  std::uint64_t output_length = 0;
+  std::optional<std::uint64_t> prefix_digest;  ///< of the records before cursor, if known
+  /// Set for one range of a split input: the task reads only
+  /// `bytes`; range 0 writes the mirrored output, range k > 0 an output part
+  /// and a reject part (app/split/split_inputs.hpp) whose committed length is
+  /// `reject_length`.
+  std::optional<std::size_t> range;
+  io::ByteRange bytes;
+  std::uint64_t reject_length = 0;
+};
+
+/// Where one file stands at a cut.
+struct FileState {
+  std::size_t index = 0;
+  io::InputCursor cursor;
+  bool done = false;
+  std::uint64_t output_length = 0;
+  std::optional<std::uint64_t> prefix_digest;  ///< RecordReader::prefix_digest() at cursor
+  std::optional<std::size_t> range;            ///< FileTask::range
+  std::uint64_t reject_length = 0;             ///< committed bytes of a range's reject part
+};
+
+class InputFeed {
+ public:
+  /// `tasks` are this rank's inputs in reading order; `reject_path` is this
+  /// rank's reject file (created empty). With `durable`, outputs are fsynced
+  /// when closed (a checkpoint may count on them) and the reader keeps the
+  /// prefix digest a checkpoint saves; without it FileState::prefix_digest
+  /// is 0 (nothing saves it). Throws io::OutputError.
+  InputFeed(const InputFeedConfig& config, std::vector<FileTask> tasks,
+            const std::filesystem::path& reject_path, bool durable);
+
+  /// Reads records into `batch` (cleared first) until about batch_bytes
+  /// were taken or this rank's input ends. An input that cannot be read on
+  /// is held at its last good record (its output keeps what came before,
+  /// and closes without being done); under --on-input-error fail the
+  /// io::InputError is rethrown, under skip fill() returns early with the
+  /// batch so far and the hold waits for resolve_held_input().
+  void fill(RoundBatch& batch);
+
+  /// True while an input broke under skip and the job has not decided yet.
+  [[nodiscard]] bool skip_pending() const noexcept {
+    return held_.has_value() && config_.on_input_error == OnInputError::kSkip;
+  }
+  /// After the round's reduction: `skip` marks the held input done and
+  /// skipped (reading goes on with the next one); otherwise reading stops
+  /// and the held input stays unfinished at its cursor, for a later resume.
+  void resolve_held_input(bool skip);
+  /// Inputs this rank skipped in this segment.
+  [[nodiscard]] std::span<const SkippedInput> skipped() const noexcept { return skipped_; }
+
+  /// Writes the kept records of `batch` (verdicts in batch order), or in
+  /// annotate mode every line read in the round, and closes the outputs of
+  /// files read to their end.
+  void write_kept(const RoundBatch& batch, std::span<const core::Verdict> verdicts);
+
+  /// At a cut (after write_kept): ends the open output's frame, flushes it
+  /// and the reject file (and fsyncs them when durable), and returns every
+  /// task's state. Throws io::OutputError.
+  [[nodiscard]] std::vector<FileState> commit();
+  /// Committed length of the reject file (valid after commit()).
+  [[nodiscard]] std::uint64_t reject_length() const noexcept { return reject_length_; }
+
+  /// Closes every output and the reject file. Throws io::OutputError.
+  void finish();
+
+  /// True once every file was read to its end (or reading failed).
+  [[nodiscard]] bool exhausted() const noexcept { return next_ >= tasks_.size() && !open_; }
+  /// Stops reading after an input error.
+  void abandon() noexcept;
+
+  [[nodiscard]] const FeedCounters& counters() const noexcept { return counters_; }
+  /// --unit paragraph counters (all zero under --unit record).
+  [[nodiscard]] ParagraphCounters paragraph_counters() const noexcept {
+    return paragraphs_ ? paragraphs_->counters() : ParagraphCounters{};
+  }
+  /// Rejects of this segment by reason, the reject parts of ranges included.
+  [[nodiscard]] io::RejectCounts reject_counts() const;
+
+  /// Tags every key it adds with its order tag (core/order/file_order.hpp): a
+  /// key from a split input gets its input and record offset, any other 0.
+  /// Call before the first fill(); --unit record only.
+  void tag_keys_in_file_order() noexcept { tag_keys_ = true; }
+  /// Adds retracted kept copies (order tags) decided by this rank as owner
+  /// in this segment; merge_cut() saves them in the manifest.
+  void note_retracted(std::span<const core::OrderTag> tags) {
+    retracted_.insert(retracted_.end(), tags.begin(), tags.end());
+  }
+  /// The key hash fill() gives `line` (terminator included or not) of an
+  /// input of `format` under --unit record, or nullopt for a line fill()
+  /// rejects. For rebuilding an owner's FileOrder at a resume.
+  [[nodiscard]] std::optional<core::KeyHash> key_hash_of(io::Format format, std::string_view line);
+  /// This segment's retractions decided by this rank, in decision order.
+  [[nodiscard]] std::span<const core::OrderTag> retracted() const noexcept { return retracted_; }
+  /// Adds combine_in_file_order()'s count of this round.
+  void count_combined(std::uint64_t keys) noexcept { counters_.combined_in_file_order += keys; }
+  /// The join left `records` retracted kept records (`bytes` bytes) out of
+  /// a joined output: they count as dropped.
+  void count_left_out(std::uint64_t records, std::uint64_t bytes) noexcept {
+    counters_.kept -= records;  // modulo 2^64, see FeedCounters::retracted
+    counters_.dropped += records;
+    counters_.output_bytes -= bytes;
+    counters_.retracted += records;
+  }
+
+  /// Appends finished reject lines (JSONL) to this rank's reject file: the
+  /// rejects of a joined range with absolute line numbers (app/range_join).
+  /// They were counted when first written. Throws io::OutputError.
+  void append_reject_lines(std::string_view lines) { rejects_.append_lines(lines); }
+
+ private:
+  bool open_next_file();
+  void close_finished_outputs();
+  void take(const io::Record& record, RoundBatch& batch);
+  void take_lines(std::span<const io::Record> records, RoundBatch& batch);
+  void take_fields(const io::Record& record, const io::FieldsResult& result, RoundBatch& batch);
+  void reject(const io::Record& record, std::string_view reason,
+              std::optional<std::span<const std::string_view>> values);
+  std::string_view stream_key(std::string_view escaped);
+  void hold(const io::InputError& e);
+  void write_annotations(const RoundBatch& batch, std::span<const core::Verdict> verdicts);
+  void fill_batch(RoundBatch& batch);
+  void finish_input_bytes(const FileTask& task);
+  void count_open_input_bytes();
+
+  InputFeedConfig config_;
+  bool durable_;
+  std::vector<FileTask> tasks_;
+  std::vector<FileState> states_;   // per task
+  std::size_t next_ = 0;            // next task to open
+  bool open_ = false;               // reader holds tasks_[next_ - 1]
+  std::size_t first_unclosed_ = 0;  // outputs below this task are closed
+  io::RecordReader reader_;
+  // fill(): lines peeked from the reader, parsed many at a time (~45 KB of
+  // this corpus's lines; the extractor streams up to 64 KiB per call).
+  std::array<io::Record, 256> peeked_{};
+  std::vector<std::string_view> lines_;  // peeked_'s lines, for the extractor
+  io::KeyExtractor plain_keys_;
+  io::KeyExtractor json_keys_;
+  std::vector<io::OutputWriter> outputs_;  // one per task
+  io::RejectWriter rejects_;
+  std::vector<std::optional<io::RejectWriter>> range_rejects_;  // per task; ranges k > 0 only
+  std::vector<io::RejectCounts> range_reject_counts_;           // of closed reject parts
+  std::uint64_t reject_length_ = 0;
+  core::KeyBuilder keys_;                       // field values -> key bytes under config_.key
+  std::string unescape_chunk_;                  // stream_key's chunk of a long value
+  std::optional<ParagraphRecords> paragraphs_;  // --unit paragraph only
+  FeedCounters counters_;
+  std::uint64_t finished_input_bytes_ = 0;  // on-disk bytes of tasks done (read or skipped)
+  std::uint64_t open_input_bytes_ = 0;      // of the task read last, up to its position
+  bool positioned_ = false;          // the reader stands in tasks_[next_ - 1] (open, skipped to)
+  std::optional<std::size_t> held_;  // task whose read broke, not done
+  std::string held_reason_;
+  std::vector<SkippedInput> skipped_;
+  std::optional<RoundAnnotations> annotations_;  // annotate mode: this round's lines
+  std::vector<std::string_view> pieces_;         // write_kept's runs of one output
+  bool tag_keys_ = false;                        // tag_keys_in_file_order()
+  core::OrderTag tag_base_ = 0;                  // of the open task: 0 if it is not a range
+  std::vector<core::OrderTag> retracted_;        // note_retracted()
+};
+
+}  // namespace bloomshard::app

@@ -1,4 +1,0 @@
-// bloomshard: the one thin main. Dispatches to the subcommands.
-#include "bloomshard/app/cli.hpp"
-
-int main(int argc, char** argv) { return bloomshard::app::run_cli(argc, argv); }

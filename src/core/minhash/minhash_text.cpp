@@ -1,0 +1,159 @@
+// minhash-text/v1 (minhash_text.hpp). ASCII runs, most of a web corpus,
+// skip utf8proc: their caseless form is A-Z -> a-z and the category of each
+// ASCII byte comes from a table filled from utf8proc itself.
+#include "core/minhash/minhash_text.hpp"
+
+#include <utf8proc.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+#include "bloomshard/core/normalize.hpp"
+#include "bloomshard/core/text_normalize.hpp"
+
+namespace bloomshard::core {
+namespace {
+
+enum class AsciiClass : std::uint8_t { kKeep, kDrop, kSpace };
+
+std::array<AsciiClass, 128> make_ascii_classes() noexcept {
+  std::array<AsciiClass, 128> t{};
+  for (char32_t c = 0; c < 128; ++c) {
+    if (is_unicode_white_space(c)) {
+      t[c] = AsciiClass::kSpace;
+    } else if (is_unicode_punctuation(c)) {
+      t[c] = AsciiClass::kDrop;
+    }
+  }
+  return t;
+}
+
+const std::array<AsciiClass, 128>& ascii_classes() noexcept {
+  static const std::array<AsciiClass, 128> t = make_ascii_classes();
+  return t;
+}
+
+}  // namespace
+
+bool is_unicode_punctuation(char32_t cp) noexcept {
+  if (cp > 0x10FFFFU) return false;
+  switch (utf8proc_category(static_cast<utf8proc_int32_t>(cp))) {
+    case UTF8PROC_CATEGORY_PC:
+    case UTF8PROC_CATEGORY_PD:
+    case UTF8PROC_CATEGORY_PS:
+    case UTF8PROC_CATEGORY_PE:
+    case UTF8PROC_CATEGORY_PI:
+    case UTF8PROC_CATEGORY_PF:
+    case UTF8PROC_CATEGORY_PO:
+      return true;
+    default:
+      return false;
+  }
+}
+
+MinHashTextNormalizer::MinHashTextNormalizer(std::string_view text, std::size_t chunk)
+    : text_(text), chunk_(chunk == 0 ? text.size() : chunk) {
+  try {
+    check_utf8(text_);
+  } catch (const InvalidUtf8Error& e) {
+    error_ = e.what();
+    pos_ = text_.size();
+  }
+}
+
+void MinHashTextNormalizer::filter_into_piece(std::string_view folded) {
+  // Writes through a pointer into room made up front: each input code point
+  // gives at most itself and one owed space before it.
+  const std::size_t old_size = out_.size();
+  out_.resize(old_size + 2 * folded.size());
+  char* out = out_.data() + old_size;
+  const auto& classes = ascii_classes();
+  std::size_t i = 0;
+  while (i < folded.size()) {
+    const auto byte = static_cast<unsigned char>(folded[i]);
+    if (byte < 0x80U) {
+      ++i;
+      const AsciiClass cls = classes[byte];
+      if (cls == AsciiClass::kKeep) {
+        if (owed_space_) *out++ = ' ';
+        owed_space_ = false;
+        wrote_any_ = true;
+        *out++ = byte >= 'A' && byte <= 'Z' ? static_cast<char>(byte - 'A' + 'a')
+                                            : static_cast<char>(byte);
+      } else if (cls == AsciiClass::kSpace) {
+        owed_space_ = wrote_any_;
+      }
+      continue;
+    }
+    utf8proc_int32_t cp = 0;
+    const utf8proc_ssize_t len =
+        utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(folded.data() + i),
+                         static_cast<utf8proc_ssize_t>(folded.size() - i), &cp);
+    // The input was validated and utf8proc emits valid UTF-8.
+    const auto n = static_cast<std::size_t>(len > 0 ? len : 1);
+    const auto c = static_cast<char32_t>(cp);
+    if (is_unicode_white_space(c)) {
+      owed_space_ = wrote_any_;
+    } else if (!is_unicode_punctuation(c)) {
+      if (owed_space_) *out++ = ' ';
+      owed_space_ = false;
+      wrote_any_ = true;
+      std::memcpy(out, folded.data() + i, n);
+      out += n;
+    }
+    i += n;
+  }
+  out_.resize(static_cast<std::size_t>(out - out_.data()));
+}
+
+bool MinHashTextNormalizer::next(std::string_view& piece) {
+  const auto is_ascii = [](char c) { return static_cast<unsigned char>(c) < 0x80U; };
+  while (pos_ < text_.size()) {
+    std::size_t end = pos_ + chunk_ < text_.size() ? pos_ + chunk_ : text_.size();
+    while (end < text_.size() && !is_ascii(text_[end])) ++end;
+    const std::string_view chunk = text_.substr(pos_, end - pos_);
+    pos_ = end;
+
+    // Inside the chunk too, a cut before any ASCII byte is exact: ASCII
+    // runs take the fast path, and each non-ASCII run goes through utf8proc
+    // with the ASCII byte before it (which may compose with a following
+    // combining mark: "e" U+0301).
+    out_.clear();
+    std::size_t i = 0;
+    while (i < chunk.size()) {
+      std::size_t j = i;
+      while (j < chunk.size() && is_ascii(chunk[j])) ++j;
+      if (j == chunk.size()) {
+        filter_into_piece(chunk.substr(i));
+        break;
+      }
+      const std::size_t run_start = j > i ? j - 1 : j;
+      filter_into_piece(chunk.substr(i, run_start - i));
+      std::size_t k = j;
+      while (k < chunk.size() && !is_ascii(chunk[k])) ++k;
+      filter_into_piece(normalize_key(NormalizePolicy::kNfcCasefold,
+                                      chunk.substr(run_start, k - run_start), folded_));
+      i = k;
+    }
+    if (!out_.empty()) {
+      piece = out_;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::optional<std::string> normalize_minhash_text(std::string_view text, std::string* error) {
+  MinHashTextNormalizer walk(text);
+  if (walk.error()) {
+    if (error != nullptr) *error = *walk.error();
+    return std::nullopt;
+  }
+  std::string out;
+  std::string_view piece;
+  while (walk.next(piece)) out.append(piece);
+  return out;
+}
+
+}  // namespace bloomshard::core

@@ -1,0 +1,109 @@
+// First copy in file order across the ranges of a split input.
+//
+// A big uncompressed input read as line-aligned byte ranges by several
+// ranks is decided in arrival order, so a later copy of a key (in range 3)
+// can reach its owner before an earlier one (in range 1). A one-reader run
+// keeps the earliest copy in the file. To keep the same copy, every key of
+// a split input travels with an order tag (the input and the byte offset of
+// its record), and the owner remembers, for each key whose kept copy came
+// from a range k > 0, that copy's tag. When a copy of the same input with a
+// smaller offset arrives later and tier 2 calls it a duplicate, the owner
+// keeps it instead (its verdict becomes kNew) and *retracts* the copy kept
+// before: that record was written to a range's output part already, and
+// the join of the input leaves it out (app/split/range_join.hpp). Range 0 is read
+// in order, so no copy in it is ever retracted and its keys are not
+// remembered. Copies from different inputs keep the arrival order, as
+// between whole files. Pure, no MPI.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "bloomshard/core/two_tier.hpp"
+
+namespace bloomshard::core {
+
+/// An order tag: 0 for a key that is not from a split input; else
+///   bit 63      the record lies in range k > 0 (it may be retracted)
+///   bits 42-62  input index + 1 (1 .. 2^21 - 1)
+///   bits 0-41   absolute byte offset of the record's first byte (< 4 TiB)
+using OrderTag = std::uint64_t;
+
+inline constexpr unsigned kOrderOffsetBits = 42;
+inline constexpr unsigned kOrderInputBits = 21;
+inline constexpr std::uint64_t kOrderMaxOffset = (std::uint64_t{1} << kOrderOffsetBits) - 1;
+/// Largest input index a tag can name.
+inline constexpr std::uint64_t kOrderMaxInput = (std::uint64_t{1} << kOrderInputBits) - 2;
+inline constexpr std::uint64_t kOrderLaterRangeBit = std::uint64_t{1} << 63;
+
+/// The part of a tag common to every record of one range, or nullopt when
+/// the input is beyond the tag's limits (input > kOrderMaxInput or file
+/// size > kOrderMaxOffset + 1): such an input keeps the arrival order.
+[[nodiscard]] std::optional<OrderTag> order_tag_base(std::uint64_t input_index,
+                                                     std::uint64_t file_size, bool later_range);
+[[nodiscard]] constexpr std::uint64_t order_offset(OrderTag t) noexcept {
+  return t & kOrderMaxOffset;
+}
+/// Input index of a nonzero tag.
+[[nodiscard]] constexpr std::uint64_t order_input(OrderTag t) noexcept {
+  return ((t >> kOrderOffsetBits) & ((std::uint64_t{1} << kOrderInputBits) - 1)) - 1;
+}
+[[nodiscard]] constexpr bool order_later_range(OrderTag t) noexcept {
+  return (t & kOrderLaterRangeBit) != 0;
+}
+
+/// The owner's memory of kept copies from ranges k > 0: an open-addressing
+/// table (linear probing) from the key's 128-bit hash to the kept copy's tag
+/// (24 bytes a slot, at most 3/4 full: 32-64 bytes per key). Two different keys with the same
+/// 128-bit hash would share an entry; at 2^-128 per pair that is not guarded against. Not saved in
+/// checkpoints: a resume rebuilds it from the committed parts (app/split/file_order_rebuild.hpp).
+class FileOrder {
+ public:
+  /// After TwoTierSet::decide_batch(keys, verdicts): for each key with a
+  /// nonzero tags[i], in order, a kept copy from a range k > 0 is
+  /// remembered; a duplicate that lies earlier in the same input than the
+  /// remembered kept copy becomes kNew, and the remembered tag is appended
+  /// to `retracted`. Throws std::invalid_argument unless the three spans
+  /// have the same size. Cost: one table probe per tagged key.
+  void settle(std::span<const KeyRef> keys, std::span<const OrderTag> tags,
+              std::span<Verdict> verdicts, std::vector<OrderTag>& retracted);
+
+  /// Sizes the table for `keys` keys up front (growing it later rehashes
+  /// every key into fresh memory, which costs more than the probes on a VM
+  /// whose first touch of a page is slow). Never shrinks.
+  void reserve(std::size_t keys);
+
+  /// Keys remembered.
+  [[nodiscard]] std::size_t size() const noexcept { return used_; }
+  /// Bytes of the table.
+  [[nodiscard]] std::size_t table_bytes() const noexcept { return slot_count_ * sizeof(Slot); }
+
+  FileOrder();
+  ~FileOrder();
+  FileOrder(const FileOrder&) = delete;
+  FileOrder& operator=(const FileOrder&) = delete;
+
+ private:
+  struct Slot {  // all zero: empty
+    std::uint64_t hi;
+    std::uint64_t lo;
+    OrderTag tag;  // 0: empty
+  };
+  [[nodiscard]] std::size_t home_of(const KeyHash& h) const noexcept;
+  Slot& slot_for(const KeyHash& h);  // the key's slot, or the empty one where it goes
+  void rehash(std::size_t slots);
+
+  // The slots live in a zero-filled anonymous mapping advised for huge
+  // pages (core/memory/huge_page_mapping.hpp): no zeroing pass, and 512 times
+  // fewer page faults than 4 KiB pages when the table is first touched.
+  struct Table;
+  std::unique_ptr<Table> table_;
+  Slot* slots_ = nullptr;
+  std::size_t slot_count_ = 0;  // a power of two, or 0
+  std::size_t used_ = 0;
+};
+
+}  // namespace bloomshard::core
