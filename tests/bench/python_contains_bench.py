@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark (not a test) of the Python module's lookups (issue 14, target
+"""Benchmark (not a test) of the Python module's lookups (target
 >= 1 M keys/s per process through contains on 10-100 byte keys in batches
 >= 1000), against a Python set holding the same keys and the pure-Python
 h5py reader (python/examples/pure_reader.py). It writes N random ASCII keys

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Peer for the paragraph benchmark (issue 15 part 3): the job of
+"""Peer for the paragraph benchmark: the job of
 `bloomshard dedup --unit paragraph --paragraph-split newline` done with an
 in-memory Python set of 16-byte paragraph digests (one process, stdlib).
 

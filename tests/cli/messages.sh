@@ -11,15 +11,12 @@
 #    printed once, not once per rank.
 #
 # usage: messages.sh BIN [--mpiexec M] [--np-flag F] [--python P]
-set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../e2e/launch_args.sh"
-BIN=$1
-shift
-launch_args messages.sh "$@"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-messages.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL [messages]: $*" >&2; exit 1; }
-log() { echo "[messages] $*"; }
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse messages.sh "" "$@"
+((${#POSITIONAL[@]} == 1)) || harness_usage "usage: messages.sh BIN [options]"
+BIN=${POSITIONAL[0]}
+harness_label messages
+harness_tmp messages
 count() { grep -cF -- "$1" "$2" || true; }
 run() { "$MPIEXEC" "$NP_FLAG" "$@"; }
 

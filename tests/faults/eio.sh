@@ -38,7 +38,7 @@ if grep -Eq "rank [0-9]+ .*Input/output error" "$TMP/e1.log"; then
 elif [[ ${BLOOMSHARD_FAULTS_STRICT:-0} != 1 ]] &&
   grep -Eq "rank [0-9]+ on [^ ]+ .*no progress for .* while writing" "$TMP/e1.log"; then
   HOW=watchdog
-  log "NOTE: ended by the stall watchdog after a store-side hang on EIO (store: issue 10)"
+  log "NOTE: ended by the stall watchdog after a store-side hang on EIO"
 else
   fail "no message naming the rank and 'Input/output error'"
 fi

@@ -5,55 +5,34 @@
 # detection time, printed as "DETECT <scenario> <seconds>" for
 # docs/reliability.md.
 #
-# The sourcing script sets BIN ORACLE PY MPIEXEC NP_FLAG (fault_args does)
-# and NAME, then calls fault_setup.
-set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../e2e/launch_args.sh"
+# The sourcing script sets NAME, then calls fault_args "$@" (BIN ORACLE and
+# the launch options) and fault_setup. Built on tests/harness.sh: fail, log,
+# the temp dir, the marker and the cleanup are the harness's.
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 
 fault_args() { # BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
-  BIN=$(readlink -f "$1") ORACLE=$2
-  shift 2
-  launch_args "$NAME" "$@"
-}
-
-log() { echo "[$NAME] $*"; }
-fail() {
-  echo "FAIL [$NAME]: $*" >&2
-  local f
-  for f in "$TMP"/*.log; do
-    [[ -f $f ]] || continue
-    echo "--- $f" >&2
-    tail -n 15 "$f" >&2
-  done
-  exit 1
+  harness_parse "$NAME" "" "$@"
+  ((${#POSITIONAL[@]} == 2)) || harness_usage "usage: $NAME BIN ORACLE [options]"
+  BIN=$(readlink -f "${POSITIONAL[0]}") ORACLE=${POSITIONAL[1]}
 }
 
 # Processes of this test: every job runs BIN through a symlink under $MARK.
 our_pids() { pgrep -f -- "$MARK/" || true; }
-kill_ours() {
-  local pids=()
-  mapfile -t pids < <(our_pids)
-  ((${#pids[@]} == 0)) || kill -KILL "${pids[@]}" 2>/dev/null || true
-  # A stopped process dies of SIGKILL too; nothing else to resume.
-}
+kill_ours() { kill_marker "$MARK/"; }
+# Mount points to unmount at exit (lazily, after the jobs on them are dead).
 MOUNTS=()
-CLEANUPS=()
-fault_cleanup() {
-  local rc=$? m c
-  kill_ours
-  for c in "${CLEANUPS[@]}"; do eval "$c" || true; done
+unmount_all() {
+  local m
   sleep 0.2
   for m in "${MOUNTS[@]}"; do umount -l "$m" 2>/dev/null || true; done
-  if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
-  exit $rc
 }
 
 fault_setup() {
-  TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-$NAME.XXXXXX")
-  MARK=$TMP/bin
-  mkdir -p "$MARK"
-  trap fault_cleanup EXIT
-  trap 'exit 130' INT TERM
+  harness_label "$NAME"
+  harness_tmp "$NAME"
+  harness_marker
+  harness_on_fail harness_dump_logs
+  harness_on_exit unmount_all
 }
 
 # A corpus of gz, zst and plain JSONL with cross-file duplicates:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Kill only mpirun, restart at once (issue 9, fault 1). Open MPI leaves the
+# Kill only mpirun, restart at once. Open MPI leaves the
 # ranks running as orphans; they must end themselves (watchdog: launcher
 # gone) and the restart must wait for them (fencing), then resume exactly
 # once with valid gz/zst streams. Second part: an earlier attempt that

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How a run starts after a fault (issue 9, "checkpoint fallback only within
+# How a run starts after a fault ("checkpoint fallback only within
 # the same run"):
 #  1. an incremental run (finished history + new inputs) killed before its
 #     first checkpoint starts again like a fresh run (it used to exit 4) and
