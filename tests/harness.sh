@@ -4,18 +4,19 @@
 #
 # A script reads, in this order:
 #   source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-#   CASE="" RANKS=1 BIN=""                       # its own defaults
-#   harness_parse my_script.sh "--case=CASE --ranks=RANKS --bin=BIN" "$@"
-#   harness_label "my case, $RANKS ranks"        # in every FAIL and log line
-#   harness_tmp "my-$CASE"                       # TMP, removed on any exit
+#   harness_parse my_script.sh "BIN --case=CASE* --ranks=RANKS:1" "$@"
+#   harness_tmp "my-$CASE" "my case, $RANKS ranks" # TMP, removed on any exit
 #
 # Contract of the pieces:
-# - harness_parse takes the launch options every launching script takes
-#   (--mpiexec M, --np-flag F, --python P, or --mpiexec=M ...; defaults
-#   mpiexec, -n, python3) into MPIEXEC, NP_FLAG and PY, the script's own
-#   named options from its spec ("--opt=VAR" takes a value, "--opt=VAR!" is a
-#   flag that sets VAR=1), and the words before the first option into
-#   POSITIONAL. Anything else ends the script with exit 2, naming it.
+# - harness_parse reads the script's spec: a bare NAME takes the next
+#   positional word into NAME (NAME? where it may be missing), "--opt=VAR"
+#   takes a value ("--opt=VAR*": a required one, "--opt=VAR:D": D unless
+#   given), "--opt=VAR!" is a flag that sets VAR=1 (else 0). Positional words come before the first option. Every
+#   script also takes the launch options --mpiexec M, --np-flag F and
+#   --python P (or --mpiexec=M ...; defaults mpiexec, -n, python3) into
+#   MPIEXEC, NP_FLAG and PY. BIN, when given, must be an executable and is
+#   made absolute. Anything else, a missing word or a missing required
+#   option ends the script with exit 2, naming it.
 # - harness_tmp makes TMP and traps EXIT (and INT/TERM as exit 130/143):
 #   processes under the marker dir are killed, the exit hooks run in the
 #   order they were added, then TMP is removed (KEEP_TMP=1 keeps it and says
@@ -38,10 +39,30 @@ harness_parse() {
   HARNESS_SCRIPT=$1
   local spec=$2 word opt var value
   shift 2
-  local -A takes=() flags=()
+  local -A takes=() flags=() required=()
+  local names=() optional=()
   for word in $spec; do
+    if [[ $word != --* ]]; then
+      names+=("${word%\?}")
+      [[ $word != *\? ]] || optional+=("${word%\?}")
+      continue
+    fi
     opt=${word%%=*} var=${word#*=}
-    if [[ $var == *! ]]; then flags[$opt]=${var%!}; else takes[$opt]=$var; fi
+    case $var in
+      *!) flags[$opt]=${var%!} ;;
+      *\*) takes[$opt]=${var%\*} required[$opt]=${var%\*} ;;
+      *:*) takes[$opt]=${var%%:*} ;;
+      *) takes[$opt]=$var ;;
+    esac
+    # Every option's variable is set: to its default, else kept as the
+    # script set it, else empty (a flag: 0).
+    if [[ $var == *:* ]]; then
+      printf -v "${var%%:*}" '%s' "${var#*:}"
+    elif [[ $var == *! && ! -v ${var%!} ]]; then
+      printf -v "${var%!}" 0
+    elif [[ $var != *! && ! -v ${var%\*} ]]; then
+      printf -v "${var%\*}" ''
+    fi
   done
   takes[--mpiexec]=MPIEXEC takes[--np-flag]=NP_FLAG takes[--python]=PY
   POSITIONAL=()
@@ -66,10 +87,28 @@ harness_parse() {
         shift 2
       fi
       printf -v "${takes[$opt]}" '%s' "$value"
+      unset "required[$opt]"
     else
       harness_usage "unknown argument '$1'"
     fi
   done
+  ((${#required[@]} == 0)) || harness_usage "missing ${!required[*]}"
+  if ((${#names[@]} > 0)); then
+    ((${#POSITIONAL[@]} <= ${#names[@]})) ||
+      harness_usage "unexpected argument '${POSITIONAL[${#names[@]}]}' (takes ${names[*]})"
+    local i
+    for i in "${!names[@]}"; do
+      if ((i < ${#POSITIONAL[@]})); then
+        printf -v "${names[i]}" '%s' "${POSITIONAL[i]}"
+      elif [[ " ${optional[*]} " != *" ${names[i]} "* ]]; then
+        harness_usage "missing ${names[i]} (takes ${names[*]})"
+      fi
+    done
+  fi
+  if [[ -n ${BIN:-} ]]; then
+    [[ -x $BIN && -f $BIN ]] || harness_usage "BIN '$BIN' is not an executable file"
+    BIN=$(readlink -f "$BIN")
+  fi
 }
 
 # harness_usage MESSAGE: a wrong command line (exit 2, naming the script).
@@ -97,19 +136,22 @@ fail() {
 harness_on_exit() { HARNESS_EXIT_HOOKS+=("$1"); }
 harness_on_fail() { HARNESS_FAIL_HOOKS+=("$1"); }
 
-# The tail of every $TMP/*.log on stderr: a fail hook for scripts whose jobs
-# write their logs there.
+# harness_dump_logs [GLOB [LINES]]: the tail of every file GLOB matches
+# (default $TMP/*.log, 15 lines) on stderr: a fail hook for scripts whose
+# jobs write their logs there.
 harness_dump_logs() {
-  local f
-  for f in "$TMP"/*.log; do
+  local pattern=${1:-$TMP/*.log} lines=${2:-15} f
+  for f in $pattern; do
     [[ -f $f ]] || continue
     echo "--- $f" >&2
-    tail -n 15 "$f" >&2
+    tail -n "$lines" "$f" >&2
   done
 }
 
-# harness_tmp TAG: TMP=$TMPDIR/bloomshard-TAG.XXXXXX, torn down on any exit.
+# harness_tmp TAG [LABEL]: TMP=$TMPDIR/bloomshard-TAG.XXXXXX, torn down on
+# any exit; LABEL, where given, is the harness_label.
 harness_tmp() {
+  [[ -z ${2:-} ]] || harness_label "$2"
   TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-$1.XXXXXX")
   trap harness_cleanup EXIT
   trap 'exit 130' INT

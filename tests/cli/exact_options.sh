@@ -7,11 +7,8 @@
 #
 # usage: exact_options.sh BIN [--mpiexec M] [--np-flag F] [--python P]
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-harness_parse exact_options.sh "" "$@"
-((${#POSITIONAL[@]} == 1)) || harness_usage "usage: exact_options.sh BIN [options]"
-BIN=${POSITIONAL[0]}
-harness_label exact_options
-harness_tmp exact
+harness_parse exact_options.sh "BIN" "$@"
+harness_tmp exact "exact_options"
 
 # expect CODE NEEDLE CMD...: CMD exits CODE and its output holds NEEDLE.
 expect() {

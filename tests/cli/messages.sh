@@ -12,11 +12,8 @@
 #
 # usage: messages.sh BIN [--mpiexec M] [--np-flag F] [--python P]
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-harness_parse messages.sh "" "$@"
-((${#POSITIONAL[@]} == 1)) || harness_usage "usage: messages.sh BIN [options]"
-BIN=${POSITIONAL[0]}
-harness_label messages
-harness_tmp messages
+harness_parse messages.sh "BIN" "$@"
+harness_tmp messages "messages"
 count() { grep -cF -- "$1" "$2" || true; }
 run() { "$MPIEXEC" "$NP_FLAG" "$@"; }
 

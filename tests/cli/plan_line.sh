@@ -8,11 +8,8 @@
 # lookups (the sample cannot see them).
 # usage: plan_line.sh BIN [--mpiexec M] [--np-flag F] [--python P]
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-harness_parse plan_line.sh "" "$@"
-((${#POSITIONAL[@]} == 1)) || harness_usage "usage: plan_line.sh BIN [options]"
-BIN=${POSITIONAL[0]}
-harness_label plan_line
-harness_tmp plan-line
+harness_parse plan_line.sh "BIN" "$@"
+harness_tmp plan-line "plan_line"
 
 "$BIN" synth --records 1000000 --dup-rate 0.3 --files 8 --compress zst --out "$TMP/corpus" \
   >/dev/null

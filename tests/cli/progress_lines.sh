@@ -7,11 +7,8 @@
 # zstd, a gzip and a plain corpus. Asserts on counts, never on seconds.
 # usage: progress_lines.sh BIN [--mpiexec M] [--np-flag F] [--python P]
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-harness_parse progress_lines.sh "" "$@"
-((${#POSITIONAL[@]} == 1)) || harness_usage "usage: progress_lines.sh BIN [options]"
-BIN=${POSITIONAL[0]}
-harness_label progress_lines
-harness_tmp progress-lines
+harness_parse progress_lines.sh "BIN" "$@"
+harness_tmp progress-lines "progress_lines"
 
 check_lines() { # LOG NAME: the progress lines of one run
   local log=$1 name=$2

@@ -5,11 +5,8 @@
 # (a Slurm log) must write no carriage return and no escape there.
 # usage: progress_terminal.sh BIN [--mpiexec M] [--np-flag F] [--python P]
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-harness_parse progress_terminal.sh "" "$@"
-((${#POSITIONAL[@]} == 1)) || harness_usage "usage: progress_terminal.sh BIN [options]"
-BIN=${POSITIONAL[0]}
-harness_label progress_terminal
-harness_tmp progress
+harness_parse progress_terminal.sh "BIN" "$@"
+harness_tmp progress "progress_terminal"
 session="bloomshard-progress-$$"
 harness_on_exit 'tmux kill-session -t "$session" 2>/dev/null'
 

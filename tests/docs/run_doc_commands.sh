@@ -25,12 +25,9 @@
 # usage: run_doc_commands.sh DOC SOURCE_DIR BIN_DIR [--python P] [--slots N]
 #                            [--limit SECONDS] [--dead-cluster]
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-SLOTS=2 LIMIT=280 DEAD=0
-harness_parse run_doc_commands.sh "--slots=SLOTS --limit=LIMIT --dead-cluster=DEAD!" "$@"
-((${#POSITIONAL[@]} == 3)) || harness_usage "usage: run_doc_commands.sh DOC SOURCE_DIR BIN_DIR [options]"
-DOC=${POSITIONAL[0]} SRC=${POSITIONAL[1]} BIN_DIR=${POSITIONAL[2]}
-harness_label "doc commands"
-harness_tmp doc
+harness_parse run_doc_commands.sh \
+  "DOC SRC BIN_DIR --slots=SLOTS:2 --limit=LIMIT:280 --dead-cluster=DEAD!" "$@"
+harness_tmp doc "doc commands"
 
 # --- the fresh clone
 CLONE=$TMP/clone

@@ -20,14 +20,10 @@
 #                killed before its first checkpoint refuses an annotate restart
 # Set KEEP_TMP=1 to keep the temp dir.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-CASE="" RANKS=1 BIN="" ODIR=""
-harness_parse annotate_case.sh "--case=CASE --ranks=RANKS --bin=BIN --oracle-dir=ODIR" "$@"
-[[ -n $CASE && -x $BIN && -f $ODIR/annotate_oracle.py ]] ||
-  harness_usage "need --case, an executable --bin and --oracle-dir"
-BIN=$(readlink -f "$BIN")
+harness_parse annotate_case.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --oracle-dir=ODIR*" "$@"
 ORACLE=$ODIR/annotate_oracle.py
-harness_label "annotate $CASE, $RANKS ranks"
-harness_tmp "annotate-$CASE-$RANKS"
+[[ -f $ORACLE ]] || harness_usage "no annotate_oracle.py in --oracle-dir $ODIR"
+harness_tmp "annotate-$CASE-$RANKS" "annotate $CASE, $RANKS ranks"
 harness_marker # kill case: each attempt runs BIN through its own symlink
 IN=$TMP/in
 mkdir -p "$IN"

@@ -11,13 +11,10 @@
 #
 # usage: big_field.sh BLOOMSHARD [--python P]
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-harness_parse big_field.sh "" "$@"
-((${#POSITIONAL[@]} == 1)) || harness_usage "usage: big_field.sh BIN [--python P]"
-BIN=${POSITIONAL[0]}
+harness_parse big_field.sh "BIN" "$@"
 FIELD_MB=${FIELD_MB:-100}
 RSS_LIMIT_MB=${RSS_LIMIT_MB:-200}
-harness_label "big field"
-harness_tmp big-field
+harness_tmp big-field "big field"
 
 mkdir -p "$TMP/in" "$TMP/want"
 "$PY" - "$TMP/want/big.jsonl" "$FIELD_MB" <<'PYEOF'

@@ -32,14 +32,12 @@
 #                for every rank count) instead of making it (~8 s of Python)
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-CASE="" RANKS=1 BIN="" ORACLE_DIR="" PLAN_CORPUS=""
 harness_parse commands_case.sh \
-  "--case=CASE --ranks=RANKS --bin=BIN --oracle-dir=ORACLE_DIR --plan-corpus=PLAN_CORPUS" "$@"
-[[ -n $CASE && -x $BIN && -f $ORACLE_DIR/membership_oracle.py ]] ||
-  harness_usage "need --case, an executable --bin and --oracle-dir"
+  "--case=CASE* --ranks=RANKS:1 --bin=BIN* --oracle-dir=ORACLE_DIR* --plan-corpus=PLAN_CORPUS" \
+  "$@"
 MEMBERSHIP="$ORACLE_DIR/membership_oracle.py"
-harness_label "$CASE, $RANKS ranks"
-harness_tmp "cmd-$CASE-$RANKS"
+[[ -f $MEMBERSHIP ]] || harness_usage "no membership_oracle.py in --oracle-dir $ORACLE_DIR"
+harness_tmp "cmd-$CASE-$RANKS" "$CASE, $RANKS ranks"
 HOLDER_PID=""
 harness_on_exit '[[ -z $HOLDER_PID ]] || kill "$HOLDER_PID" 2>/dev/null'
 

@@ -6,11 +6,8 @@
 # differ, naming the item.
 # usage: commands_keyscheme.sh BIN RANKS [--mpiexec M] [--np-flag F] [--python P]
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-harness_parse commands_keyscheme.sh "" "$@"
-((${#POSITIONAL[@]} == 2)) || harness_usage "usage: commands_keyscheme.sh BIN RANKS [options]"
-BIN=${POSITIONAL[0]} RANKS=${POSITIONAL[1]}
-harness_label "commands keyscheme"
-harness_tmp cmdks
+harness_parse commands_keyscheme.sh "BIN RANKS" "$@"
+harness_tmp cmdks "commands keyscheme"
 mkdir -p "$TMP/a" "$TMP/b" "$TMP/q"
 # History a: texts 0..1999 with messy white space (each twice); b: 1500..2999.
 # Queries: 1000..3999 written plainly; hits are 1000..2999 against a+b.

@@ -18,13 +18,9 @@
 # newest run has level 0 or the run count is at --max-runs.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 KILLS=20 SEED=1 BUDGET=240
-harness_parse compaction_torture.sh "--kills=KILLS --seed=SEED --budget=BUDGET" "$@"
-BIN=${POSITIONAL[0]:-} ORACLE=${POSITIONAL[1]:-}
-[[ -x $BIN && -f $ORACLE ]] || harness_usage "usage: compaction_torture.sh BIN ORACLE ..."
+harness_parse compaction_torture.sh "BIN ORACLE --kills=KILLS --seed=SEED --budget=BUDGET" "$@"
 command -v h5dump >/dev/null || harness_usage "needs h5dump (hdf5-tools)"
-BIN=$(readlink -f "$BIN")
-harness_label "compaction torture, seed $SEED"
-harness_tmp compaction
+harness_tmp compaction "compaction torture, seed $SEED"
 harness_marker
 exec {NAPFD}<> <(:)
 nap() { read -r -t "$1" -u "$NAPFD" _ || true; }

@@ -16,13 +16,10 @@
 #                             [--mpiexec MPIEXEC] [--np-flag -n] [--python PYTHON3]
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-RANKS=2 BIN="" ORACLE=""
-harness_parse compressed_resume.sh "--ranks=RANKS --bin=BIN --oracle=ORACLE" "$@"
-[[ -x $BIN && -f $ORACLE ]] || harness_usage "need an executable --bin and --oracle"
+harness_parse compressed_resume.sh "--ranks=RANKS:2 --bin=BIN* --oracle=ORACLE*" "$@"
+[[ -f $ORACLE ]] || harness_usage "no oracle at $ORACLE"
 command -v zstd >/dev/null || harness_usage "needs the zstd command"
-BIN=$(readlink -f "$BIN")
-harness_label "compressed resume, $RANKS ranks"
-harness_tmp "zresume-$RANKS"
+harness_tmp "zresume-$RANKS" "compressed resume, $RANKS ranks"
 harness_marker
 start=$SECONDS
 

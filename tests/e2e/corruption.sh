@@ -20,15 +20,12 @@
 # usage: corruption.sh BIN ORACLE CKPT_PATCH [--mpiexec M] [--np-flag -n] [--python P]
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-harness_parse corruption.sh "" "$@"
-BIN=${POSITIONAL[0]:-} ORACLE=${POSITIONAL[1]:-} PATCH=${POSITIONAL[2]:-}
-[[ -x $BIN && -f $ORACLE && -x $PATCH ]] ||
-  harness_usage "usage: corruption.sh BIN ORACLE CKPT_PATCH [--mpiexec M] [--np-flag -n] [--python P]"
+harness_parse corruption.sh "BIN ORACLE PATCH" "$@"
+[[ -f $ORACLE && -x $PATCH ]] || harness_usage "need an ORACLE file and an executable CKPT_PATCH"
 command -v h5ls >/dev/null || harness_usage "h5ls (hdf5-tools) is needed"
 
 CASE=setup
-harness_label 'corruption, $CASE'
-harness_tmp corruption
+harness_tmp corruption 'corruption, $CASE'
 JOB=0
 harness_on_exit '((JOB == 0)) || kill -KILL "$JOB" 2>/dev/null'
 harness_marker # every job runs BIN as MARKED_BIN; the cleanup kills what is left

@@ -24,19 +24,15 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 KILLS=${BLOOMSHARD_TORTURE_KILLS:-20} SEED=${BLOOMSHARD_TORTURE_SEED:-1}
 MAX_RANKS=4 BUDGET=300 USE_STATE=1
-harness_parse crash_torture.sh "--kills=KILLS --seed=SEED --max-ranks=MAX_RANKS --budget=BUDGET
-  --no-state=NO_STATE!" "$@"
-((${#POSITIONAL[@]} == 2)) || harness_usage "usage: crash_torture.sh BIN ORACLE [--kills N] [--seed S] ..."
-BIN=${POSITIONAL[0]} ORACLE=${POSITIONAL[1]}
-[[ -z ${NO_STATE:-} ]] || USE_STATE=0
-[[ -x $BIN && -f $ORACLE ]] || harness_usage "usage: crash_torture.sh BIN ORACLE [--kills N] [--seed S] ..."
-BIN=$(readlink -f "$BIN")
+harness_parse crash_torture.sh "BIN ORACLE --kills=KILLS --seed=SEED --max-ranks=MAX_RANKS
+  --budget=BUDGET --no-state=NO_STATE!" "$@"
+((NO_STATE == 0)) || USE_STATE=0
+[[ -f $ORACLE ]] || harness_usage "no oracle at $ORACLE"
 [[ $KILLS =~ ^[0-9]+$ && $SEED =~ ^[0-9]+$ && $MAX_RANKS =~ ^[1-9][0-9]*$ ]] ||
   harness_usage "--kills, --seed and --max-ranks take integers"
 
 ATTEMPT_TIMEOUT=120 # seconds one job may run before timeout(1) SIGKILLs it
-harness_label "torture, seed $SEED"
-harness_tmp torture
+harness_tmp torture "torture, seed $SEED"
 harness_marker # every job runs BIN through a symlink here: its marker
 harness_on_fail '[[ ! -f $TMP/attempts.txt ]] || tail -n 12 "$TMP/attempts.txt" >&2'
 

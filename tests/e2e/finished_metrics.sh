@@ -10,11 +10,8 @@
 #
 # usage: finished_metrics.sh BLOOMSHARD --mpiexec M --np-flag F --python P
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-harness_parse finished_metrics.sh "" "$@"
-((${#POSITIONAL[@]} == 1)) || harness_usage "usage: finished_metrics.sh BIN [options]"
-BIN=${POSITIONAL[0]}
-harness_label "finished metrics"
-harness_tmp finished-metrics
+harness_parse finished_metrics.sh "BIN" "$@"
+harness_tmp finished-metrics "finished metrics"
 
 "$BIN" synth --records 30000 --dup-rate 0.3 --files 3 --compress none --seed 7 \
   --out "$TMP/in" >/dev/null

@@ -17,14 +17,11 @@
 # usage: header_guard.sh BIN [--mpiexec M] [--np-flag F] [--python P]
 # P must import h5py (Debian's /usr/bin/python3). KEEP_TMP=1 keeps the dir.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-harness_parse header_guard.sh "" "$@"
-BIN=${POSITIONAL[0]:-}
-[[ -x $BIN ]] || harness_usage "usage: header_guard.sh BIN [--mpiexec M] [--np-flag F] [--python P]"
+harness_parse header_guard.sh "BIN" "$@"
 "$PY" -c 'import h5py' 2>/dev/null || harness_usage "$PY cannot import h5py"
 
 CASE=setup
-harness_label 'header_guard, $CASE'
-harness_tmp header-guard
+harness_tmp header-guard 'header_guard, $CASE'
 cd "$TMP"
 run3() { "$MPIEXEC" "$NP_FLAG" 3 "$BIN" "$@"; }
 

@@ -21,12 +21,9 @@
 #                  under skip, exit 1 naming the file under fail
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-CASE="" RANKS=1 BIN="" ORACLE_DIR=""
-harness_parse input_changes.sh "--case=CASE --ranks=RANKS --bin=BIN --oracle-dir=ORACLE_DIR" "$@"
-[[ -n $CASE && -x $BIN && -f $ORACLE_DIR/oracle.py ]] ||
-  harness_usage "need --case, an executable --bin and --oracle-dir"
-harness_label "$CASE, $RANKS ranks"
-harness_tmp "inputs-$CASE-$RANKS"
+harness_parse input_changes.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --oracle-dir=ORACLE_DIR*" "$@"
+[[ -f $ORACLE_DIR/oracle.py ]] || harness_usage "no oracle.py in --oracle-dir $ORACLE_DIR"
+harness_tmp "inputs-$CASE-$RANKS" "$CASE, $RANKS ranks"
 IN=$TMP/in OUT=$TMP/out ST=$TMP/state SNAP=$TMP/snap META=$TMP/meta
 mkdir -p "$IN" "$META"
 start=$SECONDS

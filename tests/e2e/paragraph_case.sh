@@ -25,14 +25,10 @@
 #               "duplicate" (dropped) flags agree; kept/dropped counters equal
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-CASE="" RANKS=1 BIN="" DIR=""
-harness_parse paragraph_case.sh "--case=CASE --ranks=RANKS --bin=BIN --dir=DIR" "$@"
-[[ -n $CASE && -x $BIN && -f $DIR/paragraph_oracle.py ]] ||
-  harness_usage "need --case, an executable --bin and --dir"
-BIN=$(readlink -f "$BIN")
+harness_parse paragraph_case.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --dir=DIR*" "$@"
 ORACLE=$DIR/paragraph_oracle.py
-harness_label "paragraph $CASE, $RANKS ranks"
-harness_tmp "para-$CASE-$RANKS"
+[[ -f $ORACLE ]] || harness_usage "no paragraph_oracle.py in --dir $DIR"
+harness_tmp "para-$CASE-$RANKS" "paragraph $CASE, $RANKS ranks"
 harness_marker
 start=$SECONDS
 

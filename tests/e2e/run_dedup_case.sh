@@ -31,12 +31,9 @@
 #                bytes per key; a state refuses another --key-digest
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-CASE="" RANKS=1 BIN="" ORACLE=""
-harness_parse run_dedup_case.sh "--case=CASE --ranks=RANKS --bin=BIN --oracle=ORACLE" "$@"
-[[ -n $CASE && -x $BIN && -f $ORACLE ]] ||
-  harness_usage "need --case, an executable --bin and --oracle"
-harness_label "$CASE, $RANKS ranks"
-harness_tmp "e2e-$CASE-$RANKS"
+harness_parse run_dedup_case.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --oracle=ORACLE*" "$@"
+[[ -f $ORACLE ]] || harness_usage "no oracle at $ORACLE"
+harness_tmp "e2e-$CASE-$RANKS" "$CASE, $RANKS ranks"
 IN=$TMP/in
 META=$TMP/meta # manifests live outside the input: the job reads every file under IN
 mkdir -p "$IN" "$META"

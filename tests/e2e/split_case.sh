@@ -25,14 +25,10 @@
 #               byte-identical to a 1-rank run
 # Set KEEP_TMP=1 to keep the temp dir.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-CASE="" RANKS=1 BIN="" ODIR=""
-harness_parse split_case.sh "--case=CASE --ranks=RANKS --bin=BIN --oracle-dir=ODIR" "$@"
-[[ -n $CASE && -x $BIN && -f $ODIR/oracle.py ]] ||
-  harness_usage "need --case, an executable --bin and --oracle-dir"
-BIN=$(readlink -f "$BIN")
+harness_parse split_case.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --oracle-dir=ODIR*" "$@"
 ORACLE=$ODIR/oracle.py
-harness_label "split $CASE, $RANKS ranks"
-harness_tmp "split-$CASE-$RANKS"
+[[ -f $ORACLE ]] || harness_usage "no oracle.py in --oracle-dir $ODIR"
+harness_tmp "split-$CASE-$RANKS" "split $CASE, $RANKS ranks"
 harness_marker # kill case: each attempt runs BIN through its own symlink
 start=$SECONDS
 

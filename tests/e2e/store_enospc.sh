@@ -10,11 +10,8 @@
 # usage: store_enospc.sh BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
 # Needs root (mount); exits 77 (skipped) where loop mounts are not allowed.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-harness_parse store_enospc.sh "" "$@"
-((${#POSITIONAL[@]} == 2)) || harness_usage "usage: store_enospc.sh BIN ORACLE [options]"
-BIN=${POSITIONAL[0]} ORACLE=${POSITIONAL[1]}
-harness_label enospc
-harness_tmp enospc
+harness_parse store_enospc.sh "BIN ORACLE" "$@"
+harness_tmp enospc enospc
 MNT=$TMP/mnt IMG=$TMP/fs.img
 mounted=0
 harness_on_exit '((mounted == 0)) || umount "$MNT" 2>/dev/null'

@@ -10,11 +10,8 @@
 #
 # usage: transport_default.sh BLOOMSHARD --mpiexec M --np-flag F --python P
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-harness_parse transport_default.sh "" "$@"
-((${#POSITIONAL[@]} == 1)) || harness_usage "usage: transport_default.sh BIN [options]"
-BIN=${POSITIONAL[0]}
-harness_label "transport default"
-harness_tmp transport
+harness_parse transport_default.sh "BIN" "$@"
+harness_tmp transport "transport default"
 
 # The suite's environment names pml and btl for every test; this one needs
 # the launcher's plain environment.

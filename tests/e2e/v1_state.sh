@@ -15,10 +15,7 @@
 # The fixture's run identity holds fixed absolute paths, so it is unpacked at
 # /tmp/bloomshard-v1-fixture (this test's own directory; removed at the end).
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-ARCHIVE="" FORMAT=1
-harness_parse v1_state.sh "--archive=ARCHIVE --format=FORMAT" "$@"
-((${#POSITIONAL[@]} == 3)) || harness_usage "usage: v1_state.sh BIN ORACLE FIXTURE_DIR [options]"
-BIN=${POSITIONAL[0]} ORACLE=${POSITIONAL[1]} FIX=${POSITIONAL[2]}
+harness_parse v1_state.sh "BIN ORACLE FIX --archive=ARCHIVE --format=FORMAT:1" "$@"
 ARCHIVE=${ARCHIVE:-$FIX/v1_state.tar.gz}
 ROOT=/tmp/bloomshard-v1-fixture
 harness_label "format-$FORMAT state"

@@ -37,14 +37,11 @@
 #                 build refuses the state naming why (ckpt_patch rewrites them)
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-CASE="" RANK_LIST=1 BIN="" ORACLE="" PATCH=""
 harness_parse window_case.sh \
-  "--case=CASE --ranks=RANK_LIST --bin=BIN --oracle=ORACLE --ckpt-patch=PATCH" "$@"
-[[ -n $CASE && -x $BIN && -f $ORACLE ]] ||
-  harness_usage "need --case, an executable --bin and --oracle"
+  "--case=CASE* --ranks=RANK_LIST:1 --bin=BIN* --oracle=ORACLE* --ckpt-patch=PATCH" "$@"
+[[ -f $ORACLE ]] || harness_usage "no oracle at $ORACLE"
 read -r -a RANKS <<<"$RANK_LIST"
-harness_label "window $CASE, ranks ${RANK_LIST}"
-harness_tmp "window-$CASE"
+harness_tmp "window-$CASE" "window $CASE, ranks ${RANK_LIST}"
 
 run_ok() { # LOG RANKS args...: must exit 0
   local logf=$1 n=$2

@@ -10,11 +10,9 @@
 # usage: disk_full.sh state|output BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
 WHERE=${1:-}
 shift || true
-NAME=disk_full_$WHERE
 source "$(dirname "$0")/lib.sh"
-[[ $WHERE == state || $WHERE == output ]] || { echo "usage: disk_full.sh state|output BIN ORACLE ..." >&2; exit 2; }
-fault_args "$@"
-fault_setup
+[[ $WHERE == state || $WHERE == output ]] || harness_usage "usage: disk_full.sh state|output BIN ORACLE ..."
+fault_start disk_full_$WHERE "$@"
 make_corpus 400000
 OUT=$TMP/out STATE=$TMP/state
 STALL=10

@@ -11,12 +11,10 @@
 WHERE=${1:-}
 SHIM=${2:-}
 shift 2 || true
-NAME=eio_$WHERE
 source "$(dirname "$0")/lib.sh"
 [[ ($WHERE == state || $WHERE == output) && -f $SHIM ]] ||
-  { echo "usage: eio.sh state|output SHIM BIN ORACLE ..." >&2; exit 2; }
-fault_args "$@"
-fault_setup
+  harness_usage "usage: eio.sh state|output SHIM BIN ORACLE ..."
+fault_start eio_$WHERE "$@"
 make_corpus 400000
 OUT=$TMP/out STATE=$TMP/state TRIGGER=$TMP/device-broken
 STALL=10

@@ -5,15 +5,22 @@
 # detection time, printed as "DETECT <scenario> <seconds>" for
 # docs/reliability.md.
 #
-# The sourcing script sets NAME, then calls fault_args "$@" (BIN ORACLE and
-# the launch options) and fault_setup. Built on tests/harness.sh: fail, log,
+# A fault script sources this file and calls fault_start NAME "$@" (its own
+# leading words already shifted off). Built on tests/harness.sh: fail, log,
 # the temp dir, the marker and the cleanup are the harness's.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 
-fault_args() { # BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
-  harness_parse "$NAME" "" "$@"
-  ((${#POSITIONAL[@]} == 2)) || harness_usage "usage: $NAME BIN ORACLE [options]"
-  BIN=$(readlink -f "${POSITIONAL[0]}") ORACLE=${POSITIONAL[1]}
+# fault_start NAME BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]:
+# NAME labels the test (FAIL/log lines, the temp dir); BIN, ORACLE, the
+# launch options and TMP are set, jobs are killed and mounts undone at exit.
+fault_start() {
+  NAME=$1
+  shift
+  harness_parse "$NAME" "BIN ORACLE" "$@"
+  harness_tmp "$NAME" "$NAME"
+  harness_marker
+  harness_on_fail harness_dump_logs
+  harness_on_exit unmount_all
 }
 
 # Processes of this test: every job runs BIN through a symlink under $MARK.
@@ -25,14 +32,6 @@ unmount_all() {
   local m
   sleep 0.2
   for m in "${MOUNTS[@]}"; do umount -l "$m" 2>/dev/null || true; done
-}
-
-fault_setup() {
-  harness_label "$NAME"
-  harness_tmp "$NAME"
-  harness_marker
-  harness_on_fail harness_dump_logs
-  harness_on_exit unmount_all
 }
 
 # A corpus of gz, zst and plain JSONL with cross-file duplicates:

@@ -8,10 +8,8 @@
 # resumes.
 #
 # usage: orphans_restart.sh BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
-NAME=orphans_restart
 source "$(dirname "$0")/lib.sh"
-fault_args "$@"
-fault_setup
+fault_start orphans_restart "$@"
 make_corpus 400000
 OUT=$TMP/out STATE=$TMP/state
 BASE=(--input "$IN" --output "$OUT" --key-field id --state "$STATE" --checkpoint-every 0.3)

@@ -8,11 +8,8 @@
 # binary) fails the check: nothing is read from a pipeline that can hide it.
 # Usage: check_manpage.sh BINARY MANPAGE [SOURCE_DIR]
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-harness_parse check_manpage.sh "" "$@"
-((${#POSITIONAL[@]} >= 2)) || harness_usage "usage: check_manpage.sh BINARY MANPAGE [SOURCE_DIR]"
-bin=${POSITIONAL[0]}
-page=${POSITIONAL[1]}
-src=${POSITIONAL[2]:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+harness_parse check_manpage.sh "bin page src?" "$@"
+src=${src:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 harness_label manpage
 [[ -x $bin ]] || fail "no executable binary at '$bin'"

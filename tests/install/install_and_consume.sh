@@ -4,12 +4,8 @@
 # pkg-config. Both programs must run and pass their own checks.
 # Usage: install_and_consume.sh BUILD_DIR CONSUMER_SOURCE_DIR
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-harness_parse install_and_consume.sh "" "$@"
-((${#POSITIONAL[@]} == 2)) || harness_usage "usage: install_and_consume.sh BUILD_DIR CONSUMER_SOURCE_DIR"
-build=${POSITIONAL[0]}
-consumer=${POSITIONAL[1]}
-harness_label install
-harness_tmp install
+harness_parse install_and_consume.sh "build consumer" "$@"
+harness_tmp install install
 tmp=$TMP
 
 cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log"

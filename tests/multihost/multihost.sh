@@ -17,12 +17,10 @@
 #                     [--np-flag F] [--python P]
 SCENARIO=${1:-}
 shift || true
-NAME=multihost_$SCENARIO
 source "$(dirname "$0")/../faults/lib.sh"
 [[ $SCENARIO == complete || $SCENARIO == host_kill || $SCENARIO == link_cut ]] ||
   harness_usage "usage: multihost.sh complete|host_kill|link_cut BIN ORACLE ..."
-fault_args "$@"
-fault_setup
+fault_start multihost_$SCENARIO "$@"
 MPIRUN=$(command -v "$MPIEXEC")
 
 # --- topology: SW holds br0; host i has veth0 = 10.211.N.i/24.

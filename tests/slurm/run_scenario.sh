@@ -23,11 +23,8 @@
 # Exit 77 (skip) when Slurm is not installed or, for the checkpoint
 # scenarios, when the program has no --state yet. KEEP_TMP=1 keeps temp dirs.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
-SCENARIO="" BIN="" REPO=""
-harness_parse run_scenario.sh "--scenario=SCENARIO --bin=BIN --repo=REPO" "$@"
-[[ -n $SCENARIO && -x $BIN && -f $REPO/slurm/dedup.sbatch ]] ||
-  harness_usage "need --scenario, an executable --bin and --repo with slurm/dedup.sbatch"
-BIN=$(realpath "$BIN")
+harness_parse run_scenario.sh "--scenario=SCENARIO* --bin=BIN* --repo=REPO*" "$@"
+[[ -f $REPO/slurm/dedup.sbatch ]] || harness_usage "no slurm/dedup.sbatch in --repo $REPO"
 ORACLE=$REPO/tests/e2e/oracle.py
 SBATCH_SCRIPT=$REPO/slurm/dedup.sbatch
 
@@ -37,15 +34,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
 harness_label "slurm:$SCENARIO"' $(date +%T)'
 # A failure shows the end of every job's output.
-dump_job_outputs() {
-  local f
-  for f in "${WORK:-/nonexistent}"/*.out; do
-    [[ -f $f ]] || continue
-    echo "---- $f" >&2
-    tail -n 40 "$f" >&2
-  done
-}
-harness_on_fail dump_job_outputs
+harness_on_fail 'harness_dump_logs "${WORK:-/nonexistent}/*.out" 40'
 
 HAS_STATE=0
 # Captured first: `--help | grep -q` under pipefail fails when grep exits
