@@ -186,8 +186,15 @@ kill_marker() {
 }
 
 harness_cleanup() {
-  local rc=$? hook
-  [[ -z $MARK ]] || kill_marker "$MARK/"
+  local rc=$? hook i
+  if [[ -n $MARK ]]; then
+    kill_marker "$MARK/"
+    # Gone before TMP goes: a dying rank may still create files in it.
+    for ((i = 0; i < 40; i++)); do
+      pgrep -f -- "$MARK/" >/dev/null || break
+      sleep 0.05
+    done
+  fi
   for hook in "${HARNESS_EXIT_HOOKS[@]}"; do eval "$hook" || true; done
   if [[ -n $TMP ]]; then
     if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
