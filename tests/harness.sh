@@ -153,9 +153,7 @@ harness_dump_logs() {
 harness_tmp() {
   [[ -z ${2:-} ]] || harness_label "$2"
   TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-$1.XXXXXX")
-  trap harness_cleanup EXIT
-  trap 'exit 130' INT
-  trap 'exit 143' TERM
+  harness_traps
 }
 
 # harness_tmp_at DIR: a fixed DIR instead (emptied first), torn down the same
@@ -164,6 +162,11 @@ harness_tmp_at() {
   TMP=$1
   rm -rf "$TMP"
   mkdir -p "$TMP"
+  harness_traps
+}
+
+# The cleanup on any exit; a signal ends the script with 128 + its number.
+harness_traps() {
   trap harness_cleanup EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
