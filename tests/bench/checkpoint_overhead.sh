@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checkpoint overhead and write amplification (issue 10), a benchmark, not a
+# Checkpoint overhead and write amplification, a benchmark, not a
 # test. On one synthetic corpus at R ranks, alternating in each repetition:
 #   A  dedup without --state
 #   B  dedup --state --checkpoint-every 1 (a fresh state each time)

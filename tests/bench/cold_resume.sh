@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cold load of a checkpoint generation vs a cold sequential read of the files
-# it references (issue 10: cold resume <= 1.5x cold read), a benchmark, not a
+# it references (the target: cold resume <= 1.5x cold read), a benchmark, not a
 # test. "Cold": the files' pages are evicted first (posix_fadvise DONTNEED
 # on exactly those files, so other work's page cache is left alone). The
 # load is `bloomshard verify` of LATEST at R ranks: what a resume's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compressed resume benchmark (issue 12). Not a ctest test.
+# Compressed resume benchmark. Not a ctest test.
 # One synthetic JSONL corpus in one multi-frame .zst (pzstd -1, ~1 GB
 # decompressed by default), deduplicated on 2 ranks with --state and killed
 # (SIGKILL of the ranks) once a checkpoint covers 70% of its bytes; then,
@@ -7,7 +7,7 @@
 # times each:
 #   no-frame  AFTER on a copy of the cut whose manifest has the frame fields
 #             blanked (same length, checksum recomputed): it decompresses
-#             from byte 0 to the cursor, as every build before issue 12 did;
+#             from byte 0 to the cursor, as a reader without saved frame starts does;
 #   after     AFTER on the cut as written: starts at the saved frame;
 #   before    (with --before BIN) an older build on the cut as written: it
 #             ignores the frame fields, which also shows it resumes exactly.

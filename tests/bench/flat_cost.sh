@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Flat checkpoint cost (issue 10), a benchmark, not a test: a build-up of
+# Flat checkpoint cost, a benchmark, not a test: a build-up of
 # KEYS keys in CHECKPOINTS equal deltas at R ranks (ckpt_bench buildup: each
 # delta decided into the set, then a checkpoint and a re-base, as the dedup
 # job does; the last one ends the segment like the job's last checkpoint:
 # cap-only compaction, no re-base), one line per checkpoint; then the ratios
-# the issue asks about, the compacting checkpoints (the worst case)
+# the target is stated in, the compacting checkpoints (the worst case)
 # and a PNG of seconds vs history size (compacting checkpoints marked).
 # usage: tests/bench/flat_cost.sh BUILD_DIR [keys 100000000] [checkpoints 20]
 #          [ranks 2] [work dir] [png docs/checkpoint-buildup.png]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Paragraph dedup benchmark (issue 15 part 3; docs/performance.md,
+# Paragraph dedup benchmark (docs/performance.md,
 # "Paragraph dedup"): a synthetic web-like JSONL corpus of >= 1 GB
 # (documents of 5-50 paragraphs, 30% of the paragraphs repeated from a
 # shared pool) deduplicated by `bloomshard dedup --unit paragraph` on 2

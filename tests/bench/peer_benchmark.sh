@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Dedup job vs. peers (issue 3). On ONE synthetic JSONL corpus, times
+# Dedup job vs. peers. On ONE synthetic JSONL corpus, times
 #   1. bloomshard dedup on R ranks (the whole job: read, parse, dedup, write),
 #   2. the same job with an in-memory Python set (python_set_dedup.py),
 #   3. LC_ALL=C sort -u on the pre-extracted keys (default thread count),
 #   4. mawk '!seen[$0]++' on the pre-extracted keys,
 #   5. one pipelined SADD per key into a fresh redis-server (redis-cli --pipe),
 # checks that all of them agree on the unique-key count, and prints a
-# markdown table plus pass/fail for the issue's targets. Not a ctest test:
+# markdown table plus pass/fail for the targets. Not a ctest test:
 # a 10M-record run takes a few minutes and needs ~6 GB of scratch disk.
 #
 # usage: tests/bench/peer_benchmark.sh [--records N] [--dup-rate D] [--files F]

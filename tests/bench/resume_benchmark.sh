@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checkpoint and resume benchmark (issue 4 §5). Not a ctest test. In one run:
+# Checkpoint and resume benchmark. Not a ctest test. In one run:
 #  A. a filter of --keys keys (ckpt_bench, 2 ranks, P = 4096, p = 0.1%):
 #     checkpoint write vs `dd oflag=direct` of the same size (--repeat times
 #     each, medians; the disk is noisy); cold resume

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Per-rank volumes of the dedup job at several rank counts (issue 12's
-# scaling model, docs/scaling.md). One synthetic JSONL corpus, one dedup run
+# Per-rank volumes of the dedup job at several rank counts (the
+# scaling model of docs/scaling.md). One synthetic JSONL corpus, one dedup run
 # per rank count (oversubscribed on a small machine: the volumes, rounds and
 # memory are what the model predicts and are independent of the cores; the
 # times are not cluster times). Prints a markdown table. Not a ctest test.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12's speed targets, measured the way the issue asks: on one
+# The speed targets (docs/performance.md), measured as they are stated: on one
 # synthetic JSONL corpus, RUNS alternating rounds of
 #   A. bloomshard dedup on R ranks (the whole mpiexec; its metrics give the
 #      in-job wall, the phases, read bytes per rank and peak RSS per rank),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Big single files (issue 12), a benchmark, not a test. One plain JSONL file
+# Big single files, a benchmark, not a test. One plain JSONL file
 # of about --gb GB from `bloomshard synth` (one file, duplicates spread over
 # the whole file) is deduplicated
 #   1  on 1 rank with --split-inputs off (the reference),

@@ -6,15 +6,9 @@
 # benchmark names the nearest one; `bench --help` exits 0.
 #
 # usage: exact_options.sh BIN [--mpiexec M] [--np-flag F] [--python P]
-set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../e2e/launch_args.sh"
-BIN=$1
-shift
-launch_args exact_options.sh "$@"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-exact.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL [exact_options]: $*" >&2; exit 1; }
-log() { echo "[exact_options] $*"; }
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse exact_options.sh "BIN" "$@"
+harness_tmp exact "exact_options"
 
 # expect CODE NEEDLE CMD...: CMD exits CODE and its output holds NEEDLE.
 expect() {
@@ -49,7 +43,7 @@ for cmd in "${commands[@]}"; do
   fi
   log "$cmd: stray word and ${opt:-no option} abbreviation refused (exit 2)"
 done
-# The issue's cases, word for word, with a real input.
+# The cases the option rules were written for, word for word, with a real input.
 printf '{"id":1}\n' >"$TMP/in/a.jsonl"
 expect 2 "unexpected argument 'extra'" "$BIN" dedup --input "$TMP/in" --output "$TMP/o" extra
 expect 2 "unrecognised option '--out' (did you mean --output?)" \

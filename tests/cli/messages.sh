@@ -11,15 +11,9 @@
 #    printed once, not once per rank.
 #
 # usage: messages.sh BIN [--mpiexec M] [--np-flag F] [--python P]
-set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../e2e/launch_args.sh"
-BIN=$1
-shift
-launch_args messages.sh "$@"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-messages.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL [messages]: $*" >&2; exit 1; }
-log() { echo "[messages] $*"; }
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse messages.sh "BIN" "$@"
+harness_tmp messages "messages"
 count() { grep -cF -- "$1" "$2" || true; }
 run() { "$MPIEXEC" "$NP_FLAG" "$@"; }
 

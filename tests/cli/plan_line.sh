@@ -6,33 +6,29 @@
 # names no state or checkpoint size, with it the state size must come
 # within 25% of the generation on disk. The line must not claim tier-2
 # lookups (the sample cannot see them).
-# Usage: plan_line.sh BINARY MPIEXEC PYTHON
-set -euo pipefail
-bin=$1
-mpiexec=$2
-py=$3
-tmp=$(mktemp -d /tmp/bloomshard-plan-line.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# usage: plan_line.sh BIN [--mpiexec M] [--np-flag F] [--python P]
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse plan_line.sh "BIN" "$@"
+harness_tmp plan-line "plan_line"
 
-"$bin" synth --records 1000000 --dup-rate 0.3 --files 8 --compress zst --out "$tmp/corpus" \
+"$BIN" synth --records 1000000 --dup-rate 0.3 --files 8 --compress zst --out "$TMP/corpus" \
   >/dev/null
 
 for run in nostate state; do
-  args=(--input "$tmp/corpus" --output "$tmp/out-$run" --key-field id
-    --metrics "$tmp/$run.json" --progress 0)
-  [[ $run == state ]] && args+=(--state "$tmp/state")
-  "$mpiexec" -n 2 "$bin" dedup "${args[@]}" >"$tmp/$run.out" 2>"$tmp/$run.log" ||
-    { cat "$tmp/$run.log"; fail "$run: dedup failed"; }
-  n=$(grep -c '^bloomshard dedup: plan: 2 ranks, ~' "$tmp/$run.log" || true)
-  [[ $n == 1 ]] || { cat "$tmp/$run.log"; fail "$run: $n plan lines (want 1)"; }
-  line=$(grep '^bloomshard dedup: plan: ' "$tmp/$run.log")
+  args=(--input "$TMP/corpus" --output "$TMP/out-$run" --key-field id
+    --metrics "$TMP/$run.json" --progress 0)
+  [[ $run == state ]] && args+=(--state "$TMP/state")
+  "$MPIEXEC" "$NP_FLAG" 2 "$BIN" dedup "${args[@]}" >"$TMP/$run.out" 2>"$TMP/$run.log" ||
+    { cat "$TMP/$run.log"; fail "$run: dedup failed"; }
+  n=$(grep -c '^bloomshard dedup: plan: 2 ranks, ~' "$TMP/$run.log" || true)
+  [[ $n == 1 ]] || { cat "$TMP/$run.log"; fail "$run: $n plan lines (want 1)"; }
+  line=$(grep '^bloomshard dedup: plan: ' "$TMP/$run.log")
   echo "$run: $line"
   if grep -qi 'tier-2 lookups' <<<"$line"; then fail "$run: the line claims tier-2 lookups"; fi
   if [[ $run == nostate ]] && grep -qE 'state|checkpoint' <<<"$line"; then
     fail "nostate: a state or checkpoint size without --state"
   fi
-  "$py" - "$line" "$tmp/$run.json" "$tmp/state" "$run" <<'PY' || fail "$run: the plan line is more than 25% off"
+  "$PY" - "$line" "$TMP/$run.json" "$TMP/state" "$run" <<'PY' || fail "$run: the plan line is more than 25% off"
 import glob, json, os, re, sys
 line, metrics, state_dir, run = sys.argv[1:5]
 m = json.load(open(metrics))

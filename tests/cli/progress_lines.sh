@@ -5,21 +5,18 @@
 # the first line must already show bytes done, and every line's bytes and
 # percentage must be at least the line's before, and grow. Run for a
 # zstd, a gzip and a plain corpus. Asserts on counts, never on seconds.
-# Usage: progress_lines.sh BINARY MPIEXEC
-set -euo pipefail
-bin=$1
-mpiexec=$2
-tmp=$(mktemp -d /tmp/bloomshard-progress-lines.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# usage: progress_lines.sh BIN [--mpiexec M] [--np-flag F] [--python P]
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse progress_lines.sh "BIN" "$@"
+harness_tmp progress-lines "progress_lines"
 
 check_lines() { # LOG NAME: the progress lines of one run
   local log=$1 name=$2
-  grep '^progress: ' "$log" >"$tmp/$name.lines" || true
+  grep '^progress: ' "$log" >"$TMP/$name.lines" || true
   local n
-  n=$(wc -l <"$tmp/$name.lines")
+  n=$(wc -l <"$TMP/$name.lines")
   ((n >= 3)) || { cat "$log"; fail "$name: $n progress lines, want >= 3 (one per round)"; }
-  head -n 3 "$tmp/$name.lines"
+  head -n 3 "$TMP/$name.lines"
   echo "... ($n lines)"
   awk -v name="$name" '
     match($0, /input [0-9.]+\/[0-9.]+ MiB \([0-9.]+%\)/) {
@@ -41,18 +38,18 @@ check_lines() { # LOG NAME: the progress lines of one run
         print name ": bytes done never grew: " prev; bad = 1
       }
       exit bad
-    }' "$tmp/$name.lines" || fail "$name: progress lines do not count bytes as they are read"
+    }' "$TMP/$name.lines" || fail "$name: progress lines do not count bytes as they are read"
 }
 
 for compress in zst gz none; do
-  "$bin" synth --records 120000 --dup-rate 0.3 --files 2 --compress "$compress" \
-    --out "$tmp/in-$compress" >/dev/null
+  "$BIN" synth --records 120000 --dup-rate 0.3 --files 2 --compress "$compress" \
+    --out "$TMP/in-$compress" >/dev/null
   # 2 files on 2 ranks: each rank reads one file, which finishes only at
   # the end; 64 KiB rounds give dozens of rounds, each printing a line.
-  "$mpiexec" -n 2 "$bin" dedup --input "$tmp/in-$compress" --output "$tmp/out-$compress" \
+  "$MPIEXEC" "$NP_FLAG" 2 "$BIN" dedup --input "$TMP/in-$compress" --output "$TMP/out-$compress" \
     --key-field id --batch-bytes 65536 --progress 0.001 --progress-style lines \
-    >"$tmp/$compress.out" 2>"$tmp/$compress.log" ||
-    { cat "$tmp/$compress.log"; fail "$compress: dedup failed"; }
-  check_lines "$tmp/$compress.log" "$compress"
+    >"$TMP/$compress.out" 2>"$TMP/$compress.log" ||
+    { cat "$TMP/$compress.log"; fail "$compress: dedup failed"; }
+  check_lines "$TMP/$compress.log" "$compress"
 done
 echo "progress lines count bytes as they are read: ok"

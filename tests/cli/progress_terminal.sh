@@ -3,44 +3,36 @@
 # in a real terminal (a tmux pane); the screen must show the final bar on a
 # line of its own, then the summary. The same job with stderr sent to a file
 # (a Slurm log) must write no carriage return and no escape there.
-# Usage: progress_terminal.sh BINARY MPIEXEC
-set -euo pipefail
-bin=$1
-mpiexec=$2
-tmp=$(mktemp -d /tmp/bloomshard-progress.XXXXXX)
+# usage: progress_terminal.sh BIN [--mpiexec M] [--np-flag F] [--python P]
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse progress_terminal.sh "BIN" "$@"
+harness_tmp progress "progress_terminal"
 session="bloomshard-progress-$$"
-cleanup() {
-  tmux kill-session -t "$session" 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+harness_on_exit 'tmux kill-session -t "$session" 2>/dev/null'
 
-"$bin" synth --records 300000 --dup-rate 0.3 --files 2 --out "$tmp/in" >/dev/null
-cat >"$tmp/run.sh" <<RUN
-"$mpiexec" -n 2 "$bin" dedup --input "$tmp/in" --output "$tmp/out-tty"
-echo "EXIT=\$?" >"$tmp/exit"
+"$BIN" synth --records 300000 --dup-rate 0.3 --files 2 --out "$TMP/in" >/dev/null
+cat >"$TMP/run.sh" <<RUN
+"$MPIEXEC" "$NP_FLAG" 2 "$BIN" dedup --input "$TMP/in" --output "$TMP/out-tty"
+echo "EXIT=\$?" >"$TMP/exit"
 sleep 600
 RUN
-tmux new-session -d -s "$session" -x 200 -y 30 "bash $tmp/run.sh"
+tmux new-session -d -s "$session" -x 200 -y 30 "bash $TMP/run.sh"
 for _ in $(seq 1 600); do
-  [[ -s $tmp/exit ]] && break
+  [[ -s $TMP/exit ]] && break
   sleep 0.1
 done
-[[ -s $tmp/exit ]] || { echo "the job in the terminal did not end within 60 s" >&2; exit 1; }
-grep -qx "EXIT=0" "$tmp/exit" || { echo "job in the terminal: $(cat "$tmp/exit")" >&2; exit 1; }
-tmux capture-pane -p -t "$session" >"$tmp/screen"
-cat "$tmp/screen"
-grep -qE '^\[#{30}\] 100\.0% 300\.0k rec .* dup 30\.0% ETA 0s$' "$tmp/screen" ||
-  { echo "no final progress bar on the screen" >&2; exit 1; }
-grep -A1 -E '^\[#{30}\]' "$tmp/screen" | tail -n1 | grep -q '^bloomshard dedup: 300000 records' ||
-  { echo "the summary does not start on the line after the bar" >&2; exit 1; }
+[[ -s $TMP/exit ]] || fail "the job in the terminal did not end within 60 s"
+grep -qx "EXIT=0" "$TMP/exit" || fail "job in the terminal: $(cat "$TMP/exit")"
+tmux capture-pane -p -t "$session" >"$TMP/screen"
+cat "$TMP/screen"
+grep -qE '^\[#{30}\] 100\.0% 300\.0k rec .* dup 30\.0% ETA 0s$' "$TMP/screen" ||
+  fail "no final progress bar on the screen"
+grep -A1 -E '^\[#{30}\]' "$TMP/screen" | tail -n1 | grep -q '^bloomshard dedup: 300000 records' ||
+  fail "the summary does not start on the line after the bar"
 
 # Not a terminal: --progress lines only, nothing drawn in place.
-"$mpiexec" -n 2 "$bin" dedup --input "$tmp/in" --output "$tmp/out-log" --progress 0.05 \
-  >"$tmp/stdout.log" 2>"$tmp/stderr.log"
-if grep -q $'\r\|\x1b' "$tmp/stderr.log"; then
-  echo "carriage return or escape in a log file" >&2
-  exit 1
-fi
-grep -q '^progress: ' "$tmp/stderr.log" || echo "note: the job was faster than one --progress interval"
+"$MPIEXEC" "$NP_FLAG" 2 "$BIN" dedup --input "$TMP/in" --output "$TMP/out-log" --progress 0.05 \
+  >"$TMP/stdout.log" 2>"$TMP/stderr.log"
+! grep -q $'\r\|\x1b' "$TMP/stderr.log" || fail "carriage return or escape in a log file"
+grep -q '^progress: ' "$TMP/stderr.log" || echo "note: the job was faster than one --progress interval"
 echo "progress in a terminal and in a log: ok"

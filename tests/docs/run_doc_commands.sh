@@ -24,21 +24,10 @@
 #
 # usage: run_doc_commands.sh DOC SOURCE_DIR BIN_DIR [--python P] [--slots N]
 #                            [--limit SECONDS] [--dead-cluster]
-set -euo pipefail
-DOC=$1 SRC=$2 BIN_DIR=$3
-shift 3
-PY=python3 SLOTS=2 LIMIT=280 DEAD=0
-while (($#)); do
-  case $1 in
-    --python) PY=$2; shift 2 ;;
-    --slots) SLOTS=$2; shift 2 ;;
-    --limit) LIMIT=$2; shift 2 ;;
-    --dead-cluster) DEAD=1; shift ;;
-    *) echo "run_doc_commands.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-doc.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse run_doc_commands.sh \
+  "DOC SRC BIN_DIR --slots=SLOTS:2 --limit=LIMIT:280 --dead-cluster=DEAD!" "$@"
+harness_tmp doc "doc commands"
 
 # --- the fresh clone
 CLONE=$TMP/clone
@@ -121,10 +110,9 @@ if in_block:
 print("\n".join(out))
 PY
 runnable=$(grep -c '^# block [0-9]*$' "$TMP/script.sh" || true)
-((runnable > 0)) || { echo "FAIL: no runnable sh block in $DOC" >&2; exit 1; }
+((runnable > 0)) || fail "no runnable sh block in $DOC"
 if ((DEAD)) && ! grep -q '^unset OMPI_MCA_orte_default_hostfile$' "$TMP/script.sh"; then
-  echo "FAIL: --dead-cluster but $DOC has no <!-- test: slurm --> block" >&2
-  exit 1
+  fail "--dead-cluster but $DOC has no <!-- test: slurm --> block"
 fi
 echo "[doc commands] $DOC: $runnable blocks to run in a fresh clone ($SLOTS MPI slots)"
 cd "$CLONE"
@@ -136,15 +124,14 @@ TMPDIR=$TMP timeout -k 10 "$LIMIT" bash "$TMP/script.sh" 2>&1 | tee "$TMP/run.lo
 rc=${PIPESTATUS[0]}
 set -e
 if ((rc == 124 || rc == 137)); then
-  echo "FAIL: $DOC: still running after $LIMIT s (a wait without a bound?)" >&2
-  exit 1
+  fail "$DOC: still running after $LIMIT s (a wait without a bound?)"
 fi
 if ((DEAD)); then
-  ((rc != 0)) || { echo "FAIL: $DOC: a job that never ran counted as a success" >&2; exit 1; }
+  ((rc != 0)) || fail "$DOC: a job that never ran counted as a success"
   grep -q 'did not answer' "$TMP/run.log" ||
-    { echo "FAIL: $DOC: no 'did not answer' message for a cluster that never ran the job" >&2; exit 1; }
+    fail "$DOC: no 'did not answer' message for a cluster that never ran the job"
   echo "[doc commands] $DOC: with a cluster that never answers, the page stopped and said so"
   exit 0
 fi
-((rc == 0)) || { echo "FAIL: $DOC: a block failed (exit $rc)" >&2; exit 1; }
+((rc == 0)) || fail "$DOC: a block failed (exit $rc)"
 echo "[doc commands] $DOC: every block ran"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `bloomshard dedup --mode annotate` end to end (issue 13 part 2), checked by
+# `bloomshard dedup --mode annotate` end to end, checked by
 # annotate_oracle.py (attribute files aligned line by line with the inputs,
 # flags = the oracle's first occurrences, rejects flagged with the reject
 # files' reason).
@@ -19,43 +19,12 @@
 #                naming the options), then finishes with its own; a filter run
 #                killed before its first checkpoint refuses an annotate restart
 # Set KEEP_TMP=1 to keep the temp dir.
-set -euo pipefail
-CASE="" RANKS=1 BIN="" ODIR="" MPIEXEC=mpiexec NP_FLAG=-n PY=python3
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --case) CASE=$2; shift 2 ;;
-    --ranks) RANKS=$2; shift 2 ;;
-    --bin) BIN=$2; shift 2 ;;
-    --oracle-dir) ODIR=$2; shift 2 ;;
-    --mpiexec) MPIEXEC=$2; shift 2 ;;
-    --np-flag) NP_FLAG=$2; shift 2 ;;
-    --python) PY=$2; shift 2 ;;
-    *) echo "annotate_case.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-[[ -n $CASE && -x $BIN && -f $ODIR/annotate_oracle.py ]] || {
-  echo "annotate_case.sh: need --case, an executable --bin and --oracle-dir" >&2
-  exit 2
-}
-BIN=$(readlink -f "$BIN")
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse annotate_case.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --oracle-dir=ODIR*" "$@"
 ORACLE=$ODIR/annotate_oracle.py
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-annotate-$CASE-$RANKS.XXXXXX")
-MARKER_DIR=$TMP/bin # kill case: each attempt runs BIN through its own symlink
-mkdir -p "$MARKER_DIR"
-kill_marker() { # PATTERN: every process still running under it
-  local pids=()
-  mapfile -t pids < <(pgrep -f -- "$1" || true)
-  ((${#pids[@]} == 0)) || kill -KILL "${pids[@]}" 2>/dev/null || true
-}
-cleanup() {
-  local rc=$?
-  kill_marker "$MARKER_DIR/bs-"
-  if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
-  exit $rc
-}
-trap cleanup EXIT
-fail() { echo "FAIL [annotate $CASE, $RANKS ranks]: $*" >&2; exit 1; }
-mpi() { local n=$1; shift; "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$BIN" "$@"; }
+[[ -f $ORACLE ]] || harness_usage "no annotate_oracle.py in --oracle-dir $ODIR"
+harness_tmp "annotate-$CASE-$RANKS" "annotate $CASE, $RANKS ranks"
+harness_marker # kill case: each attempt runs BIN through its own symlink
 IN=$TMP/in
 mkdir -p "$IN"
 
@@ -162,7 +131,7 @@ PY
     while ((kills + usr1 < 5)); do
       att=$((att + 1))
       n=$((RANDOM % 3 + 1))
-      marker=$MARKER_DIR/bs-$att
+      marker=$MARK/bs-$att
       ln -s "$BIN" "$marker"
       "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$marker" dedup "${ARGS[@]}" \
         >"$TMP/att-$att.log" 2>&1 &

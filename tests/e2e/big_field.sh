@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A 100 MB text field is keyed by its digest with bounded memory (issue 15):
+# A 100 MB text field is keyed by its digest with bounded memory:
 # three records, the second the first's text with other whitespace (CRLF,
 # tabs, NBSP), so --text-normalize ws --key-digest sha256 keeps records 1 and
 # 3 and drops 2, and --key-digest xxh3-128 (text none) keeps all three; the
@@ -10,23 +10,11 @@
 # digest the same field is a "key too long" reject.
 #
 # usage: big_field.sh BLOOMSHARD [--python P]
-set -euo pipefail
-BIN=$1
-shift
-PY=python3
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --python) PY=$2; shift 2 ;;
-    *) echo "big_field.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse big_field.sh "BIN" "$@"
 FIELD_MB=${FIELD_MB:-100}
 RSS_LIMIT_MB=${RSS_LIMIT_MB:-200}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-big-field.XXXXXX")
-cleanup() { [[ ${KEEP_TMP:-0} == 1 ]] && echo "kept $TMP" || rm -rf "$TMP"; }
-trap cleanup EXIT
-fail() { echo "FAIL [big field]: $*" >&2; exit 1; }
-log() { echo "[big field] $*"; }
+harness_tmp big-field "big field"
 
 mkdir -p "$TMP/in" "$TMP/want"
 "$PY" - "$TMP/want/big.jsonl" "$FIELD_MB" <<'PYEOF'

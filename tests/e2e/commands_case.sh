@@ -31,47 +31,15 @@
 #                (facts in DIR.json; ctest's e2e.plan_corpus fixture, made once
 #                for every rank count) instead of making it (~8 s of Python)
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
-set -euo pipefail
-
-CASE="" RANKS=1 BIN="" ORACLE_DIR="" MPIEXEC=mpiexec NP_FLAG=-n PY=python3 PLAN_CORPUS=""
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --case) CASE=$2; shift 2 ;;
-    --ranks) RANKS=$2; shift 2 ;;
-    --bin) BIN=$2; shift 2 ;;
-    --oracle-dir) ORACLE_DIR=$2; shift 2 ;;
-    --plan-corpus) PLAN_CORPUS=$2; shift 2 ;;
-    --mpiexec) MPIEXEC=$2; shift 2 ;;
-    --np-flag) NP_FLAG=$2; shift 2 ;;
-    --python) PY=$2; shift 2 ;;
-    *) echo "commands_case.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-[[ -n $CASE && -x $BIN && -f $ORACLE_DIR/membership_oracle.py ]] || {
-  echo "commands_case.sh: need --case, an executable --bin and --oracle-dir" >&2
-  exit 2
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse commands_case.sh \
+  "--case=CASE* --ranks=RANKS:1 --bin=BIN* --oracle-dir=ORACLE_DIR* --plan-corpus=PLAN_CORPUS" \
+  "$@"
 MEMBERSHIP="$ORACLE_DIR/membership_oracle.py"
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-cmd-$CASE-$RANKS.XXXXXX")
+[[ -f $MEMBERSHIP ]] || harness_usage "no membership_oracle.py in --oracle-dir $ORACLE_DIR"
+harness_tmp "cmd-$CASE-$RANKS" "$CASE, $RANKS ranks"
 HOLDER_PID=""
-cleanup() {
-  [[ -n $HOLDER_PID ]] && kill "$HOLDER_PID" 2>/dev/null || true
-  if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
-}
-trap cleanup EXIT
-
-fail() {
-  echo "FAIL [$CASE, $RANKS ranks]: $*" >&2
-  exit 1
-}
-log() { echo "[$CASE, $RANKS ranks] $*"; }
-
-mpi() { # RANKS args...: the binary under mpiexec
-  local n=$1
-  shift
-  "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$BIN" "$@"
-}
+harness_on_exit '[[ -z $HOLDER_PID ]] || kill "$HOLDER_PID" 2>/dev/null'
 
 run_ok() { # LOG RANKS args...: must exit 0
   local logf=$1 n=$2

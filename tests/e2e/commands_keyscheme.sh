@@ -1,19 +1,13 @@
 #!/usr/bin/env bash
-# query and merge on states with a key scheme (issues 13 + 15): a digest +
+# query and merge on states with a key scheme: a digest +
 # text-rule state answers queries with the job's own key rules (the oracle:
 # Python's hashlib-free rule "same text after ws" on the records), merge
 # unions two such states, and refuses to merge states whose key schemes
 # differ, naming the item.
 # usage: commands_keyscheme.sh BIN RANKS [--mpiexec M] [--np-flag F] [--python P]
-set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/launch_args.sh"
-BIN=$1 RANKS=$2
-shift 2
-launch_args commands_keyscheme.sh "$@"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-cmdks.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL [commands keyscheme]: $*" >&2; exit 1; }
-mpi() { "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" "$@"; }
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse commands_keyscheme.sh "BIN RANKS" "$@"
+harness_tmp cmdks "commands keyscheme"
 mkdir -p "$TMP/a" "$TMP/b" "$TMP/q"
 # History a: texts 0..1999 with messy white space (each twice); b: 1500..2999.
 # Queries: 1000..3999 written plainly; hits are 1000..2999 against a+b.
@@ -30,16 +24,16 @@ w(t + "/b/b.jsonl", range(1500, 3000), True)
 w(t + "/q/q.jsonl", range(1000, 4000), False)
 PY
 KS=(--key-digest sha256 --text-normalize ws)
-mpi dedup --input "$TMP/a" --output "$TMP/oa" --state "$TMP/A" "${KS[@]}" >/dev/null
-mpi dedup --input "$TMP/b" --output "$TMP/ob" --state "$TMP/B" "${KS[@]}" >/dev/null
-mpi dedup --input "$TMP/b" --output "$TMP/oc" --state "$TMP/N" --text-normalize ws >/dev/null  # no digest
+mpi "$RANKS" dedup --input "$TMP/a" --output "$TMP/oa" --state "$TMP/A" "${KS[@]}" >/dev/null
+mpi "$RANKS" dedup --input "$TMP/b" --output "$TMP/ob" --state "$TMP/B" "${KS[@]}" >/dev/null
+mpi "$RANKS" dedup --input "$TMP/b" --output "$TMP/oc" --state "$TMP/N" --text-normalize ws >/dev/null  # no digest
 n=$(wc -l <"$TMP/oa/a.jsonl")
 ((n == 2000)) || fail "A kept $n records, expected 2000"
-mpi query --state "$TMP/A" --input "$TMP/q" --output "$TMP/qa" --emit hits >/dev/null
+mpi "$RANKS" query --state "$TMP/A" --input "$TMP/q" --output "$TMP/qa" --emit hits >/dev/null
 n=$(wc -l <"$TMP/qa/q.jsonl")
 ((n == 1000)) || fail "query against A: $n hits, expected 1000 (texts 1000..1999)"
-mpi merge --from "$TMP/A" --from "$TMP/B" --into "$TMP/C" >/dev/null
-mpi query --state "$TMP/C" --input "$TMP/q" --output "$TMP/qc" --emit hits >/dev/null
+mpi "$RANKS" merge --from "$TMP/A" --from "$TMP/B" --into "$TMP/C" >/dev/null
+mpi "$RANKS" query --state "$TMP/C" --input "$TMP/q" --output "$TMP/qc" --emit hits >/dev/null
 "$PY" - "$TMP/qc/q.jsonl" <<'PY' || fail "query against the merge: hits differ from texts 1000..2999"
 import json, sys
 got = [json.loads(l)["id"] for l in open(sys.argv[1], encoding="utf-8")]
@@ -48,7 +42,7 @@ PY
 info=$("$BIN" info --state "$TMP/C")
 [[ $info == *"digest=sha256/v1"* && $info == *"text=ws/v1"* ]] || fail "merged state lost its key scheme: $info"
 set +e
-out=$(mpi merge --from "$TMP/A" --from "$TMP/N" --into "$TMP/D" 2>&1)
+out=$(mpi "$RANKS" merge --from "$TMP/A" --from "$TMP/N" --into "$TMP/D" 2>&1)
 rc=$?
 set -e
 ((rc != 0)) || fail "merging a sha256 state with a full-key one was accepted"

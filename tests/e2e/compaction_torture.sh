@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SIGKILLs inside tier-2 compaction (issue 10): a dedup job with --state,
+# SIGKILLs inside tier-2 compaction: a dedup job with --state,
 # --checkpoint-rounds 1 and --compaction-fanout 2 (every other checkpoint
 # merges runs, the merges cascade up to the whole history) is killed (all
 # ranks, SIGKILL) at a random moment while a checkpoint that compacts is
@@ -16,38 +16,12 @@
 # Which generation compacts is read from the committed generation's run
 # levels (h5dump /runs/level): with fanout 2 the next one merges when the
 # newest run has level 0 or the run count is at --max-runs.
-set -euo pipefail
-BIN=${1:-} ORACLE=${2:-}
-[[ $# -ge 2 ]] && shift 2
-KILLS=20 SEED=1 MPIEXEC=mpiexec NP_FLAG=-n PY=python3 BUDGET=240
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --kills) KILLS=$2; shift 2 ;;
-    --seed) SEED=$2; shift 2 ;;
-    --mpiexec) MPIEXEC=$2; shift 2 ;;
-    --np-flag) NP_FLAG=$2; shift 2 ;;
-    --python) PY=$2; shift 2 ;;
-    --budget) BUDGET=$2; shift 2 ;;
-    *) echo "compaction_torture.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-[[ -x $BIN && -f $ORACLE ]] || { echo "usage: compaction_torture.sh BIN ORACLE ..." >&2; exit 2; }
-command -v h5dump >/dev/null || { echo "compaction_torture.sh: needs h5dump (hdf5-tools)" >&2; exit 2; }
-BIN=$(readlink -f "$BIN")
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-compaction.XXXXXX")
-MARKER_DIR=$TMP/bin
-mkdir -p "$MARKER_DIR"
-kill_markers() { local pids=(); mapfile -t pids < <(pgrep -f -- "$1" || true)
-  ((${#pids[@]} == 0)) || kill -KILL "${pids[@]}" 2>/dev/null || true; }
-cleanup() {
-  local rc=$?
-  kill_markers "$MARKER_DIR/bs-"
-  if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
-  exit $rc
-}
-trap cleanup EXIT
-log() { echo "[compaction torture] $*"; }
-fail() { echo "FAIL [compaction torture, seed $SEED]: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+KILLS=20 SEED=1 BUDGET=240
+harness_parse compaction_torture.sh "BIN ORACLE --kills=KILLS --seed=SEED --budget=BUDGET" "$@"
+command -v h5dump >/dev/null || harness_usage "needs h5dump (hdf5-tools)"
+harness_tmp compaction "compaction torture, seed $SEED"
+harness_marker
 exec {NAPFD}<> <(:)
 nap() { read -r -t "$1" -u "$NAPFD" _ || true; }
 RANDOM=$SEED
@@ -74,7 +48,7 @@ STATE=$TMP/state OUT=$TMP/out
 JOB=0 MARKER="" ATT=0
 start_job() { # RANKS
   ATT=$((ATT + 1))
-  printf -v MARKER '%s/bs-a%04d' "$MARKER_DIR" "$ATT"
+  printf -v MARKER '%s/bs-a%04d' "$MARK" "$ATT"
   ln -s "$BIN" "$MARKER"
   timeout -s KILL 120 "$MPIEXEC" "$NP_FLAG" "$1" --oversubscribe "$MARKER" dedup "${JOB_ARGS[@]}" \
     --output "$OUT" --state "$STATE" >"$TMP/attempt-$ATT.log" 2>&1 &
@@ -111,7 +85,7 @@ while ((DONE_KILLS < KILLS && SECONDS - T0 < BUDGET)); do
     if ((armed)) && compgen -G "$STATE/run-$((g + 1))-*.h5.tmp" >/dev/null; then
       rnd $DELAY_MS
       nap "0.$(printf '%03d' "$R")"
-      kill_markers "$MARKER"
+      kill_marker "$MARKER"
       wait "$JOB" 2>/dev/null || true
       if [[ $(latest) == "$g" ]]; then
         DONE_KILLS=$((DONE_KILLS + 1))
@@ -139,9 +113,9 @@ log "$DONE_KILLS kills inside compaction ($LATE landed after the commit), $ATT a
 ((DONE_KILLS >= KILLS)) || fail "only $DONE_KILLS kills inside compaction within ${BUDGET} s"
 
 # Resume to the end on 2 ranks.
-rm -f "$MARKER_DIR"/bs-final
-ln -s "$BIN" "$MARKER_DIR/bs-final"
-timeout -s KILL 300 "$MPIEXEC" "$NP_FLAG" 2 --oversubscribe "$MARKER_DIR/bs-final" dedup "${JOB_ARGS[@]}" \
+rm -f "$MARK"/bs-final
+ln -s "$BIN" "$MARK/bs-final"
+timeout -s KILL 300 "$MPIEXEC" "$NP_FLAG" 2 --oversubscribe "$MARK/bs-final" dedup "${JOB_ARGS[@]}" \
   --output "$OUT" --state "$STATE" >"$TMP/final.log" 2>&1 || { cat "$TMP/final.log" >&2; fail "final resume failed"; }
 "$PY" "$ORACLE" --input "$IN" --output "$OUT" --key-field id --expect-unique "$UNIQUE" \
   --compare-keys "$REF" >/dev/null || fail "oracle rejected the outputs after the kills"

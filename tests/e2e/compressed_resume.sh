@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compressed resume (issue 12, docs/inputs.md "Resuming compressed inputs"):
+# Compressed resume (docs/inputs.md "Resuming compressed inputs"):
 # a checkpointing run over a multi-frame .zst (frames cut mid-line, one
 # skippable frame), a multi-member .gz (BGZF/WET-like) and single-frame
 # .zst/.gz controls is SIGKILLed at random moments and resumed (2, 1, 2
@@ -15,40 +15,12 @@
 # usage: compressed_resume.sh --ranks N --bin BLOOMSHARD --oracle ORACLE_PY
 #                             [--mpiexec MPIEXEC] [--np-flag -n] [--python PYTHON3]
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
-set -euo pipefail
-
-RANKS=2 BIN="" ORACLE="" MPIEXEC=mpiexec NP_FLAG=-n PY=python3
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --ranks) RANKS=$2; shift 2 ;;
-    --bin) BIN=$2; shift 2 ;;
-    --oracle) ORACLE=$2; shift 2 ;;
-    --mpiexec) MPIEXEC=$2; shift 2 ;;
-    --np-flag) NP_FLAG=$2; shift 2 ;;
-    --python) PY=$2; shift 2 ;;
-    *) echo "compressed_resume.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-[[ -x $BIN && -f $ORACLE ]] || {
-  echo "compressed_resume.sh: need an executable --bin and --oracle" >&2
-  exit 2
-}
-command -v zstd >/dev/null || { echo "compressed_resume.sh: needs the zstd command" >&2; exit 2; }
-BIN=$(readlink -f "$BIN")
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-zresume-$RANKS.XXXXXX")
-MARKER_DIR=$TMP/bin
-mkdir -p "$MARKER_DIR"
-kill_markers() { local pids=(); mapfile -t pids < <(pgrep -f -- "$1" || true)
-  ((${#pids[@]} == 0)) || kill -KILL "${pids[@]}" 2>/dev/null || true; }
-cleanup() {
-  local rc=$?
-  kill_markers "$MARKER_DIR/bs-"
-  if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
-  exit $rc
-}
-trap cleanup EXIT
-fail() { echo "FAIL [compressed resume, $RANKS ranks]: $*" >&2; exit 1; }
-log() { echo "[compressed resume, $RANKS ranks] $*"; }
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse compressed_resume.sh "--ranks=RANKS:2 --bin=BIN* --oracle=ORACLE*" "$@"
+[[ -f $ORACLE ]] || harness_usage "no oracle at $ORACLE"
+command -v zstd >/dev/null || harness_usage "needs the zstd command"
+harness_tmp "zresume-$RANKS" "compressed resume, $RANKS ranks"
+harness_marker
 start=$SECONDS
 
 # The corpus: plain lines (the whole line is the key), ~30% repeated across
@@ -104,7 +76,7 @@ for i in json.load(open(sys.argv[1]))["inputs"]:
 # "random" kills it 0-300 ms after it committed a generation of its own,
 # "frame" once the state holds a frame start. Sets KILLED=1 if it was.
 attempt() {
-  local n=$1 ranks=$2 mode=$3 marker=$MARKER_DIR/bs-a$1 before waited=0
+  local n=$1 ranks=$2 mode=$3 marker=$MARK/bs-a$1 before waited=0
   before=$(latest)
   ln -s "$BIN" "$marker"
   timeout -s KILL 60 "$MPIEXEC" "$NP_FLAG" "$ranks" --oversubscribe "$marker" dedup "${ARGS[@]}" \
@@ -126,7 +98,7 @@ attempt() {
   fi
   KILLED=0
   if kill -0 $job 2>/dev/null; then
-    kill_markers "$marker"
+    kill_marker "$marker"
     KILLED=1
   fi
   wait $job 2>/dev/null || true

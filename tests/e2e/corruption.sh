@@ -19,46 +19,19 @@
 #
 # usage: corruption.sh BIN ORACLE CKPT_PATCH [--mpiexec M] [--np-flag -n] [--python P]
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
-set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/launch_args.sh"
-
-BIN=${1:-} ORACLE=${2:-} PATCH=${3:-}
-[[ $# -ge 3 ]] && shift 3
-launch_args corruption.sh "$@"
-[[ -x $BIN && -f $ORACLE && -x $PATCH ]] || {
-  echo "usage: corruption.sh BIN ORACLE CKPT_PATCH [--mpiexec M] [--np-flag -n] [--python P]" >&2
-  exit 2
-}
-command -v h5ls >/dev/null || { echo "corruption.sh: h5ls (hdf5-tools) is needed" >&2; exit 2; }
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-corruption.XXXXXX")
-JOB=0
-cleanup() {
-  local rc=$?
-  if ((JOB > 0)); then kill -KILL "$JOB" 2>/dev/null || true; fi
-  pkill_job
-  if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
-  exit $rc
-}
-# Every job runs BIN through this symlink, so leftovers are found by it.
-MARK=$TMP/bin/bloomshard-corruption
-mkdir -p "$TMP/bin"
-ln -s "$(readlink -f "$BIN")" "$MARK"
-pkill_job() {
-  local pids=()
-  mapfile -t pids < <(pgrep -f -- "$MARK" || true)
-  ((${#pids[@]} == 0)) || kill -KILL "${pids[@]}" 2>/dev/null || true
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-cd "$TMP" # a core dump would land here
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse corruption.sh "BIN ORACLE PATCH" "$@"
+[[ -f $ORACLE && -x $PATCH ]] || harness_usage "need an ORACLE file and an executable CKPT_PATCH"
+command -v h5ls >/dev/null || harness_usage "h5ls (hdf5-tools) is needed"
 
 CASE=setup
-fail() {
-  echo "FAIL [corruption, $CASE]: $*" >&2
-  exit 1
-}
-log() { echo "[corruption, $CASE] $*"; }
+harness_tmp corruption 'corruption, $CASE'
+JOB=0
+harness_on_exit '((JOB == 0)) || kill -KILL "$JOB" 2>/dev/null'
+harness_marker # every job runs BIN as MARKED_BIN; the cleanup kills what is left
+MARKED_BIN=$MARK/bloomshard-corruption
+ln -s "$(readlink -f "$BIN")" "$MARKED_BIN"
+cd "$TMP" # a core dump would land here
 
 IN=$TMP/in OUT=$TMP/out STATE=$TMP/state REF=$TMP/ref
 mkdir -p "$IN" "$TMP/meta"
@@ -89,16 +62,16 @@ run() {
   local log=$1 ranks=$2 limit=$3
   shift 3
   RC=0
-  timeout -s KILL "$limit" "$MPIEXEC" "$NP_FLAG" "$ranks" --oversubscribe "$MARK" "$@" \
+  timeout -s KILL "$limit" "$MPIEXEC" "$NP_FLAG" "$ranks" --oversubscribe "$MARKED_BIN" "$@" \
     >"$log" 2>&1 || RC=$?
-  pkill_job
+  kill_marker "$MARK/"
 }
 
-timeout 120 "$MPIEXEC" "$NP_FLAG" 2 --oversubscribe "$MARK" dedup --output "$REF" "${COMMON_ARGS[@]}" \
+timeout 120 "$MPIEXEC" "$NP_FLAG" 2 --oversubscribe "$MARKED_BIN" dedup --output "$REF" "${COMMON_ARGS[@]}" \
   >"$TMP/ref.log" 2>&1 || { cat "$TMP/ref.log" >&2; fail "the reference run failed"; }
 
 # --- base: an interrupted run with two generations (SIGUSR1 -> exit 75).
-timeout -s KILL 120 "$MPIEXEC" "$NP_FLAG" 2 --oversubscribe "$MARK" dedup "${JOB_ARGS[@]}" \
+timeout -s KILL 120 "$MPIEXEC" "$NP_FLAG" 2 --oversubscribe "$MARKED_BIN" dedup "${JOB_ARGS[@]}" \
   "${STATE_ARGS[@]}" >"$TMP/base.log" 2>&1 &
 JOB=$!
 latest=0

@@ -21,61 +21,20 @@
 # When a job finishes before all kills are delivered (the corpus is small so
 # that CI stays short), it is checked and a new campaign starts on fresh
 # outputs and state. Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
-set -euo pipefail
-
-BIN=${1:-} ORACLE=${2:-}
-[[ $# -ge 2 ]] && shift 2
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 KILLS=${BLOOMSHARD_TORTURE_KILLS:-20} SEED=${BLOOMSHARD_TORTURE_SEED:-1}
-MPIEXEC=mpiexec NP_FLAG=-n PY=python3 MAX_RANKS=4 BUDGET=300 USE_STATE=1
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --kills) KILLS=$2; shift 2 ;;
-    --seed) SEED=$2; shift 2 ;;
-    --mpiexec) MPIEXEC=$2; shift 2 ;;
-    --np-flag) NP_FLAG=$2; shift 2 ;;
-    --python) PY=$2; shift 2 ;;
-    --max-ranks) MAX_RANKS=$2; shift 2 ;;
-    --budget) BUDGET=$2; shift 2 ;;
-    --no-state) USE_STATE=0; shift ;;
-    *) echo "crash_torture.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-[[ -x $BIN && -f $ORACLE ]] || {
-  echo "usage: crash_torture.sh BIN ORACLE [--kills N] [--seed S] ..." >&2
-  exit 2
-}
-BIN=$(readlink -f "$BIN")
-[[ $KILLS =~ ^[0-9]+$ && $SEED =~ ^[0-9]+$ && $MAX_RANKS =~ ^[1-9][0-9]*$ ]] || {
-  echo "crash_torture.sh: --kills, --seed and --max-ranks take integers" >&2
-  exit 2
-}
+MAX_RANKS=4 BUDGET=300 USE_STATE=1
+harness_parse crash_torture.sh "BIN ORACLE --kills=KILLS --seed=SEED --max-ranks=MAX_RANKS
+  --budget=BUDGET --no-state=NO_STATE!" "$@"
+((NO_STATE == 0)) || USE_STATE=0
+[[ -f $ORACLE ]] || harness_usage "no oracle at $ORACLE"
+[[ $KILLS =~ ^[0-9]+$ && $SEED =~ ^[0-9]+$ && $MAX_RANKS =~ ^[1-9][0-9]*$ ]] ||
+  harness_usage "--kills, --seed and --max-ranks take integers"
 
 ATTEMPT_TIMEOUT=120 # seconds one job may run before timeout(1) SIGKILLs it
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-torture.XXXXXX")
-MARKER_DIR=$TMP/bin # every job runs BIN through a symlink here: its marker
-mkdir -p "$MARKER_DIR"
-
-# Kills whatever still runs under one of our markers (mpiexec, ranks, timeout).
-kill_markers() { # PATTERN
-  local pids=()
-  mapfile -t pids < <(pgrep -f -- "$1" || true)
-  ((${#pids[@]} == 0)) || kill -KILL "${pids[@]}" 2>/dev/null || true
-}
-cleanup() {
-  local rc=$?
-  kill_markers "$MARKER_DIR/bs-"
-  if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-log() { echo "[torture] $*"; }
-fail() {
-  echo "FAIL [torture, seed $SEED]: $*" >&2
-  [[ -f $TMP/attempts.txt ]] && tail -n 12 "$TMP/attempts.txt" >&2
-  exit 1
-}
+harness_tmp torture "torture, seed $SEED"
+harness_marker # every job runs BIN through a symlink here: its marker
+harness_on_fail '[[ ! -f $TMP/attempts.txt ]] || tail -n 12 "$TMP/attempts.txt" >&2'
 
 # Fork-free sleeping and clock: polls below run every millisecond.
 exec {NAPFD}<> <(:)
@@ -202,7 +161,7 @@ alive() { kill -0 "$JOB" 2>/dev/null; }
 
 start_attempt() { # RANKS
   ATT=$((ATT + 1))
-  printf -v MARKER '%s/bs-c%02d-a%04d' "$MARKER_DIR" "$CAMP" "$ATT"
+  printf -v MARKER '%s/bs-c%02d-a%04d' "$MARK" "$CAMP" "$ATT"
   ln -s "$BIN" "$MARKER"
   LOG=$TMP/attempt-$ATT.log STARTREF=$TMP/attempt-$ATT.start
   : >"$STARTREF"
@@ -233,7 +192,7 @@ finish_attempt() { # LIMIT
     tick
     ((NOW_US < deadline)) || {
       log "attempt $ATT: no exit after $1 s, killing it"
-      kill_markers "$MARKER"
+      kill_marker "$MARKER"
       break
     }
     nap 0.02
@@ -246,7 +205,7 @@ finish_attempt() { # LIMIT
     nap 0.02
   done
   ORPHANS=$((ORPHANS + 1))
-  kill_markers "$MARKER"
+  kill_marker "$MARKER"
   nap 0.2
 }
 
@@ -419,7 +378,7 @@ check_campaign() {
   # "already finished" and writes them from the state
   # (finished_by_earlier_attempt), so a finished campaign always has them
   # (checked with the totals below).
-  [[ -z $(pgrep -f -- "$MARKER_DIR/bs-c$(printf %02d "$CAMP")" || true) ]] ||
+  [[ -z $(pgrep -f -- "$MARK/bs-c$(printf %02d "$CAMP")" || true) ]] ||
     fail "processes of campaign $CAMP are still running"
   if [[ $USE_STATE == 1 ]]; then
     local stray

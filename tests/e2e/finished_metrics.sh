@@ -9,14 +9,9 @@
 # figures. A metrics file already there is left as it is.
 #
 # usage: finished_metrics.sh BLOOMSHARD --mpiexec M --np-flag F --python P
-set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/launch_args.sh"
-BIN=$1
-shift
-launch_args finished_metrics.sh "$@"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-finished-metrics.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL [finished metrics]: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse finished_metrics.sh "BIN" "$@"
+harness_tmp finished-metrics "finished metrics"
 
 "$BIN" synth --records 30000 --dup-rate 0.3 --files 3 --compress none --seed 7 \
   --out "$TMP/in" >/dev/null

@@ -16,30 +16,13 @@
 #
 # usage: header_guard.sh BIN [--mpiexec M] [--np-flag F] [--python P]
 # P must import h5py (Debian's /usr/bin/python3). KEEP_TMP=1 keeps the dir.
-set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/launch_args.sh"
-
-BIN=${1:-}
-[[ $# -ge 1 ]] && shift
-launch_args header_guard.sh "$@"
-[[ -x $BIN ]] || { echo "usage: header_guard.sh BIN [--mpiexec M] [--np-flag F] [--python P]" >&2; exit 2; }
-"$PY" -c 'import h5py' 2>/dev/null || { echo "header_guard.sh: $PY cannot import h5py" >&2; exit 2; }
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-header-guard.XXXXXX")
-cleanup() {
-  local rc=$?
-  if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
-  exit $rc
-}
-trap cleanup EXIT
-cd "$TMP"
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse header_guard.sh "BIN" "$@"
+"$PY" -c 'import h5py' 2>/dev/null || harness_usage "$PY cannot import h5py"
 
 CASE=setup
-fail() {
-  echo "FAIL [header_guard, $CASE]: $*" >&2
-  exit 1
-}
-log() { echo "[header_guard, $CASE] $*"; }
+harness_tmp header-guard 'header_guard, $CASE'
+cd "$TMP"
 run3() { "$MPIEXEC" "$NP_FLAG" 3 "$BIN" "$@"; }
 
 # Keys with upper-case letters, kept under --normalize none: a header that

@@ -20,40 +20,13 @@
 #        empty     zero-byte .gz and .zst inputs: skipped (listed in skipped_inputs)
 #                  under skip, exit 1 naming the file under fail
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
-set -euo pipefail
-
-CASE="" RANKS=1 BIN="" ORACLE_DIR="" MPIEXEC=mpiexec NP_FLAG=-n PY=python3
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --case) CASE=$2; shift 2 ;;
-    --ranks) RANKS=$2; shift 2 ;;
-    --bin) BIN=$2; shift 2 ;;
-    --oracle-dir) ORACLE_DIR=$2; shift 2 ;;
-    --mpiexec) MPIEXEC=$2; shift 2 ;;
-    --np-flag) NP_FLAG=$2; shift 2 ;;
-    --python) PY=$2; shift 2 ;;
-    *) echo "input_changes.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-[[ -n $CASE && -x $BIN && -f $ORACLE_DIR/oracle.py ]] || {
-  echo "input_changes.sh: need --case, an executable --bin and --oracle-dir" >&2
-  exit 2
-}
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-inputs-$CASE-$RANKS.XXXXXX")
-cleanup() {
-  if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
-}
-trap cleanup EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse input_changes.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --oracle-dir=ORACLE_DIR*" "$@"
+[[ -f $ORACLE_DIR/oracle.py ]] || harness_usage "no oracle.py in --oracle-dir $ORACLE_DIR"
+harness_tmp "inputs-$CASE-$RANKS" "$CASE, $RANKS ranks"
 IN=$TMP/in OUT=$TMP/out ST=$TMP/state SNAP=$TMP/snap META=$TMP/meta
 mkdir -p "$IN" "$META"
 start=$SECONDS
-
-fail() {
-  echo "FAIL [$CASE, $RANKS ranks]: $*" >&2
-  exit 1
-}
-log() { echo "[$CASE, $RANKS ranks] $*"; }
 
 synth() { # NAME synth-options...: corpus into IN/NAME
   local name=$1

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks `dedup --unit paragraph --mode annotate` against filter mode (issue 15).
+"""Checks `dedup --unit paragraph --mode annotate` against filter mode.
 
 usage: paragraph_annotate_check.py INPUT.jsonl FILTER_OUT.jsonl BLOOMSHARD_ATTR.jsonl DOLMA_ATTR.jsonl
 

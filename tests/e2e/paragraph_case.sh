@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end cases of `bloomshard dedup --unit paragraph` (issue 15 part 3),
+# End-to-end cases of `bloomshard dedup --unit paragraph`,
 # checked by paragraph_oracle.py (its own split, normalization, first
 # occurrence, removal and fraction rule) and against the metrics JSON.
 #
@@ -24,41 +24,12 @@
 #               spans and must get filter mode's records; the byte spans and the
 #               "duplicate" (dropped) flags agree; kept/dropped counters equal
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
-set -euo pipefail
-
-CASE="" RANKS=1 BIN="" DIR="" MPIEXEC=mpiexec NP_FLAG=-n PY=python3
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --case) CASE=$2; shift 2 ;;
-    --ranks) RANKS=$2; shift 2 ;;
-    --bin) BIN=$2; shift 2 ;;
-    --dir) DIR=$2; shift 2 ;;
-    --mpiexec) MPIEXEC=$2; shift 2 ;;
-    --np-flag) NP_FLAG=$2; shift 2 ;;
-    --python) PY=$2; shift 2 ;;
-    *) echo "paragraph_case.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-[[ -n $CASE && -x $BIN && -f $DIR/paragraph_oracle.py ]] || {
-  echo "paragraph_case.sh: need --case, an executable --bin and --dir" >&2
-  exit 2
-}
-BIN=$(readlink -f "$BIN")
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse paragraph_case.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --dir=DIR*" "$@"
 ORACLE=$DIR/paragraph_oracle.py
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-para-$CASE-$RANKS.XXXXXX")
-MARKER_DIR=$TMP/bin
-mkdir -p "$MARKER_DIR"
-kill_markers() { local pids=(); mapfile -t pids < <(pgrep -f -- "$1" || true)
-  ((${#pids[@]} == 0)) || kill -KILL "${pids[@]}" 2>/dev/null || true; }
-cleanup() {
-  local rc=$?
-  kill_markers "$MARKER_DIR/bs-"
-  if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
-  exit $rc
-}
-trap cleanup EXIT
-fail() { echo "FAIL [paragraph $CASE, $RANKS ranks]: $*" >&2; exit 1; }
-log() { echo "[paragraph $CASE, $RANKS ranks] $*"; }
+[[ -f $ORACLE ]] || harness_usage "no paragraph_oracle.py in --dir $DIR"
+harness_tmp "para-$CASE-$RANKS" "paragraph $CASE, $RANKS ranks"
+harness_marker
 start=$SECONDS
 
 corpus() { # DIR options...
@@ -178,7 +149,7 @@ case_kill() {
   local gens=""
   while ((kills < 4)); do
     att=$((att + 1))
-    marker=$MARKER_DIR/bs-a$att
+    marker=$MARK/bs-a$att
     local before
     before=$(cat "$TMP/state/LATEST" 2>/dev/null || echo none)
     ln -s "$BIN" "$marker"
@@ -200,7 +171,7 @@ case_kill() {
     r=$((RANDOM % 300))
     sleep "0.$(printf '%03d' $r)"
     if kill -0 $job 2>/dev/null; then
-      kill_markers "$marker"
+      kill_marker "$marker"
       kills=$((kills + 1))
       gens+=" $(cat "$TMP/state/LATEST" 2>/dev/null || echo -)"
     fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Deterministic small corpus for the --unit paragraph tests (issue 15 part 3).
+"""Deterministic small corpus for the --unit paragraph tests.
 
 usage: paragraph_corpus.py OUT_DIR --files N --records M --seed S [--gz]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Oracle for `bloomshard dedup --unit paragraph` (issue 15 part 3), stdlib only.
+"""Oracle for `bloomshard dedup --unit paragraph`, stdlib only.
 
 Its own implementation of every rule (docs/keys.md, "Paragraph-level
 dedup"), sharing no code with the job:

@@ -30,40 +30,13 @@
 #                oracle; digest keys keep the records full keys keep with 16/32 tier-2
 #                bytes per key; a state refuses another --key-digest
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
-set -euo pipefail
-
-CASE="" RANKS=1 BIN="" ORACLE="" MPIEXEC=mpiexec NP_FLAG=-n PY=python3
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --case) CASE=$2; shift 2 ;;
-    --ranks) RANKS=$2; shift 2 ;;
-    --bin) BIN=$2; shift 2 ;;
-    --oracle) ORACLE=$2; shift 2 ;;
-    --mpiexec) MPIEXEC=$2; shift 2 ;;
-    --np-flag) NP_FLAG=$2; shift 2 ;;
-    --python) PY=$2; shift 2 ;;
-    *) echo "run_dedup_case.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-[[ -n $CASE && -x $BIN && -f $ORACLE ]] || {
-  echo "run_dedup_case.sh: need --case, an executable --bin and --oracle" >&2
-  exit 2
-}
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-e2e-$CASE-$RANKS.XXXXXX")
-cleanup() {
-  if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
-}
-trap cleanup EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse run_dedup_case.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --oracle=ORACLE*" "$@"
+[[ -f $ORACLE ]] || harness_usage "no oracle at $ORACLE"
+harness_tmp "e2e-$CASE-$RANKS" "$CASE, $RANKS ranks"
 IN=$TMP/in
 META=$TMP/meta # manifests live outside the input: the job reads every file under IN
 mkdir -p "$IN" "$META"
-
-fail() {
-  echo "FAIL [$CASE, $RANKS ranks]: $*" >&2
-  exit 1
-}
-log() { echo "[$CASE, $RANKS ranks] $*"; }
 
 synth() { # NAME synth-options...: corpus into IN/NAME, manifest META/NAME.json
   local name=$1
@@ -585,7 +558,7 @@ case_changes() {
   log "changes: changed started input refused unless revalidated; unstarted changes accepted"
 }
 
-# keyscheme (issue 15): composite keys, --missing-field, --text-normalize and
+# keyscheme: composite keys, --missing-field, --text-normalize and
 # --key-digest against the oracle's own implementation of each rule.
 keyscheme_corpus() {
   "$PY" - "$IN" <<'EOF'

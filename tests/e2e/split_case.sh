@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Big single files (issue 12): uncompressed inputs split into line-aligned
+# Big single files: uncompressed inputs split into line-aligned
 # byte ranges read by several ranks, checked by oracle.py.
 #
 # usage: split_case.sh --case NAME --ranks N --bin BLOOMSHARD --oracle-dir DIR
@@ -24,44 +24,12 @@
 #               across ranges, retractions saved) and a resume on 2 ranks:
 #               byte-identical to a 1-rank run
 # Set KEEP_TMP=1 to keep the temp dir.
-set -euo pipefail
-CASE="" RANKS=1 BIN="" ODIR="" MPIEXEC=mpiexec NP_FLAG=-n PY=python3
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --case) CASE=$2; shift 2 ;;
-    --ranks) RANKS=$2; shift 2 ;;
-    --bin) BIN=$2; shift 2 ;;
-    --oracle-dir) ODIR=$2; shift 2 ;;
-    --mpiexec) MPIEXEC=$2; shift 2 ;;
-    --np-flag) NP_FLAG=$2; shift 2 ;;
-    --python) PY=$2; shift 2 ;;
-    *) echo "split_case.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-[[ -n $CASE && -x $BIN && -f $ODIR/oracle.py ]] || {
-  echo "split_case.sh: need --case, an executable --bin and --oracle-dir" >&2
-  exit 2
-}
-BIN=$(readlink -f "$BIN")
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse split_case.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --oracle-dir=ODIR*" "$@"
 ORACLE=$ODIR/oracle.py
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-split-$CASE-$RANKS.XXXXXX")
-MARKER_DIR=$TMP/bin # kill case: each attempt runs BIN through its own symlink
-mkdir -p "$MARKER_DIR"
-kill_marker() { # PATTERN: every process still running under it
-  local pids=()
-  mapfile -t pids < <(pgrep -f -- "$1" || true)
-  ((${#pids[@]} == 0)) || kill -KILL "${pids[@]}" 2>/dev/null || true
-}
-cleanup() {
-  local rc=$?
-  kill_marker "$MARKER_DIR/bs-"
-  if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
-  exit $rc
-}
-trap cleanup EXIT
-fail() { echo "FAIL [split $CASE, $RANKS ranks]: $*" >&2; exit 1; }
-log() { echo "[split $CASE, $RANKS ranks] $*"; }
-mpi() { local n=$1; shift; "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$BIN" "$@"; }
+[[ -f $ORACLE ]] || harness_usage "no oracle.py in --oracle-dir $ODIR"
+harness_tmp "split-$CASE-$RANKS" "split $CASE, $RANKS ranks"
+harness_marker # kill case: each attempt runs BIN through its own symlink
 start=$SECONDS
 
 # big_file OUT RECORDS DUP_RATE SEED: one plain JSONL file from synth, with 3
@@ -241,7 +209,7 @@ PYEOF
       att=$((att + 1))
       n=$((att == 1 ? 3 : RANDOM % 3 + 1)) # the ranges are cut at 3 ranks
       seen_ranks+=" $n"
-      marker=$MARKER_DIR/bs-$att
+      marker=$MARK/bs-$att
       ln -s "$BIN" "$marker"
       "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$marker" dedup "${ARGS[@]}" \
         --checkpoint-rounds 1 >"$TMP/att-$att.log" 2>&1 &

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Disk full during a checkpoint, for real (issue 9, store side): the state
+# Disk full during a checkpoint, for real (the store side): the state
 # dir lives on a small loop-mounted ext4 that fills while a dedup job (2
 # ranks, a checkpoint every round) writes generations. The job must end by
 # itself (no hang; bound 90 s) with a non-zero exit and a message naming a
@@ -9,23 +9,12 @@
 #
 # usage: store_enospc.sh BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
 # Needs root (mount); exits 77 (skipped) where loop mounts are not allowed.
-set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/launch_args.sh"
-BIN=$1 ORACLE=$2
-shift 2
-launch_args store_enospc.sh "$@"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-enospc.XXXXXX")
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse store_enospc.sh "BIN ORACLE" "$@"
+harness_tmp enospc enospc
 MNT=$TMP/mnt IMG=$TMP/fs.img
 mounted=0
-cleanup() {
-  local rc=$?
-  ((mounted)) && umount "$MNT" 2>/dev/null || true
-  if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
-  exit $rc
-}
-trap cleanup EXIT
-log() { echo "[enospc] $*"; }
-fail() { echo "FAIL [enospc]: $*" >&2; exit 1; }
+harness_on_exit '((mounted == 0)) || umount "$MNT" 2>/dev/null'
 mkdir -p "$MNT"
 truncate -s 12M "$IMG"
 mkfs.ext4 -q -F "$IMG" >/dev/null 2>&1 || { echo "mkfs.ext4 failed: skipped"; exit 77; }

@@ -9,14 +9,9 @@
 # to be the input's first copies each time.
 #
 # usage: transport_default.sh BLOOMSHARD --mpiexec M --np-flag F --python P
-set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/launch_args.sh"
-BIN=$1
-shift
-launch_args transport_default.sh "$@"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-transport.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL [transport default]: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse transport_default.sh "BIN" "$@"
+harness_tmp transport "transport default"
 
 # The suite's environment names pml and btl for every test; this one needs
 # the launcher's plain environment.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Format-1 states stay usable (issue 10): the checked-in fixture
+# Format-1 states stay usable: the checked-in fixture
 # tests/data/v1_state/v1_state.tar.gz (written by the format-1 build, see
 # make_v1_fixture.sh) is resumed and run incrementally by this build, on
 # another rank count than wrote it; the kept key sets equal the fixture's
@@ -9,33 +9,17 @@
 # usage: v1_state.sh BLOOMSHARD ORACLE_PY FIXTURE_DIR [--mpiexec M] [--np-flag F] [--python P]
 #                    [--archive TAR_GZ --format N]
 # --archive/--format run the same checks on another fixture of the same inputs:
-# tests/data/main_v2_state (format 2, written by main before issue 15's key
-# scheme) must resume and run incrementally the same way, and refuse a job
+# tests/data/main_v2_state (format 2, written by main before the key
+# scheme was saved) must resume and run incrementally the same way, and refuse a job
 # asking for another key scheme, naming both.
 # The fixture's run identity holds fixed absolute paths, so it is unpacked at
 # /tmp/bloomshard-v1-fixture (this test's own directory; removed at the end).
-set -euo pipefail
-BIN=$1 ORACLE=$2 FIX=$3
-shift 3
-MPIEXEC=mpiexec NP_FLAG=-n PY=python3 ARCHIVE=$FIX/v1_state.tar.gz FORMAT=1
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --mpiexec) MPIEXEC=$2; shift 2 ;;
-    --np-flag) NP_FLAG=$2; shift 2 ;;
-    --python) PY=$2; shift 2 ;;
-    --archive) ARCHIVE=$2; shift 2 ;;
-    --format) FORMAT=$2; shift 2 ;;
-    *) echo "v1_state.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse v1_state.sh "BIN ORACLE FIX --archive=ARCHIVE --format=FORMAT:1" "$@"
+ARCHIVE=${ARCHIVE:-$FIX/v1_state.tar.gz}
 ROOT=/tmp/bloomshard-v1-fixture
-fail() { echo "FAIL [format-$FORMAT state]: $*" >&2; exit 1; }
-log() { echo "[format-$FORMAT state] $*"; }
-cleanup() { [[ ${KEEP_TMP:-0} == 1 ]] && echo "kept $ROOT" || rm -rf "$ROOT"; }
-trap cleanup EXIT
-
-rm -rf "$ROOT"
-mkdir -p "$ROOT"
+harness_label "format-$FORMAT state"
+harness_tmp_at "$ROOT"
 tar -C "$ROOT" -xzf "$ARCHIVE"
 "$FIX/make_v1_inputs.sh" "$BIN" "$ROOT"
 for s in state-fin state-unf; do
@@ -45,7 +29,7 @@ for s in state-fin state-unf; do
 done
 
 # A job asking for another key scheme is refused, naming both sides, and
-# leaves the state alone (issue 15).
+# leaves the state alone.
 for opt in "--key-digest sha256" "--text-normalize ws" "--key-field url"; do
   set +e
   # shellcheck disable=SC2086

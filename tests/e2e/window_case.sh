@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end cases of rolling windows (`dedup --window N`, issue 13 part 4) on
+# End-to-end cases of rolling windows (`dedup --window N`) on
 # the real binary under mpiexec, checked by window_oracle.py (Python only, no
 # bloomshard code).
 #
@@ -36,36 +36,12 @@
 #                 mark removed, or a window text of another version, this
 #                 build refuses the state naming why (ckpt_patch rewrites them)
 # Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
-set -euo pipefail
-
-CASE="" RANK_LIST=1 BIN="" ORACLE="" MPIEXEC=mpiexec NP_FLAG=-n PY=python3 PATCH=""
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --case) CASE=$2; shift 2 ;;
-    --ranks) RANK_LIST=$2; shift 2 ;;
-    --bin) BIN=$2; shift 2 ;;
-    --oracle) ORACLE=$2; shift 2 ;;
-    --mpiexec) MPIEXEC=$2; shift 2 ;;
-    --np-flag) NP_FLAG=$2; shift 2 ;;
-    --python) PY=$2; shift 2 ;;
-    --ckpt-patch) PATCH=$2; shift 2 ;;
-    *) echo "window_case.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-[[ -n $CASE && -x $BIN && -f $ORACLE ]] || {
-  echo "window_case.sh: need --case, an executable --bin and --oracle" >&2
-  exit 2
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse window_case.sh \
+  "--case=CASE* --ranks=RANK_LIST:1 --bin=BIN* --oracle=ORACLE* --ckpt-patch=PATCH" "$@"
+[[ -f $ORACLE ]] || harness_usage "no oracle at $ORACLE"
 read -r -a RANKS <<<"$RANK_LIST"
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-window-$CASE.XXXXXX")
-cleanup() { if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi; }
-trap cleanup EXIT
-fail() {
-  echo "FAIL [window $CASE, ranks ${RANK_LIST}]: $*" >&2
-  exit 1
-}
-log() { echo "[window $CASE] $*"; }
+harness_tmp "window-$CASE" "window $CASE, ranks ${RANK_LIST}"
 
 run_ok() { # LOG RANKS args...: must exit 0
   local logf=$1 n=$2

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent oracle for rolling windows (`dedup --window N`, issue 13).
+"""Independent oracle for rolling windows (`dedup --window N`).
 
 No bloomshard code: keys are the JSONL "id" field's bytes (normalization
 none), and a record is kept iff its key did not occur in the current slot

@@ -10,11 +10,9 @@
 # usage: disk_full.sh state|output BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
 WHERE=${1:-}
 shift || true
-NAME=disk_full_$WHERE
 source "$(dirname "$0")/lib.sh"
-[[ $WHERE == state || $WHERE == output ]] || { echo "usage: disk_full.sh state|output BIN ORACLE ..." >&2; exit 2; }
-fault_args "$@"
-fault_setup
+[[ $WHERE == state || $WHERE == output ]] || harness_usage "usage: disk_full.sh state|output BIN ORACLE ..."
+fault_start disk_full_$WHERE "$@"
 make_corpus 400000
 OUT=$TMP/out STATE=$TMP/state
 STALL=10
@@ -39,7 +37,7 @@ T1=$(now)
 }
 # The program's own message names rank, host and cause. Where the store
 # still hangs after ENOSPC (the error surfaces on one rank, the others wait
-# in a collective: the store side of issue 9), the stall watchdog ends the
+# in a collective), the stall watchdog ends the
 # job and names rank, host and the checkpoint write; MPI-IO's own line
 # names the cause when the MPI-IO path wrote (the O_DIRECT path prints
 # nothing). BLOOMSHARD_FAULTS_STRICT=1 accepts only the program's message.
@@ -49,7 +47,7 @@ elif [[ ${BLOOMSHARD_FAULTS_STRICT:-0} != 1 ]] &&
   grep -Eq "rank [0-9]+ on [^ ]+ .*no progress for .* while writing" "$TMP/d1.log"; then
   HOW=watchdog
   grep -q "No space left on device" "$TMP/d1.log" || HOW="watchdog, cause not named"
-  log "NOTE: ended by the stall watchdog after a store-side hang on ENOSPC (store: issue 10)"
+  log "NOTE: ended by the stall watchdog after a store-side hang on ENOSPC"
 else
   fail "no message naming the rank and 'No space left on device'"
 fi

@@ -6,10 +6,8 @@
 # (lock STATE/LOCK) and without (lock OUTPUT/_bloomshard.lock).
 #
 # usage: double_submit.sh BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
-NAME=double_submit
 source "$(dirname "$0")/lib.sh"
-fault_args "$@"
-fault_setup
+fault_start double_submit "$@"
 make_corpus 150000 # enough for the two starts to overlap; CI time
 
 pair() { # LABEL LOCKWAIT_OF_BOTH args...

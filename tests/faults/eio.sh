@@ -11,12 +11,10 @@
 WHERE=${1:-}
 SHIM=${2:-}
 shift 2 || true
-NAME=eio_$WHERE
 source "$(dirname "$0")/lib.sh"
 [[ ($WHERE == state || $WHERE == output) && -f $SHIM ]] ||
-  { echo "usage: eio.sh state|output SHIM BIN ORACLE ..." >&2; exit 2; }
-fault_args "$@"
-fault_setup
+  harness_usage "usage: eio.sh state|output SHIM BIN ORACLE ..."
+fault_start eio_$WHERE "$@"
 make_corpus 400000
 OUT=$TMP/out STATE=$TMP/state TRIGGER=$TMP/device-broken
 STALL=10
@@ -38,7 +36,7 @@ if grep -Eq "rank [0-9]+ .*Input/output error" "$TMP/e1.log"; then
 elif [[ ${BLOOMSHARD_FAULTS_STRICT:-0} != 1 ]] &&
   grep -Eq "rank [0-9]+ on [^ ]+ .*no progress for .* while writing" "$TMP/e1.log"; then
   HOW=watchdog
-  log "NOTE: ended by the stall watchdog after a store-side hang on EIO (store: issue 10)"
+  log "NOTE: ended by the stall watchdog after a store-side hang on EIO"
 else
   fail "no message naming the rank and 'Input/output error'"
 fi

@@ -16,10 +16,8 @@
 #     a *.tmp name that is not ours stays.
 #
 # usage: finish_stop.sh BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
-NAME=finish_stop
 source "$(dirname "$0")/lib.sh"
-fault_args "$@"
-fault_setup
+fault_start finish_stop "$@"
 # One plain file, split into ranges on 2 ranks: the finish joins them.
 IN=$TMP/in
 "$BIN" synth --out "$IN" --records 40000 --dup-rate 0.3 --files 1 --seed 14 >/dev/null

@@ -4,10 +4,8 @@
 # intact, and the same command resumes exactly once (on another rank count).
 #
 # usage: kill_rank_in_checkpoint.sh BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
-NAME=kill_rank_in_checkpoint
 source "$(dirname "$0")/lib.sh"
-fault_args "$@"
-fault_setup
+fault_start kill_rank_in_checkpoint "$@"
 make_corpus 400000
 OUT=$TMP/out STATE=$TMP/state
 ARGS=(--input "$IN" --output "$OUT" --key-field id --state "$STATE" --checkpoint-every 0.3

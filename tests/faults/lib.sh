@@ -5,55 +5,33 @@
 # detection time, printed as "DETECT <scenario> <seconds>" for
 # docs/reliability.md.
 #
-# The sourcing script sets BIN ORACLE PY MPIEXEC NP_FLAG (fault_args does)
-# and NAME, then calls fault_setup.
-set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../e2e/launch_args.sh"
+# A fault script sources this file and calls fault_start NAME "$@" (its own
+# leading words already shifted off). Built on tests/harness.sh: fail, log,
+# the temp dir, the marker and the cleanup are the harness's.
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 
-fault_args() { # BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
-  BIN=$(readlink -f "$1") ORACLE=$2
-  shift 2
-  launch_args "$NAME" "$@"
-}
-
-log() { echo "[$NAME] $*"; }
-fail() {
-  echo "FAIL [$NAME]: $*" >&2
-  local f
-  for f in "$TMP"/*.log; do
-    [[ -f $f ]] || continue
-    echo "--- $f" >&2
-    tail -n 15 "$f" >&2
-  done
-  exit 1
+# fault_start NAME BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]:
+# NAME labels the test (FAIL/log lines, the temp dir); BIN, ORACLE, the
+# launch options and TMP are set, jobs are killed and mounts undone at exit.
+fault_start() {
+  NAME=$1
+  shift
+  harness_parse "$NAME" "BIN ORACLE" "$@"
+  harness_tmp "$NAME" "$NAME"
+  harness_marker
+  harness_on_fail harness_dump_logs
+  harness_on_exit unmount_all
 }
 
 # Processes of this test: every job runs BIN through a symlink under $MARK.
 our_pids() { pgrep -f -- "$MARK/" || true; }
-kill_ours() {
-  local pids=()
-  mapfile -t pids < <(our_pids)
-  ((${#pids[@]} == 0)) || kill -KILL "${pids[@]}" 2>/dev/null || true
-  # A stopped process dies of SIGKILL too; nothing else to resume.
-}
+kill_ours() { kill_marker "$MARK/"; }
+# Mount points to unmount at exit (lazily, after the jobs on them are dead).
 MOUNTS=()
-CLEANUPS=()
-fault_cleanup() {
-  local rc=$? m c
-  kill_ours
-  for c in "${CLEANUPS[@]}"; do eval "$c" || true; done
+unmount_all() {
+  local m
   sleep 0.2
   for m in "${MOUNTS[@]}"; do umount -l "$m" 2>/dev/null || true; done
-  if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
-  exit $rc
-}
-
-fault_setup() {
-  TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-$NAME.XXXXXX")
-  MARK=$TMP/bin
-  mkdir -p "$MARK"
-  trap fault_cleanup EXIT
-  trap 'exit 130' INT TERM
 }
 
 # A corpus of gz, zst and plain JSONL with cross-file duplicates:

@@ -17,10 +17,8 @@
 #     the file put back, it resumes to exactly-once outputs.
 #
 # usage: lost_outputs.sh BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
-NAME=lost_outputs
 source "$(dirname "$0")/lib.sh"
-fault_args "$@"
-fault_setup
+fault_start lost_outputs "$@"
 make_corpus 40000
 ARGS=(--input "$IN" --key-field id --batch-bytes 8192 --checkpoint-rounds 2)
 OUT=$TMP/out STATE=$TMP/state

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Kill only mpirun, restart at once (issue 9, fault 1). Open MPI leaves the
+# Kill only mpirun, restart at once. Open MPI leaves the
 # ranks running as orphans; they must end themselves (watchdog: launcher
 # gone) and the restart must wait for them (fencing), then resume exactly
 # once with valid gz/zst streams. Second part: an earlier attempt that
@@ -8,10 +8,8 @@
 # resumes.
 #
 # usage: orphans_restart.sh BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
-NAME=orphans_restart
 source "$(dirname "$0")/lib.sh"
-fault_args "$@"
-fault_setup
+fault_start orphans_restart "$@"
 make_corpus 400000
 OUT=$TMP/out STATE=$TMP/state
 BASE=(--input "$IN" --output "$OUT" --key-field id --state "$STATE" --checkpoint-every 0.3)

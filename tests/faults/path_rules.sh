@@ -17,10 +17,8 @@
 #  5. query and merge check the paths they write the same way.
 #
 # usage: path_rules.sh BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
-NAME=path_rules
 source "$(dirname "$0")/lib.sh"
-fault_args "$@"
-fault_setup
+fault_start path_rules "$@"
 make_corpus 100000
 ARGS=(--key-field id --batch-bytes 8192)
 

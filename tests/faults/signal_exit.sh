@@ -18,15 +18,13 @@
 #
 # usage: signal_exit.sh TARGET BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
 TARGET=${1:-}
-NAME=signal_exit_${TARGET}
 shift || true
 source "$(dirname "$0")/lib.sh"
 case $TARGET in
   launch | launch-group | ranks | mpiexec | mpiexec-group) ;;
-  *) echo "signal_exit.sh: TARGET must be launch, launch-group, ranks, mpiexec or mpiexec-group, got '$TARGET'" >&2; exit 2 ;;
+  *) harness_usage "TARGET must be launch, launch-group, ranks, mpiexec or mpiexec-group, got '$TARGET'" ;;
 esac
-fault_args "$@"
-fault_setup
+fault_start signal_exit_${TARGET} "$@"
 if [[ $TARGET == launch ]]; then
   RC=0
   "$BIN" launch -- >"$TMP/usage.log" 2>&1 || RC=$?

@@ -6,10 +6,8 @@
 # was doing; the same command then resumes exactly once.
 #
 # usage: stall.sh BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
-NAME=stall
 source "$(dirname "$0")/lib.sh"
-fault_args "$@"
-fault_setup
+fault_start stall "$@"
 make_corpus 400000
 OUT=$TMP/out STATE=$TMP/state
 ARGS=(--input "$IN" --output "$OUT" --key-field id --state "$STATE" --checkpoint-every 0.3

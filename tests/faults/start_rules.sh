@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How a run starts after a fault (issue 9, "checkpoint fallback only within
+# How a run starts after a fault ("checkpoint fallback only within
 # the same run"):
 #  1. an incremental run (finished history + new inputs) killed before its
 #     first checkpoint starts again like a fresh run (it used to exit 4) and
@@ -11,10 +11,8 @@
 #     stop's checkpoint: exit 75 with no second full checkpoint.
 #
 # usage: start_rules.sh BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
-NAME=start_rules
 source "$(dirname "$0")/lib.sh"
-fault_args "$@"
-fault_setup
+fault_start start_rules "$@"
 make_corpus 200000 # yesterday's corpus: $IN
 TODAY=$TMP/today
 "$BIN" synth --out "$TODAY/new" --records 300000 --dup-rate 0.2 --files 2 --compress gz \

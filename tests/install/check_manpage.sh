@@ -7,16 +7,15 @@
 # only options its command has. A command whose --help fails (or a missing
 # binary) fails the check: nothing is read from a pipeline that can hide it.
 # Usage: check_manpage.sh BINARY MANPAGE [SOURCE_DIR]
-set -euo pipefail
-bin=$1
-page=$2
-src=${3:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse check_manpage.sh "bin page src?" "$@"
+src=${src:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fail() { echo "FAIL [manpage]: $*" >&2; exit 1; }
+harness_label manpage
 [[ -x $bin ]] || fail "no executable binary at '$bin'"
 [[ -f $page ]] || fail "no man page at '$page'"
-tmp=$(mktemp -d /tmp/bloomshard-man.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+harness_tmp man
+tmp=$TMP
 head -n1 "$page" | grep -q '^\.TH BLOOMSHARD 1 ' || fail "no .TH header in $page"
 groff -man -Tutf8 -ww "$page" 2>"$tmp/warnings" | sed 's/.\x08//g' >"$tmp/rendered"
 if [[ -s $tmp/warnings ]]; then

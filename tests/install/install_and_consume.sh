@@ -3,18 +3,17 @@
 # built against it twice: through find_package(bloomshard) and through
 # pkg-config. Both programs must run and pass their own checks.
 # Usage: install_and_consume.sh BUILD_DIR CONSUMER_SOURCE_DIR
-set -euo pipefail
-build=$1
-consumer=$2
-tmp=$(mktemp -d /tmp/bloomshard-install.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse install_and_consume.sh "build consumer" "$@"
+harness_tmp install install
+tmp=$TMP
 
 cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log"
 for f in bin/bloomshard include/bloomshard/core/scalable_bloom.hpp share/man/man1/bloomshard.1; do
-  [[ -e $tmp/prefix/$f ]] || { echo "not installed: $f" >&2; exit 1; }
+  [[ -e $tmp/prefix/$f ]] || fail "not installed: $f"
 done
 config=$(find "$tmp/prefix" -name bloomshardConfig.cmake | head -n1)
-[[ -n $config ]] || { echo "no bloomshardConfig.cmake installed" >&2; exit 1; }
+[[ -n $config ]] || fail "no bloomshardConfig.cmake installed"
 
 # 1. CMake package. The build tree is gone from the search path: only the
 #    prefix can satisfy find_package.
@@ -23,7 +22,7 @@ cmake -S "$consumer" -B "$tmp/cmake-build" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
 cmake --build "$tmp/cmake-build" -j2 >"$tmp/build.log" || { cat "$tmp/build.log" >&2; exit 1; }
 "$tmp/cmake-build/core_consumer"
 versions=$("$tmp/cmake-build/app_consumer")
-[[ $versions == *$'\nhash scheme: '* ]] || { echo "app_consumer printed no hash scheme" >&2; exit 1; }
+[[ $versions == *$'\nhash scheme: '* ]] || fail "app_consumer printed no hash scheme"
 
 # 2. pkg-config (relocatable: the prefix is not the one configured).
 pc_dir=$(dirname "$(find "$tmp/prefix" -name bloomshard.pc | head -n1)")

@@ -17,12 +17,10 @@
 #                     [--np-flag F] [--python P]
 SCENARIO=${1:-}
 shift || true
-NAME=multihost_$SCENARIO
 source "$(dirname "$0")/../faults/lib.sh"
 [[ $SCENARIO == complete || $SCENARIO == host_kill || $SCENARIO == link_cut ]] ||
-  { echo "usage: multihost.sh complete|host_kill|link_cut BIN ORACLE ..." >&2; exit 2; }
-fault_args "$@"
-fault_setup
+  harness_usage "usage: multihost.sh complete|host_kill|link_cut BIN ORACLE ..."
+fault_start multihost_$SCENARIO "$@"
 MPIRUN=$(command -v "$MPIEXEC")
 
 # --- topology: SW holds br0; host i has veth0 = 10.211.N.i/24.
@@ -44,7 +42,7 @@ teardown() {
     rm -f /dev/shm/vader_segment."$(ns "$h")".* 2>/dev/null || true
   done
 }
-CLEANUPS+=(teardown)
+harness_on_exit teardown
 ip netns add "$(ns sw)" 2>/dev/null || { log "cannot create network namespaces: skipped"; exit 77; }
 ip -n "$(ns sw)" link add br0 type bridge stp_state 0 forward_delay 0
 ip -n "$(ns sw)" link set br0 up

@@ -3,7 +3,7 @@
 # (harness.sh). Every scenario checks the final outputs with the exactly-once
 # oracle and against the kept key set of an uninterrupted run.
 #
-# usage: run_scenario.sh --scenario NAME --bin BLOOMSHARD --repo REPO_DIR [--python PYTHON3]
+# usage: run_scenario.sh --scenario NAME --bin BLOOMSHARD --repo REPO_DIR [--python P]
 # scenarios:
 #   complete      jobs/corpus-dedup.ini on 3 ranks (srun) and 2 ranks (mpirun launcher)
 #   signal        scancel --signal=USR1 --batch while running: checkpoint, exit 75,
@@ -22,40 +22,19 @@
 #                 naming the file, never requeued
 # Exit 77 (skip) when Slurm is not installed or, for the checkpoint
 # scenarios, when the program has no --state yet. KEEP_TMP=1 keeps temp dirs.
-set -euo pipefail
-
-SCENARIO="" BIN="" REPO="" PY=python3
-while [[ $# -gt 0 ]]; do
-  case $1 in
-    --scenario) SCENARIO=$2; shift 2 ;;
-    --bin) BIN=$2; shift 2 ;;
-    --repo) REPO=$2; shift 2 ;;
-    --python) PY=$2; shift 2 ;;
-    *) echo "run_scenario.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-[[ -n $SCENARIO && -x $BIN && -f $REPO/slurm/dedup.sbatch ]] || {
-  echo "run_scenario.sh: need --scenario, an executable --bin and --repo with slurm/dedup.sbatch" >&2
-  exit 2
-}
-BIN=$(realpath "$BIN")
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse run_scenario.sh "--scenario=SCENARIO* --bin=BIN* --repo=REPO*" "$@"
+[[ -f $REPO/slurm/dedup.sbatch ]] || harness_usage "no slurm/dedup.sbatch in --repo $REPO"
 ORACLE=$REPO/tests/e2e/oracle.py
 SBATCH_SCRIPT=$REPO/slurm/dedup.sbatch
 
+# The cluster (its own temp dir and EXIT trap: docs blocks source it alone).
 # shellcheck source=harness.sh
 source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
-log() { echo "[slurm:$SCENARIO $(date +%T)] $*"; }
-fail() {
-  echo "FAIL [slurm:$SCENARIO]: $*" >&2
-  local f
-  for f in "${WORK:-/nonexistent}"/*.out; do
-    [[ -f $f ]] || continue
-    echo "---- $f" >&2
-    tail -n 40 "$f" >&2
-  done
-  exit 1
-}
+harness_label "slurm:$SCENARIO"' $(date +%T)'
+# A failure shows the end of every job's output.
+harness_on_fail 'harness_dump_logs "${WORK:-/nonexistent}/*.out" 40'
 
 HAS_STATE=0
 # Captured first: `--help | grep -q` under pipefail fails when grep exits
@@ -339,7 +318,7 @@ scenario_broken() {
 case $SCENARIO in
   complete | broken) ;;
   signal | hard | ranks | chain | term_all) need_checkpointing ;; # before starting a cluster for nothing
-  *) echo "run_scenario.sh: unknown scenario '$SCENARIO'" >&2; exit 2 ;;
+  *) harness_usage "unknown scenario '$SCENARIO'" ;;
 esac
 start=$SECONDS
 # shellcheck disable=SC2119 # no extra slurm.conf lines

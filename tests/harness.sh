@@ -1,0 +1,213 @@
+# The one shell library of the test scripts (e2e, faults, cli, slurm,
+# multihost; sourced, never run): arguments, the temp dir and its cleanup,
+# fail/log, and how a script launches the real binary under mpiexec.
+#
+# A script reads, in this order:
+#   source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+#   harness_parse my_script.sh "BIN --case=CASE* --ranks=RANKS:1" "$@"
+#   harness_tmp "my-$CASE" "my case, $RANKS ranks" # TMP, removed on any exit
+#
+# Contract of the pieces:
+# - harness_parse reads the script's spec: a bare NAME takes the next
+#   positional word into NAME (NAME? where it may be missing), "--opt=VAR"
+#   takes a value ("--opt=VAR*": a required one, "--opt=VAR:D": D unless
+#   given), "--opt=VAR!" is a flag that sets VAR=1 (else 0). Positional words come before the first option. Every
+#   script also takes the launch options --mpiexec M, --np-flag F and
+#   --python P (or --mpiexec=M ...; defaults mpiexec, -n, python3) into
+#   MPIEXEC, NP_FLAG and PY. BIN, when given, must be an executable and is
+#   made absolute. Anything else, a missing word or a missing required
+#   option ends the script with exit 2, naming it.
+# - harness_tmp makes TMP and traps EXIT (and INT/TERM as exit 130/143):
+#   processes under the marker dir are killed, the exit hooks run in the
+#   order they were added, then TMP is removed (KEEP_TMP=1 keeps it and says
+#   where). The script's exit status is kept.
+# - fail prints "FAIL [label]: message" on stderr, runs the fail hooks (a
+#   log dump, say) and exits 1.
+set -euo pipefail
+
+HARNESS_SCRIPT=${HARNESS_SCRIPT:-$(basename "$0")}
+HARNESS_LABEL=${HARNESS_LABEL:-$HARNESS_SCRIPT}
+MPIEXEC=mpiexec NP_FLAG=-n PY=python3
+POSITIONAL=()
+HARNESS_EXIT_HOOKS=()
+HARNESS_FAIL_HOOKS=()
+TMP=""
+MARK=""
+
+# harness_parse SCRIPT SPEC ARGS...: see the contract above.
+harness_parse() {
+  HARNESS_SCRIPT=$1
+  local spec=$2 word opt var value
+  shift 2
+  local -A takes=() flags=() required=()
+  local names=() optional=()
+  for word in $spec; do
+    if [[ $word != --* ]]; then
+      names+=("${word%\?}")
+      [[ $word != *\? ]] || optional+=("${word%\?}")
+      continue
+    fi
+    opt=${word%%=*} var=${word#*=}
+    case $var in
+      *!) flags[$opt]=${var%!} ;;
+      *\*) takes[$opt]=${var%\*} required[$opt]=${var%\*} ;;
+      *:*) takes[$opt]=${var%%:*} ;;
+      *) takes[$opt]=$var ;;
+    esac
+    # Every option's variable is set: to its default, else kept as the
+    # script set it, else empty (a flag: 0).
+    if [[ $var == *:* ]]; then
+      printf -v "${var%%:*}" '%s' "${var#*:}"
+    elif [[ $var == *! && ! -v ${var%!} ]]; then
+      printf -v "${var%!}" 0
+    elif [[ $var != *! && ! -v ${var%\*} ]]; then
+      printf -v "${var%\*}" ''
+    fi
+  done
+  takes[--mpiexec]=MPIEXEC takes[--np-flag]=NP_FLAG takes[--python]=PY
+  POSITIONAL=()
+  while [[ $# -gt 0 && $1 != --* ]]; do
+    POSITIONAL+=("$1")
+    shift
+  done
+  while [[ $# -gt 0 ]]; do
+    opt=${1%%=*}
+    if [[ -n ${flags[$1]:-} ]]; then
+      printf -v "${flags[$1]}" 1
+      shift
+    elif [[ -n ${takes[$opt]:-} ]]; then
+      # The one-word form carries a value that starts with '-' (--np-flag=-n),
+      # the form Python's argparse needs too.
+      if [[ $1 == *=* ]]; then
+        value=${1#*=}
+        shift
+      else
+        [[ $# -ge 2 ]] || harness_usage "$1 needs a value"
+        value=$2
+        shift 2
+      fi
+      printf -v "${takes[$opt]}" '%s' "$value"
+      unset "required[$opt]"
+    else
+      harness_usage "unknown argument '$1'"
+    fi
+  done
+  ((${#required[@]} == 0)) || harness_usage "missing ${!required[*]}"
+  if ((${#names[@]} > 0)); then
+    ((${#POSITIONAL[@]} <= ${#names[@]})) ||
+      harness_usage "unexpected argument '${POSITIONAL[${#names[@]}]}' (takes ${names[*]})"
+    local i
+    for i in "${!names[@]}"; do
+      if ((i < ${#POSITIONAL[@]})); then
+        printf -v "${names[i]}" '%s' "${POSITIONAL[i]}"
+      elif [[ " ${optional[*]} " != *" ${names[i]} "* ]]; then
+        harness_usage "missing ${names[i]} (takes ${names[*]})"
+      fi
+    done
+  fi
+  if [[ -n ${BIN:-} ]]; then
+    [[ -x $BIN && -f $BIN ]] || harness_usage "BIN '$BIN' is not an executable file"
+    BIN=$(readlink -f "$BIN")
+  fi
+}
+
+# harness_usage MESSAGE: a wrong command line (exit 2, naming the script).
+harness_usage() {
+  echo "$HARNESS_SCRIPT: $*" >&2
+  exit 2
+}
+
+# harness_label TEXT: what FAIL and log lines name. TEXT is expanded when a
+# line is printed, so a single-quoted label may name a variable that changes
+# as the script goes ('corruption, $CASE').
+harness_label() { HARNESS_LABEL=$1; }
+
+log() { echo "[${HARNESS_LABEL@P}] $*"; }
+
+fail() {
+  echo "FAIL [${HARNESS_LABEL@P}]: $*" >&2
+  local hook
+  for hook in "${HARNESS_FAIL_HOOKS[@]}"; do eval "$hook" || true; done
+  exit 1
+}
+
+# harness_on_exit COMMAND / harness_on_fail COMMAND: a command (eval'd, its
+# failure ignored) for the cleanup at exit / for fail before it exits.
+harness_on_exit() { HARNESS_EXIT_HOOKS+=("$1"); }
+harness_on_fail() { HARNESS_FAIL_HOOKS+=("$1"); }
+
+# harness_dump_logs [GLOB [LINES]]: the tail of every file GLOB matches
+# (default $TMP/*.log, 15 lines) on stderr: a fail hook for scripts whose
+# jobs write their logs there.
+harness_dump_logs() {
+  local pattern=${1:-$TMP/*.log} lines=${2:-15} f
+  for f in $pattern; do
+    [[ -f $f ]] || continue
+    echo "--- $f" >&2
+    tail -n "$lines" "$f" >&2
+  done
+}
+
+# harness_tmp TAG [LABEL]: TMP=$TMPDIR/bloomshard-TAG.XXXXXX, torn down on
+# any exit; LABEL, where given, is the harness_label.
+harness_tmp() {
+  [[ -z ${2:-} ]] || harness_label "$2"
+  TMP=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-$1.XXXXXX")
+  harness_traps
+}
+
+# harness_tmp_at DIR: a fixed DIR instead (emptied first), torn down the same
+# way: for fixtures that record their own absolute path.
+harness_tmp_at() {
+  TMP=$1
+  rm -rf "$TMP"
+  mkdir -p "$TMP"
+  harness_traps
+}
+
+# The cleanup on any exit; a signal ends the script with 128 + its number.
+harness_traps() {
+  trap harness_cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+}
+
+# harness_marker: MARK=$TMP/bin. A job started as "$MARK/bs-TAG" (a symlink
+# to BIN) can be found and killed by that path alone, never by program name,
+# so a test kills only its own processes; the cleanup kills all of them.
+harness_marker() {
+  MARK=$TMP/bin
+  mkdir -p "$MARK"
+}
+
+# kill_marker PATTERN: SIGKILL to every process whose command line matches
+# (a stopped process dies of it too).
+kill_marker() {
+  local pids=()
+  mapfile -t pids < <(pgrep -f -- "$1" || true)
+  ((${#pids[@]} == 0)) || kill -KILL "${pids[@]}" 2>/dev/null || true
+}
+
+harness_cleanup() {
+  local rc=$? hook i
+  if [[ -n $MARK ]]; then
+    kill_marker "$MARK/"
+    # Gone before TMP goes: a dying rank may still create files in it.
+    for ((i = 0; i < 40; i++)); do
+      pgrep -f -- "$MARK/" >/dev/null || break
+      sleep 0.05
+    done
+  fi
+  for hook in "${HARNESS_EXIT_HOOKS[@]}"; do eval "$hook" || true; done
+  if [[ -n $TMP ]]; then
+    if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
+  fi
+  exit $rc
+}
+
+# mpi RANKS ARGS...: BIN under the launcher on RANKS ranks.
+mpi() {
+  local n=$1
+  shift
+  "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$BIN" "$@"
+}
