@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/exact_options.hpp"
 #include "app/cli/exit_codes.hpp"
+#include "app/options/exact_options.hpp"
 #include "app/report/json_writer.hpp"
 #include "bloomshard/core/bloom_kernel.hpp"
 #include "bloomshard/core/bloom_math.hpp"

@@ -17,8 +17,8 @@
 #include <string_view>
 #include <utility>
 
-#include "app/cli/exact_options.hpp"
 #include "app/cli/exit_codes.hpp"
+#include "app/options/exact_options.hpp"
 #include "io/errors.hpp"
 #include "io/output/output_writer.hpp"
 

@@ -9,9 +9,9 @@
 #include <sstream>
 #include <vector>
 
-#include "app/cli/dedup_options.hpp"
 #include "app/cli/exit_codes.hpp"
 #include "app/feed/annotation_writer.hpp"
+#include "app/options/dedup_options.hpp"
 #include "app/run/run_manifest.hpp"
 #include "app/run/run_state.hpp"
 

@@ -3,11 +3,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "app/cli/dedup_options.hpp"
 #include "app/cli/exit_codes.hpp"
-#include "app/cli/option_table.hpp"
-#include "app/cli/query_options.hpp"
 #include "app/feed/input_feed.hpp"
+#include "app/options/dedup_options.hpp"
+#include "app/options/option_table.hpp"
+#include "app/options/query_options.hpp"
 #include "app/run/checkpointer.hpp"
 
 namespace bloomshard::app {
@@ -172,9 +172,8 @@ TEST_F(DedupOptionsTest, ShippedContentJobFileParses) {
 TEST_F(DedupOptionsTest, DedupAndQueryRefuseASharedOptionWithTheSameMessage) {
   const std::string in = (dir_ / "in").string();
   const std::vector<std::vector<std::string>> cases = {
-      {"--batch-bytes", "4095"},      {"--batch-bytes", "2147483648"},
-      {"--max-key-bytes", "0"},       {"--max-line-bytes", "10"},
-      {"--max-reject-fraction", "2"}, {"--on-input-error", "retry"},
+      {"--batch-bytes", "4095"},  {"--batch-bytes", "2147483648"}, {"--max-key-bytes", "0"},
+      {"--max-line-bytes", "10"}, {"--max-reject-fraction", "2"},  {"--on-input-error", "retry"},
   };
   for (const std::vector<std::string>& bad : cases) {
     std::vector<std::string> dedup_args{"--input", in, "--output", "o"};

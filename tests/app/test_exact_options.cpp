@@ -1,13 +1,13 @@
-// Strict option parsing (app/cli/exact_options.hpp) through the real dedup
+// Strict option parsing (app/options/exact_options.hpp) through the real dedup
 // option set.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "app/cli/dedup_options.hpp"
-#include "app/cli/exact_options.hpp"
 #include "app/cli/exit_codes.hpp"
+#include "app/options/dedup_options.hpp"
+#include "app/options/exact_options.hpp"
 
 namespace bloomshard::app {
 namespace {

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <string>
 
-#include "app/run/output_guard.hpp"
-#include "app/run/output_presence.hpp"
+#include "app/guard/output_guard.hpp"
+#include "app/guard/output_presence.hpp"
 #include "app/run/run_manifest.hpp"
 #include "app/split/split_inputs.hpp"
 

@@ -12,8 +12,8 @@
 #include <sstream>
 #include <vector>
 
-#include "app/cli/dedup_options.hpp"
 #include "app/feed/paragraph_records.hpp"
+#include "app/options/dedup_options.hpp"
 
 namespace bloomshard::app {
 namespace {

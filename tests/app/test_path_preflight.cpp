@@ -7,7 +7,7 @@
 #include <fstream>
 #include <vector>
 
-#include "app/run/path_preflight.hpp"
+#include "app/guard/path_preflight.hpp"
 
 namespace bloomshard::app {
 namespace {

@@ -6,8 +6,8 @@
 
 #include "app/cli/exit_codes.hpp"
 #include "app/feed/input_windows.hpp"
+#include "app/guard/output_guard.hpp"
 #include "app/run/checkpointer.hpp"
-#include "app/run/output_guard.hpp"
 #include "app/run/run_manifest.hpp"
 #include "app/run/run_state.hpp"
 #include "io/records/input_file.hpp"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "app/cli/exit_codes.hpp"
-#include "app/cli/query_options.hpp"
+#include "app/options/query_options.hpp"
 #include "app/run/run_state.hpp"
 #include "app/state/state_key_scheme.hpp"
 #include "bloomshard/core/bloom_kernel.hpp"

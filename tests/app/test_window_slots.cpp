@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/dedup_options.hpp"
+#include "app/options/dedup_options.hpp"
 #include "app/state/window_slots.hpp"
 
 namespace bloomshard::app {

@@ -4,9 +4,9 @@
 #include <limits>
 #include <set>
 
+#include "app/guard/output_guard.hpp"
 #include "app/run/checkpointer.hpp"
 #include "app/run/job_start.hpp"
-#include "app/run/output_guard.hpp"
 #include "app/split/range_join.hpp"
 #include "app/split/rank_tasks.hpp"
 #include "app/split/split_inputs.hpp"

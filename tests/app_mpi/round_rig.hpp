@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/dedup_options.hpp"
 #include "app/feed/input_feed.hpp"
+#include "app/options/dedup_options.hpp"
 #include "app/round/key_order.hpp"
 #include "app/round/layer_growth.hpp"
 #include "app/round/round.hpp"

@@ -6,12 +6,12 @@
 #include <string_view>
 #include <vector>
 
-#include "app/cli/exact_options.hpp"
 #include "app/cli/exit_codes.hpp"
 #include "app/cli/launch_command.hpp"
 #include "app/cli/plan_command.hpp"
 #include "app/cli/usage_text.hpp"
 #include "app/cli/version.hpp"
+#include "app/options/exact_options.hpp"
 #include "app/run/dedup_job.hpp"
 #include "app/state/merge_job.hpp"
 #include "app/state/query_job.hpp"

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "app/cli/parsed_options.hpp"
+#include "app/options/parsed_options.hpp"
 #include "comm/communicator.hpp"
 #include "comm/environment.hpp"
 

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <iostream>
 
-#include "app/cli/exact_options.hpp"
 #include "app/cli/exit_codes.hpp"
 #include "app/feed/input_sample.hpp"
+#include "app/options/exact_options.hpp"
 #include "app/report/json_writer.hpp"
 #include "core/bloom/sizing_plan.hpp"
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/dedup_options.hpp"
 #include "app/feed/input_sample.hpp"
+#include "app/options/dedup_options.hpp"
 #include "io/records/input_file.hpp"
 
 namespace bloomshard::app {

@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/dedup_options.hpp"  // callers build the feed from a DedupConfig
-#include "app/cli/feed_options.hpp"
-#include "app/cli/key_options.hpp"
-#include "app/cli/option_groups.hpp"
-#include "app/cli/output_options.hpp"
 #include "app/feed/annotation_writer.hpp"
 #include "app/feed/paragraph_records.hpp"
 #include "app/feed/skipped_inputs.hpp"
+#include "app/options/dedup_options.hpp"  // callers build the feed from a DedupConfig
+#include "app/options/feed_options.hpp"
+#include "app/options/key_options.hpp"
+#include "app/options/option_groups.hpp"
+#include "app/options/output_options.hpp"
 #include "app/round/round_batch.hpp"
 #include "bloomshard/core/key_builder.hpp"
 #include "io/output/output_writer.hpp"

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <span>
 
-#include "app/cli/dedup_options.hpp"
+#include "app/options/dedup_options.hpp"
 #include "io/records/input_file.hpp"
 
 namespace bloomshard::app {

@@ -15,8 +15,8 @@
 #include <memory>
 #include <span>
 
-#include "app/cli/dedup_options.hpp"
 #include "app/feed/input_feed.hpp"
+#include "app/options/dedup_options.hpp"
 #include "app/round/round_batch.hpp"
 #include "app/run/run_manifest.hpp"
 #include "bloomshard/core/two_tier.hpp"

@@ -10,11 +10,11 @@
 #include <functional>
 #include <string>
 
-#include "app/cli/checkpoint_options.hpp"
-#include "app/cli/key_options.hpp"
-#include "app/cli/option_groups.hpp"
-#include "app/cli/window_options.hpp"
 #include "app/feed/input_feed.hpp"
+#include "app/options/checkpoint_options.hpp"
+#include "app/options/key_options.hpp"
+#include "app/options/option_groups.hpp"
+#include "app/options/window_options.hpp"
 #include "app/report/job_metrics.hpp"
 #include "app/run/run_manifest.hpp"
 #include "app/state/window_slots.hpp"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/dedup_options.hpp"
+#include "app/options/dedup_options.hpp"
 #include "app/run/run_state.hpp"
 #include "app/run/watchdog.hpp"
 #include "comm/communicator.hpp"

@@ -5,8 +5,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "app/guard/output_guard.hpp"
 #include "app/run/job_setup.hpp"
-#include "app/run/output_guard.hpp"
 #include "app/split/split_inputs.hpp"
 #include "comm/heartbeat.hpp"
 #include "io/checkpoint/checkpoint_generations.hpp"

@@ -12,7 +12,7 @@
 #include <optional>
 #include <vector>
 
-#include "app/cli/dedup_options.hpp"
+#include "app/options/dedup_options.hpp"
 #include "app/run/run_manifest.hpp"
 #include "app/run/run_state.hpp"
 #include "bloomshard/core/slice_map.hpp"

@@ -7,7 +7,7 @@
 
 #include <optional>
 
-#include "app/cli/dedup_options.hpp"
+#include "app/options/dedup_options.hpp"
 #include "app/run/run_lease.hpp"
 #include "app/run/watchdog.hpp"
 #include "comm/communicator.hpp"

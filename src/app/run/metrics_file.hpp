@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "app/cli/dedup_options.hpp"
+#include "app/options/dedup_options.hpp"
 
 namespace bloomshard::app {
 

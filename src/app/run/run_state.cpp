@@ -11,8 +11,8 @@
 
 #include "app/cli/exit_codes.hpp"
 #include "app/feed/input_windows.hpp"
-#include "app/run/output_guard.hpp"
-#include "app/run/output_presence.hpp"
+#include "app/guard/output_guard.hpp"
+#include "app/guard/output_presence.hpp"
 #include "app/run/run_manifest.hpp"
 #include "app/state/state_key_scheme.hpp"
 #include "app/state/window_slots.hpp"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/dedup_options.hpp"
+#include "app/options/dedup_options.hpp"
 #include "app/run/run_manifest.hpp"
 #include "io/records/input_file.hpp"
 

@@ -8,12 +8,12 @@
 #include <iostream>
 #include <sstream>
 
-#include "app/cli/checkpoint_options.hpp"
-#include "app/cli/exact_options.hpp"
 #include "app/cli/exit_codes.hpp"
 #include "app/cli/mpi_command.hpp"
 #include "app/cli/version.hpp"
-#include "app/run/path_preflight.hpp"
+#include "app/guard/path_preflight.hpp"
+#include "app/options/checkpoint_options.hpp"
+#include "app/options/exact_options.hpp"
 #include "app/run/run_manifest.hpp"
 #include "app/run/run_state.hpp"
 #include "app/state/state_key_scheme.hpp"

@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "app/cli/exact_options.hpp"
 #include "app/cli/exit_codes.hpp"
+#include "app/options/exact_options.hpp"
 #include "app/report/job_metrics.hpp"
 #include "app/report/json_writer.hpp"
 #include "app/report/state_window_report.hpp"

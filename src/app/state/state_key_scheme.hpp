@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/dedup_options.hpp"
-#include "app/cli/key_options.hpp"
+#include "app/options/dedup_options.hpp"
+#include "app/options/key_options.hpp"
 #include "bloomshard/core/key_scheme.hpp"
 #include "io/checkpoint/checkpoint_store.hpp"
 

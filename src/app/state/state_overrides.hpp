@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/dedup_options.hpp"
+#include "app/options/dedup_options.hpp"
 #include "bloomshard/core/scalable_bloom.hpp"
 
 namespace bloomshard::app {

@@ -6,8 +6,8 @@
 // file in a directory that is not ours. Rank 0 only (filesystem work).
 #pragma once
 
-#include "app/cli/dedup_options.hpp"
-#include "app/run/output_guard.hpp"
+#include "app/guard/output_guard.hpp"
+#include "app/options/dedup_options.hpp"
 
 namespace bloomshard::app {
 

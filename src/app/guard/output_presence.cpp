@@ -1,10 +1,10 @@
-#include "app/run/output_presence.hpp"
+#include "app/guard/output_presence.hpp"
 
 #include <cstdint>
 #include <system_error>
 #include <vector>
 
-#include "app/run/output_guard.hpp"
+#include "app/guard/output_guard.hpp"
 #include "app/split/split_inputs.hpp"
 #include "io/output/output_writer.hpp"
 

@@ -8,15 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/checkpoint_options.hpp"
-#include "app/cli/exchange_options.hpp"
-#include "app/cli/fault_options.hpp"
-#include "app/cli/feed_options.hpp"
-#include "app/cli/filter_options.hpp"
-#include "app/cli/key_options.hpp"
-#include "app/cli/output_options.hpp"
-#include "app/cli/parsed_options.hpp"
-#include "app/cli/window_options.hpp"
+#include "app/options/checkpoint_options.hpp"
+#include "app/options/exchange_options.hpp"
+#include "app/options/fault_options.hpp"
+#include "app/options/feed_options.hpp"
+#include "app/options/filter_options.hpp"
+#include "app/options/key_options.hpp"
+#include "app/options/output_options.hpp"
+#include "app/options/parsed_options.hpp"
+#include "app/options/window_options.hpp"
 
 namespace bloomshard::app {
 

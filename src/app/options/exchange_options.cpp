@@ -1,4 +1,4 @@
-#include "app/cli/exchange_options.hpp"
+#include "app/options/exchange_options.hpp"
 
 #include <stdexcept>
 

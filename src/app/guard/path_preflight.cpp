@@ -1,4 +1,4 @@
-#include "app/run/path_preflight.hpp"
+#include "app/guard/path_preflight.hpp"
 
 #include <unistd.h>
 

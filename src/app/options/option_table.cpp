@@ -1,4 +1,4 @@
-#include "app/cli/option_table.hpp"
+#include "app/options/option_table.hpp"
 
 #include <stdexcept>
 #include <string>

@@ -1,11 +1,11 @@
-#include "app/cli/query_options.hpp"
+#include "app/options/query_options.hpp"
 
 #include <boost/program_options.hpp>
 #include <sstream>
 #include <string_view>
 
-#include "app/cli/exact_options.hpp"
 #include "app/cli/exit_codes.hpp"
+#include "app/options/exact_options.hpp"
 
 namespace bloomshard::app {
 namespace po = boost::program_options;

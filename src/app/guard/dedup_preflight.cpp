@@ -1,9 +1,9 @@
-#include "app/run/dedup_preflight.hpp"
+#include "app/guard/dedup_preflight.hpp"
 
 #include <vector>
 
 #include "app/cli/exit_codes.hpp"
-#include "app/run/path_preflight.hpp"
+#include "app/guard/path_preflight.hpp"
 #include "app/run/run_state.hpp"
 #include "io/checkpoint/checkpoint_generations.hpp"
 

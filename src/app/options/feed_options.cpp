@@ -1,4 +1,4 @@
-#include "app/cli/feed_options.hpp"
+#include "app/options/feed_options.hpp"
 
 #include <filesystem>
 #include <stdexcept>

@@ -7,8 +7,8 @@
 #include <boost/program_options.hpp>
 #include <string>
 
-#include "app/cli/option_table.hpp"
 #include "app/feed/annotate_mode.hpp"
+#include "app/options/option_table.hpp"
 #include "app/report/progress.hpp"
 
 namespace bloomshard::app {

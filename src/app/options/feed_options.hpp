@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/key_options.hpp"
-#include "app/cli/option_table.hpp"
+#include "app/options/key_options.hpp"
+#include "app/options/option_table.hpp"
 
 namespace bloomshard::app {
 

@@ -1,5 +1,5 @@
 // The --unit paragraph options of `bloomshard dedup`, part of the key
-// group (app/cli/key_options.hpp): --unit, --paragraph-split,
+// group (app/options/key_options.hpp): --unit, --paragraph-split,
 // --min-paragraph-bytes and --drop-if-removed-fraction. They become part
 // of the key scheme (core/key_scheme.hpp), so a state keeps them and a
 // resume must agree.

@@ -1,4 +1,4 @@
-#include "app/cli/paragraph_options.hpp"
+#include "app/options/paragraph_options.hpp"
 
 #include <stdexcept>
 

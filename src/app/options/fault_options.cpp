@@ -1,4 +1,4 @@
-#include "app/cli/fault_options.hpp"
+#include "app/options/fault_options.hpp"
 
 #include <stdexcept>
 

@@ -1,4 +1,4 @@
-#include "app/cli/exact_options.hpp"
+#include "app/options/exact_options.hpp"
 
 #include <algorithm>
 #include <fstream>

@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/dedup_options.hpp"
-#include "app/cli/exchange_options.hpp"
-#include "app/cli/feed_options.hpp"
-#include "app/cli/key_options.hpp"
-#include "app/cli/option_groups.hpp"
-#include "app/cli/output_options.hpp"
-#include "app/cli/parsed_options.hpp"
+#include "app/options/dedup_options.hpp"
+#include "app/options/exchange_options.hpp"
+#include "app/options/feed_options.hpp"
+#include "app/options/key_options.hpp"
+#include "app/options/option_groups.hpp"
+#include "app/options/output_options.hpp"
+#include "app/options/parsed_options.hpp"
 #include "app/state/state_key_scheme.hpp"
 
 namespace bloomshard::app {

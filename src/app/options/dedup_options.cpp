@@ -1,12 +1,12 @@
-#include "app/cli/dedup_options.hpp"
+#include "app/options/dedup_options.hpp"
 
 #include <boost/program_options.hpp>
 #include <sstream>
 #include <string_view>
 
-#include "app/cli/exact_options.hpp"
 #include "app/cli/exit_codes.hpp"
 #include "app/cli/version.hpp"
+#include "app/options/exact_options.hpp"
 
 namespace bloomshard::app {
 namespace po = boost::program_options;

@@ -1,4 +1,4 @@
-#include "app/cli/key_options.hpp"
+#include "app/options/key_options.hpp"
 
 #include <stdexcept>
 

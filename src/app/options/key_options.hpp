@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/option_table.hpp"
-#include "app/cli/paragraph_options.hpp"
+#include "app/options/option_table.hpp"
+#include "app/options/paragraph_options.hpp"
 #include "bloomshard/core/key_scheme.hpp"
 
 namespace bloomshard::app {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "app/cli/option_table.hpp"
+#include "app/options/option_table.hpp"
 #include "io/checkpoint/checkpoint_store.hpp"
 
 namespace bloomshard::app {

@@ -1,4 +1,4 @@
-#include "app/cli/checkpoint_options.hpp"
+#include "app/options/checkpoint_options.hpp"
 
 #include <stdexcept>
 

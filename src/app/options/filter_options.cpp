@@ -1,4 +1,4 @@
-#include "app/cli/filter_options.hpp"
+#include "app/options/filter_options.hpp"
 
 #include "bloomshard/core/slice_map.hpp"
 

@@ -1,4 +1,4 @@
-#include "app/cli/window_options.hpp"
+#include "app/options/window_options.hpp"
 
 #include "app/state/window_slots.hpp"
 

@@ -1,4 +1,4 @@
-#include "app/cli/output_options.hpp"
+#include "app/options/output_options.hpp"
 
 #include <stdexcept>
 

@@ -1,11 +1,11 @@
-#include "app/run/output_guard.hpp"
+#include "app/guard/output_guard.hpp"
 
 #include <fstream>
 #include <system_error>
 
 #include "app/cli/exit_codes.hpp"
+#include "app/guard/path_preflight.hpp"
 #include "app/report/json_writer.hpp"
-#include "app/run/path_preflight.hpp"
 #include "app/run/run_lease.hpp"
 #include "app/split/split_inputs.hpp"
 #include "io/durable/durable_entries.hpp"
