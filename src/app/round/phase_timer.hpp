@@ -1,6 +1,6 @@
-// One stretch of a round, timed: its wall time and the calling thread's
-// kernel time (page faults, system calls) since construction, added to a
-// phase's totals.
+// Wall-clock helpers of a job: seconds since a point, and one stretch of a
+// round timed (its wall time and the calling thread's kernel time: page
+// faults, system calls) added to a phase's totals.
 #pragma once
 
 #include <chrono>
@@ -8,6 +8,11 @@
 #include "app/report/resource_usage.hpp"
 
 namespace bloomshard::app {
+
+/// Seconds of wall time since `start`.
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 class PhaseTimer {
  public:

@@ -22,6 +22,7 @@
 #include "app/report/stderr_line.hpp"
 #include "app/round/key_order.hpp"
 #include "app/round/layer_growth.hpp"
+#include "app/round/phase_timer.hpp"
 #include "app/round/round.hpp"
 #include "app/run/checkpointer.hpp"
 #include "app/run/fault_pause.hpp"
@@ -49,10 +50,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 // BLOOMSHARD_RANKS_PER_NODE=k makes the node-aware exchange treat groups of
 // k consecutive ranks as nodes: several "nodes" on one machine, for tests

@@ -15,6 +15,7 @@
 #include "app/report/json_writer.hpp"
 #include "app/report/resource_usage.hpp"
 #include "app/report/stderr_line.hpp"
+#include "app/round/phase_timer.hpp"
 #include "app/round/read_step.hpp"
 #include "app/round/round_agreement.hpp"
 #include "app/round/round_batch.hpp"
@@ -37,8 +38,39 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
+// A query's record figures, summed over the ranks with the key counters in
+// one allreduce: each struct walked through its field table, no position
+// to keep in step by hand.
+struct QueryRecordSums {
+  std::uint64_t records = 0;
+  std::uint64_t rejected = 0;
+  std::uint64_t hits = 0;
+  std::uint64_t emitted = 0;
+  std::uint64_t output_bytes = 0;
+};
+inline constexpr core::CounterOf<QueryRecordSums> kQueryRecordFields[] = {
+    {"records", &QueryRecordSums::records},
+    {"rejected", &QueryRecordSums::rejected},
+    {"hits", &QueryRecordSums::hits},
+    {"emitted", &QueryRecordSums::emitted},
+    {"output_bytes", &QueryRecordSums::output_bytes},
+};
+static_assert(std::size(kQueryRecordFields) * sizeof(std::uint64_t) == sizeof(QueryRecordSums),
+              "a QueryRecordSums field is missing from kQueryRecordFields");
+
+// Collective: `mine` and `keys` summed over the ranks; the key sums go to
+// `key_sums`.
+QueryRecordSums sum_over_ranks(const comm::Communicator& world, QueryRecordSums mine,
+                               const core::QueryCounters& keys, core::QueryCounters& key_sums) {
+  std::vector<std::uint64_t> wire;
+  wire.reserve(std::size(kQueryRecordFields) + std::size(core::kQueryCounterFields));
+  for (const auto& f : kQueryRecordFields) wire.push_back(mine.*f.member);
+  for (const auto& f : core::kQueryCounterFields) wire.push_back(keys.*f.member);
+  wire = world.allreduce_sum(wire);
+  std::size_t i = 0;
+  for (const auto& f : kQueryRecordFields) mine.*f.member = wire[i++];
+  for (const auto& f : core::kQueryCounterFields) key_sums.*f.member = wire[i++];
+  return mine;
 }
 
 // What rank 0 found: the generations to try, the slice count, the inputs.
@@ -324,17 +356,15 @@ class QueryJob {
   // --metrics. Exit 3 over --max-reject-fraction.
   int report(const InputFeed& feed, QueryTotals& t, double seconds) {
     const FeedCounters& c = feed.counters();
-    const core::QueryCounters& k = key_counters_;
-    const std::vector<std::uint64_t> sums = world_.allreduce_sum(std::vector<std::uint64_t>{
-        c.records, c.rejected, record_hits_, c.kept, c.output_bytes, k.queried, k.tier1_absent,
-        k.tier1_maybe, k.tier2_lookups, k.hits, k.false_positives});
-    t.records = sums[0];
-    t.rejected = sums[1];
-    t.hits = sums[2];
+    const QueryRecordSums records =
+        sum_over_ranks(world_, {c.records, c.rejected, record_hits_, c.kept, c.output_bytes},
+                       key_counters_, t.keys);
+    t.records = records.records;
+    t.rejected = records.rejected;
+    t.hits = records.hits;
     t.misses = t.records - t.rejected - t.hits;
-    t.emitted = sums[3];
-    t.output_bytes = sums[4];
-    t.keys = {sums[5], sums[6], sums[7], sums[8], sums[9], sums[10]};
+    t.emitted = records.emitted;
+    t.output_bytes = records.output_bytes;
     t.skipped_inputs = skipped_;
     t.seconds = world_.allreduce_max(seconds);
     t.max_rss_anon_bytes = world_.allreduce_max(peak_rss_anon_);
