@@ -51,7 +51,10 @@ while read -r code meaning; do
   grep -qF "  $code" "$tmp/top" || { echo "--help lacks exit code $code" >&2; missing=1; }
   for doc in README.md docs/commands.md docs/design.md; do
     # The table row as the program words it (backticks are markdown only).
-    tr -d '`' <"$src/$doc" | grep -qF "| $code | $meaning |" ||
+    # Through a file, not a pipe: grep -q stops at the first match, and tr's
+    # next write then dies of SIGPIPE, which pipefail reports as a miss.
+    tr -d '`' <"$src/$doc" >"$tmp/doc_text"
+    grep -qF "| $code | $meaning |" "$tmp/doc_text" ||
       { echo "$doc lacks the row '| $code | $meaning |'" >&2; missing=1; }
   done
 done <"$tmp/codes"

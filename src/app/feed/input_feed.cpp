@@ -8,7 +8,7 @@
 
 #include "app/split/split_inputs.hpp"
 #include "bloomshard/core/normalize.hpp"
-#include "io/checkpoint/checkpoint_generations.hpp"
+#include "io/durable/durable_file.hpp"
 #include "io/records/json_long_string.hpp"
 #include "io/records/reject_reasons.hpp"
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "io/output/reject_writer.hpp"
+#include "io/output/json_escape.hpp"
 
 namespace bloomshard::app {
 

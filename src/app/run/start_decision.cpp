@@ -19,6 +19,7 @@
 #include "bloomshard/core/normalize.hpp"
 #include "io/checkpoint/checkpoint_generations.hpp"
 #include "io/checkpoint/checkpoint_store.hpp"
+#include "io/durable/durable_file.hpp"
 
 namespace bloomshard::app {
 namespace fs = std::filesystem;

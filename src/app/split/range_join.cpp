@@ -15,7 +15,7 @@
 
 #include "app/split/retracted_lines.hpp"
 #include "app/split/split_inputs.hpp"
-#include "io/checkpoint/checkpoint_generations.hpp"
+#include "io/durable/durable_file.hpp"
 #include "io/output/json_escape.hpp"
 #include "io/output/output_writer.hpp"
 

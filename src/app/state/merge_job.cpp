@@ -19,6 +19,7 @@
 #include "app/state/state_key_scheme.hpp"
 #include "bloomshard/core/slice_map.hpp"
 #include "io/checkpoint/checkpoint_store.hpp"
+#include "io/durable/durable_file.hpp"
 
 namespace bloomshard::app {
 namespace {

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "bloomshard/store/state_dir.hpp"
-#include "io/durable/durable_file.hpp"
 
 namespace bloomshard::io {
 
