@@ -74,7 +74,7 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   h.generation = generation_;
   h.run_id = base_.run_id;
   h.finished = finished;
-  h.split_inputs = has_split_inputs(m);            // marks the state for builds that predate split inputs
+  h.split_inputs = has_split_inputs(m);  // marks the state for builds that predate split inputs
   h.retracted_records = has_retracted_records(m);  // and for builds before retractions
   put_window(config_.window, set, slot_clock_ != nullptr ? slot_clock_->progress() : 0, h);
   // The manifest text is rank 0's alone (the store writes rank 0's copy):
