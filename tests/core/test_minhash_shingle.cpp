@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -102,6 +103,69 @@ TEST(MinHashShingle, PiecesCutAnywhereGiveTheSameShinglesInBatches) {
       EXPECT_EQ(hasher.shingle_count(), whole.size());
       EXPECT_GT(sink.calls, whole.size() / kShingleBatch);
       EXPECT_LT(hasher.held_bytes(), 1024U);  // the window, not the text
+    }
+  }
+}
+
+// word:N shingles spelled out: the words joined by one space, hashed whole.
+std::vector<std::uint64_t> naive_word_shingles(const std::vector<std::string>& words,
+                                               std::size_t n) {
+  std::vector<std::uint64_t> out;
+  const auto joined = [&](std::size_t from, std::size_t count) {
+    std::string s;
+    for (std::size_t k = from; k < from + count; ++k) s += (k > from ? " " : "") + words[k];
+    return s;
+  };
+  if (words.empty()) return out;
+  if (words.size() <= n) return {h(joined(0, words.size()))};
+  for (std::size_t i = 0; i + n <= words.size(); ++i) out.push_back(h(joined(i, n)));
+  return out;
+}
+
+TEST(MinHashShingle, WordsLongerThanTheWindowGiveTheSameHashes) {
+  // Long words alone, side by side, first, last, in a text shorter than N,
+  // and lengths just around kMaxWindowWordBytes; fed in pieces of every
+  // size, so a word crosses the limit inside a piece and at its edge.
+  std::mt19937 rng(35);
+  const std::size_t lengths[] = {1,
+                                 7,
+                                 kMaxWindowWordBytes - 1,
+                                 kMaxWindowWordBytes,
+                                 kMaxWindowWordBytes + 1,
+                                 3 * kMaxWindowWordBytes + 5,
+                                 20000};
+  for (int round = 0; round < 60; ++round) {
+    std::vector<std::string> words(rng() % 14 + 1);
+    for (auto& w : words) {
+      const bool long_word = rng() % 3 == 0;
+      const std::size_t len = long_word ? lengths[2 + rng() % 5] : lengths[rng() % 2];
+      w.assign(len, static_cast<char>('a' + rng() % 26));
+      w[rng() % len] = 'z';  // not all alike
+    }
+    std::string text;
+    for (const auto& w : words) text += (text.empty() ? "" : " ") + w;
+    for (const std::uint32_t n : {1U, 2U, 5U, 9U}) {
+      const auto want = naive_word_shingles(words, n);
+      for (const std::size_t cut : {std::size_t{1} << 30, std::size_t{1000}, std::size_t{333}}) {
+        ShingleHasher hasher({ShingleKind::kWord, n});
+        Collect sink;
+        for (std::size_t i = 0; i < text.size(); i += cut) {
+          hasher.feed(std::string_view(text).substr(i, cut), sink);
+        }
+        hasher.finish(sink);
+        ASSERT_EQ(sink.all, want) << "round " << round << " n " << n << " cut " << cut;
+        // The window never holds a long word: N short words and a margin.
+        EXPECT_LE(hasher.held_bytes(), 2 * n * (kMaxWindowWordBytes + 1) + 64 * 600);
+      }
+      // The same hasher, reset, gives the same again (states left open by
+      // the text's end are dropped).
+      ShingleHasher hasher({ShingleKind::kWord, n});
+      Collect first, second;
+      hasher.feed(text, first);
+      hasher.reset();
+      hasher.feed(text, second);
+      hasher.finish(second);
+      ASSERT_EQ(second.all, want) << "after reset, round " << round << " n " << n;
     }
   }
 }

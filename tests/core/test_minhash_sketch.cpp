@@ -1,6 +1,6 @@
 // One record's sketch end to end: known answers (the same as the Python
 // reference tests/bench/minhash_reference.py), the empty-text rule,
-// invalid UTF-8, and a 10 MB document in bounded memory.
+// invalid UTF-8, and 10 MB and 100 MB documents in bounded memory.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -193,6 +193,17 @@ TEST(MinHashSketch, RejectsBadGeometry) {
   EXPECT_THROW(MinHashSketcher({ShingleSpec{}, 4096, 2}), std::invalid_argument);
 }
 
+std::size_t peak_bytes_of_sketch(MinHashSketcher& sketcher, std::string_view doc,
+                                 MinHashSketch& out) {
+  std::string error;
+  out.signature.reserve(sketcher.config().bands * sketcher.config().rows);
+  out.band_keys.reserve(sketcher.config().bands);
+  const std::size_t before = g_live_bytes.load();
+  g_peak_bytes.store(before);
+  EXPECT_TRUE(sketcher.sketch(doc, out, error)) << error;
+  return g_peak_bytes.load() - before;
+}
+
 TEST(MinHashSketch, TenMegabyteDocumentInBoundedMemory) {
   // Mixed ASCII and accented words, so both normalization paths run.
   std::string doc;
@@ -205,13 +216,7 @@ TEST(MinHashSketch, TenMegabyteDocumentInBoundedMemory) {
   for (const char* shingle : {"word:5", "char:5"}) {
     MinHashSketcher sketcher({parse_shingle_spec(shingle), 14, 8});
     MinHashSketch out;
-    std::string error;
-    out.signature.reserve(112);
-    out.band_keys.reserve(14);
-    const std::size_t before = g_live_bytes.load();
-    g_peak_bytes.store(before);
-    ASSERT_TRUE(sketcher.sketch(doc, out, error)) << error;
-    const std::size_t peak = g_peak_bytes.load() - before;
+    const std::size_t peak = peak_bytes_of_sketch(sketcher, doc, out);
     EXPECT_GT(out.shingles, 1000000U);
     // The piece of one 64 KiB chunk, the caseless form of one non-ASCII
     // run, the window and one batch: about 100 KiB measured, whatever the
@@ -220,6 +225,30 @@ TEST(MinHashSketch, TenMegabyteDocumentInBoundedMemory) {
     std::printf("%s: %llu shingles, peak %zu bytes held at once\n", shingle,
                 static_cast<unsigned long long>(out.shingles), peak);
   }
+}
+
+TEST(MinHashSketch, HundredMegabyteDocumentWithoutAsciiOrSpacesInBoundedMemory) {
+  // 100 MB in three stretches that each used to be held whole: CJK
+  // ideographs with no ASCII byte (one normalization chunk), then one
+  // "word" of 40 MB with no space (base64 in a page: the shingle window),
+  // then Hangul with ideographic spaces, no ASCII either.
+  std::string doc;
+  doc.reserve(100U << 20);
+  std::mt19937 rng(36);
+  while (doc.size() < (30U << 20)) doc += "\u6587\u5b57\u8a9e\u4e2d";
+  doc += ' ';
+  while (doc.size() < (70U << 20)) doc += static_cast<char>('A' + rng() % 26);
+  doc += ' ';
+  while (doc.size() < (100U << 20)) doc += (rng() % 5 == 0) ? "\u3000" : "\uac00\ud55c";
+  MinHashSketcher sketcher(MinHashConfig{});
+  MinHashSketch out;
+  const std::size_t peak = peak_bytes_of_sketch(sketcher, doc, out);
+  // The documented bound (docs/near-duplicates.md): one chunk's pieces
+  // (about 6 x 64 KiB), the window and the long word's streaming states.
+  EXPECT_LT(peak, 1024U * 1024U) << peak << " bytes at once";
+  EXPECT_GT(out.shingles, 900000U);  // the Hangul words, each in 5 shingles
+  std::printf("100 MB: %llu shingles, peak %zu bytes held at once\n",
+              static_cast<unsigned long long>(out.shingles), peak);
 }
 
 }  // namespace

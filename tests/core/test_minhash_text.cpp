@@ -1,6 +1,7 @@
 // minhash-text/v1 normalization: the rules one by one, invalid UTF-8 as an
 // error value, and chunked normalization equal to the whole-text one.
 #include <gtest/gtest.h>
+#include <utf8proc.h>
 
 #include <random>
 #include <string>
@@ -117,6 +118,56 @@ TEST(MinHashText, ChunkedEqualsWholeTextForEveryChunkSize) {
       ASSERT_EQ(got, expected) << "chunk " << chunk << " text " << text;
     }
   }
+}
+
+TEST(MinHashText, TextsWithoutAsciiAreCutToo) {
+  // No ASCII byte at all: the cuts fall before white space, punctuation,
+  // CJK ideographs and Hangul syllables, next to the marks, jamo, kana
+  // voicing marks and Greek letters that would change across a bad cut.
+  const char* const parts[] = {"\u00e9", "\u0301", "\u0327", "\u1100", "\u1161", "\u11a8",
+                               "\uac00", "\u3000", "\u3002", "\u03a3", "\u00df", "\u0345",
+                               "\u2014", "\u6587", "\u00c5", "\u212b", "\u304b", "\u3099",
+                               "\u037e", "\u2000", "\u0399", "\u00a0", "\u0915", "\u093c"};
+  std::mt19937 rng(34);
+  std::uniform_int_distribution<std::size_t> pick(0, std::size(parts) - 1);
+  for (int round = 0; round < 300; ++round) {
+    std::string text;
+    for (int k = 0; k < 60; ++k) text += parts[pick(rng)];
+    const std::string expected = whole_text_reference(text);
+    for (const std::size_t chunk :
+         {std::size_t{1}, std::size_t{2}, std::size_t{5}, std::size_t{11}, std::size_t{0}}) {
+      MinHashTextNormalizer walk(text, chunk);
+      std::string got;
+      std::string_view piece;
+      while (walk.next(piece)) got.append(piece);
+      ASSERT_EQ(got, expected) << "chunk " << chunk << " text " << text;
+    }
+  }
+}
+
+TEST(MinHashText, EveryCutPointIsAStarterBeforeAndAfterFolding) {
+  // The chunked walk is exact only if a cut point, and the first code point
+  // of its canonical caseless form, have canonical combining class 0.
+  std::size_t cut_points = 0;
+  std::string folded;
+  for (char32_t cp = 0; cp < 0x110000U; ++cp) {
+    if (cp >= 0xD800U && cp <= 0xDFFFU) continue;
+    if (!is_minhash_text_cut_point(cp)) continue;
+    ++cut_points;
+    ASSERT_EQ(utf8proc_get_property(static_cast<utf8proc_int32_t>(cp))->combining_class, 0)
+        << std::hex << static_cast<std::uint32_t>(cp);
+    std::string utf8(4, '\0');
+    utf8.resize(static_cast<std::size_t>(utf8proc_encode_char(
+        static_cast<utf8proc_int32_t>(cp), reinterpret_cast<utf8proc_uint8_t*>(utf8.data()))));
+    normalize_key(NormalizePolicy::kNfcCasefold, utf8, folded);
+    ASSERT_FALSE(folded.empty());
+    utf8proc_int32_t first = 0;
+    utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(folded.data()),
+                     static_cast<utf8proc_ssize_t>(folded.size()), &first);
+    ASSERT_EQ(utf8proc_get_property(first)->combining_class, 0)
+        << std::hex << static_cast<std::uint32_t>(cp);
+  }
+  EXPECT_GT(cut_points, 30000U);  // the CJK and Hangul blocks alone hold 38,000
 }
 
 }  // namespace

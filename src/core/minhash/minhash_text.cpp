@@ -107,11 +107,38 @@ void MinHashTextNormalizer::filter_into_piece(std::string_view folded) {
   out_.resize(static_cast<std::size_t>(out - out_.data()));
 }
 
+bool is_minhash_text_cut_point(char32_t cp) noexcept {
+  // CJK Unified Ideographs (and Extension A) and Hangul syllables have no
+  // decomposition that starts with a mark (a syllable decomposes to a
+  // leading jamo, itself never a second) and no case folding; punctuation
+  // and white space (some decompose, to one starter: U+2000 -> U+2002)
+  // neither. A test checks the combining class of each through utf8proc.
+  if (cp < 0x80U) return true;
+  if ((cp >= 0x4E00U && cp <= 0x9FFFU) || (cp >= 0x3400U && cp <= 0x4DBFU) ||
+      (cp >= 0xAC00U && cp <= 0xD7A3U)) {
+    return true;
+  }
+  return is_unicode_white_space(cp) || is_unicode_punctuation(cp);
+}
+
+std::size_t MinHashTextNormalizer::cut_at_or_after(std::size_t target) const noexcept {
+  for (std::size_t end = target; end < text_.size(); ++end) {
+    const auto byte = static_cast<unsigned char>(text_[end]);
+    if (byte < 0x80U) return end;
+    if ((byte & 0xC0U) == 0x80U) continue;  // inside a code point
+    utf8proc_int32_t cp = 0;
+    utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(text_.data() + end),
+                     static_cast<utf8proc_ssize_t>(text_.size() - end), &cp);
+    if (cp >= 0 && is_minhash_text_cut_point(static_cast<char32_t>(cp))) return end;
+  }
+  return text_.size();
+}
+
 bool MinHashTextNormalizer::next(std::string_view& piece) {
   const auto is_ascii = [](char c) { return static_cast<unsigned char>(c) < 0x80U; };
   while (pos_ < text_.size()) {
-    std::size_t end = pos_ + chunk_ < text_.size() ? pos_ + chunk_ : text_.size();
-    while (end < text_.size() && !is_ascii(text_[end])) ++end;
+    const std::size_t end =
+        pos_ + chunk_ < text_.size() ? cut_at_or_after(pos_ + chunk_) : text_.size();
     const std::string_view chunk = text_.substr(pos_, end - pos_);
     pos_ = end;
 

@@ -23,11 +23,14 @@ inline constexpr std::size_t kMinHashTextChunk = 64 * 1024;
 
 /// Walks the normalized form of a text in pieces, so a long document costs
 /// memory of about one chunk, not of the whole text. A chunk ends just
-/// before an ASCII byte at or past `chunk` bytes: an ASCII code point has
-/// canonical combining class 0 and is never the second of a canonical
-/// composition pair, and case folding maps code point by code point, so the
-/// normalized chunks concatenated are exactly the normalized whole text.
-/// Limit: a text with no ASCII byte at all (e.g. unbroken CJK) is one chunk.
+/// before the first cut point (is_minhash_text_cut_point: ASCII, white
+/// space, punctuation, CJK ideographs, Hangul syllables) at or past `chunk`
+/// bytes: such a code point has canonical combining class 0, its canonical
+/// caseless form starts with one too, and it is never the second of a
+/// canonical composition pair, and case folding maps code point by code
+/// point, so the normalized chunks concatenated are exactly the normalized
+/// whole text. Limit: a stretch with no cut point (e.g. a megabyte of
+/// combining marks, or of Greek letters without a space) stays whole.
 class MinHashTextNormalizer {
  public:
   /// Validates `text` as UTF-8 first (a walk without copying). `text` must
@@ -43,6 +46,9 @@ class MinHashTextNormalizer {
   bool next(std::string_view& piece);
 
  private:
+  // The first cut point at or after byte `target` (or the text's end).
+  [[nodiscard]] std::size_t cut_at_or_after(std::size_t target) const noexcept;
+
   // Appends the minhash-text/v1 form of caseless text `folded` to out_.
   void filter_into_piece(std::string_view folded);
 
@@ -59,6 +65,11 @@ class MinHashTextNormalizer {
 /// The whole normalized text, or nullopt with `error` set for invalid UTF-8.
 [[nodiscard]] std::optional<std::string> normalize_minhash_text(std::string_view text,
                                                                 std::string* error = nullptr);
+
+/// Whether the normalizer may cut a text just before `cp` with no effect on
+/// the result: ASCII, White_Space, P*, CJK Unified Ideographs (U+4E00..
+/// U+9FFF, U+3400..U+4DBF) and Hangul syllables (U+AC00..U+D7A3).
+[[nodiscard]] bool is_minhash_text_cut_point(char32_t cp) noexcept;
 
 /// True for code points of Unicode general category P* (punctuation).
 [[nodiscard]] bool is_unicode_punctuation(char32_t cp) noexcept;

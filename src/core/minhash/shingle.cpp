@@ -1,9 +1,14 @@
 // Streaming shingles (shingle.hpp). The window holds the last units as the
 // bytes that are hashed, so a shingle costs one XXH3 call over about
 // N x (word length + 1) bytes and one small memmove when the window slides.
+// A word past kMaxWindowWordBytes leaves the window: the (at most N)
+// shingles holding it are hashed by streaming states fed as bytes arrive,
+// which XXH3 guarantees equal to the one-shot hash of the same bytes.
 #include "core/minhash/shingle.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <system_error>
@@ -54,6 +59,61 @@ std::string shingle_spec_name(const ShingleSpec& spec) {
          std::to_string(spec.size);
 }
 
+// The shingles that hold a long word, hashed as their bytes go by. The
+// shingle starting at unit s owns slot s mod N: the N shingles open at once
+// start at N consecutive units. The states live in one plain byte buffer
+// aligned by hand (XXH3_state_t asks for 64), so they are ordinary heap
+// bytes.
+struct ShingleHasher::LongWordStates {
+  explicit LongWordStates(std::uint32_t n)
+      : raw(n * sizeof(XXH3_state_t) + alignof(XXH3_state_t) - 1),
+        state(align_states(raw.data())),
+        slots(n),
+        start(n),
+        open(n, 0) {}
+
+  static XXH3_state_t* align_states(unsigned char* p) noexcept {
+    const auto address = reinterpret_cast<std::uintptr_t>(p);
+    const std::uintptr_t mask = alignof(XXH3_state_t) - 1;
+    return reinterpret_cast<XXH3_state_t*>((address + mask) & ~mask);
+  }
+
+  [[nodiscard]] bool is_open(std::uint64_t s) const noexcept {
+    const std::size_t slot = s % slots;
+    return open[slot] != 0 && start[slot] == s;
+  }
+  void open_at(std::uint64_t s, std::string_view prefix) noexcept {
+    const std::size_t slot = s % slots;
+    XXH3_64bits_reset_withSeed(&state[slot], kShingleHashSeed);
+    XXH3_64bits_update(&state[slot], prefix.data(), prefix.size());
+    start[slot] = s;
+    open[slot] = 1;
+    ++open_count;
+  }
+  [[nodiscard]] std::uint64_t close(std::uint64_t s) noexcept {
+    const std::size_t slot = s % slots;
+    open[slot] = 0;
+    --open_count;
+    return XXH3_64bits_digest(&state[slot]);
+  }
+  void update_all(std::string_view bytes) noexcept {
+    for (std::size_t slot = 0; slot < slots; ++slot) {
+      if (open[slot] != 0) XXH3_64bits_update(&state[slot], bytes.data(), bytes.size());
+    }
+  }
+  void clear() noexcept {
+    std::fill(open.begin(), open.end(), std::uint8_t{0});
+    open_count = 0;
+  }
+
+  std::vector<unsigned char> raw;
+  XXH3_state_t* state;  // slots states inside raw
+  std::size_t slots;
+  std::vector<std::uint64_t> start;
+  std::vector<std::uint8_t> open;
+  std::uint32_t open_count = 0;
+};
+
 ShingleHasher::ShingleHasher(ShingleSpec spec) : spec_(spec) {
   if (spec.size < 1 || spec.size > kMaxShingleSize) {
     throw std::invalid_argument("shingle size " + std::to_string(spec.size) + " outside 1.." +
@@ -61,9 +121,21 @@ ShingleHasher::ShingleHasher(ShingleSpec spec) : spec_(spec) {
   }
 }
 
+ShingleHasher::~ShingleHasher() = default;
+
+std::size_t ShingleHasher::held_bytes() const noexcept {
+  const std::size_t states =
+      states_ ? states_->raw.capacity() + states_->slots * (sizeof(std::uint64_t) + 1) : 0;
+  return window_.capacity() + states;
+}
+
 void ShingleHasher::reset() noexcept {
   window_.clear();
   units_ = 0;
+  window_first_ = 0;
+  unit_index_ = 0;
+  long_word_ = false;
+  if (states_) states_->clear();
   in_word_ = false;
   cp_left_ = 0;
   shingles_ = 0;
@@ -76,22 +148,66 @@ void ShingleHasher::flush(ShingleHashSink& sink) {
   batch_size_ = 0;
 }
 
-void ShingleHasher::emit(ShingleHashSink& sink) {
-  batch_[batch_size_++] = XXH3_64bits_withSeed(window_.data(), window_.size(), kShingleHashSeed);
+void ShingleHasher::push(std::uint64_t hash, ShingleHashSink& sink) {
+  batch_[batch_size_++] = hash;
   ++shingles_;
   if (batch_size_ == kShingleBatch) flush(sink);
 }
 
-void ShingleHasher::end_unit(ShingleHashSink& sink) {
-  unit_end_[units_++] = static_cast<std::uint32_t>(window_.size());
-  if (units_ < spec_.size) return;
-  emit(sink);
-  // Slide: drop the first unit (and, for words, the space after it).
+void ShingleHasher::emit(ShingleHashSink& sink) {
+  push(XXH3_64bits_withSeed(window_.data(), window_.size(), kShingleHashSeed), sink);
+}
+
+void ShingleHasher::drop_first_window_unit() {
+  // The unit and, for words, the space after it.
   const std::uint32_t drop =
       unit_end_[0] + (spec_.kind == ShingleKind::kWord && units_ > 1 ? 1U : 0U);
   window_.erase(0, drop);
   for (std::uint32_t k = 1; k < units_; ++k) unit_end_[k - 1] = unit_end_[k] - drop;
   --units_;
+  ++window_first_;
+}
+
+void ShingleHasher::end_unit(ShingleHashSink& sink) {
+  if (!long_word_) unit_end_[units_++] = static_cast<std::uint32_t>(window_.size());
+  long_word_ = false;
+  ++unit_index_;
+  if (unit_index_ < spec_.size) return;
+  const std::uint64_t first = unit_index_ - spec_.size;  // the finished shingle's first unit
+  if (states_ && states_->is_open(first)) {
+    push(states_->close(first), sink);
+    return;  // its units are not in the window (a long word's clear dropped them)
+  }
+  emit(sink);  // the window holds exactly units first .. unit_index_ - 1
+  drop_first_window_unit();
+}
+
+void ShingleHasher::start_long_word() {
+  // Opens a state for each shingle that will hold the current word (those
+  // starting at most N - 1 units before it) and has none yet, fed with its
+  // bytes so far; every unit from such a start on is still in the window
+  // (an earlier long word would have opened that shingle's state).
+  if (!states_) states_ = std::make_unique<LongWordStates>(spec_.size);
+  const std::uint64_t word = unit_index_;
+  const std::uint64_t lowest = word + 1 >= spec_.size ? word + 1 - spec_.size : 0;
+  for (std::uint64_t s = std::max(lowest, window_first_); s <= word; ++s) {
+    if (states_->is_open(s)) continue;
+    const std::size_t offset = s == window_first_ ? 0 : unit_end_[s - window_first_ - 1] + 1U;
+    states_->open_at(s, std::string_view(window_).substr(offset));
+  }
+  window_.clear();
+  units_ = 0;
+  window_first_ = word + 1;
+  long_word_ = true;
+}
+
+void ShingleHasher::append_word_bytes(std::string_view bytes) {
+  if (!long_word_) {
+    const std::size_t word_start = units_ > 0 ? unit_end_[units_ - 1] + 1U : 0;
+    if (window_.size() - word_start + bytes.size() > kMaxWindowWordBytes) start_long_word();
+  }
+  if (!long_word_) window_.append(bytes);
+  if (states_ && states_->open_count > 0) states_->update_all(bytes);
 }
 
 void ShingleHasher::feed(std::string_view piece, ShingleHashSink& sink) {
@@ -109,9 +225,12 @@ void ShingleHasher::feed(std::string_view piece, ShingleHashSink& sink) {
           space == nullptr
               ? piece.size()
               : static_cast<std::size_t>(static_cast<const char*>(space) - piece.data());
-      if (!in_word_ && units_ > 0) window_.push_back(' ');
+      if (!in_word_ && unit_index_ > 0) {
+        if (units_ > 0) window_.push_back(' ');
+        if (states_ && states_->open_count > 0) states_->update_all(" ");
+      }
       in_word_ = true;
-      window_.append(piece.substr(i, end - i));
+      append_word_bytes(piece.substr(i, end - i));
       i = end;
     }
     return;
@@ -126,7 +245,13 @@ void ShingleHasher::feed(std::string_view piece, ShingleHashSink& sink) {
 void ShingleHasher::finish(ShingleHashSink& sink) {
   if (in_word_) end_unit(sink);
   in_word_ = false;
-  if (shingles_ == 0 && units_ > 0) emit(sink);  // shorter than N: one shingle of it all
+  if (shingles_ == 0 && unit_index_ > 0) {  // shorter than N: one shingle of it all
+    if (states_ && states_->is_open(0)) {
+      push(states_->close(0), sink);
+    } else {
+      emit(sink);
+    }
+  }
   flush(sink);
 }
 

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -55,13 +56,21 @@ class ShingleHashSink {
 /// small enough to stay in L1 (2 KiB).
 inline constexpr std::size_t kShingleBatch = 256;
 
+/// A word:N word longer than this is not kept in the window: the shingles
+/// that hold it are hashed by streaming XXH3 states instead (same hashes).
+inline constexpr std::size_t kMaxWindowWordBytes = 1024;
+
 /// Streams the shingles of one normalized text: feed() its pieces in order
-/// (cut anywhere between code points), then finish(). Memory: the window of
-/// N words (N code points) and one batch, whatever the text's length; a
-/// single word longer than the whole window costs its own length.
+/// (cut anywhere between code points), then finish(). Memory, whatever the
+/// text's length: the window (at most N x (kMaxWindowWordBytes + 1) bytes
+/// for word:N, 4 N for char:N), one batch, and from the first word longer
+/// than kMaxWindowWordBytes on, N streaming XXH3 states (576 bytes each).
 class ShingleHasher {
  public:
   explicit ShingleHasher(ShingleSpec spec);
+  ~ShingleHasher();
+  ShingleHasher(const ShingleHasher&) = delete;
+  ShingleHasher& operator=(const ShingleHasher&) = delete;
 
   /// Starts a new text.
   void reset() noexcept;
@@ -76,18 +85,30 @@ class ShingleHasher {
   [[nodiscard]] std::uint64_t shingle_count() const noexcept { return shingles_; }
 
   /// Bytes held on the heap now (for memory bounds).
-  [[nodiscard]] std::size_t held_bytes() const noexcept { return window_.capacity(); }
+  [[nodiscard]] std::size_t held_bytes() const noexcept;
 
  private:
+  struct LongWordStates;  // the streaming states, made at the first long word
+
+  void push(std::uint64_t hash, ShingleHashSink& sink);
   void emit(ShingleHashSink& sink);
   void end_unit(ShingleHashSink& sink);
   void flush(ShingleHashSink& sink);
+  void append_word_bytes(std::string_view bytes);
+  void start_long_word();
+  void drop_first_window_unit();
 
   ShingleSpec spec_;
-  std::string window_;  // the last units (words joined by ' ', or code points)
+  // The units from window_first_ on (words joined by ' ', or code points);
+  // a long word and every unit before it are not in it.
+  std::string window_;
   std::array<std::uint32_t, kMaxShingleSize> unit_end_{};  // end of each unit in window_
   std::uint32_t units_ = 0;                                // complete units in window_
-  bool in_word_ = false;                                   // word:N: a word is being appended
+  std::uint64_t window_first_ = 0;  // index in the text of window_'s first unit
+  std::uint64_t unit_index_ = 0;    // index of the unit being read (= units ended)
+  bool long_word_ = false;          // the word being read is past kMaxWindowWordBytes
+  std::unique_ptr<LongWordStates> states_;
+  bool in_word_ = false;       // word:N: a word is being appended
   std::uint32_t cp_left_ = 0;  // char:N: bytes left of the current code point
   std::uint64_t shingles_ = 0;
   std::array<std::uint64_t, kShingleBatch> batch_{};
