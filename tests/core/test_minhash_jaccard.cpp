@@ -140,5 +140,24 @@ TEST(MinHashSCurve, ProbabilityAndThreshold) {
   EXPECT_NEAR(s_curve_threshold(20, 13), 0.7942, 1e-4);
 }
 
+TEST(MinHashJaccard, Tier2BytesPerRecordWithAndWithoutConfirmation) {
+  // docs/near-duplicates.md, "Bytes per record": 16-byte band keys, and
+  // beside each the b-bit form of the whole signature.
+  EXPECT_EQ(minhash_tier2_payload_per_record(14, 8, 0), 224U);
+  EXPECT_EQ(minhash_tier2_payload_per_record(14, 8, 1), 14U * (16 + 14));
+  EXPECT_EQ(minhash_tier2_payload_per_record(14, 8, 4), 1008U);
+  EXPECT_EQ(minhash_tier2_payload_per_record(14, 8, 8), 14U * (16 + 112));
+  EXPECT_EQ(minhash_tier2_payload_per_record(14, 8, 32), 14U * (16 + 448));
+  EXPECT_EQ(minhash_tier2_payload_per_record(20, 13, 4), 20U * (16 + 130));
+  // The packed form is exactly what is counted, odd sizes rounded up.
+  for (const std::uint32_t values : {1U, 3U, 112U, 260U}) {
+    for (const std::uint32_t bits : {1U, 2U, 4U, 8U, 32U}) {
+      const std::vector<std::uint32_t> sig(values, 0x12345678U);
+      EXPECT_EQ(pack_bbit(sig, bits).packed.size(), bbit_bytes(values, bits))
+          << values << " x " << bits;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace bloomshard::core

@@ -49,7 +49,7 @@ BbitSignature pack_bbit(std::span<const std::uint32_t> signature, std::uint32_t 
   BbitSignature s;
   s.bits = bits;
   s.count = static_cast<std::uint32_t>(signature.size());
-  s.packed.assign((signature.size() * bits + 7) / 8, 0);
+  s.packed.assign(bbit_bytes(static_cast<std::uint32_t>(signature.size()), bits), 0);
   const std::uint64_t mask = bits == 32 ? 0xFFFFFFFFULL : ((1ULL << bits) - 1);
   for (std::size_t i = 0; i < signature.size(); ++i) {
     const std::uint64_t v = signature[i] & mask;
@@ -78,6 +78,17 @@ double estimate_jaccard_bbit(const BbitSignature& a, const BbitSignature& b) {
   const double p = bbit_match_fraction(a, b);
   const double c = chance_match(a.bits);
   return (p - c) / (1.0 - c);
+}
+
+std::size_t bbit_bytes(std::uint32_t values, std::uint32_t bits) noexcept {
+  return (static_cast<std::size_t>(values) * bits + 7) / 8;
+}
+
+std::uint64_t minhash_tier2_payload_per_record(std::uint32_t bands, std::uint32_t rows,
+                                               std::uint32_t confirm_bits) noexcept {
+  constexpr std::uint64_t kBandKeyBytes = 16;
+  const std::uint64_t confirm = confirm_bits == 0 ? 0 : bbit_bytes(bands * rows, confirm_bits);
+  return static_cast<std::uint64_t>(bands) * (kBandKeyBytes + confirm);
 }
 
 double jaccard_estimate_sigma(double jaccard, std::uint32_t values, std::uint32_t bits) noexcept {

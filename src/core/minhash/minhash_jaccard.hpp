@@ -15,6 +15,7 @@
 // The measured error per b and the chosen default: docs/near-duplicates.md.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -51,6 +52,18 @@ struct BbitSignature {
 
 /// The corrected estimate J = (P - 2^-b) / (1 - 2^-b).
 [[nodiscard]] double estimate_jaccard_bbit(const BbitSignature& a, const BbitSignature& b);
+
+/// Bytes of the packed b-bit form of `values` values: ceil(values * bits / 8).
+[[nodiscard]] std::size_t bbit_bytes(std::uint32_t values, std::uint32_t bits) noexcept;
+
+/// Tier-2 payload one record adds when all its band keys are new (for
+/// `plan`): its `bands` keys of 16 bytes and, with confirmation
+/// (confirm_bits != 0), the b-bit form of its bands x rows values beside
+/// each key. Tier 2's own cost per key (index slot, record header) comes on
+/// top, as for any key. 14 x 8: 224 bytes, 1008 with b = 4.
+[[nodiscard]] std::uint64_t minhash_tier2_payload_per_record(std::uint32_t bands,
+                                                             std::uint32_t rows,
+                                                             std::uint32_t confirm_bits) noexcept;
 
 /// Standard deviation of the b-bit estimate of true similarity `jaccard`
 /// over `values` values (bits = 32 is the full form, up to 2^-32).
