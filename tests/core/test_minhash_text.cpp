@@ -120,6 +120,40 @@ TEST(MinHashText, ChunkedEqualsWholeTextForEveryChunkSize) {
   }
 }
 
+TEST(MinHashText, PlainAsciiBlocksGiveTheByteRule) {
+  // Running text is taken 16 bytes at a time when a block holds only
+  // letters, digits and single spaces: texts made mostly of such runs, with
+  // each thing that disqualifies a block (a space run, a space at a block's
+  // end or start, punctuation, a tab, a capital, a symbol, a non-ASCII
+  // letter) placed at random offsets, against the rule spelled out.
+  const char* const parts[] = {"word",
+                               "Word",
+                               "WORDS",
+                               "x",
+                               "12345",
+                               " ",
+                               " ",
+                               " ",
+                               " ",
+                               "  ",
+                               ",",
+                               "\t",
+                               "\n",
+                               "$5",
+                               "\u00e9",
+                               "-",
+                               "abcdefghijklmnop",
+                               "ABCDEFGHIJKLMNOPQ"};
+  std::mt19937 rng(37);
+  std::uniform_int_distribution<std::size_t> pick(0, std::size(parts) - 1);
+  for (int round = 0; round < 3000; ++round) {
+    std::string text;
+    const int count = static_cast<int>(rng() % 40);
+    for (int k = 0; k < count; ++k) text += parts[pick(rng)];
+    ASSERT_EQ(norm(text), whole_text_reference(text)) << "text [" << text << "]";
+  }
+}
+
 TEST(MinHashText, TextsWithoutAsciiAreCutToo) {
   // No ASCII byte at all: the cuts fall before white space, punctuation,
   // CJK ideographs and Hangul syllables, next to the marks, jamo, kana

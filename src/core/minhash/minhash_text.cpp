@@ -1,6 +1,7 @@
 // minhash-text/v1 (minhash_text.hpp). ASCII runs, most of a web corpus,
 // skip utf8proc: their caseless form is A-Z -> a-z and the category of each
-// ASCII byte comes from a table filled from utf8proc itself.
+// ASCII byte comes from a table filled from utf8proc itself; blocks of 16
+// letters, digits and single spaces are lowered and copied whole (SSE2).
 #include "core/minhash/minhash_text.hpp"
 
 #include <utf8proc.h>
@@ -8,6 +9,10 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "bloomshard/core/normalize.hpp"
 #include "bloomshard/core/text_normalize.hpp"
@@ -32,6 +37,49 @@ std::array<AsciiClass, 128> make_ascii_classes() noexcept {
 const std::array<AsciiClass, 128>& ascii_classes() noexcept {
   static const std::array<AsciiClass, 128> t = make_ascii_classes();
   return t;
+}
+
+constexpr std::size_t kAsciiBlock = 16;
+
+#if defined(__SSE2__)
+__m128i bytes_in_range(__m128i v, char lo, char hi) noexcept {
+  // Signed compares: bytes >= 0x80 are negative, below every range here.
+  return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(static_cast<char>(lo - 1))),
+                       _mm_cmplt_epi8(v, _mm_set1_epi8(static_cast<char>(hi + 1))));
+}
+#endif
+
+// The common case of running text, 16 bytes at a time: letters, digits and
+// single spaces between them, where minhash-text/v1 only lowers A-Z. Writes
+// the block (and a space owed from before it) and returns true; returns
+// false, writing nothing, for a block with anything else (punctuation, other
+// white space, a run of spaces, a space last, a leading space before any
+// word, a non-ASCII byte), which the byte loop then takes.
+bool copy_plain_ascii_block(const char* in, char*& out, bool& owed_space,
+                            bool& wrote_any) noexcept {
+#if defined(__SSE2__)
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
+  const __m128i upper = bytes_in_range(v, 'A', 'Z');
+  const __m128i keep =
+      _mm_or_si128(_mm_or_si128(upper, bytes_in_range(v, 'a', 'z')), bytes_in_range(v, '0', '9'));
+  const auto kept = static_cast<unsigned>(_mm_movemask_epi8(keep));
+  const auto spaces =
+      static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(' '))));
+  if ((kept | spaces) != 0xFFFFU || (spaces & (spaces >> 1)) != 0 || (spaces & 0x8000U) != 0) {
+    return false;
+  }
+  if ((spaces & 1U) != 0 && (!wrote_any || owed_space)) return false;
+  if (owed_space) *out++ = ' ';  // the first byte is a kept one
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
+                   _mm_add_epi8(v, _mm_and_si128(upper, _mm_set1_epi8(0x20))));
+  out += kAsciiBlock;
+  owed_space = false;
+  wrote_any = true;
+  return true;
+#else
+  (void)in, (void)out, (void)owed_space, (void)wrote_any;
+  return false;
+#endif
 }
 
 }  // namespace
@@ -64,46 +112,62 @@ MinHashTextNormalizer::MinHashTextNormalizer(std::string_view text, std::size_t 
 
 void MinHashTextNormalizer::filter_into_piece(std::string_view folded) {
   // Writes through a pointer into room made up front: each input code point
-  // gives at most itself and one owed space before it.
+  // gives at most itself and one owed space before it. The state lives in
+  // locals: a store through a char pointer may alias any member, so members
+  // would be reloaded and stored again for every byte.
   const std::size_t old_size = out_.size();
   out_.resize(old_size + 2 * folded.size());
   char* out = out_.data() + old_size;
   const auto& classes = ascii_classes();
+  bool owed_space = owed_space_;
+  bool wrote_any = wrote_any_;
+  const char* const in = folded.data();
+  const std::size_t size = folded.size();
   std::size_t i = 0;
-  while (i < folded.size()) {
-    const auto byte = static_cast<unsigned char>(folded[i]);
+  std::size_t next_block_at = 0;  // after a block that did not qualify, 16 bytes one by one
+  while (i < size) {
+    const auto byte = static_cast<unsigned char>(in[i]);
     if (byte < 0x80U) {
+      if (i >= next_block_at && i + kAsciiBlock <= size) {
+        if (copy_plain_ascii_block(in + i, out, owed_space, wrote_any)) {
+          i += kAsciiBlock;
+          continue;
+        }
+        next_block_at = i + kAsciiBlock;
+      }
       ++i;
       const AsciiClass cls = classes[byte];
       if (cls == AsciiClass::kKeep) {
-        if (owed_space_) *out++ = ' ';
-        owed_space_ = false;
-        wrote_any_ = true;
+        *out = ' ';  // kept only when owed: no branch on the common path
+        out += owed_space ? 1 : 0;
+        owed_space = false;
+        wrote_any = true;
         *out++ = byte >= 'A' && byte <= 'Z' ? static_cast<char>(byte - 'A' + 'a')
                                             : static_cast<char>(byte);
       } else if (cls == AsciiClass::kSpace) {
-        owed_space_ = wrote_any_;
+        owed_space = wrote_any;
       }
       continue;
     }
     utf8proc_int32_t cp = 0;
-    const utf8proc_ssize_t len =
-        utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(folded.data() + i),
-                         static_cast<utf8proc_ssize_t>(folded.size() - i), &cp);
+    const utf8proc_ssize_t len = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(in + i),
+                                                  static_cast<utf8proc_ssize_t>(size - i), &cp);
     // The input was validated and utf8proc emits valid UTF-8.
     const auto n = static_cast<std::size_t>(len > 0 ? len : 1);
     const auto c = static_cast<char32_t>(cp);
     if (is_unicode_white_space(c)) {
-      owed_space_ = wrote_any_;
+      owed_space = wrote_any;
     } else if (!is_unicode_punctuation(c)) {
-      if (owed_space_) *out++ = ' ';
-      owed_space_ = false;
-      wrote_any_ = true;
-      std::memcpy(out, folded.data() + i, n);
+      if (owed_space) *out++ = ' ';
+      owed_space = false;
+      wrote_any = true;
+      std::memcpy(out, in + i, n);
       out += n;
     }
     i += n;
   }
+  owed_space_ = owed_space;
+  wrote_any_ = wrote_any;
   out_.resize(static_cast<std::size_t>(out - out_.data()));
 }
 
