@@ -131,6 +131,7 @@ std::size_t ShingleHasher::held_bytes() const noexcept {
 
 void ShingleHasher::reset() noexcept {
   window_.clear();
+  begin_ = 0;
   units_ = 0;
   window_first_ = 0;
   unit_index_ = 0;
@@ -155,17 +156,21 @@ void ShingleHasher::push(std::uint64_t hash, ShingleHashSink& sink) {
 }
 
 void ShingleHasher::emit(ShingleHashSink& sink) {
-  push(XXH3_64bits_withSeed(window_.data(), window_.size(), kShingleHashSeed), sink);
+  push(XXH3_64bits_withSeed(window_.data() + begin_, window_.size() - begin_, kShingleHashSeed),
+       sink);
 }
 
 void ShingleHasher::drop_first_window_unit() {
-  // The unit and, for words, the space after it.
-  const std::uint32_t drop =
-      unit_end_[0] + (spec_.kind == ShingleKind::kWord && units_ > 1 ? 1U : 0U);
-  window_.erase(0, drop);
-  for (std::uint32_t k = 1; k < units_; ++k) unit_end_[k - 1] = unit_end_[k] - drop;
+  // The unit and, for words, the space after it. Only the start moves; the
+  // bytes before it go in one move every kWindowSlack bytes, not each time.
+  begin_ = unit_end_[0] + (spec_.kind == ShingleKind::kWord && units_ > 1 ? 1U : 0U);
+  for (std::uint32_t k = 1; k < units_; ++k) unit_end_[k - 1] = unit_end_[k];
   --units_;
   ++window_first_;
+  if (begin_ < kWindowSlack) return;
+  window_.erase(0, begin_);
+  for (std::uint32_t k = 0; k < units_; ++k) unit_end_[k] -= static_cast<std::uint32_t>(begin_);
+  begin_ = 0;
 }
 
 void ShingleHasher::end_unit(ShingleHashSink& sink) {
@@ -192,10 +197,11 @@ void ShingleHasher::start_long_word() {
   const std::uint64_t lowest = word + 1 >= spec_.size ? word + 1 - spec_.size : 0;
   for (std::uint64_t s = std::max(lowest, window_first_); s <= word; ++s) {
     if (states_->is_open(s)) continue;
-    const std::size_t offset = s == window_first_ ? 0 : unit_end_[s - window_first_ - 1] + 1U;
+    const std::size_t offset = s == window_first_ ? begin_ : unit_end_[s - window_first_ - 1] + 1U;
     states_->open_at(s, std::string_view(window_).substr(offset));
   }
   window_.clear();
+  begin_ = 0;
   units_ = 0;
   window_first_ = word + 1;
   long_word_ = true;
@@ -203,7 +209,7 @@ void ShingleHasher::start_long_word() {
 
 void ShingleHasher::append_word_bytes(std::string_view bytes) {
   if (!long_word_) {
-    const std::size_t word_start = units_ > 0 ? unit_end_[units_ - 1] + 1U : 0;
+    const std::size_t word_start = units_ > 0 ? unit_end_[units_ - 1] + 1U : begin_;
     if (window_.size() - word_start + bytes.size() > kMaxWindowWordBytes) start_long_word();
   }
   if (!long_word_) window_.append(bytes);

@@ -60,10 +60,13 @@ inline constexpr std::size_t kShingleBatch = 256;
 /// that hold it are hashed by streaming XXH3 states instead (same hashes).
 inline constexpr std::size_t kMaxWindowWordBytes = 1024;
 
+/// Dropped units stay in the window until this many bytes have gathered.
+inline constexpr std::size_t kWindowSlack = 4096;
+
 /// Streams the shingles of one normalized text: feed() its pieces in order
 /// (cut anywhere between code points), then finish(). Memory, whatever the
 /// text's length: the window (at most N x (kMaxWindowWordBytes + 1) bytes
-/// for word:N, 4 N for char:N), one batch, and from the first word longer
+/// for word:N, 4 N for char:N, plus kWindowSlack), one batch, and from the first word longer
 /// than kMaxWindowWordBytes on, N streaming XXH3 states (576 bytes each).
 class ShingleHasher {
  public:
@@ -99,9 +102,10 @@ class ShingleHasher {
   void drop_first_window_unit();
 
   ShingleSpec spec_;
-  // The units from window_first_ on (words joined by ' ', or code points);
-  // a long word and every unit before it are not in it.
+  // The units from window_first_ on (words joined by ' ', or code points),
+  // from byte begin_ on; a long word and every unit before it are not in it.
   std::string window_;
+  std::size_t begin_ = 0;  // bytes before it are dropped units, erased in bulk
   std::array<std::uint32_t, kMaxShingleSize> unit_end_{};  // end of each unit in window_
   std::uint32_t units_ = 0;                                // complete units in window_
   std::uint64_t window_first_ = 0;  // index in the text of window_'s first unit
