@@ -83,7 +83,10 @@ case $CASE in
     mpi "$RANKS" dedup --input "$IN" --output "$TMP/ann" --mode annotate "${ARGS[@]}" \
       --batch-bytes 8192 --max-reject-fraction 1 >"$TMP/ann.log" 2>&1 ||
       { cat "$TMP/ann.log" >&2; fail "annotate run failed"; }
-    mpi "$RANKS" dedup --input "$IN" --output "$TMP/flt" --key-field "$KF" \
+    # Annotate mode keeps the arrival order between inputs; so does a filter
+    # run with --state (without it, filter mode keeps the first copy in input
+    # order: docs/inputs.md "Which copy of a duplicate is kept").
+    mpi "$RANKS" dedup --input "$IN" --output "$TMP/flt" --key-field "$KF" --state "$TMP/flt-state" \
       --batch-bytes 8192 --max-reject-fraction 1 >"$TMP/flt.log" 2>&1 ||
       { cat "$TMP/flt.log" >&2; fail "filter run failed"; }
     "$PY" "$ORACLE" --input "$IN" --output "$TMP/ann" --key-field "$KF" --format "$FMT" \

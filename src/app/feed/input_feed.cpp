@@ -116,8 +116,18 @@ bool InputFeed::open_next_file() {
   open_ = true;
   positioned_ = false;
   tag_base_ = 0;
+  if (tag_scope_ == core::OrderScope::kAcrossInputs) {
+    // Positions of a compressed input are decompressed offsets: the same
+    // in every run, whatever the frames.
+    const std::uint64_t positions = task.file.compression == io::Compression::kNone
+                                        ? task.file.size
+                                        : core::kOrderMaxOffset + 1;
+    tag_base_ = core::order_tag_base(task.index, positions, task.range.value_or(0) > 0).value_or(0);
+  }
   if (task.range) {
-    tag_base_ = core::order_tag_base(task.index, task.file.size, *task.range > 0).value_or(0);
+    if (tag_scope_ == core::OrderScope::kWithinInput) {
+      tag_base_ = core::order_tag_base(task.index, task.file.size, *task.range > 0).value_or(0);
+    }
     reader_.open_range(task.file, task.bytes.begin, task.bytes.end);
   } else {
     reader_.open(task.file);
@@ -246,9 +256,32 @@ void InputFeed::take_fields(const io::Record& record, const io::FieldsResult& re
                                                        : RoundBatch::InLineKey::kFree);
   if (tag_keys_) {
     const std::uint64_t start = record.end_offset - record.line.size() - record.terminator.size();
-    batch.tag_last_key(tag_base_ == 0 ? 0 : tag_base_ | start);
+    // Past the tag's offset bits (4 TiB) a record keeps the arrival order.
+    batch.tag_last_key(tag_base_ == 0 || start > core::kOrderMaxOffset ? 0 : tag_base_ | start);
   }
   if (annotations_) annotations_->add_record(slot, file.format, record.line, result.values, key);
+}
+
+namespace {
+
+// order_position() of a record of input `index` at `offset`, clamped to the
+// tag's limits (inputs beyond them keep the arrival order anyway).
+std::uint64_t position_of(std::size_t index, std::uint64_t offset) {
+  const std::uint64_t input = std::min<std::uint64_t>(index, core::kOrderMaxInput);
+  return core::order_position(*core::order_tag_base(input, 0, false) |
+                              std::min(offset, core::kOrderMaxOffset));
+}
+
+}  // namespace
+
+std::uint64_t InputFeed::unread_position() const {
+  // Tasks are read in list order, which is the one order: the first record
+  // not read yet is at the open task's cursor, or at the next task's.
+  if (open_) return position_of(tasks_[next_ - 1].index, reader_.cursor().decompressed_offset);
+  if (next_ < tasks_.size() && !held_) {
+    return position_of(tasks_[next_].index, tasks_[next_].cursor.decompressed_offset);
+  }
+  return ~std::uint64_t{0};
 }
 
 std::optional<core::KeyHash> InputFeed::key_hash_of(io::Format format, std::string_view line) {

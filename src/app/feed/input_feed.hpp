@@ -166,6 +166,18 @@ class InputFeed {
   /// key from a split input gets its input and record offset, any other 0.
   /// Call before the first fill(); --unit record only.
   void tag_keys_in_file_order() noexcept { tag_keys_ = true; }
+  /// Tags every key with its place in the one order of all inputs (input
+  /// index and record offset; decompressed offset for .gz/.zst), for
+  /// OrderScope::kAcrossInputs. Call before the first fill(); --unit record only.
+  void tag_keys_in_input_order() noexcept {
+    tag_keys_ = true;
+    tag_scope_ = core::OrderScope::kAcrossInputs;
+  }
+  /// The order_position() of the first record of this rank's tasks not read
+  /// yet (~0 once all are read): every record of this rank before it was
+  /// handed to a round. Tasks are read in the one order, so a minimum over
+  /// the ranks after a round is a watermark (FileOrder::forget_before).
+  [[nodiscard]] std::uint64_t unread_position() const;
   /// Adds retracted kept copies (order tags) decided by this rank as owner
   /// in this segment; merge_cut() saves them in the manifest.
   void note_retracted(std::span<const core::OrderTag> tags) {
@@ -239,9 +251,10 @@ class InputFeed {
   std::vector<SkippedInput> skipped_;
   std::optional<RoundAnnotations> annotations_;  // annotate mode: this round's lines
   std::vector<std::string_view> pieces_;         // write_kept's runs of one output
-  bool tag_keys_ = false;                        // tag_keys_in_file_order()
-  core::OrderTag tag_base_ = 0;                  // of the open task: 0 if it is not a range
-  std::vector<core::OrderTag> retracted_;        // note_retracted()
+  bool tag_keys_ = false;                        // tag_keys_in_file_order() or _input_order()
+  core::OrderScope tag_scope_ = core::OrderScope::kWithinInput;
+  core::OrderTag tag_base_ = 0;            // of the open task: 0 if it is not a range
+  std::vector<core::OrderTag> retracted_;  // note_retracted()
 };
 
 }  // namespace bloomshard::app

@@ -30,9 +30,14 @@ class BatchOrder final : public KeyOrder {
   bool in_file_order() const noexcept override { return false; }
 };
 
+// Within one input (split inputs) or across all inputs: the same steps;
+// across inputs the owner also decides each sub-round in tag order and
+// forgets what the watermark makes final.
 class FileOrderKeys final : public KeyOrder {
  public:
-  explicit FileOrderKeys(std::size_t reserve) { order_.reserve(reserve); }
+  FileOrderKeys(core::OrderScope scope, std::size_t reserve) : order_(scope) {
+    order_.reserve(reserve);
+  }
 
   // Later copies of a key in the batch stay home; the others go with tags.
   std::span<const core::KeyRef> keys_to_route(const RoundBatch& batch, InputFeed& feed) override {
@@ -53,8 +58,24 @@ class FileOrderKeys final : public KeyOrder {
   void decide(core::TwoTierSet& set, std::span<const core::KeyRef> keys,
               std::span<core::Verdict> verdicts) override {
     split_order_tags(keys, untagged_keys_, owned_tags_);
-    set.decide_batch(untagged_keys_, verdicts);
-    order_.settle(untagged_keys_, owned_tags_, verdicts, retracted_round_);
+    if (!across()) {
+      set.decide_batch(untagged_keys_, verdicts);
+      order_.settle(untagged_keys_, owned_tags_, verdicts, retracted_round_);
+      return;
+    }
+    // In tag order, the earliest of the copies arriving together is kept
+    // first: no retraction for them.
+    core::order_by_tag(owned_tags_, sorted_);
+    sorted_keys_.clear();
+    sorted_tags_.clear();
+    for (const std::uint32_t i : sorted_) {
+      sorted_keys_.push_back(untagged_keys_[i]);
+      sorted_tags_.push_back(owned_tags_[i]);
+    }
+    sorted_verdicts_.resize(sorted_.size());
+    set.decide_batch(sorted_keys_, sorted_verdicts_);
+    order_.settle(sorted_keys_, sorted_tags_, sorted_verdicts_, retracted_round_, &other_inputs_);
+    for (std::size_t j = 0; j < sorted_.size(); ++j) verdicts[sorted_[j]] = sorted_verdicts_[j];
   }
   // Keys that stayed home are the batch's later copies: duplicates.
   void settle(std::span<core::Verdict> batch_verdicts, InputFeed& feed) override {
@@ -70,10 +91,29 @@ class FileOrderKeys final : public KeyOrder {
                                    std::uint64_t budget) override {
     return rebuild_file_order(router, m, feed, output_dir, budget, order_);
   }
-  bool in_file_order() const noexcept override { return true; }
+  bool in_file_order() const noexcept override { return !across(); }
+  bool in_input_order() const noexcept override { return across(); }
+
+  // Collective: the watermark is the first record some rank has not read.
+  // Kept copies are forgotten when it enters a new input (a pass over the
+  // table, at most once per input).
+  void after_round(const comm::Communicator& world, const InputFeed& feed) override {
+    if (!across()) return;
+    const std::uint64_t watermark = ~world.allreduce_max(~feed.unread_position());
+    if (core::order_input(watermark) != core::order_input(order_.watermark())) {
+      order_.forget_before(watermark);
+    }
+  }
+  std::span<const core::CrossInputRetraction> cross_input_retractions() const override {
+    return other_inputs_;
+  }
 
  private:
-  core::FileOrder order_;                        // the owner's kept copies from later ranges
+  [[nodiscard]] bool across() const noexcept {
+    return order_.scope() == core::OrderScope::kAcrossInputs;
+  }
+
+  core::FileOrder order_;                        // the owner's kept copies that may be retracted
   CombineScratch scratch_;                       // combine_in_file_order()'s
   std::vector<std::uint32_t> routed_index_;      // batch index of each key routed
   std::vector<core::KeyRef> routed_keys_;        // those keys
@@ -84,6 +124,13 @@ class FileOrderKeys final : public KeyOrder {
   std::vector<core::KeyRef> untagged_keys_;      // an owner's keys without their tags
   std::vector<core::OrderTag> owned_tags_;       // and the tags
   std::vector<core::OrderTag> retracted_round_;  // this round's retractions
+  // Across inputs: a sub-round in tag order, and the retracted copies of
+  // other inputs, kept for the run's end (leave_out_retracted_copies()).
+  std::vector<std::uint32_t> sorted_;
+  std::vector<core::KeyRef> sorted_keys_;
+  std::vector<core::OrderTag> sorted_tags_;
+  std::vector<core::Verdict> sorted_verdicts_;
+  std::vector<core::CrossInputRetraction> other_inputs_;
 };
 
 }  // namespace
@@ -107,11 +154,30 @@ std::size_t file_order_reserve(const RunManifest& m, std::uint32_t ranks) {
 std::unique_ptr<KeyOrder> make_batch_order() { return std::make_unique<BatchOrder>(); }
 
 std::unique_ptr<KeyOrder> make_file_order(std::size_t reserve) {
-  return std::make_unique<FileOrderKeys>(reserve);
+  return std::make_unique<FileOrderKeys>(core::OrderScope::kWithinInput, reserve);
+}
+
+std::unique_ptr<KeyOrder> make_input_order(std::size_t reserve) {
+  return std::make_unique<FileOrderKeys>(core::OrderScope::kAcrossInputs, reserve);
+}
+
+bool keeps_input_order(const DedupConfig& config) {
+  return config.annotate.mode == RunMode::kFilter && config.key.unit == core::KeyUnit::kRecord &&
+         config.window.window == 0 && config.state_dir.empty();
+}
+
+std::size_t input_order_reserve(const RunManifest& m, std::uint32_t ranks) {
+  std::uint64_t bytes = 0;
+  for (const InputProgress& p : m.inputs) bytes += p.file.size;
+  return static_cast<std::size_t>(std::min<std::uint64_t>(bytes / 128 / ranks, 1U << 20));
 }
 
 std::unique_ptr<KeyOrder> make_key_order(const DedupConfig& config, const RunManifest& m,
                                          std::uint32_t ranks, InputFeed& feed) {
+  if (keeps_input_order(config)) {
+    feed.tag_keys_in_input_order();
+    return make_input_order(input_order_reserve(m, ranks));
+  }
   if (!keeps_file_order(config, m)) return make_batch_order();
   feed.tag_keys_in_file_order();
   return make_file_order(file_order_reserve(m, ranks));

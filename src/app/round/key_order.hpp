@@ -8,6 +8,12 @@
 //    input stay home; the owner remembers kept copies from later ranges and
 //    retracts one when an earlier copy arrives, as one reader would decide.
 //    Whole records only: a paragraph's or a window's verdicts never flip.
+//  - In input order (filter runs of records without a window or --state,
+//    docs/inputs.md "Which copy of a duplicate is kept"): as in file order,
+//    but every key is tagged, the owner decides in tag order, retracts
+//    across inputs, and forgets behind the watermark; the copies retracted
+//    from other inputs leave the outputs at the run's end
+//    (retracted_copies.hpp).
 #pragma once
 
 #include <cstdint>
@@ -54,7 +60,35 @@ class KeyOrder {
 
   /// True for the file-order strategy.
   [[nodiscard]] virtual bool in_file_order() const noexcept = 0;
+  /// True for the input-order strategy (the one order of all inputs).
+  [[nodiscard]] virtual bool in_input_order() const noexcept { return false; }
+
+  /// Collective, after each round's agreement: the input order's watermark
+  /// (one MPI_Allreduce of 8 bytes); nothing for the others.
+  virtual void after_round(const comm::Communicator&, const InputFeed&) {}
+
+  /// Kept copies this rank retracted as owner for an earlier copy in
+  /// another input (input order only): their lines leave the outputs at
+  /// the run's end (app/round/retracted_copies.hpp).
+  [[nodiscard]] virtual std::span<const core::CrossInputRetraction> cross_input_retractions()
+      const {
+    return {};
+  }
 };
+
+/// Whether a run keeps the one order of all inputs (docs/inputs.md "Which
+/// copy of a duplicate is kept"): a filter run of whole records with no
+/// window and, for now, no --state (a resume would need the owners' memory
+/// back; such runs keep the arrival order across inputs).
+[[nodiscard]] bool keeps_input_order(const DedupConfig& config);
+
+/// Keys an owner's input-order memory is sized for up front: its share of
+/// all input bytes at 128 bytes a record, at most 1M keys (a 48 MiB table;
+/// the watermark keeps it to about the inputs being read).
+[[nodiscard]] std::size_t input_order_reserve(const RunManifest& m, std::uint32_t ranks);
+
+/// The input-order strategy alone, its memory sized for `reserve` keys.
+[[nodiscard]] std::unique_ptr<KeyOrder> make_input_order(std::size_t reserve);
 
 /// Whether a run keeps file order: a filter run of whole records, with no
 /// window, and an open split input in `m` (every rank decides the same).
@@ -66,7 +100,8 @@ class KeyOrder {
 /// never wrong), at most 1M keys (a 48 MiB table).
 [[nodiscard]] std::size_t file_order_reserve(const RunManifest& m, std::uint32_t ranks);
 
-/// The strategy of a run: in file order when keeps_file_order() (then
+/// The strategy of a run: in input order when keeps_input_order() (then
+/// `feed` tags every key), else in file order when keeps_file_order() (then
 /// `feed` tags its keys, and the memory is sized for `ranks`), else in
 /// batch order.
 [[nodiscard]] std::unique_ptr<KeyOrder> make_key_order(const DedupConfig& config,

@@ -82,6 +82,7 @@ RoundAgreement Round::agree(bool checkpoint_due, std::uint64_t max_delta_bytes) 
   mine.checkpoint_due = checkpoint_due ? 1U : 0U;
   mine.broken_inputs = p_.feed.skip_pending() ? 1U : 0U;
   const RoundAgreement all = app::agree(p_.world, mine);
+  p_.order.after_round(p_.world, p_.feed);
   agreeing.add_to(phases_.wall.route, phases_.system.route);
   p_.growth.after_round(p_.set, all.newest_inserted);
   return all;

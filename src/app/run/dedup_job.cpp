@@ -23,6 +23,7 @@
 #include "app/round/key_order.hpp"
 #include "app/round/layer_growth.hpp"
 #include "app/round/phase_timer.hpp"
+#include "app/round/retracted_copies.hpp"
 #include "app/round/round.hpp"
 #include "app/run/checkpointer.hpp"
 #include "app/run/fault_pause.hpp"
@@ -75,6 +76,8 @@ struct Segment {
   std::optional<Checkpointer> checkpointer;
   std::optional<comm::KeyRouter> router;
   std::optional<ProgressReporter> progress;
+  ProgressSnapshot last_progress;  // of the last round
+  std::string end_messages;        // of the join and the end pass, after the bar
   std::unique_ptr<KeyOrder> order;
   std::optional<LayerGrowth> growth;
   std::optional<Round> round;
@@ -138,7 +141,10 @@ class DedupJob {
     const std::unique_ptr<Segment> s = open_segment(std::move(setup), slices);
     if (!s) return kExitFailure;
     const RoundsEnd end = run_rounds(*s);
-    s->progress->finish();  // a bar's line ends before any message
+    // A bar's line ends before any message. In input order it waits for the
+    // end of the run, which still leaves retracted copies out: its last
+    // duplicate figure is then the final one.
+    if (end != RoundsEnd::kFinished || !s->order->in_input_order()) s->progress->finish();
     if (end == RoundsEnd::kFailed) return end_failed(*s);
     if (end == RoundsEnd::kStopped) return end_stopped(*s);
     return finish_run(*s, start);
@@ -257,8 +263,8 @@ class DedupJob {
                             seconds_since(s.last_checkpoint) >= config_.checkpoint_every;
       const RoundAgreement g = round.agree(time_due, config_.max_delta_bytes);
       const bool slot_due = s.slot_clock->due(world_, g.records);  // collective
-      s.progress->maybe_report(
-          {g.records, g.dropped, g.rejected, g.input_bytes_done, s.total_bytes});
+      s.last_progress = {g.records, g.dropped, g.rejected, g.input_bytes_done, s.total_bytes};
+      s.progress->maybe_report(s.last_progress);
       if (g.input_errors != 0) return RoundsEnd::kFailed;
       if (g.broken_inputs != 0 && !resolve_broken_inputs(s, g.broken_inputs)) {
         return RoundsEnd::kFailed;
@@ -382,6 +388,9 @@ class DedupJob {
     double join_seconds = 0;
     fault_pause_in_finish(kPauseBeforeJoin, world_.rank());
     if (split) join_seconds = join_split(s, cut);
+    if (s.order->in_input_order()) leave_out_retracted(s);
+    s.progress->finish();
+    if (world_.rank() == 0) std::cerr << s.end_messages;
     fault_pause_in_finish(kPauseBeforeFinalCheckpoint, world_.rank());
     if (s.checkpointer) {
       s.checkpointer->set_commit_fence([this] {
@@ -400,6 +409,21 @@ class DedupJob {
     return report(summary);
   }
 
+  // Collective, in input order: the copies an earlier copy in another input
+  // retracted leave the outputs (app/round/retracted_copies.hpp).
+  // No message: the summary must follow the bar; the metrics count the
+  // lines as `retracted`.
+  void leave_out_retracted(Segment& s) {
+    set_activity("leaving retracted copies out of the outputs");
+    leave_out_retracted_copies(world_, s.begun.manifest, s.order->cross_input_retractions(),
+                               *s.feed, config_.output_dir, config_.max_line_bytes,
+                               s.checkpointer.has_value());
+    ProgressSnapshot last = s.last_progress;  // the lines left out count as duplicates
+    last.dropped = world_.allreduce_sum(s.feed->counters().dropped);
+    s.progress->maybe_report(last);
+    comm::heartbeat();
+  }
+
   // Collective: joins the ranges of split inputs into their outputs; `cut`
   // gets the manifest they were joined by. Returns the slowest rank's seconds.
   double join_split(Segment& s, RunManifest& cut) {
@@ -412,9 +436,11 @@ class DedupJob {
       if (s.checkpointer) s.checkpointer->note_joined(i, cut.inputs[i].output_length);
     }
     const double join_seconds = world_.allreduce_max(seconds_since(j));
-    if (world_.rank() == 0 && !joined.empty()) {
-      std::cerr << "bloomshard dedup: joined the ranges of " << joined.size()
-                << " split input(s) in " << join_seconds << " s\n";
+    if (!joined.empty()) {
+      std::ostringstream m;
+      m << "bloomshard dedup: joined the ranges of " << joined.size() << " split input(s) in "
+        << join_seconds << " s\n";
+      s.end_messages += m.str();
     }
     comm::heartbeat();
     return join_seconds;

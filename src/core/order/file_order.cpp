@@ -1,5 +1,7 @@
 #include "core/order/file_order.hpp"
 
+#include <algorithm>
+#include <numeric>
 #include <stdexcept>
 #include <utility>
 
@@ -26,7 +28,18 @@ struct FileOrder::Table {
   detail::HugePageMapping memory;
 };
 
-FileOrder::FileOrder() : table_(std::make_unique<Table>()) {}
+void order_by_tag(std::span<const OrderTag> tags, std::vector<std::uint32_t>& order) {
+  order.resize(tags.size());
+  std::iota(order.begin(), order.end(), 0U);
+  const auto key = [&](std::uint32_t i) {
+    return tags[i] == 0 ? ~std::uint64_t{0} : order_position(tags[i]);
+  };
+  const auto before = [&](std::uint32_t a, std::uint32_t b) { return key(a) < key(b); };
+  if (std::is_sorted(order.begin(), order.end(), before)) return;
+  std::stable_sort(order.begin(), order.end(), before);
+}
+
+FileOrder::FileOrder(OrderScope scope) : table_(std::make_unique<Table>()), scope_(scope) {}
 FileOrder::~FileOrder() = default;
 
 std::size_t FileOrder::home_of(const KeyHash& h) const noexcept {
@@ -50,10 +63,35 @@ void FileOrder::rehash(std::size_t slots) {
   const std::size_t old_count = slot_count_;
   slots_ = reinterpret_cast<Slot*>(fresh->memory.data());
   slot_count_ = slots;
+  used_ = 0;
   for (std::size_t i = 0; i < old_count; ++i) {
-    if (old[i].tag != 0) slot_for({old[i].hi, old[i].lo}) = old[i];
+    // Across inputs, entries before the watermark are final: not carried.
+    if (old[i].tag == 0 || order_position(old[i].tag) < watermark_) continue;
+    slot_for({old[i].hi, old[i].lo}) = old[i];
+    ++used_;
   }
   table_ = std::move(fresh);  // unmaps the old table
+}
+
+void FileOrder::forget_before(std::uint64_t watermark) {
+  if (scope_ != OrderScope::kAcrossInputs || watermark <= watermark_) return;
+  watermark_ = watermark;
+  if (slot_count_ != 0) rehash(slot_count_);
+}
+
+bool FileOrder::precedes_kept(OrderTag candidate, OrderTag kept) const noexcept {
+  if (scope_ == OrderScope::kAcrossInputs) {
+    return order_position(candidate) < order_position(kept);
+  }
+  return order_input(candidate) == order_input(kept) &&
+         order_offset(candidate) < order_offset(kept);
+}
+
+void FileOrder::remember(const KeyHash& h, OrderTag t) {
+  if (4 * (used_ + 1) > 3 * slot_count_) rehash(slot_count_ * 2);
+  Slot& s = slot_for(h);
+  if (s.tag == 0) ++used_;
+  s = {h.hi, h.lo, t};
 }
 
 void FileOrder::reserve(std::size_t keys) {
@@ -63,11 +101,16 @@ void FileOrder::reserve(std::size_t keys) {
 }
 
 void FileOrder::settle(std::span<const KeyRef> keys, std::span<const OrderTag> tags,
-                       std::span<Verdict> verdicts, std::vector<OrderTag>& retracted) {
+                       std::span<Verdict> verdicts, std::vector<OrderTag>& retracted,
+                       std::vector<CrossInputRetraction>* other_inputs) {
   if (tags.size() != keys.size() || verdicts.size() != keys.size()) {
     throw std::invalid_argument("FileOrder::settle: keys, tags and verdicts differ in size");
   }
+  if (scope_ == OrderScope::kAcrossInputs && other_inputs == nullptr) {
+    throw std::invalid_argument("FileOrder::settle: across inputs needs other_inputs");
+  }
   if (slot_count_ == 0) rehash(kMinSlots);
+  const bool across = scope_ == OrderScope::kAcrossInputs;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     if (i + kPrefetchKeys < keys.size() && tags[i + kPrefetchKeys] != 0) {
       __builtin_prefetch(&slots_[home_of(keys[i + kPrefetchKeys].hash)]);
@@ -75,23 +118,25 @@ void FileOrder::settle(std::span<const KeyRef> keys, std::span<const OrderTag> t
     const OrderTag t = tags[i];
     if (t == 0) continue;
     if (is_kept(verdicts[i])) {
-      if (!order_later_range(t)) continue;  // range 0: never retracted
-      if (4 * (used_ + 1) > 3 * slot_count_) rehash(slot_count_ * 2);
-      Slot& s = slot_for(keys[i].hash);
-      if (s.tag == 0) ++used_;
-      s = {keys[i].hash.hi, keys[i].hash.lo, t};
+      // Only a copy that something unread may precede can be retracted:
+      // one of a later range, or (across inputs) one after the watermark.
+      const bool is_final = across ? order_position(t) < watermark_ : !order_later_range(t);
+      if (!is_final) remember(keys[i].hash, t);
       continue;
     }
     if (used_ == 0) continue;
     Slot& s = slot_for(keys[i].hash);
-    if (s.tag == 0 || order_input(s.tag) != order_input(t) ||
-        order_offset(t) >= order_offset(s.tag)) {
+    if (s.tag == 0 || !precedes_kept(t, s.tag)) {
       continue;  // kept first elsewhere, or earlier in this input: a duplicate
     }
-    // This copy lies earlier in the file than the one kept: it wins.
+    // This copy lies earlier in the order than the one kept: it wins.
     verdicts[i] = Verdict::kNew;
-    if (order_later_range(s.tag)) retracted.push_back(s.tag);
-    s.tag = t;  // a range-0 copy stays as a tag that nothing precedes
+    if (across && order_input(s.tag) != order_input(t)) {
+      other_inputs->push_back({s.tag, keys[i].hash});
+    } else if (order_later_range(s.tag)) {
+      retracted.push_back(s.tag);
+    }
+    s.tag = t;  // within one input, a range-0 copy stays as a tag that nothing precedes
   }
 }
 

@@ -13,7 +13,15 @@
 // the join of the input leaves it out (app/split/range_join.hpp). Range 0 is read
 // in order, so no copy in it is ever retracted and its keys are not
 // remembered. Copies from different inputs keep the arrival order, as
-// between whole files. Pure, no MPI.
+// between whole files (OrderScope::kWithinInput).
+//
+// OrderScope::kAcrossInputs is the one order of docs/inputs.md for every
+// input: a tag names (input index in the walked, sorted order, position),
+// tags compare as those pairs, any kept copy may be retracted by an earlier
+// copy of any input, and the memory is bounded by a watermark: once every
+// record before tag W was decided (every rank agrees), no copy before W can
+// arrive any more, so kept copies before W are final and forgotten
+// (forget_before). Pure, no MPI.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +55,11 @@ inline constexpr std::uint64_t kOrderLaterRangeBit = std::uint64_t{1} << 63;
 [[nodiscard]] constexpr std::uint64_t order_offset(OrderTag t) noexcept {
   return t & kOrderMaxOffset;
 }
+/// The tag as a place in the one order of all inputs: (input, offset)
+/// compare as this number does; the later-range mark plays no part.
+[[nodiscard]] constexpr std::uint64_t order_position(OrderTag t) noexcept {
+  return t & ~kOrderLaterRangeBit;
+}
 /// Input index of a nonzero tag.
 [[nodiscard]] constexpr std::uint64_t order_input(OrderTag t) noexcept {
   return ((t >> kOrderOffsetBits) & ((std::uint64_t{1} << kOrderInputBits) - 1)) - 1;
@@ -54,6 +67,24 @@ inline constexpr std::uint64_t kOrderLaterRangeBit = std::uint64_t{1} << 63;
 [[nodiscard]] constexpr bool order_later_range(OrderTag t) noexcept {
   return (t & kOrderLaterRangeBit) != 0;
 }
+
+/// A kept copy retracted for an earlier copy in another input.
+struct CrossInputRetraction {
+  OrderTag tag;  ///< the retracted copy's
+  KeyHash hash;  ///< its key's
+};
+
+/// Which copies an owner's FileOrder orders: the ranges of one split input
+/// (a copy of another input keeps the arrival order), or every input.
+enum class OrderScope { kWithinInput, kAcrossInputs };
+
+/// Writes into `order` the indexes 0..tags.size()-1 sorted by the tags'
+/// order_position(), ties (and untagged keys, tag 0, which come last) in
+/// their given order. An owner that decides a sub-round in this order keeps
+/// the earliest of the copies arriving together, so they need no
+/// retraction. Cost: one sort of 4-byte indexes (n log n), none when the
+/// tags are already ascending.
+void order_by_tag(std::span<const OrderTag> tags, std::vector<std::uint32_t>& order);
 
 /// The owner's memory of kept copies from ranges k > 0: an open-addressing
 /// table (linear probing) from the key's 128-bit hash to the kept copy's tag
@@ -68,8 +99,27 @@ class FileOrder {
   /// remembered kept copy becomes kNew, and the remembered tag is appended
   /// to `retracted`. Throws std::invalid_argument unless the three spans
   /// have the same size. Cost: one table probe per tagged key.
+  /// Across inputs: every kept copy at or after the watermark is
+  /// remembered, and a duplicate anywhere before the remembered copy in the
+  /// one order wins; tags below the watermark are taken as final. A
+  /// retracted copy of the winner's own input (a split input's later range)
+  /// goes to `retracted` as above; one of another input goes, with its key
+  /// hash, to `other_inputs` (required across inputs: else
+  /// std::invalid_argument), since within one output file a key has at
+  /// most one such copy and the hash finds its line.
   void settle(std::span<const KeyRef> keys, std::span<const OrderTag> tags,
-              std::span<Verdict> verdicts, std::vector<OrderTag>& retracted);
+              std::span<Verdict> verdicts, std::vector<OrderTag>& retracted,
+              std::vector<CrossInputRetraction>* other_inputs = nullptr);
+
+  /// Across inputs: every record before `watermark` (an order_position) has
+  /// been decided on every rank, so no earlier copy can retract a kept copy
+  /// before it; their entries are dropped (the table is rebuilt at its size
+  /// with the survivors). A watermark below the current one is ignored.
+  /// Cost: one pass over the table. Within one input: a no-op.
+  void forget_before(std::uint64_t watermark);
+  /// The current watermark (0 before any forget_before()).
+  [[nodiscard]] std::uint64_t watermark() const noexcept { return watermark_; }
+  [[nodiscard]] OrderScope scope() const noexcept { return scope_; }
 
   /// Sizes the table for `keys` keys up front (growing it later rehashes
   /// every key into fresh memory, which costs more than the probes on a VM
@@ -81,7 +131,7 @@ class FileOrder {
   /// Bytes of the table.
   [[nodiscard]] std::size_t table_bytes() const noexcept { return slot_count_ * sizeof(Slot); }
 
-  FileOrder();
+  explicit FileOrder(OrderScope scope = OrderScope::kWithinInput);
   ~FileOrder();
   FileOrder(const FileOrder&) = delete;
   FileOrder& operator=(const FileOrder&) = delete;
@@ -95,6 +145,8 @@ class FileOrder {
   [[nodiscard]] std::size_t home_of(const KeyHash& h) const noexcept;
   Slot& slot_for(const KeyHash& h);  // the key's slot, or the empty one where it goes
   void rehash(std::size_t slots);
+  void remember(const KeyHash& h, OrderTag t);
+  [[nodiscard]] bool precedes_kept(OrderTag candidate, OrderTag kept) const noexcept;
 
   // The slots live in a zero-filled anonymous mapping advised for huge
   // pages (core/memory/huge_page_mapping.hpp): no zeroing pass, and 512 times
@@ -104,6 +156,8 @@ class FileOrder {
   Slot* slots_ = nullptr;
   std::size_t slot_count_ = 0;  // a power of two, or 0
   std::size_t used_ = 0;
+  OrderScope scope_;
+  std::uint64_t watermark_ = 0;  // forget_before()'s, across inputs only
 };
 
 }  // namespace bloomshard::core

@@ -1,0 +1,256 @@
+// The one order across inputs (core/order/file_order.hpp, OrderScope::
+// kAcrossInputs): the kept copy of a key is its first copy in (input,
+// position) order, whatever order the copies reach the owner in, with the
+// owner's memory bounded by the watermark.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bloomshard/core/key_hash.hpp"
+#include "core/order/file_order.hpp"
+
+namespace bloomshard::core {
+namespace {
+
+OrderTag tag_of(std::uint64_t input, std::uint64_t offset, bool later_range = false) {
+  return *order_tag_base(input, std::uint64_t{1} << 30, later_range) | offset;
+}
+
+// One record: its key and its place in the one order.
+struct Copy {
+  std::string key;
+  OrderTag tag;
+};
+
+// A reader: the records of one whole input or one range, in order.
+struct Reader {
+  std::vector<Copy> records;
+  std::size_t next = 0;
+  [[nodiscard]] bool done() const { return next >= records.size(); }
+};
+
+// Random inputs, some cut into ranges (each range a reader of its own).
+std::vector<Reader> make_readers(std::mt19937_64& rng, std::map<std::string, OrderTag>& first) {
+  std::vector<Reader> readers;
+  const std::uint64_t inputs = 2 + rng() % 5;
+  for (std::uint64_t input = 0; input < inputs; ++input) {
+    const std::size_t ranges = rng() % 3 == 0 ? 2 + rng() % 3 : 1;
+    std::uint64_t offset = 0;
+    for (std::size_t r = 0; r < ranges; ++r) {
+      Reader reader;
+      const int n = 50 + static_cast<int>(rng() % 200);
+      for (int i = 0; i < n; ++i) {
+        Copy c{"k" + std::to_string(rng() % 400), tag_of(input, offset, r > 0)};
+        first.emplace(c.key, c.tag);  // inputs and offsets are walked in order
+        reader.records.push_back(c);
+        offset += 10 + rng() % 50;
+      }
+      readers.push_back(std::move(reader));
+    }
+  }
+  return readers;
+}
+
+// The watermark every rank would agree on: the first record no reader has
+// handed over yet (readers are in order, so the smallest next record).
+std::uint64_t watermark_of(const std::vector<Reader>& readers) {
+  std::uint64_t w = ~std::uint64_t{0};
+  for (const Reader& r : readers) {
+    if (!r.done()) w = std::min(w, order_position(r.records[r.next].tag));
+  }
+  return w;
+}
+
+// Readers hand over batches at random (each keeps its own order); the
+// owner decides each round sorted by tag, settles, and forgets before the
+// watermark. Kept copies less the retracted ones must be exactly the first
+// copy of each key in the one order.
+void check_random_arrival(std::uint64_t seed, bool sort_rounds, bool use_watermark) {
+  std::mt19937_64 rng(seed);
+  for (int trial = 0; trial < 40; ++trial) {
+    std::map<std::string, OrderTag> first;
+    std::vector<Reader> readers = make_readers(rng, first);
+    FileOrder order(OrderScope::kAcrossInputs);
+    std::set<std::string> tier2;
+    std::set<OrderTag> kept;  // less the retracted ones
+    std::map<OrderTag, std::string> key_of;
+    std::vector<OrderTag> retracted;
+    std::size_t most_remembered = 0;
+    for (;;) {
+      std::vector<Copy> round;  // a round: several readers' batches
+      for (Reader& r : readers) {
+        if (r.done() || rng() % 2 == 0) continue;
+        const std::size_t take = 1 + rng() % 40;
+        for (std::size_t j = 0; j < take && !r.done(); ++j) round.push_back(r.records[r.next++]);
+      }
+      if (round.empty()) {
+        if (std::all_of(readers.begin(), readers.end(), [](const Reader& r) { return r.done(); })) {
+          break;
+        }
+        continue;
+      }
+      std::vector<OrderTag> tags;
+      for (const Copy& c : round) tags.push_back(c.tag);
+      std::vector<std::uint32_t> at;
+      if (sort_rounds) {
+        order_by_tag(tags, at);
+      } else {
+        for (std::uint32_t i = 0; i < round.size(); ++i) at.push_back(i);
+      }
+      std::vector<KeyRef> keys;
+      std::vector<OrderTag> sorted_tags;
+      std::vector<Verdict> verdicts;
+      for (const std::uint32_t i : at) {
+        keys.push_back({hash_key(round[i].key), round[i].key});
+        sorted_tags.push_back(round[i].tag);
+        verdicts.push_back(tier2.insert(round[i].key).second ? Verdict::kNew : Verdict::kDuplicate);
+      }
+      const std::size_t retracted_before = retracted.size();
+      std::vector<CrossInputRetraction> across;
+      order.settle(keys, sorted_tags, verdicts, retracted, &across);
+      for (const CrossInputRetraction& r : across) {
+        // The hash names the key; the line is found by it in its input's output.
+        ASSERT_EQ(r.hash, hash_key(key_of.count(r.tag) ? key_of.at(r.tag) : std::string("?")));
+        retracted.push_back(r.tag);
+      }
+      for (std::size_t j = 0; j < at.size(); ++j) {
+        if (is_kept(verdicts[j])) kept.insert(sorted_tags[j]);
+        key_of[sorted_tags[j]] = round[at[j]].key;
+      }
+      for (std::size_t j = retracted_before; j < retracted.size(); ++j) {
+        // In sorted rounds a retraction only names a copy of an earlier round.
+        if (sort_rounds) {
+          ASSERT_EQ(std::count(sorted_tags.begin(), sorted_tags.end(), retracted[j]), 0);
+        }
+        ASSERT_EQ(kept.erase(retracted[j]), 1u) << "retracted a copy that was not kept";
+      }
+      most_remembered = std::max(most_remembered, order.size());
+      if (use_watermark) {
+        const std::uint64_t w = watermark_of(readers);
+        order.forget_before(w);
+        for (const OrderTag t : kept) {
+          if (order_position(t) >= w) break;
+          // A kept copy before the watermark is final: it is the first copy.
+          ASSERT_EQ(first.at(key_of.at(t)), t);
+        }
+      }
+    }
+    std::set<OrderTag> expected;
+    for (const auto& [key, t] : first) expected.insert(t);
+    ASSERT_EQ(kept, expected) << "trial " << trial;
+    if (use_watermark) {
+      EXPECT_EQ(order.size(), 0u) << "everything was read: nothing to remember";
+    }
+    EXPECT_LE(most_remembered, first.size());
+  }
+}
+
+TEST(InputOrder, KeepsTheFirstCopyInInputOrderForAnyArrival) {
+  check_random_arrival(21, false, false);
+}
+
+TEST(InputOrder, KeepsTheFirstCopyWhenRoundsAreSortedAndTheWatermarkForgets) {
+  check_random_arrival(22, true, true);
+}
+
+TEST(InputOrder, TagsCompareAsInputThenPosition) {
+  EXPECT_LT(order_position(tag_of(0, 999'999)), order_position(tag_of(1, 0)));
+  EXPECT_LT(order_position(tag_of(3, 5)), order_position(tag_of(3, 6)));
+  // The later-range mark of a split input's range plays no part.
+  const OrderTag later = *order_tag_base(3, 1 << 20, true) | 5;
+  EXPECT_EQ(order_position(later), order_position(tag_of(3, 5)));
+}
+
+TEST(InputOrder, AnEarlierInputRetractsACopyKeptFromALaterOne) {
+  FileOrder order(OrderScope::kAcrossInputs);
+  std::vector<OrderTag> retracted;  // of the winner's own input: none here
+  std::vector<CrossInputRetraction> across;
+  const std::vector<KeyRef> key(1, KeyRef{hash_key("a"), "a"});
+  std::vector<Verdict> v = {Verdict::kNew};
+  const std::vector<OrderTag> in_input_4 = {tag_of(4, 100)};
+  order.settle(key, in_input_4, v, retracted, &across);  // input 4's copy arrives first
+  EXPECT_EQ(order.size(), 1u);
+  v = {Verdict::kDuplicate};
+  const std::vector<OrderTag> in_input_1 = {tag_of(1, 7'000)};
+  order.settle(key, in_input_1, v, retracted, &across);
+  EXPECT_EQ(v[0], Verdict::kNew) << "input 1 precedes input 4, whatever the offsets";
+  ASSERT_EQ(across.size(), 1u);
+  EXPECT_EQ(across[0].tag, tag_of(4, 100));
+  EXPECT_EQ(across[0].hash, hash_key("a"));
+  EXPECT_TRUE(retracted.empty());
+  v = {Verdict::kDuplicate};
+  const std::vector<OrderTag> in_input_2 = {tag_of(2, 0)};
+  order.settle(key, in_input_2, v, retracted, &across);
+  EXPECT_EQ(v[0], Verdict::kDuplicate) << "a copy after the kept one stays a duplicate";
+  EXPECT_EQ(across.size(), 1u);
+  EXPECT_THROW(order.settle(key, in_input_2, v, retracted), std::invalid_argument)
+      << "across inputs, a retraction must have somewhere to go";
+}
+
+TEST(InputOrder, SortedRoundKeepsTheEarliestOfCopiesArrivingTogether) {
+  // Rank 0 sends input 2's copy, rank 1 input 0's: in arrival order the
+  // owner would keep input 2's and retract it at once.
+  const std::vector<OrderTag> tags = {tag_of(2, 0), 0, tag_of(0, 50), tag_of(0, 10)};
+  std::vector<std::uint32_t> at;
+  order_by_tag(tags, at);
+  EXPECT_EQ(at, (std::vector<std::uint32_t>{3, 2, 0, 1})) << "untagged keys last, in order";
+  const std::vector<OrderTag> ascending = {tag_of(0, 1), tag_of(0, 2), 0, 0};
+  order_by_tag(ascending, at);
+  EXPECT_EQ(at, (std::vector<std::uint32_t>{0, 1, 2, 3}));
+}
+
+TEST(InputOrder, TheWatermarkForgetsFinalCopiesAndKeepsTheOthers) {
+  FileOrder order(OrderScope::kAcrossInputs);
+  std::vector<OrderTag> retracted;
+  std::vector<CrossInputRetraction> across;
+  std::vector<std::string> names;
+  for (int i = 0; i < 10'000; ++i) names.push_back("key-" + std::to_string(i));
+  std::vector<KeyRef> keys;
+  std::vector<OrderTag> tags;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    keys.push_back({hash_key(names[i]), names[i]});
+    tags.push_back(tag_of(i < 4'000 ? 1 : 2, i));  // 4,000 in input 1, 6,000 in input 2
+  }
+  std::vector<Verdict> verdicts(keys.size(), Verdict::kNew);
+  order.settle(keys, tags, verdicts, retracted, &across);
+  EXPECT_EQ(order.size(), 10'000u);
+  order.forget_before(order_position(tag_of(2, 0)));  // inputs 0 and 1 fully read
+  EXPECT_EQ(order.size(), 6'000u);
+  order.forget_before(order_position(tag_of(1, 0)));  // never moves back
+  EXPECT_EQ(order.watermark(), order_position(tag_of(2, 0)));
+  // Input 2's copies are still remembered: an earlier copy (in input 2,
+  // as a split input's range 0 would hold it) wins.
+  std::vector<Verdict> again(1, Verdict::kDuplicate);
+  const std::vector<OrderTag> earlier = {tag_of(2, 3)};
+  std::vector<KeyRef> last(1, keys.back());
+  order.settle(last, earlier, again, retracted, &across);
+  EXPECT_EQ(again[0], Verdict::kNew);
+  EXPECT_TRUE(across.empty()) << "same input: not a cross-input retraction";
+  // A copy kept before the watermark is final: not remembered at all.
+  std::vector<Verdict> fresh(1, Verdict::kNew);
+  const std::vector<OrderTag> old = {tag_of(1, 77)};
+  const std::string other = "other";
+  const std::vector<KeyRef> other_key(1, KeyRef{hash_key(other), other});
+  order.settle(other_key, old, fresh, retracted, &across);
+  EXPECT_EQ(order.size(), 6'000u);
+}
+
+TEST(InputOrder, WithinOneInputTheWatermarkIsIgnored) {
+  FileOrder order;  // the split-input scope
+  std::vector<OrderTag> retracted;
+  const std::vector<KeyRef> key(1, KeyRef{hash_key("a"), "a"});
+  std::vector<Verdict> v = {Verdict::kNew};
+  const std::vector<OrderTag> later = {*order_tag_base(1, 1 << 20, true) | 900};
+  order.settle(key, later, v, retracted);
+  order.forget_before(~std::uint64_t{0});
+  EXPECT_EQ(order.size(), 1u);
+  EXPECT_EQ(order.watermark(), 0u);
+}
+
+}  // namespace
+}  // namespace bloomshard::core

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""A corpus where every duplicate's copies differ in other fields, and the
+oracle of the one order (docs/inputs.md "Which copy of a duplicate is kept"):
+the kept copy of a key is its first copy with the inputs in their walked,
+sorted order and the records by position, i.e. awk '!seen[$key]++' over the
+inputs in that order.
+
+usage: input_order_corpus.py make DIR [--files N] [--records N] [--seed S]
+                                      [--big-records N]
+       input_order_corpus.py check INPUT_DIR OUTPUT_DIR
+
+make: N files (plain .jsonl, .jsonl.gz, .jsonl.zst in turn) of about
+--records records each, 30 % of them copies of a key seen in any file
+(earlier or later in the order); each copy carries its own "copy" field
+(file and line), so a kept copy is known by its bytes. With --big-records,
+one more plain file of that many records (for split runs), first in the
+order so that its later ranges' copies race the other files'.
+
+check: every input's mirrored output holds exactly the oracle's lines
+(decompressed), in order; exit 1 naming the first difference.
+"""
+import gzip
+import json
+import os
+import random
+import subprocess
+import sys
+
+
+def compress(path, data):
+    if path.endswith(".gz"):
+        return gzip.compress(data, compresslevel=1)
+    if path.endswith(".zst"):
+        return subprocess.run(["zstd", "-q", "-1", "-c"], input=data, check=True,
+                              stdout=subprocess.PIPE).stdout
+    return data
+
+
+def decompress(path, data):
+    if path.endswith(".gz"):
+        return gzip.decompress(data)
+    if path.endswith(".zst"):
+        return subprocess.run(["zstd", "-q", "-d", "-c"], input=data, check=True,
+                              stdout=subprocess.PIPE).stdout
+    return data
+
+
+def walk(root):
+    """Input files in the order the program walks them: relative paths sorted
+    bytewise."""
+    found = []
+    for d, _, names in os.walk(root):
+        for n in names:
+            found.append(os.path.relpath(os.path.join(d, n), root))
+    return sorted(found, key=lambda p: p.encode())
+
+
+def make(root, files, records, seed, big_records):
+    rng = random.Random(seed)
+    os.makedirs(root, exist_ok=True)
+    names = []
+    if big_records:
+        names.append("a-big.jsonl")
+    suffixes = [".jsonl", ".jsonl.gz", ".jsonl.zst"]
+    names += [f"b-{i:02d}{suffixes[i % 3]}" for i in range(files)]
+    counts = [big_records] + [records] * files if big_records else [records] * files
+    total = sum(counts)
+    # Keys: 70 % fresh; each duplicate names a key drawn from all keys, so a
+    # later file often holds the first arrival of a key an earlier file has.
+    keys = [f"k{n}" for n in range(int(total * 0.7))]
+    for name, count in zip(names, counts):
+        lines = []
+        for line in range(count):
+            key = rng.choice(keys)
+            pad = "x" * rng.randrange(0, 60)
+            lines.append(json.dumps({"id": key, "copy": f"{name}:{line + 1}", "pad": pad}) + "\n")
+        data = "".join(lines).encode()
+        with open(os.path.join(root, name), "wb") as f:
+            f.write(compress(name, data))
+
+
+def expected(root):
+    seen = set()
+    out = {}
+    for rel in walk(root):
+        with open(os.path.join(root, rel), "rb") as f:
+            data = decompress(rel, f.read())
+        kept = []
+        for line in data.splitlines(keepends=True):
+            key = json.loads(line)["id"]
+            if key in seen:
+                continue
+            seen.add(key)
+            kept.append(line)
+        out[rel] = b"".join(kept)
+    return out
+
+
+def check(inputs, outputs):
+    bad = 0
+    for rel, want in expected(inputs).items():
+        path = os.path.join(outputs, rel)
+        if not os.path.exists(path):
+            print(f"{rel}: no output", file=sys.stderr)
+            bad += 1
+            continue
+        with open(path, "rb") as f:
+            got = decompress(rel, f.read())
+        if got == want:
+            continue
+        bad += 1
+        g, w = got.splitlines(), want.splitlines()
+        first = next((i for i in range(min(len(g), len(w))) if g[i] != w[i]), min(len(g), len(w)))
+        print(f"{rel}: {len(g)} lines, oracle {len(w)}; first difference at line {first + 1}: "
+              f"got {g[first] if first < len(g) else b'<end>'!r}, "
+              f"want {w[first] if first < len(w) else b'<end>'!r}", file=sys.stderr)
+    if bad:
+        print(f"{bad} output(s) differ from the first copies in input order", file=sys.stderr)
+        sys.exit(1)
+    print("every output holds the first copies in input order")
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "make":
+        opts = {"--files": 6, "--records": 3000, "--seed": 1, "--big-records": 0}
+        rest = argv[2:]
+        while rest:
+            if rest[0] not in opts or len(rest) < 2:
+                sys.exit(f"input_order_corpus.py: unknown or incomplete option {rest[0]}")
+            opts[rest[0]] = int(rest[1])
+            rest = rest[2:]
+        make(argv[1], opts["--files"], opts["--records"], opts["--seed"], opts["--big-records"])
+    elif len(argv) == 3 and argv[0] == "check":
+        check(argv[1], argv[2])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
