@@ -26,7 +26,7 @@ json_field() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys
 case $CASE in
   records)
     "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7
-    ARGS=(--input "$TMP/in" --key-field id --batch-bytes 65536 --split-min-bytes 65536)
+    ARGS=(--input "$TMP/in" --key-field id --kept-copy first --batch-bytes 65536 --split-min-bytes 65536)
     mpi 1 dedup "${ARGS[@]}" --output "$TMP/out1" --metrics "$TMP/m1.json" >"$TMP/r1.log" 2>&1 ||
       fail "1-rank run failed: $(cat "$TMP/r1.log")"
     "$PY" "$CORPUS" check "$TMP/in" "$TMP/out1" || fail "1 rank: not the first copies in input order"

@@ -70,6 +70,7 @@ constexpr std::string_view kDedupOptionOrder[] = {
     "split-min-bytes",
     "max-skipped-inputs",
     "revalidate-inputs",
+    "kept-copy",
     "unit",
     "paragraph-split",
     "min-paragraph-bytes",
@@ -117,6 +118,18 @@ std::string window_problem(const DedupConfig& c) {
   return {};
 }
 
+// --kept-copy first is implemented for filter runs of whole records without
+// a state; elsewhere it would silently keep the arrival order.
+std::string kept_copy_problem(const DedupConfig& c) {
+  if (c.kept_copy != KeptCopy::kFirstInInputOrder) return {};
+  if (!c.state_dir.empty())
+    return "--kept-copy first cannot apply with --state (not yet resumable)";
+  if (c.annotate.mode != RunMode::kFilter) return "--kept-copy first applies to --mode filter only";
+  if (c.key.unit != core::KeyUnit::kRecord)
+    return "--kept-copy first applies to --unit record only";
+  return {};
+}
+
 // The first problem, group by group; whether the inputs exist comes last
 // (it touches the file system).
 std::string validate(const DedupConfig& c) {
@@ -131,6 +144,7 @@ std::string validate(const DedupConfig& c) {
       [](const DedupConfig& d) { return checkpoint_problem(d); },
       [](const DedupConfig& d) { return fault_problem(d); },
       window_problem,
+      kept_copy_problem,
       [](const DedupConfig& d) { return input_problem(d); },
   };
   for (const Check check : kChecks) {

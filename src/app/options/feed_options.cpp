@@ -53,6 +53,14 @@ void add_feed_options(po::options_description& pool, FeedOptions& f, FeedFlags& 
      "if the records read from it so far are the same bytes (digest check; costs one read of "
      "that prefix on rank 0); what follows them is read, a finished input's appended records "
      "too");
+  if (!query) {
+    pool.add_options()
+      ("kept-copy", po::value(&flags.kept_copy)->default_value(flags.kept_copy),
+       "which copy of a duplicate is kept: arrival (the first to reach its owner; fastest, the "
+       "kept copy may change with the rank count) | first (the first copy in input order: the "
+       "same output bytes at any rank count; filter mode, whole records, no --state or "
+       "--window)");
+  }
   // clang-format on
 }
 
@@ -69,6 +77,12 @@ void apply_feed_flags(const FeedFlags& flags, FeedOptions& f) {
     f.split_inputs = flags.split_inputs == "auto";
   } else {
     throw std::invalid_argument("--split-inputs must be auto or off, not '" + flags.split_inputs +
+                                "'");
+  }
+  if (flags.kept_copy == "arrival" || flags.kept_copy == "first") {
+    f.kept_copy = flags.kept_copy == "first" ? KeptCopy::kFirstInInputOrder : KeptCopy::kArrival;
+  } else {
+    throw std::invalid_argument("--kept-copy must be arrival or first, not '" + flags.kept_copy +
                                 "'");
   }
 }

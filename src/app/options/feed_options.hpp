@@ -18,6 +18,13 @@ namespace bloomshard::app {
 /// skip the rest of that input and go on (docs/reliability.md).
 enum class OnInputError : std::uint8_t { kFail = 0, kSkip = 1 };
 
+/// Which copy of a duplicate a filter run keeps (docs/inputs.md "Which copy
+/// of a duplicate is kept"): whichever reached its owner first (the default:
+/// the kept key set and exactly-once hold, the bytes depend on the rank
+/// count), or the first copy in input order (the same bytes at any rank
+/// count; filter runs of whole records without --state only, for now).
+enum class KeptCopy : std::uint8_t { kArrival = 0, kFirstInInputOrder = 1 };
+
 struct FeedOptions {
   std::vector<std::string> inputs;
   std::uint64_t batch_bytes = 0;  ///< input bytes read per rank per round;
@@ -33,18 +40,20 @@ struct FeedOptions {
   /// ranges read by several ranks (filter mode only).
   bool split_inputs = true;
   std::uint64_t split_min_bytes = 64ULL << 20;
+  KeptCopy kept_copy = KeptCopy::kArrival;  ///< dedup only
 };
 
 /// The feed options as typed, before they are checked.
 struct FeedFlags {
   std::string on_input_error = "skip";
   std::string split_inputs = "auto";
+  std::string kept_copy = "arrival";
 };
 
 /// Registers --input, --batch-bytes, --max-line-bytes,
 /// --max-reject-fraction, --on-input-error, --max-skipped-inputs,
-/// --split-inputs, --split-min-bytes and --revalidate-inputs into `pool`.
-/// For query, --input is required.
+/// --split-inputs, --split-min-bytes, --revalidate-inputs and (dedup only)
+/// --kept-copy into `pool`. For query, --input is required.
 void add_feed_options(boost::program_options::options_description& pool, FeedOptions& feed,
                       FeedFlags& flags, OptionsFor command);
 

@@ -162,7 +162,8 @@ std::unique_ptr<KeyOrder> make_input_order(std::size_t reserve) {
 }
 
 bool keeps_input_order(const DedupConfig& config) {
-  return config.annotate.mode == RunMode::kFilter && config.key.unit == core::KeyUnit::kRecord &&
+  return config.kept_copy == KeptCopy::kFirstInInputOrder &&
+         config.annotate.mode == RunMode::kFilter && config.key.unit == core::KeyUnit::kRecord &&
          config.window.window == 0 && config.state_dir.empty();
 }
 
