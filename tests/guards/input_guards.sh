@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Each input-change signal alone (size, mtime, content under the same size
-# and mtime, rename, removal, addition), between a stop and the next start
+# Each input-change signal alone (size with the mtime put back, mtime,
+# content under the same size and mtime, rename, removal, addition), between a stop and the next start
 # of the same command, through the real binary under mpiexec
 # (docs/inputs.md "Changing the inputs", docs/guards.md). From a copy of the
 # same saved run for every case:
@@ -73,6 +73,12 @@ grow() { # a record appended (a gzip member for .gz)
   local line='{"id":"doc-new-1","text":"appended"}'
   if [[ $1 == *.gz ]]; then echo "$line" | gzip -c >>"$1"; else echo "$line" >>"$1"; fi
 }
+grow_same_mtime() { # a record appended, the mtime put back: the size alone differs
+  cp -p "$1" ref
+  grow "$1"
+  touch -r ref "$1"
+  rm ref
+}
 touch_later() { touch -d "@$(($(stat -c %Y "$1") + 90))" "$1"; }
 same_size_and_mtime() { # other bytes in the first 4 KiB, size and mtime restored
   cp -p "$1" ref
@@ -98,6 +104,11 @@ expect_refused "$RUN.finished_input.size" 2 "$REFUSAL" \
   "input '1-a.jsonl' changed after it was finished \\(size $A_SIZE -> $((A_SIZE + 37)) bytes \\(grew by 37\\), mtime $ISO -> $ISO\\); its new records would never be read" -- \
   run_mpi "$RANKS" "${JOB[@]}"
 restore
+grow_same_mtime "$A"
+expect_refused "$RUN.finished_input.size_only" 2 "$REFUSAL" \
+  "input '1-a.jsonl' changed after it was finished \\(size $A_SIZE -> $((A_SIZE + 37)) bytes \\(grew by 37\\), mtime $ISO \\(same\\)\\)" -- \
+  run_mpi "$RANKS" "${JOB[@]}"
+restore
 touch_later "$A"
 expect_refused "$RUN.finished_input.mtime" 2 "$REFUSAL" \
   "input '1-a.jsonl' changed after it was finished \\(size $A_SIZE -> $A_SIZE bytes \\(same size\\), mtime $ISO -> $ISO\\)" -- \
@@ -116,6 +127,11 @@ if [[ $RUN == running ]]; then
   grow "$B"
   expect_refused running.started_input.size 2 "$REFUSAL" \
     "input '2-b.jsonl.gz' changed $B_READ \\(size $B_SIZE -> [0-9]+ bytes \\(grew by [0-9]+\\), mtime $ISO -> $ISO\\)" -- \
+    run_mpi "$RANKS" "${JOB[@]}"
+  restore
+  grow_same_mtime "$B"
+  expect_refused running.started_input.size_only 2 "$REFUSAL" \
+    "input '2-b.jsonl.gz' changed $B_READ \\(size $B_SIZE -> [0-9]+ bytes \\(grew by [0-9]+\\), mtime $ISO \\(same\\)\\)" -- \
     run_mpi "$RANKS" "${JOB[@]}"
   restore
   touch_later "$B"

@@ -12,9 +12,11 @@
 #        incremental  a finished state and new inputs into a new --output (and
 #                     into the used one, also as a fresh run: exit 4 twice)
 #        query        query on a finished state (and on a paragraph state)
-#        merge        merge's preconditions: finished, not windowed, same
-#                     scheme and slice count, a new --into
-#        windows      a windowed state continued with another window or rule
+#        merge        merge's preconditions: sources that exist and hold a
+#                     state, finished, not windowed, same scheme and slice
+#                     count, a new --into
+#        windows      a windowed state continued with another window or rule;
+#                     the window options' own preconditions
 # KEEP_TMP=1 keeps the temp dir.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/guard_expect.sh"
@@ -217,6 +219,15 @@ path_merge() {
   WATCH=(F G E .E.merge-tmp)
   expect_refused merge.into_exists 2 "--into 'E' exists; merge writes a new state" -- \
     run_mpi "$RANKS" merge --from F --from G --into E
+  touch a-file
+  mkdir empty-dir
+  WATCH=(F C .C.merge-tmp)
+  expect_refused merge.from_missing 2 "--from 'no-such-dir' does not exist" -- \
+    run_mpi "$RANKS" merge --from F --from no-such-dir --into C
+  expect_refused merge.from_file 2 "--from 'a-file' is not a directory \\(a dedup --state dir\\)" -- \
+    run_mpi "$RANKS" merge --from F --from a-file --into C
+  expect_refused merge.from_no_checkpoint 2 "--from 'empty-dir' holds no checkpoint" -- \
+    run_mpi "$RANKS" merge --from F --from empty-dir --into C
   WATCH=(F G)
   expect_note merge.control "" -- run_mpi "$RANKS" merge --from F --from G --into C
   "$BIN" info --state C --json | "$PY" -c '
@@ -240,6 +251,18 @@ path_windows() {
       "a state keeps its window and slot rule" -- \
       run_mpi "$RANKS" dedup --input new --output out-new --state W "${SCHEME_A[@]}" $B
   done
+  # The window options' own preconditions, before any state is opened.
+  WATCH=(W out-new S2)
+  expect_refused windows.needs_state 2 "--window needs --state" -- \
+    run_mpi "$RANKS" dedup --input new --output out-new "${SCHEME_A[@]}" --window 2
+  expect_refused windows.size_range 2 "--window 33 outside \\[1, 32\\]" -- \
+    run_mpi "$RANKS" dedup --input new --output out-new --state S2 "${SCHEME_A[@]}" --window 33
+  expect_refused windows.slot_rule_needs_window 2 "--slot-records/--slot-every need --window" -- \
+    run_mpi "$RANKS" dedup --input new --output out-new --state S2 "${SCHEME_A[@]}" \
+    --slot-records 100
+  expect_refused windows.slot_rules_exclusive 2 "--slot-records and --slot-every exclude each other" -- \
+    run_mpi "$RANKS" dedup --input new --output out-new --state S2 "${SCHEME_A[@]}" --window 2 \
+    --slot-records 100 --slot-every 1h
   cp -a W W-control
   expect_note windows.control "" -- \
     run_mpi "$RANKS" dedup --input new --output out-control --state W-control "${SCHEME_A[@]}" \
