@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2034 # WATCH and the case variables are read by guard_expect.sh
 # Each input-change signal alone (size with the mtime put back, mtime,
 # content under the same size and mtime, rename, removal, addition), between a stop and the next start
 # of the same command, through the real binary under mpiexec
@@ -19,7 +20,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/guard_expect.sh"
 harness_parse input_guards.sh "BIN --run=RUN* --ranks=RANKS:2" "$@"
 harness_tmp "guards-inputs-$RUN" 'inputs $RUN, $RANKS ranks'
-cd "$TMP"
+cd "$TMP" || exit 1
 
 "$PY" - "$RUN" <<'EOF'
 import gzip, json, os, sys

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2034 # WATCH and the case variables are read by guard_expect.sh
 # The Python module's refusals of a state it cannot read the way it was
 # written (docs/guards.md, src/python/read_only_state.cpp), on a real state
 # made by the real binary under mpiexec, one header attribute rewritten with
@@ -15,7 +16,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/guard_expect.sh"
 harness_parse python_guards.sh "BIN --module-dir=MODULE_DIR* --ranks=RANKS:2" "$@"
 MODULE_DIR=$(readlink -f "$MODULE_DIR")
 harness_tmp guards-python 'guards python, $RANKS ranks'
-cd "$TMP"
+cd "$TMP" || exit 1
 export PYTHONPATH=$MODULE_DIR
 "$PY" -c 'import h5py, bloomshard' || harness_usage "$PY cannot import h5py and bloomshard"
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2034 # WATCH and the case variables are read by guard_expect.sh
 # Every field a saved state fixes, checked on every path that opens the
 # state through the real binary under mpiexec (docs/guards.md): a state is
 # made with value A, the path is run with value B, and the run must end with
@@ -22,7 +23,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/guard_expect.sh"
 harness_parse state_guards.sh "BIN --path=GPATH* --ranks=RANKS:2" "$@"
 harness_tmp "guards-$GPATH" 'guards $GPATH, $RANKS ranks'
-cd "$TMP"
+cd "$TMP" || exit 1
 
 # The corpus: records with an id, a url and a text (paragraphs, some
 # repeated, some differing only in case and spaces, so that every scheme
@@ -82,7 +83,8 @@ field_case() {
 # B_ARGS: BASE (default SCHEME_A) with one option replaced (or added) by
 # the case's B.
 with_b() {
-  local b=($B) args i
+  local b args i
+  read -ra b <<<"$B"
   if [[ -v BASE ]]; then args=("${BASE[@]}"); else args=("${SCHEME_A[@]}"); fi
   for ((i = 0; i < ${#args[@]}; i += 2)); do
     [[ ${args[i]} != "${b[0]}" ]] || args[i + 1]=${b[1]}
