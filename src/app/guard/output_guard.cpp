@@ -74,20 +74,34 @@ std::string not_empty_refusal(const fs::path& output_dir) {
          "): choose an empty or new dir, or pass --overwrite to write beside those files";
 }
 
-OutputCheck prepare_output_dir(const fs::path& output_dir, std::span<const fs::path> input_args,
-                               std::span<const io::InputFile> inputs, bool overwrite) {
+OutputCheck check_output_dir(const fs::path& output_dir, std::span<const fs::path> input_args,
+                             std::span<const io::InputFile> inputs, bool overwrite) {
   try {
     if (std::string why = overlap_with_inputs("output dir", output_dir, input_args); !why.empty()) {
       return {why, kExitUsage};
     }
     for (const auto& f : inputs) (void)io::output_path_for(output_dir, f.relative_path);
-
     const bool exists = fs::exists(output_dir);
     if (exists && !fs::is_directory(output_dir)) {
       return {"output '" + output_dir.string() + "' exists and is not a directory", kExitUsage};
     }
-    if (exists && !holds_only_lock(output_dir)) {
-      if (!overwrite) return {not_empty_refusal(output_dir), kExitOutputInUse};
+    if (exists && !holds_only_lock(output_dir) && !overwrite) {
+      return {not_empty_refusal(output_dir), kExitOutputInUse};
+    }
+  } catch (const std::exception& e) {
+    return {std::string("cannot prepare output dir: ") + e.what(), kExitFailure};
+  }
+  return {};
+}
+
+OutputCheck prepare_output_dir(const fs::path& output_dir, std::span<const fs::path> input_args,
+                               std::span<const io::InputFile> inputs, bool overwrite) {
+  if (OutputCheck check = check_output_dir(output_dir, input_args, inputs, overwrite);
+      !check.error.empty()) {
+    return check;
+  }
+  try {
+    if (fs::exists(output_dir) && !holds_only_lock(output_dir)) {
       const fs::path marker = output_dir / kRunMarkerName;
       for (const auto& rel : previous_outputs(marker)) {
         fs::remove(io::output_path_for(output_dir, rel));

@@ -34,6 +34,14 @@ struct OutputCheck {
 /// marker is there), or another dir.
 [[nodiscard]] std::string not_empty_refusal(const std::filesystem::path& output_dir);
 
+/// The checks of prepare_output_dir without its writes: the refusal it
+/// would give, or an empty `error`. A start calls it before it records
+/// anything in the state (RUN.json), so a refused start leaves the state as
+/// it was. Never throws for user errors.
+[[nodiscard]] OutputCheck check_output_dir(const std::filesystem::path& output_dir,
+                                           std::span<const std::filesystem::path> input_args,
+                                           std::span<const io::InputFile> inputs, bool overwrite);
+
 /// Checks and prepares `output_dir` for a run writing `inputs`' mirrors
 /// (creates it, removes a previous run's files with `overwrite`, writes the
 /// marker). Never throws for user errors.

@@ -196,6 +196,16 @@ std::optional<io::CheckpointSummary> newest_readable(const fs::path& state,
   return std::nullopt;
 }
 
+// The output dir's refusal, checked before RUN.json names this run: a
+// refused start that rewrote it would make the same command's next start
+// an "own restart", allowed to overwrite the outputs it was refused.
+StartDecision refuse_output_dir(const StartInputs& in, bool overwrite) {
+  const OutputCheck check =
+      check_output_dir(in.config.output_dir, in.input_args, in.inputs, overwrite);
+  if (!check.error.empty()) return refuse(check.error, check.exit_code);
+  return {};
+}
+
 // No checkpoint. A RUN.json of this same run means it was killed before
 // its first checkpoint: its partial outputs are ours to replace.
 StartDecision decide_without_checkpoint(const StartInputs& in, StartDecision d) {
@@ -207,9 +217,11 @@ StartDecision decide_without_checkpoint(const StartInputs& in, StartDecision d) 
                   " run_id " + stored_identity(state) + ", this run " + d.plan.run_id +
                   ") that wrote no checkpoint; use another --state or remove it");
   }
+  const bool overwrite = in.config.overwrite || own_restart;
+  if (StartDecision r = refuse_output_dir(in, overwrite); !r.error.empty()) return r;
   write_identity(state, d.plan.run_id);
-  const OutputCheck check = prepare_output_dir(in.config.output_dir, in.input_args, in.inputs,
-                                               in.config.overwrite || own_restart);
+  const OutputCheck check =
+      prepare_output_dir(in.config.output_dir, in.input_args, in.inputs, overwrite);
   if (!check.error.empty()) return refuse(check.error, check.exit_code);
   return d;
 }
@@ -317,9 +329,11 @@ StartDecision decide_incremental(const StartInputs& in, const io::CheckpointHead
   d.plan.base_run_id = h.run_id;
   d.plan.base_finished = true;
   const bool own_restart = stored_identity(in.state) == d.plan.run_id;
+  const bool overwrite = in.config.overwrite || own_restart;
+  if (StartDecision r = refuse_output_dir(in, overwrite); !r.error.empty()) return r;
   write_identity(in.state, d.plan.run_id);
-  const OutputCheck check = prepare_output_dir(in.config.output_dir, in.input_args, in.inputs,
-                                               in.config.overwrite || own_restart);
+  const OutputCheck check =
+      prepare_output_dir(in.config.output_dir, in.input_args, in.inputs, overwrite);
   if (!check.error.empty()) return refuse(check.error, check.exit_code);
   return d;
 }
