@@ -19,6 +19,7 @@
 #include "bloomshard/store/key_sample.hpp"
 #include "bloomshard/store/layout.hpp"
 #include "bloomshard/store/validate.hpp"
+#include "core/tier2/run_compaction.hpp"
 #include "memory_source.hpp"
 #include "sample_generation.hpp"
 
@@ -158,6 +159,8 @@ TEST(StoreVersionMarks, Format1IsReadWithItsOwnTier2) {
   EXPECT_EQ(idx.summary.header.format_version, 1U);
   EXPECT_EQ(idx.tier2.keys, 3U);
   ASSERT_EQ(idx.summary.runs.size(), 1U);
+  EXPECT_EQ(idx.summary.runs[0].id, 0U);  // the file's own tier 2 is run 0
+  EXPECT_EQ(idx.summary.runs[0].level, core::kLegacyRunLevel);
   EXPECT_EQ(idx.summary.runs[0].keys, 3U);
   EXPECT_EQ(idx.summary.runs[0].bytes, 10U);
   f.dataset(ckpt::kFingerprints).dims = {2};  // its own tier 2 is checked
@@ -216,6 +219,60 @@ TEST(StoreVersionMarks, AWindowAttributeNeedsItsNormalizationMark) {
          std::string("none/v1 unicode 15.0.0") + ckpt::kWindowNormalizationMark);
   f.attr("/", ckpt::kWindow, std::string("not a window"));
   EXPECT_EQ(refusal(f).rfind("gen.h5: window attribute: ", 0), 0U) << refusal(f);
+}
+
+// A windowed state: the mark, the attribute, the current slot, each
+// layer's and each run's slot tag read back and checked.
+MemorySource windowed_generation() {
+  MemorySource f = generation();
+  f.attr("/", ckpt::kNormalization,
+         std::string("none/v1 unicode 15.0.0") + ckpt::kWindowNormalizationMark);
+  f.attr("/", ckpt::kWindow, std::string("window/v1; slots=3; slot=run"));
+  f.attr("/", ckpt::kWindowSlot, std::uint64_t{2});
+  f.attr("/", ckpt::kWindowSlotProgress, std::uint64_t{5});
+  f.attr(layer_dataset(0), ckpt::kSlot, std::uint64_t{2});
+  f.u64s(ckpt::kRunSlots, {1, 2});
+  return f;
+}
+
+TEST(StoreVersionMarks, AWindowedStateReadsAndChecksItsSlotTags) {
+  const FileIndex idx = read_generation_index(windowed_generation(), "gen.h5");
+  const CheckpointHeader& h = idx.summary.header;
+  EXPECT_EQ(h.normalization, "none/v1 unicode 15.0.0");
+  EXPECT_EQ(h.window, "window/v1; slots=3; slot=run");
+  EXPECT_EQ(h.window_slot, 2U);
+  EXPECT_EQ(h.window_slot_progress, 5U);
+  EXPECT_EQ(idx.summary.layers.at(0).slot, 2U);
+  EXPECT_EQ(idx.summary.runs.at(0).slot, 1U);
+  EXPECT_EQ(idx.summary.runs.at(1).slot, 2U);
+
+  MemorySource f = windowed_generation();
+  f.u64s(ckpt::kRunSlots, {2});
+  EXPECT_EQ(refusal(f), "gen.h5: /runs/slot lists 1 runs, /runs/id 2");
+  f = windowed_generation();
+  f.u64s(ckpt::kRunSlots, {2, 1});  // tags never decrease
+  EXPECT_EQ(refusal(f).rfind("gen.h5: run ", 0), 0U) << refusal(f);
+  f = windowed_generation();
+  f.attr(layer_dataset(0), ckpt::kSlot, std::uint64_t{1});
+  EXPECT_EQ(refusal(f), "gen.h5: the newest Bloom layer is of slot 1, not of the current slot 2");
+  f = windowed_generation();
+  f.erase_attr(layer_dataset(0), ckpt::kSlot);
+  EXPECT_EQ(refusal(f), "gen.h5: missing attribute /bloom/layer_0/slot");
+  // A windowed state may hold more layers than a plain one.
+  f = windowed_generation();
+  f.attr("/", ckpt::kNumLayers, std::uint64_t{65});
+  EXPECT_EQ(refusal(f), "gen.h5: missing dataset /bloom/layer_1");
+  f.attr("/", ckpt::kNumLayers, std::uint64_t{1025});
+  EXPECT_EQ(refusal(f), "gen.h5: num_layers 1025 out of range [1, 1024]");
+}
+
+// The mark ends a policy text; a normalization that is the mark alone
+// names no policy and is not read as a marked empty one.
+TEST(StoreVersionMarks, ANormalizationOfTheWindowMarkAloneIsNotMarked) {
+  MemorySource f = windowed_generation();
+  f.attr("/", ckpt::kNormalization, std::string(ckpt::kWindowNormalizationMark));
+  EXPECT_EQ(refusal(f),
+            "gen.h5: a window attribute without the window mark in the normalization text");
 }
 
 TEST(StoreVersionMarks, TheSplitInputsV1MarkIsStripped) {
@@ -389,6 +446,22 @@ TEST(StoreIndexBounds, TheRunListIsBounded) {
   many.pop_back();
   const std::vector<std::uint64_t> zero_max(many.size(), 0);
   EXPECT_EQ(error_of([&] { check_run_list(many, zero_max, zero_max, zero_max); }), "(no error)");
+}
+
+// The bound is inclusive: a generation of exactly kMaxRunsPerGeneration
+// runs is read, one more is refused.
+TEST(StoreIndexBounds, ARunListOfTheMostRunsAllowedIsRead) {
+  MemorySource f = generation();
+  std::vector<std::uint64_t> ids(kMaxRunsPerGeneration), zeros(kMaxRunsPerGeneration, 0);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = i;
+  f.u64s(ckpt::kRunIds, ids);
+  f.u64s(ckpt::kRunLevels, zeros);
+  f.u64s(ckpt::kRunKeys, zeros);
+  f.u64s(ckpt::kRunBytes, zeros);
+  EXPECT_EQ(read_generation_index(f, "gen.h5").summary.runs.size(), kMaxRunsPerGeneration);
+  ids.push_back(kMaxRunsPerGeneration);
+  f.u64s(ckpt::kRunIds, ids);
+  EXPECT_EQ(refusal(f), "gen.h5: /runs/id lists 4097 runs (more than 4096)");
 }
 
 TEST(StoreIndexBounds, ARunListColumnIsBoundedBeforeItIsRead) {
