@@ -270,7 +270,8 @@ def main():
     ap.add_argument("--list", action="store_true", help="list the drawn mutants, build nothing")
     ap.add_argument("--broad", action="store_true",
                     help="rerun each survivor against the folder's broad ctest regex")
-    ap.add_argument("--test-timeout", type=int, default=600)
+    ap.add_argument("--test-timeout", type=int, default=300,
+                    help="seconds; a hang past it kills the mutant (the ctest TIMEOUT of a unit)")
     ap.add_argument("--deadline", default=None, help="UTC HH:MM: start no mutant after it")
     args = ap.parse_args()
 
