@@ -92,10 +92,10 @@ while IFS= read -r line; do
   while IFS= read -r part; do
     cmd=$(grep -oE 'bloomshard [a-z-]+' <<<"$part" | head -n1 | cut -d' ' -f2)
     [[ -f $tmp/help.$cmd ]] || { echo "example uses unknown command '$cmd': $part" >&2; missing=1; continue; }
-    for opt in $(grep -oE -- '--[a-z][a-z0-9-]+' <<<"$part"); do
+    while IFS= read -r opt; do
       grep -qE -- "$opt( |$|,|=)" "$tmp/help.$cmd" ||
         { echo "example uses $cmd $opt, which $cmd --help lacks" >&2; missing=1; }
-    done
+    done < <(grep -oE -- '--[a-z][a-z0-9-]+' <<<"$part" || true)
     examples=$((examples + 1))
   done < <(sed 's/ && /\n/g' <<<"$line")
 done <"$tmp/examples"
