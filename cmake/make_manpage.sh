@@ -9,6 +9,10 @@ bin=$1
 out=$2
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 version=$("$bin" --version | head -n1 | cut -d' ' -f2)
+top=$("$bin" --help)
+commands=$(awk '/^commands:/ { f = 1; next } f && /^$/ { exit } f { print substr($0, 3, 13) }' <<<"$top" |
+  sed 's/ *$//')
+[[ -n $commands ]] || { echo "make_manpage.sh: $bin --help lists no commands" >&2; exit 1; }
 
 # roff-escape a plain text block: backslashes, and leading dots/quotes.
 literal() { sed -e 's/\\/\\e/g' -e "s/^\\([.']\\)/\\\\\\&\\1/"; }
@@ -46,14 +50,12 @@ ROFF
   # The exit codes and examples of the top-level help get sections of their own.
   "$bin" --help | sed '/^exit codes:/,$d' | literal
   printf '.fi\n'
-  section "DEDUP OPTIONS" dedup
-  section "QUERY OPTIONS" query
-  section "MERGE OPTIONS" merge
-  section "PLAN OPTIONS" plan
-  section "SYNTH OPTIONS" synth
-  section "INFO OPTIONS" info
-  section "VERIFY OPTIONS" verify
-  section "BENCH FILTER OPTIONS" bench filter
+  # One section per command of the program's own command table (the
+  # "commands:" block of --help), so a new command cannot miss its section.
+  while IFS= read -r cmd; do
+    # shellcheck disable=SC2086
+    section "${cmd^^} OPTIONS" $cmd
+  done < <(printf '%s\n' "$commands")
   printf '.SH "EXIT STATUS"\n'
   "$bin" help exit-codes | literal | awk '{ code = $1; $1 = ""; sub(/^ +/, ""); printf ".TP\n.B %s\n%s\n", code, $0 }'
   printf '.SH EXAMPLES\n.nf\n'

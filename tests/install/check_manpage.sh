@@ -6,6 +6,8 @@
 # codes; every example (`bloomshard help examples`) is in the page and uses
 # only options its command has. A command whose --help fails (or a missing
 # binary) fails the check: nothing is read from a pipeline that can hide it.
+# Every command of the program's table (top-level --help) must have its
+# section "<COMMAND> OPTIONS" in the page, holding its usage line.
 # Usage: check_manpage.sh BINARY MANPAGE [SOURCE_DIR]
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 harness_parse check_manpage.sh "bin page src?" "$@"
@@ -36,8 +38,19 @@ while IFS= read -r cmd; do
   while IFS= read -r opt; do
     grep -qF -- "$opt" "$tmp/rendered" || { echo "man page lacks $cmd $opt" >&2; missing=1; }
   done < <(grep -oE -- '--[a-z][a-z0-9-]+' "$tmp/help" | sort -u)
+  # Each command has its section, holding its --help text's usage line.
+  grep -qxF "${cmd^^} OPTIONS" "$tmp/rendered" ||
+    { echo "man page lacks the section ${cmd^^} OPTIONS" >&2; missing=1; }
+  grep -qF -- "$(head -n1 "$tmp/help")" "$tmp/rendered" ||
+    { echo "man page lacks '$(head -n1 "$tmp/help")'" >&2; missing=1; }
   cp "$tmp/help" "$tmp/help.${cmd// /_}"
 done <"$tmp/commands"
+# The table --help prints is the program's whole table: an unknown command
+# is answered with the same list.
+"$bin" no-such-command >"$tmp/unknown" 2>&1 && fail "bloomshard no-such-command exited 0"
+awk '/^commands:/ { f = 1; next } f && /^$/ { exit } f { print substr($0, 3, 13) }' "$tmp/unknown" |
+  sed 's/ *$//' | diff -u "$tmp/commands" - >&2 ||
+  fail "the commands of --help and of an unknown command's message differ"
 grep -q "hash scheme: " "$tmp/rendered" || { echo "man page lacks the VERSION section" >&2; missing=1; }
 
 # Exit codes: one table in the program; the man page, README and docs agree.
@@ -79,10 +92,10 @@ while IFS= read -r line; do
   while IFS= read -r part; do
     cmd=$(grep -oE 'bloomshard [a-z-]+' <<<"$part" | head -n1 | cut -d' ' -f2)
     [[ -f $tmp/help.$cmd ]] || { echo "example uses unknown command '$cmd': $part" >&2; missing=1; continue; }
-    for opt in $(grep -oE -- '--[a-z][a-z0-9-]+' <<<"$part"); do
+    while IFS= read -r opt; do
       grep -qE -- "$opt( |$|,|=)" "$tmp/help.$cmd" ||
         { echo "example uses $cmd $opt, which $cmd --help lacks" >&2; missing=1; }
-    done
+    done < <(grep -oE -- '--[a-z][a-z0-9-]+' <<<"$part" || true)
     examples=$((examples + 1))
   done < <(sed 's/ && /\n/g' <<<"$line")
 done <"$tmp/examples"

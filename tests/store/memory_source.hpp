@@ -34,6 +34,7 @@ class MemorySource final : public FileSource {
     attrs_.erase({object, name});
   }
   void group(const std::string& path) { groups_[path] = true; }
+  void erase_group(const std::string& path) { groups_.erase(path); }
   Dataset& dataset(const std::string& path) { return datasets_[path]; }
   void u64s(const std::string& path, std::vector<std::uint64_t> values) {
     Dataset& d = datasets_[path];

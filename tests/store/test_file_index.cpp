@@ -5,73 +5,20 @@
 
 #include <string>
 
-#include "bloomshard/store/checksum.hpp"
 #include "bloomshard/store/file_index.hpp"
 #include "bloomshard/store/format_error.hpp"
 #include "bloomshard/store/layout.hpp"
 #include "memory_source.hpp"
+#include "sample_generation.hpp"
 
 namespace bloomshard::store {
 namespace {
 
+using testing::generation;
+using testing::kManifest;
+using testing::kSlices;
 using testing::MemorySource;
-
-constexpr std::uint64_t kSlices = 4;
-const std::string kManifest = R"({"inputs":[]})";
-
-// A well-formed format-2 generation: 4 slices, one Bloom layer of one block
-// per slice, two runs.
-MemorySource generation() {
-  MemorySource f;
-  const std::string root = "/";
-  f.attr(root, ckpt::kFormatVersion, std::uint64_t{2});
-  f.attr(root, ckpt::kToolVersion, std::string("0.test"));
-  f.attr(root, ckpt::kHashScheme, std::string("xxh3-128/v1"));
-  f.attr(root, ckpt::kHashSeed, std::uint64_t{42});
-  f.attr(root, ckpt::kBloomLayout, std::string("block512-k/v1"));
-  f.attr(root, ckpt::kNormalization, std::string("none/v1 unicode 15.0.0"));
-  f.attr(root, ckpt::kKeyField, std::string("id"));
-  f.attr(root, ckpt::kKeyEncoding, std::string("bytes"));
-  f.attr(root, ckpt::kNumSlices, kSlices);
-  f.attr(root, ckpt::kInitialCapacity, std::uint64_t{1000});
-  f.attr(root, ckpt::kFprTarget, 0.01);
-  f.attr(root, ckpt::kGrowth, 2.0);
-  f.attr(root, ckpt::kTightening, 0.5);
-  f.attr(root, ckpt::kGeneration, std::uint64_t{7});
-  f.attr(root, ckpt::kRunId, std::string("run-a"));
-  f.attr(root, ckpt::kFinished, std::uint64_t{1});
-  f.attr(root, ckpt::kWrittenByRanks, std::uint64_t{3});
-  f.attr(root, ckpt::kNumLayers, std::uint64_t{1});
-  auto& m = f.dataset(ckpt::kManifestJson);
-  m.dims = {1};
-  m.text = kManifest;
-  f.attr(ckpt::kManifestJson, ckpt::kChecksum, manifest_checksum(kManifest));
-  const std::string layer = layer_dataset(0);
-  f.attr(layer, ckpt::kCapacity, std::uint64_t{1000});
-  f.attr(layer, ckpt::kFprTarget, 0.01);
-  f.attr(layer, ckpt::kBitsPerKey, 9.6);
-  f.attr(layer, ckpt::kProbes, std::uint64_t{7});
-  f.attr(layer, ckpt::kBlocksPerSlice, std::uint64_t{1});
-  f.attr(layer, ckpt::kInserted, std::uint64_t{5});
-  f.u64s(layer, std::vector<std::uint64_t>(kSlices * 8, 0));
-  f.dataset(ckpt::kBloomChecksums).dims = {1, kSlices};
-  f.group(ckpt::kRunsGroup);
-  f.u64s(ckpt::kRunIds, {11, 12});
-  f.u64s(ckpt::kRunLevels, {1, 0});
-  f.u64s(ckpt::kRunKeys, {3, 2});
-  f.u64s(ckpt::kRunBytes, {30, 20});
-  return f;
-}
-
-// The CheckpointError text of reading `f` as generation "gen.h5".
-std::string refusal(const MemorySource& f) {
-  try {
-    (void)read_generation_index(f, "gen.h5");
-  } catch (const CheckpointError& e) {
-    return e.what();
-  }
-  return "(read without error)";
-}
+using testing::refusal;
 
 TEST(StoreFileIndex, ReadsTheHeaderTableLayersAndRuns) {
   const FileIndex idx = read_generation_index(generation(), "gen.h5");

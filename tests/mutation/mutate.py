@@ -1,0 +1,375 @@
+#!/usr/bin/python3
+"""A mutation check of bloomshard's own tests (docs/testing.md "Mutation check").
+
+Small changes of the kind a real bug makes are applied one at a time to the
+chosen source files; each mutant is rebuilt incrementally in a separate build
+tree (build/mutation) and the tests that guard its folder are run until the
+first failure. A mutant that no test fails is a survivor: the report lists
+each with its place and text, for a verdict (equivalent, or the test that
+kills it).
+
+Operators (one change per mutant, on one line of code):
+  negate    if (C) / while (C)            -> if (!(C)) / while (!(C))
+  drop      a call statement `f(...);`    -> `;`
+  compare   < <= > >= == !=               -> <= < >= > != ==
+  offset    an integer literal N          -> N + 1 (and N - 1 for N > 0)
+  return    the first statement of a function body -> `return;` / `return {};`
+
+Sampling is deterministic: the mutants of each folder are listed in file and
+line order and --per-folder of them drawn with --seed. Every mutated file is
+restored from the bytes read before the change whatever happens (try/finally,
+and at exit); the script refuses to start if git reports changes under src/.
+
+Not in CI: it rebuilds and reruns tests once per mutant (~20-60 s each here).
+Usage: tests/mutation/mutate.py [--folders store core ...] [--per-folder N]
+       [--seed S] [--report FILE] [--list] [--broad]
+"""
+import argparse
+import atexit
+import itertools
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# folder -> (sources, build targets, fast test command, broad ctest regex).
+# The fast command runs the layer's GoogleTest binary with --gtest_fail_fast
+# (one process instead of one ctest process per test: the same tests, a
+# fraction of the start-up cost); --broad reruns each survivor under ctest
+# over the wider regex (every test that reaches the folder's code).
+FOLDERS = {
+    "store": (["src/store"], ["bloomshard_store_tests"],
+              ["tests/store/bloomshard_store_tests"], r"^Store|^io_|^python"),
+    "core": (["src/core"], ["bloomshard_core_tests"],
+             ["tests/core/bloomshard_core_tests"], r"^[A-Z]|^core\.|^io_|^app_"),
+    "run": (["src/app/run"], ["bloomshard"], None, r"^e2e\.|^cli\.|^faults\."),
+    "guard": (["src/app/guard"], ["bloomshard"], None, r"^e2e\.|^cli\."),
+    "python": (["src/python"], ["bloomshard_python"], None, r"^python"),
+}
+
+CMP_SWAP = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "=="}
+CMP_RE = re.compile(r"(?<=\s)(<=|>=|==|!=|<|>)(?=\s)")
+INT_RE = re.compile(r"(?<![\w.'])(\d+)(?![\w.'])")
+CALL_STMT_RE = re.compile(r"^(\s*)((?:[A-Za-z_][\w:]*(?:\.|->))*[A-Za-z_][\w:]*(?:<[^;]*>)?\(.*\));\s*$")
+COND_RE = re.compile(r"\b(if|while)\s*\(")
+SKIP_WORDS = ("return", "throw", "delete", "case", "static_assert", "assert", "sizeof", "new ",
+              "co_", "template", "using", "typedef", "namespace", "#")
+
+
+def code_part(line):
+    """The line without a trailing // comment (strings left as they are)."""
+    out, in_str, i = [], False, 0
+    while i < len(line):
+        c = line[i]
+        if c == '"' and (i == 0 or line[i - 1] != "\\"):
+            in_str = not in_str
+        if not in_str and line.startswith("//", i):
+            break
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def outside_strings(line, pos):
+    """True if column pos is not inside a "..." or '...' literal."""
+    quote = None
+    for i, c in enumerate(line[:pos]):
+        if quote and c == quote and line[i - 1] != "\\":
+            quote = None
+        elif not quote and c in "\"'":
+            quote = c
+    return quote is None
+
+
+def matching_paren(text, open_pos):
+    depth = 0
+    for i in range(open_pos, len(text)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def code_lines(lines):
+    """Indexes of lines that are code: not comments, not preprocessor, not
+    inside a raw string or a block comment."""
+    keep, in_raw, in_block = [], False, False
+    for n, line in enumerate(lines):
+        s = line.strip()
+        if in_raw:
+            if ')"' in line:
+                in_raw = False
+            continue
+        if in_block:
+            if "*/" in line:
+                in_block = False
+            continue
+        if s.startswith("/*"):
+            in_block = "*/" not in s
+            continue
+        if 'R"(' in line and ')"' not in line.split('R"(', 1)[1]:
+            in_raw = True
+            continue
+        if not s or s.startswith("//") or s.startswith("#"):
+            continue
+        keep.append(n)
+    return keep
+
+
+def function_starts(lines):
+    """Lines that open a function body at namespace level: a line ending in
+    `{` at column 0 that is not a namespace, struct, class, enum or
+    initializer; returns (line index of `{`, is_void)."""
+    out = []
+    for n, line in enumerate(lines):
+        if not line.rstrip().endswith("{") or line.startswith((" ", "\t", "}")):
+            continue
+        if re.match(r"(namespace|struct|class|enum|union|extern|inline constexpr|constexpr \w+ \w+\[)",
+                    line) or "=" in line.split("(")[0]:
+            continue
+        # The signature may span lines back to the previous blank or `}` line.
+        start = n
+        while start > 0 and lines[start - 1].strip() and not lines[start - 1].startswith(("}", "//", "#")):
+            start -= 1
+        sig = " ".join(l.strip() for l in lines[start:n + 1])
+        if "(" not in sig or sig.startswith("//"):
+            continue
+        head = sig.split("(")[0]
+        is_void = re.search(r"(^|\s)void\s+[\w:~]+$", head) is not None or re.search(r"[\w:]+::~?(\w+)::~?\1$", head) is not None \
+            or re.search(r"\b(\w+)::\1$", head) is not None
+        if re.search(r"\b(operator|->)\b", head) or "&" in head.split()[0] if head.split() else False:
+            continue
+        out.append((n, is_void))
+    return out
+
+
+def mutants_of(path):
+    """Every mutant of one file: (line index, operator, new line, description)."""
+    lines = open(os.path.join(ROOT, path)).read().split("\n")
+    out = []
+    code_at = code_lines(lines)
+    for i, n in enumerate(code_at):
+        line = lines[n]
+        code = code_part(line)
+        stripped = code.strip()
+        # negate
+        for m in COND_RE.finditer(code):
+            if not outside_strings(code, m.start()):
+                continue
+            open_pos = m.end() - 1
+            close = matching_paren(code, open_pos)
+            if close < 0:
+                continue
+            cond = code[open_pos + 1:close]
+            if cond.startswith("const ") or ";" in cond or "constexpr" in code[:open_pos]:
+                continue
+            new = line[:open_pos + 1] + "!(" + cond + ")" + line[close:]
+            out.append((n, "negate", new, f"{m.group(1)} ({cond}) negated"))
+        # compare
+        for m in CMP_RE.finditer(code):
+            if not outside_strings(code, m.start()) or "template" in code or "<<" in code or ">>" in code:
+                continue
+            op = m.group(1)
+            new = line[:m.start()] + CMP_SWAP[op] + line[m.end():]
+            out.append((n, "compare", new, f"{op} -> {CMP_SWAP[op]}"))
+        # offset
+        if not stripped.startswith(SKIP_WORDS[6:]) and "[" not in code.split("=")[0]:
+            for m in INT_RE.finditer(code):
+                if not outside_strings(code, m.start()):
+                    continue
+                if re.search(r"(std::|<|::)\s*$", code[:m.start()]) or code[m.end():m.end() + 1] == ">":
+                    continue  # a template argument
+                v = int(m.group(1))
+                for delta in ((1, -1) if v > 0 else (1,)):
+                    new = line[:m.start()] + str(v + delta) + line[m.end():]
+                    out.append((n, "offset", new, f"{v} -> {v + delta}"))
+        # drop
+        m = CALL_STMT_RE.match(code)
+        # A statement of its own: the code line before it ends one.
+        prev = code_part(lines[code_at[i - 1]]).rstrip() if i > 0 else ";"
+        if prev.endswith((";", "{", "}", ")", ":", "else")) and m and not stripped.startswith(SKIP_WORDS) and " = " not in code and "return" not in code:
+            out.append((n, "drop", m.group(1) + ";", f"call dropped: {stripped}"))
+    for n, is_void in function_starts(lines):
+        if n + 1 < len(lines) and lines[n + 1].strip() and not lines[n + 1].strip().startswith("}"):
+            indent = re.match(r"\s*", lines[n + 1]).group(0)
+            stmt = "return;" if is_void else "return {};"
+            new = indent + stmt + "  // mutant\n" + lines[n + 1]
+            out.append((n + 1, "return", new, f"{stmt} before: {lines[n + 1].strip()}"))
+    return out
+
+
+def sources(folder):
+    files = []
+    for d in FOLDERS[folder][0]:
+        for dirpath, _, names in os.walk(os.path.join(ROOT, d)):
+            for name in names:
+                # .cpp only: a header's mutant recompiles every includer.
+                if name.endswith(".cpp"):
+                    files.append(os.path.relpath(os.path.join(dirpath, name), ROOT))
+    return sorted(files)
+
+
+def run(cmd, timeout, cwd=ROOT):
+    try:
+        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=timeout, text=True)
+        return p.returncode, p.stdout
+    except subprocess.TimeoutExpired as e:
+        return 124, (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+
+
+def first_failure(folder, output):
+    """The name of the first failing test in a gtest or ctest output."""
+    for pat in (r"\[  FAILED  \] (\S+)", r"\d+/\d+ Test +#\d+: (\S+) .*(?:Failed|Timeout|Exception)",
+                r"The following tests FAILED:\s*\n\s*\d+ - (\S+)"):
+        m = re.search(pat, output)
+        if m:
+            return m.group(1)
+    runs = re.findall(r"\[ RUN      \] (\S+)", output)
+    if runs:  # a crash or a timeout: the test that was running
+        return runs[-1] + " (crashed or timed out)"
+    return "(failed: " + output.strip().split("\n")[-1][:120] + ")"
+
+
+class Restorer:
+    """Holds the original bytes of the file being mutated; restores it on
+    exit whatever happens."""
+
+    def __init__(self):
+        self.path, self.original = None, None
+        atexit.register(self.restore)
+
+    def mutate(self, path, text):
+        self.path = os.path.join(ROOT, path)
+        self.original = open(self.path, "rb").read()
+        with open(self.path, "w") as f:
+            f.write(text)
+
+    def restore(self):
+        if self.path is not None:
+            with open(self.path, "wb") as f:
+                f.write(self.original)
+            self.path = None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--folders", nargs="+", default=["store", "core"], choices=sorted(FOLDERS))
+    ap.add_argument("--per-folder", type=int, default=20, help="mutants drawn per folder")
+    ap.add_argument("--seed", type=int, default=31)
+    ap.add_argument("--ops", nargs="+", default=["negate", "drop", "compare", "offset", "return"])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build", "mutation"))
+    ap.add_argument("--report", default=None, help="write the report (markdown) here too")
+    ap.add_argument("--list", action="store_true", help="list the drawn mutants, build nothing")
+    ap.add_argument("--broad", action="store_true",
+                    help="rerun each survivor against the folder's broad ctest regex")
+    ap.add_argument("--test-timeout", type=int, default=300,
+                    help="seconds; a hang past it kills the mutant (the ctest TIMEOUT of a unit)")
+    ap.add_argument("--deadline", default=None, help="UTC HH:MM: start no mutant after it")
+    args = ap.parse_args()
+
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "src"], cwd=ROOT,
+                           stdout=subprocess.PIPE, text=True).stdout
+    if dirty.strip() and not args.list:
+        sys.exit("mutate.py: src/ has uncommitted changes (git status):\n" + dirty +
+                 "commit or stash them first: every mutated file is restored to its committed bytes")
+
+    rng = random.Random(args.seed)
+    per_folder = []
+    for folder in args.folders:
+        pool = [(folder, path, m) for path in sources(folder) for m in mutants_of(path)
+                if m[1] in args.ops]
+        pick = sorted(rng.sample(range(len(pool)), min(args.per_folder, len(pool))))
+        per_folder.append([pool[i] for i in pick])
+        print(f"{folder}: {len(pool)} mutants, {len(pick)} drawn", flush=True)
+    # Folders in turn, so that a --deadline cuts each folder's share alike.
+    drawn = [m for group in itertools.zip_longest(*per_folder) for m in group if m]
+    if args.list:
+        for folder, path, (n, op, new, desc) in drawn:
+            print(f"{folder} {path}:{n + 1} {op}: {desc}")
+        return 0
+
+    # The mutation tree shares the compiler cache with the worktree's other
+    # trees: paths relative to the worktree hash alike in both.
+    os.environ.setdefault("CCACHE_BASEDIR", ROOT)
+    if not os.path.exists(os.path.join(args.build, "CMakeCache.txt")):
+        rc, out = run(["cmake", "--preset", "release", "-B", args.build,
+                       "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache", "-DCMAKE_C_COMPILER_LAUNCHER=ccache"], 600)
+        if rc != 0:
+            sys.exit("mutate.py: configure failed:\n" + out)
+    targets = sorted({t for f in args.folders for t in FOLDERS[f][1]})
+    rc, out = run(["cmake", "--build", args.build, "--target", *targets, "-j2"], 3600)
+    if rc != 0:
+        sys.exit("mutate.py: the unmutated tree does not build:\n" + out[-3000:])
+
+    restorer = Restorer()
+    results = []
+    for i, (folder, path, (n, op, new, desc)) in enumerate(drawn):
+        if args.deadline and time.strftime("%H:%M", time.gmtime()) >= args.deadline:
+            print(f"deadline {args.deadline} UTC reached: {len(drawn) - i} mutants not run", flush=True)
+            break
+        src, targets, fast, broad = FOLDERS[folder]
+        text = open(os.path.join(ROOT, path)).read().split("\n")
+        text[n] = new
+        t0 = time.time()
+        try:
+            restorer.mutate(path, "\n".join(text))
+            rc, out = run(["cmake", "--build", args.build, "--target", *targets, "-j2"], 1800)
+            if rc != 0:
+                verdict, test = "uncompilable", ""
+            else:
+                if fast:
+                    rc, out = run([os.path.join(args.build, fast[0]), "--gtest_fail_fast"],
+                                  args.test_timeout)
+                else:
+                    rc, out = run(["ctest", "--test-dir", args.build, "-R", broad, "-LE",
+                                   "slurm|multihost", "--stop-on-failure", "-j2"], args.test_timeout)
+                if rc != 0:
+                    verdict, test = "killed", first_failure(folder, out)
+                elif args.broad and fast:
+                    rc, out = run(["ctest", "--test-dir", args.build, "-R", broad, "-LE",
+                                   "slurm|multihost", "--stop-on-failure", "-j2"], args.test_timeout)
+                    verdict, test = ("killed", first_failure(folder, out)) if rc != 0 else ("survived", "")
+                else:
+                    verdict, test = "survived", ""
+        finally:
+            restorer.restore()
+        results.append((folder, path, n, op, desc, verdict, test))
+        print(f"[{i + 1}/{len(drawn)}] {verdict:12} {path}:{n + 1} {op}: {desc}"
+              f"{' <- ' + test if test else ''} ({time.time() - t0:.0f} s)", flush=True)
+
+    report = render(results, args)
+    print(report)
+    if args.report:
+        with open(args.report, "w") as f:
+            f.write(report)
+    return 0
+
+
+def render(results, args):
+    lines = [f"mutation check: seed {args.seed}, {args.per_folder} per folder, operators {' '.join(args.ops)}",
+             "", "| folder | mutants run | uncompilable | killed | survived | kill ratio |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for folder in args.folders:
+        rs = [r for r in results if r[0] == folder]
+        built = [r for r in rs if r[5] != "uncompilable"]
+        killed = sum(r[5] == "killed" for r in built)
+        ratio = f"{killed}/{len(built)}" + (f" ({100 * killed / len(built):.0f}%)" if built else "")
+        lines.append(f"| {folder} | {len(rs)} | {len(rs) - len(built)} | {killed} | "
+                     f"{len(built) - killed} | {ratio} |")
+    lines += ["", "survivors:"]
+    for folder, path, n, op, desc, verdict, _ in results:
+        if verdict == "survived":
+            lines.append(f"- {path}:{n + 1} {op}: {desc}")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
