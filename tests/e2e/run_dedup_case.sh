@@ -42,6 +42,9 @@ synth() { # NAME synth-options...: corpus into IN/NAME, manifest META/NAME.json
   local name=$1
   shift
   "$BIN" synth --out "$IN/$name" --manifest "$META/${name//\//_}.json" "$@" >/dev/null
+  # A binary that writes nothing must fail here, not later in an expansion
+  # that aborts the case quietly.
+  compgen -G "$IN/$name/*" >/dev/null || fail "synth wrote no input into $IN/$name"
 }
 
 manifest_sum() { # FIELD: sum of FIELD over all manifests
