@@ -18,7 +18,7 @@ PACKAGES=(
   build-essential cmake pkg-config git ca-certificates
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
   libboost-program-options-dev googletest libgtest-dev libbenchmark-dev
-  libxxhash-dev libzstd-dev zstd zlib1g-dev libsimdjson-dev libutf8proc-dev
+  libxxhash-dev libzstd-dev zstd zlib1g-dev libisal-dev libdeflate-dev libsimdjson-dev libutf8proc-dev
   python3 slurm-wlm munge redis-server hyperfine time procps groff-base tmux
   python3-matplotlib e2fsprogs  # issue 10: checkpoint-cost plot; ENOSPC test (mkfs.ext4, resize2fs)
   iproute2 util-linux mount gzip  # issue 9: netns hosts, loop mounts
@@ -26,6 +26,7 @@ PACKAGES=(
   libssl-dev  # issue 15: SHA-256 digest keys (OpenSSL libcrypto; libhdf5-openmpi-dev pulls it in)
   pybind11-dev python3-dev python3-pytest python3-h5py python3-xxhash  # issue 14: Python module, its tests, the h5py reader
   libhdf5-dev  # the Python module reads states with serial HDF5 (no MPI); after libhdf5-openmpi-dev, which stays hdf5.pc
+  isal libdeflate-tools gcovr  # igzip, libdeflate-gzip: the gzip codec table's tools (docs/performance.md); coverage
 )
 
 # Open MPI refuses root and more ranks than cores without these; with more

@@ -20,6 +20,10 @@ find_package(simdjson REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(xxhash REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(zstd REQUIRED IMPORTED_TARGET libzstd)
+# gzip: inputs inflated by Intel ISA-L's igzip (libisal-dev), outputs
+# compressed by libdeflate (libdeflate-dev); docs/performance.md, "gzip codecs".
+pkg_check_modules(isal REQUIRED IMPORTED_TARGET libisal)
+pkg_check_modules(libdeflate REQUIRED IMPORTED_TARGET libdeflate)
 pkg_check_modules(utf8proc REQUIRED IMPORTED_TARGET libutf8proc)
 # SHA-256 digest keys; libssl-dev, which libhdf5-openmpi-dev pulls in.
 pkg_check_modules(libcrypto REQUIRED IMPORTED_TARGET libcrypto)

@@ -103,6 +103,7 @@ class PartFile {
     io::OutputOptions options;
     options.level = 1;
     options.zstd_content_size = false;  // the corpora's bytes as before
+    options.gzip_with_zlib = true;      // likewise
     try {
       out_ = io::OutputWriter::create(path_, io_compression(c), options);
     } catch (const io::OutputError&) {

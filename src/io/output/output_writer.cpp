@@ -1,6 +1,7 @@
 // Output writer: a staging buffer drained either straight to the file or
-// through zlib deflate (gzip wrapper) / zstd streaming compression; each
-// end_frame() finishes the current gzip member or zstd frame. Pieces of an
+// through libdeflate (one gzip member per drained stage) or zlib deflate (gzip
+// wrapper) / zstd streaming compression; each end_frame() finishes the
+// current gzip member or zstd frame. Pieces of an
 // uncompressed output bypass the stage (writev).
 #include "io/output/output_writer.hpp"
 
@@ -20,6 +21,7 @@
 
 #include "io/durable/durable_entries.hpp"
 #include "io/errors.hpp"
+#include "io/output/gzip_member_compressor.hpp"
 
 namespace bloomshard::io {
 namespace fs = std::filesystem;
@@ -27,8 +29,6 @@ namespace fs = std::filesystem;
 namespace {
 constexpr std::size_t kMinBufferBytes = 4096;
 constexpr std::size_t kMaxBufferBytes = std::size_t{1} << 30;  // zlib counts in 32 bits
-constexpr int kDefaultGzipLevel = 6;
-constexpr int kDefaultZstdLevel = 3;
 // iovecs per writev call (IOV_MAX on Linux).
 constexpr std::size_t kMaxIovecs = 1024;
 }  // namespace
@@ -44,6 +44,7 @@ struct OutputWriter::Impl {
   std::size_t zcap = 0;
   z_stream z{};
   bool z_ready = false;
+  std::unique_ptr<GzipMemberCompressor> gzip;  // gzip unless gzip_with_zlib
   ZSTD_CCtx* zc = nullptr;
   bool frame_has_data = false;
   std::uint64_t file_len = 0;
@@ -66,13 +67,26 @@ struct OutputWriter::Impl {
   }
   [[noreturn]] void fail(const std::string& what) const { throw OutputError(path.string(), what); }
 
+  static std::string level_problem(const char* codec, int level, const std::string& range) {
+    return std::string("compression level ") + std::to_string(level) + " is out of " + codec +
+           "'s range " + range;
+  }
+
   void start(const OutputOptions& options) {
     stage_cap = std::clamp(options.buffer_bytes, kMinBufferBytes, kMaxBufferBytes);
     writeback_bytes = options.writeback_bytes;
     zstd_content_size = options.zstd_content_size;
     stage = std::make_unique<char[]>(stage_cap);
-    if (compression == Compression::kGzip) {
-      const int level = options.level == 0 ? kDefaultGzipLevel : options.level;
+    if (compression == Compression::kGzip && !options.gzip_with_zlib) {
+      const int level = options.level.value_or(kDefaultGzipLevel);
+      if (level < kGzipMinLevel || level > kGzipMaxLevel) {
+        fail(level_problem("gzip (libdeflate)", level, "1-12"));
+      }
+      gzip = std::make_unique<GzipMemberCompressor>(level);
+      zcap = gzip->bound(stage_cap);
+    } else if (compression == Compression::kGzip) {
+      const int level = options.level.value_or(kDefaultGzipLevel);
+      if (level < 1 || level > 9) fail(level_problem("zlib", level, "1-9"));
       // 15 + 16: gzip wrapper (header mtime 0, so output is reproducible).
       if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
         fail("cannot start zlib deflate (level " + std::to_string(level) + ")");
@@ -80,7 +94,10 @@ struct OutputWriter::Impl {
       z_ready = true;
       zcap = stage_cap;
     } else if (compression == Compression::kZstd) {
-      const int level = options.level == 0 ? kDefaultZstdLevel : options.level;
+      const int level = options.level.value_or(kDefaultZstdLevel);
+      if (level < 1 || level > ZSTD_maxCLevel()) {
+        fail(level_problem("zstd", level, "1-" + std::to_string(ZSTD_maxCLevel())));
+      }
       zc = ZSTD_createCCtx();
       if (zc == nullptr) fail("cannot create zstd context");
       if (ZSTD_isError(ZSTD_CCtx_setParameter(zc, ZSTD_c_compressionLevel, level)) != 0 ||
@@ -148,6 +165,12 @@ struct OutputWriter::Impl {
   void drain(bool finish) {
     if (compression == Compression::kNone) {
       write_fd(stage.get(), stage_len);
+    } else if (gzip) {
+      // Each drained stage is a whole member; `finish` only matters for an
+      // empty stage, which makes a member only when asked to (close()).
+      if (stage_len != 0 || finish) {
+        write_fd(zbuf.get(), gzip->compress({stage.get(), stage_len}, {zbuf.get(), zcap}));
+      }
     } else if (compression == Compression::kGzip) {
       z.next_in = reinterpret_cast<Bytef*>(stage.get());
       z.avail_in = static_cast<uInt>(stage_len);

@@ -1,4 +1,4 @@
-// Plain, gzip (zlib inflate, multi-member) and zstd (streaming, multi-frame)
+// Plain, gzip (igzip inflate, multi-member) and zstd (streaming, multi-frame)
 // byte sources over POSIX file descriptors. A compressed source that meets
 // damage returns whatever it decoded before it, and throws on the next
 // read, so a broken input gives up every complete line before the damage.
@@ -7,8 +7,8 @@
 #include "io/records/byte_source.hpp"
 
 #include <fcntl.h>
+#include <isa-l/igzip_lib.h>
 #include <unistd.h>
-#include <zlib.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -217,31 +217,59 @@ class FramedSource : public ByteSource {
   const char* out_begin_ = nullptr;
 };
 
+// gzip through ISA-L's igzip inflate (several times zlib's speed); it
+// parses each member's header and checks its CRC-32 and length trailer.
 class GzipSource final : public FramedSource {
  public:
-  explicit GzipSource(const std::filesystem::path& path) : FramedSource(path) {
-    std::memset(&strm_, 0, sizeof strm_);
-    // 15 + 16: gzip wrapper only, largest window.
-    if (inflateInit2(&strm_, 15 + 16) != Z_OK) in_.fail("cannot start zlib inflate");
+  explicit GzipSource(const std::filesystem::path& path)
+      : FramedSource(path), state_(std::make_unique<inflate_state>()) {
+    isal_inflate_init(state_.get());
+    state_->crc_flag = ISAL_GZIP;
   }
-  ~GzipSource() override { inflateEnd(&strm_); }
 
   std::size_t read(std::span<char> dst) override {
-    const std::size_t want = std::min<std::size_t>(dst.size(), std::numeric_limits<uInt>::max());
-    strm_.next_out = reinterpret_cast<Bytef*>(dst.data());
-    strm_.avail_out = static_cast<uInt>(want);
+    const std::size_t want =
+        std::min<std::size_t>(dst.size(), std::numeric_limits<std::uint32_t>::max());
+    state_->next_out = reinterpret_cast<std::uint8_t*>(dst.data());
+    state_->avail_out = static_cast<std::uint32_t>(want);
     return framed_read(
-        dst, [&] { inflate_into(); }, [&] { return want - strm_.avail_out; });
+        dst, [&] { inflate_into(); }, [&] { return want - state_->avail_out; });
   }
 
  private:
   void restart_decoder() override {
-    if (inflateReset(&strm_) != Z_OK) in_.fail("zlib inflateReset failed");
+    reset_member();
     in_member_ = member_ended_ = in_eof_ = done_ = false;
   }
 
+  // isal_inflate_reset forgets the wrapper: gzip is asked for again.
+  void reset_member() {
+    isal_inflate_reset(state_.get());
+    state_->crc_flag = ISAL_GZIP;
+  }
+
+  static std::string isal_error(int rc) {
+    switch (rc) {
+      case ISAL_INVALID_BLOCK:
+        return "invalid deflate block";
+      case ISAL_INVALID_SYMBOL:
+        return "invalid deflate symbol";
+      case ISAL_INVALID_LOOKBACK:
+        return "invalid distance too far back";
+      case ISAL_INVALID_WRAPPER:
+        return "incorrect gzip header";
+      case ISAL_UNSUPPORTED_METHOD:
+        return "unknown compression method";
+      case ISAL_INCORRECT_CHECKSUM:
+        return "incorrect data check (CRC-32 or length)";
+      default:
+        return "igzip error " + std::to_string(rc);
+    }
+  }
+
   void inflate_into() {
-    while (strm_.avail_out > 0 && !done_) {
+    inflate_state& st = *state_;
+    while (st.avail_out > 0 && !done_) {
       if (in_.pos_ == in_.size_ && !in_eof_ && !in_.fill()) in_eof_ = true;
       const bool input_left = in_.pos_ != in_.size_;
       if (!input_left && in_eof_ && !in_member_) {
@@ -252,31 +280,30 @@ class GzipSource final : public FramedSource {
       }
       if (member_ended_) {
         // Another member follows: concatenated gzip members form one stream.
-        if (inflateReset(&strm_) != Z_OK) in_.fail("zlib inflateReset failed");
+        reset_member();
         member_ended_ = false;
       }
-      strm_.next_in = reinterpret_cast<Bytef*>(in_.buf().get() + in_.pos_);
-      strm_.avail_in = static_cast<uInt>(in_.size_ - in_.pos_);
+      st.next_in = reinterpret_cast<std::uint8_t*>(in_.buf().get() + in_.pos_);
+      st.avail_in = static_cast<std::uint32_t>(in_.size_ - in_.pos_);
       in_member_ = true;
+      const std::uint32_t out_before = st.avail_out;
       // At EOF inflate still runs with no input: it may hold output to flush.
-      const int rc = inflate(&strm_, Z_NO_FLUSH);
-      in_.pos_ = in_.size_ - strm_.avail_in;
-      if (rc == Z_STREAM_END) {
+      const int rc = isal_inflate(&st);
+      const bool consumed = in_.pos_ != in_.size_ - st.avail_in;
+      in_.pos_ = in_.size_ - st.avail_in;
+      if (rc < 0) in_.fail("corrupt gzip data: " + isal_error(rc));
+      if (st.block_state == ISAL_BLOCK_FINISH) {
         in_member_ = false;
         member_ended_ = true;
-        in_.note_frame_start(stream_offset(strm_.next_out));
-      } else if (rc == Z_BUF_ERROR) {  // no progress possible
-        if (strm_.avail_in != 0) in_.fail("corrupt gzip data (inflate made no progress)");
+        in_.note_frame_start(stream_offset(st.next_out));
+      } else if (!consumed && st.avail_out == out_before && st.avail_out > 0) {  // no progress
+        if (st.avail_in != 0) in_.fail("corrupt gzip data (inflate made no progress)");
         if (in_eof_) in_.fail("truncated gzip stream (member not finished at end of file)");
-      } else if (rc != Z_OK) {
-        in_.fail(std::string("corrupt gzip data: ") + (strm_.msg != nullptr
-                                                           ? std::string(strm_.msg)
-                                                           : "zlib error " + std::to_string(rc)));
       }
     }
   }
 
-  z_stream strm_;
+  std::unique_ptr<inflate_state> state_;  // ~100 KiB: on the heap
   bool in_member_ = false;
   bool member_ended_ = false;
   bool in_eof_ = false;
