@@ -97,7 +97,11 @@ bool InputFeed::open_next_file() {
   // back as they grow (io::OutputOptions::writeback_bytes). It records their
   // lengths too, so their entries (and new mirrored directories) are made
   // durable when they are created, once per file.
-  const io::OutputOptions options{.writeback_bytes = durable_ ? io::kDurableWritebackBytes : 0,
+  const int level = task.file.compression == io::Compression::kGzip   ? config_.gzip_level
+                    : task.file.compression == io::Compression::kZstd ? config_.zstd_level
+                                                                      : 0;
+  const io::OutputOptions options{.level = level == 0 ? std::nullopt : std::optional<int>(level),
+                                  .writeback_bytes = durable_ ? io::kDurableWritebackBytes : 0,
                                   .sync_entries = durable_};
   outputs_[next_] = resumed ? io::OutputWriter::open_for_resume(out, task.file.compression,
                                                                 task.output_length, options)

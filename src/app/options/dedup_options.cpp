@@ -49,6 +49,8 @@ constexpr std::string_view kDedupOptionOrder[] = {
     "progress",
     "progress-style",
     "overwrite",
+    "gzip-level",
+    "zstd-level",
     "hash-seed",
     "state",
     "checkpoint-every",

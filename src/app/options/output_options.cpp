@@ -1,6 +1,7 @@
 #include "app/options/output_options.hpp"
 
 #include <stdexcept>
+#include <string>
 
 namespace bloomshard::app {
 namespace po = boost::program_options;
@@ -30,7 +31,12 @@ void add_output_options(po::options_description& pool, OutputOptions& o, OutputF
      "mpirun), else prints lines every --progress seconds")
     ("overwrite", po::bool_switch(&o.overwrite),
      help_for(command, "replace the outputs of an earlier run in --output",
-              "replace the outputs of an earlier run or query in --output"));
+              "replace the outputs of an earlier run or query in --output"))
+    ("gzip-level", po::value(&o.gzip_level)->default_value(o.gzip_level),
+     "compression level of .gz outputs, 1-12 (libdeflate; 0: 6, about zlib -6's size at 3x "
+     "its speed; docs/performance.md has the size/speed table)")
+    ("zstd-level", po::value(&o.zstd_level)->default_value(o.zstd_level),
+     "compression level of .zst outputs, 1-22 (0: 3)");
   // clang-format on
 }
 
@@ -56,6 +62,12 @@ void apply_output_flags(const OutputFlags& flags, OutputOptions& o) {
 std::string output_problem(const OutputOptions& o) {
   if (o.output_dir.empty()) return "no --output given";
   if (o.progress_seconds < 0) return "--progress must be >= 0";
+  if (o.gzip_level < 0 || o.gzip_level > 12) {
+    return "--gzip-level must be 1-12 (or 0: the default), not " + std::to_string(o.gzip_level);
+  }
+  if (o.zstd_level < 0 || o.zstd_level > 22) {
+    return "--zstd-level must be 1-22 (or 0: the default), not " + std::to_string(o.zstd_level);
+  }
   return {};
 }
 

@@ -21,6 +21,12 @@ struct OutputOptions {
   std::string metrics_path;
   double progress_seconds = 0;  ///< 0: no progress lines
   ProgressStyle progress_style = ProgressStyle::kAuto;
+  /// Compression levels of the mirrored outputs (each output has its
+  /// input's compression); 0: the codec's default (io::kDefaultGzipLevel,
+  /// io::kDefaultZstdLevel). One option per codec, so that each range is
+  /// checked with the options, before any work.
+  int gzip_level = 0;  ///< 1-12 (libdeflate)
+  int zstd_level = 0;  ///< 1-22
 };
 
 /// The output options as typed, before they are checked.
@@ -31,7 +37,7 @@ struct OutputFlags {
 };
 
 /// Registers --output, --mode, --annotate-format, --metrics, --progress,
-/// --progress-style and --overwrite into `pool`. For query, --output is
+/// --progress-style, --overwrite, --gzip-level and --zstd-level into `pool`. For query, --output is
 /// required.
 void add_output_options(boost::program_options::options_description& pool, OutputOptions& output,
                         OutputFlags& flags, OptionsFor command);

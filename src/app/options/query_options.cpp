@@ -32,6 +32,7 @@ constexpr std::string_view kQueryOptionOrder[] = {
     "max-line-bytes", "max-reject-fraction",
     "on-input-error", "max-skipped-inputs",
     "metrics",        "overwrite",
+    "gzip-level",     "zstd-level",
 };
 
 po::options_description describe(QueryConfig& q, QueryFlags& flags) {
