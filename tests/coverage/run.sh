@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Line and branch coverage of src/ per folder (docs/coverage.md). Not a ctest
+# test. Configures and builds the `coverage` preset (GCC, --coverage -O0 -g,
+# build/coverage), zeroes the counters, runs the suite but the tests labelled
+# slurm or multihost (they hold fixed system resources), then asks gcovr for
+# every file under src/ with throw branches and unreachable branches
+# excluded, and sums the files per folder.
+# usage: tests/coverage/run.sh [--jobs N] [--tests REGEX] [--labels REGEX]
+#          [--skip-build] [--skip-tests] [--report DIR] [--uncovered FOLDER]...
+#   --jobs N          build and ctest parallelism (default 2)
+#   --tests REGEX     run only the tests ctest -R selects (default: all)
+#   --labels REGEX    run only the tests with a label ctest -L selects
+#   --skip-build      use build/coverage as it is
+#   --skip-tests      keep the counters of earlier runs, only report
+#   --report DIR      where the reports go (default build/coverage/coverage)
+#   --uncovered F     also list each uncovered line and branch of folder F
+#                     (a path under src/, e.g. src/core); repeatable
+# Output in DIR: coverage.json (gcovr's full report), summary.txt (the table
+# of docs/coverage.md), ctest.log, uncovered-*.txt. A test that fails is
+# listed and the script goes on: its coverage still counts (timed fault tests
+# can miss their deadlines in an -O0 build on a loaded machine). Exit 0
+# unless the build or gcovr fails.
+# Needs gcovr (Debian package, 5.2 checked) and /usr/bin/python3.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+build="$repo/build/coverage"
+jobs=2
+tests_regex=""
+labels_regex=""
+skip_build=0
+skip_tests=0
+report=""
+uncovered=()
+while (($#)); do
+  case "$1" in
+    --jobs) jobs=$2; shift 2 ;;
+    --tests) tests_regex=$2; shift 2 ;;
+    --labels) labels_regex=$2; shift 2 ;;
+    --skip-build) skip_build=1; shift ;;
+    --skip-tests) skip_tests=1; shift ;;
+    --report) report=$2; shift 2 ;;
+    --uncovered) uncovered+=("$2"); shift 2 ;;
+    *) echo "coverage/run.sh: unknown argument '$1' (see the usage at the top of the script)" >&2
+       exit 2 ;;
+  esac
+done
+report=${report:-$build/coverage}
+command -v gcovr >/dev/null || { echo "coverage/run.sh: gcovr not found (Debian package gcovr)" >&2; exit 2; }
+
+cd "$repo"
+if ((!skip_build)); then
+  cmake --preset coverage >/dev/null
+  cmake --build --preset coverage -j "$jobs"
+fi
+mkdir -p "$report"
+
+if ((!skip_tests)); then
+  # Counters of earlier runs would add to this one's.
+  find "$build" -name '*.gcda' -delete
+  ctest_args=(--test-dir "$build" -LE 'slurm|multihost' -j "$jobs" --timeout 600
+              --output-on-failure)
+  [[ -n $tests_regex ]] && ctest_args+=(-R "$tests_regex")
+  [[ -n $labels_regex ]] && ctest_args+=(-L "$labels_regex")
+  start=$(date +%s)
+  ctest "${ctest_args[@]}" >"$report/ctest.log" 2>&1 || true
+  echo "ctest: $(( $(date +%s) - start )) s; $(grep -E 'tests passed|tests failed' "$report/ctest.log" || echo 'no summary')"
+  sed -n '/The following tests FAILED/,$p' "$report/ctest.log"
+fi
+
+# One gcov pass over every object; the per-folder sums come from its JSON.
+gcovr --root "$repo" --object-directory "$build" --filter "$repo/src/" \
+  --exclude-throw-branches --exclude-unreachable-branches -j "$jobs" \
+  --json "$report/coverage.json" 2>"$report/gcovr.log" \
+  || { tail -20 "$report/gcovr.log" >&2; exit 1; }
+
+/usr/bin/python3 "$here/summarize.py" "$report/coverage.json" \
+  | tee "$report/summary.txt"
+for folder in "${uncovered[@]}"; do
+  out="$report/uncovered-$(echo "$folder" | tr '/' '_').txt"
+  /usr/bin/python3 "$here/summarize.py" "$report/coverage.json" --uncovered "$folder" >"$out"
+  echo "uncovered lines and branches of $folder: $out ($(grep -c . "$out") lines)"
+done
