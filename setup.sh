@@ -106,7 +106,10 @@ ASAN_EXCLUDE='\.(4|8)ranks$|^e2e\..*\.[3-9]ranks$|^e2e\.(merge|keyscheme|query|p
 # terminal and CLI-message tests and the docs' command blocks (README, quickstart:
 # commands the e2e cases run under ASan already) are not sanitizer targets;
 # they run in the release suite.
-ASAN_EXCLUDE_LABELS='slurm|faults|multihost|install|cli|docs'
+# The guard tests (tests/guards) run ~100 refused and control jobs to check
+# refusal logic, not memory use; their code paths run under ASan in the
+# e2e cases (header_guard, inputs_*, merge, window_*) and the unit tests.
+ASAN_EXCLUDE_LABELS='slurm|faults|multihost|install|cli|docs|guards'
 asan_build() {
   cmake --preset asan >/dev/null
   cmake --build --preset asan
