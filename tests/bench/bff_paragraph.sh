@@ -38,6 +38,7 @@ if [[ ! -x $BFF ]]; then
   exit 0
 fi
 [[ -x $BIN ]] || { echo "bff_paragraph.sh: no bloomshard binary at '$BIN'" >&2; exit 2; }
+HERE=$(cd "$(dirname "$0")" && pwd)
 KEEP=1
 if [[ -z $DIR ]]; then DIR=$(mktemp -d "${TMPDIR:-/tmp}/bloomshard-bff.XXXXXX"); KEEP=0; fi
 trap '[[ $KEEP == 1 ]] || rm -rf "$DIR"' EXIT
@@ -46,34 +47,8 @@ IN=$DIR/in
 if [[ ! -f $IN/_DONE ]]; then
   rm -rf "$IN"
   mkdir -p "$IN"
-  # paragraph_benchmark.sh's generator, unchanged: the same documents for a GB.
-  "$PY" - "$IN" "$GB" <<'PYEOF'
-import json, os, random, sys
-root, gb = sys.argv[1], float(sys.argv[2])
-rng = random.Random(15)
-words = ("the of and to in is was for on that with as by at from city river data model "
-         "paris tokyo über café 東京 данные report market season council school").split()
-def sent(n):
-    return " ".join(rng.choice(words) for _ in range(n))
-pool = [sent(rng.randint(8, 40)) for _ in range(200000)]
-target = int(gb * (1 << 30))
-files = [open(os.path.join(root, f"part-{i:02d}.jsonl"), "w", encoding="utf-8") for i in range(8)]
-written, serial = 0, 0
-while written < target:
-    serial += 1
-    paras = []
-    for j in range(rng.randint(5, 50)):
-        if rng.random() < 0.3:
-            paras.append(rng.choice(pool))
-        else:
-            paras.append(f"{serial}.{j} " + sent(rng.randint(8, 40)))
-    line = json.dumps({"id": f"doc-{serial}", "url": f"https://example.org/{serial}",
-                       "text": "\n".join(paras)}, ensure_ascii=False) + "\n"
-    files[serial % 8].write(line)
-    written += len(line.encode())
-for f in files:
-    f.close()
-PYEOF
+  # The paragraph benchmark's generator: the same documents for a GB.
+  "$PY" "$HERE/paragraph_corpus.py" "$IN" "$GB"
   # The paragraph count sizes bff's filter (its expected n-gram count).
   "$PY" - "$IN" >"$IN/_PARAGRAPHS" <<'PYEOF'
 import glob, json, sys

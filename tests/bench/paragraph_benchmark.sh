@@ -33,33 +33,7 @@ if [[ ! -f $IN/_DONE ]]; then
   rm -rf "$IN"
   mkdir -p "$IN"
   # 8 files, so 2 ranks read in parallel; fresh paragraphs carry a serial.
-  "$PY" - "$IN" "$GB" <<'PYEOF'
-import json, os, random, sys
-root, gb = sys.argv[1], float(sys.argv[2])
-rng = random.Random(15)
-words = ("the of and to in is was for on that with as by at from city river data model "
-         "paris tokyo über café 東京 данные report market season council school").split()
-def sent(n):
-    return " ".join(rng.choice(words) for _ in range(n))
-pool = [sent(rng.randint(8, 40)) for _ in range(200000)]
-target = int(gb * (1 << 30))
-files = [open(os.path.join(root, f"part-{i:02d}.jsonl"), "w", encoding="utf-8") for i in range(8)]
-written, serial = 0, 0
-while written < target:
-    serial += 1
-    paras = []
-    for j in range(rng.randint(5, 50)):
-        if rng.random() < 0.3:
-            paras.append(rng.choice(pool))
-        else:
-            paras.append(f"{serial}.{j} " + sent(rng.randint(8, 40)))
-    line = json.dumps({"id": f"doc-{serial}", "url": f"https://example.org/{serial}",
-                       "text": "\n".join(paras)}, ensure_ascii=False) + "\n"
-    files[serial % 8].write(line)
-    written += len(line.encode())
-for f in files:
-    f.close()
-PYEOF
+  "$PY" "$HERE/paragraph_corpus.py" "$IN" "$GB"
   touch "$IN/_DONE"
 fi
 BYTES=$(du -cb "$IN"/*.jsonl | tail -1 | cut -f1)
