@@ -70,4 +70,21 @@ inline std::string refusal(const MemorySource& f) {
   return "(read without error)";
 }
 
+/// A well-formed tier-2 run file (run 12: 2 keys of 10 bytes in slices 0
+/// and 2), as a generation naming {12, 0, 2, 20, 0} expects it.
+inline MemorySource run_file() {
+  MemorySource run;
+  run.attr("/", ckpt::kFormatVersion, std::uint64_t{2});
+  run.attr("/", ckpt::kContent, std::string(ckpt::kContentRun));
+  run.attr("/", ckpt::kTier2Run, std::uint64_t{12});
+  run.attr("/", ckpt::kNumSlices, kSlices);
+  run.u64s(ckpt::kSliceKeys, {1, 0, 1, 0});
+  run.u64s(ckpt::kSliceBytes, {10, 0, 10, 0});
+  run.dataset(ckpt::kTier2Checksums).dims = {kSlices};
+  run.dataset(ckpt::kFingerprints).dims = {2};
+  run.dataset(ckpt::kOffsets).dims = {2 + kSlices};
+  run.dataset(ckpt::kBytes).dims = {20};
+  return run;
+}
+
 }  // namespace bloomshard::store::testing

@@ -19,6 +19,7 @@ using testing::kManifest;
 using testing::kSlices;
 using testing::MemorySource;
 using testing::refusal;
+using testing::run_file;
 
 TEST(StoreFileIndex, ReadsTheHeaderTableLayersAndRuns) {
   const FileIndex idx = read_generation_index(generation(), "gen.h5");
@@ -135,17 +136,7 @@ TEST(StoreFileIndex, AWindowMarkNeedsTheWindowAttribute) {
 }
 
 TEST(StoreFileIndex, RunFileMustBeTheRunTheGenerationNames) {
-  MemorySource run;
-  run.attr("/", ckpt::kFormatVersion, std::uint64_t{2});
-  run.attr("/", ckpt::kContent, std::string(ckpt::kContentRun));
-  run.attr("/", ckpt::kTier2Run, std::uint64_t{12});
-  run.attr("/", ckpt::kNumSlices, kSlices);
-  run.u64s(ckpt::kSliceKeys, {1, 0, 1, 0});
-  run.u64s(ckpt::kSliceBytes, {10, 0, 10, 0});
-  run.dataset(ckpt::kTier2Checksums).dims = {kSlices};
-  run.dataset(ckpt::kFingerprints).dims = {2};
-  run.dataset(ckpt::kOffsets).dims = {2 + kSlices};
-  run.dataset(ckpt::kBytes).dims = {20};
+  const MemorySource run = run_file();
   CheckpointHeader h;
   h.params.num_slices = kSlices;
   const Tier2Index t = read_run_index(run, "run.h5", h, {12, 0, 2, 20, 0});

@@ -30,6 +30,7 @@ using testing::generation;
 using testing::kSlices;
 using testing::MemorySource;
 using testing::refusal;
+using testing::run_file;
 
 constexpr std::uint64_t kMax64 = std::numeric_limits<std::uint64_t>::max();
 
@@ -165,21 +166,6 @@ TEST(StoreVersionMarks, Format1IsReadWithItsOwnTier2) {
   EXPECT_EQ(idx.summary.runs[0].bytes, 10U);
   f.dataset(ckpt::kFingerprints).dims = {2};  // its own tier 2 is checked
   EXPECT_EQ(refusal(f), "gen.h5: dataset /tier2/fingerprints has shape [2], expected [3]");
-}
-
-MemorySource run_file() {
-  MemorySource run;
-  run.attr("/", ckpt::kFormatVersion, std::uint64_t{2});
-  run.attr("/", ckpt::kContent, std::string(ckpt::kContentRun));
-  run.attr("/", ckpt::kTier2Run, std::uint64_t{12});
-  run.attr("/", ckpt::kNumSlices, kSlices);
-  run.u64s(ckpt::kSliceKeys, {1, 0, 1, 0});
-  run.u64s(ckpt::kSliceBytes, {10, 0, 10, 0});
-  run.dataset(ckpt::kTier2Checksums).dims = {kSlices};
-  run.dataset(ckpt::kFingerprints).dims = {2};
-  run.dataset(ckpt::kOffsets).dims = {2 + kSlices};
-  run.dataset(ckpt::kBytes).dims = {20};
-  return run;
 }
 
 std::string run_refusal(const MemorySource& run) {
