@@ -13,6 +13,8 @@
 #                 oracle (input_order_corpus.py: awk '!seen[$key]++' over the
 #                 inputs in order) and is byte for byte the 1-rank run's;
 #                 at N > 1 copies were retracted and left out (metrics).
+#         refusals  --kept-copy first with --state, annotate mode or paragraphs,
+#                 and an unknown value: exit 2 naming the option, nothing written.
 # Set KEEP_TMP=1 to keep the temp dir.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 harness_parse input_order_case.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --dir=EDIR*" "$@"
@@ -41,6 +43,21 @@ case $CASE in
     [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "no copy was retracted: the case tests nothing"
     [[ $(json_field "$TMP/m1.json" kept) == $(json_field "$TMP/mN.json" kept) ]] ||
       fail "kept counts differ"
+    ;;
+  refusals)
+    # --kept-copy first where it cannot apply yet is refused before any
+    # work (exit 2, naming the option), never run quietly in arrival order.
+    "$PY" "$CORPUS" make "$TMP/in" --files 2 --records 200 --big-records 200 --seed 7
+    for extra in "--state $TMP/st" "--mode annotate" "--unit paragraph" "BOGUS"; do
+      args=(--input "$TMP/in" --key-field id --output "$TMP/out" --kept-copy first)
+      # shellcheck disable=SC2206
+      [[ $extra == BOGUS ]] && args[-1]=sometimes || args+=($extra)
+      rc=0
+      mpi "$RANKS" dedup "${args[@]}" >"$TMP/r.log" 2>&1 || rc=$?
+      [[ $rc == 2 ]] || fail "--kept-copy with '$extra': exit $rc, want 2 ($(cat "$TMP/r.log"))"
+      grep -q -- "--kept-copy" "$TMP/r.log" || fail "'$extra': the refusal names no option: $(cat "$TMP/r.log")"
+      [[ ! -e $TMP/out && ! -e $TMP/st ]] || fail "'$extra': the refused run wrote an output or state"
+    done
     ;;
   *) harness_usage "unknown case $CASE" ;;
 esac
