@@ -446,6 +446,20 @@ TEST_F(RunStateTest, AnotherRunsStateOrOutputsAreRefused) {
   stateless.state_dir.clear();
   const StartDecision e = decide_start(stateless, args_, inputs());
   EXPECT_EQ(e.exit_code, kExitOutputInUse) << e.error;
+  EXPECT_NE(e.error.find("a run without --state saves nothing to resume"), std::string::npos)
+      << e.error;
+
+  // With a new --state: the outputs are another run's than this state's;
+  // the refusal names the state and does not speak of a run without one.
+  DedupConfig new_state = config_;
+  new_state.state_dir = (dir_ / "other-state").string();
+  const StartDecision f = decide_start(new_state, args_, inputs());
+  EXPECT_EQ(f.exit_code, kExitOutputInUse) << f.error;
+  EXPECT_NE(f.error.find("the state in '" + new_state.state_dir + "' did not write"),
+            std::string::npos)
+      << f.error;
+  EXPECT_EQ(f.error.find("without --state"), std::string::npos) << f.error;
+  EXPECT_FALSE(fs::exists(dir_ / "other-state" / kRunIdentityName));  // nothing recorded
 }
 
 TEST_F(RunStateTest, OverlappingInputAndOutputIsRefused) {

@@ -47,7 +47,7 @@ OutputCheck preflight_dedup(const DedupConfig& c) {
     // the dir (a killed attempt's) defers the decision to the locked check.
     if (!c.overwrite && state_holds_no_run(c.state_dir) && output_dir_in_use(output) &&
         !fs::exists(output / kOutputLockName)) {
-      return {not_empty_refusal(output), kExitOutputInUse};
+      return {not_empty_refusal(output, c.state_dir), kExitOutputInUse};
     }
   } catch (const std::exception& e) {
     return {std::string("cannot check the job's paths: ") + e.what(), kExitFailure};

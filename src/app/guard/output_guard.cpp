@@ -60,8 +60,16 @@ bool output_dir_in_use(const fs::path& output_dir) {
   return fs::is_directory(output_dir) && !holds_only_lock(output_dir);
 }
 
-std::string not_empty_refusal(const fs::path& output_dir) {
+std::string not_empty_refusal(const fs::path& output_dir, const fs::path& state_dir) {
   const std::string dir = "output dir '" + output_dir.string() + "'";
+  if (fs::exists(output_dir / kRunMarkerName) && !state_dir.empty()) {
+    // This job's state holds no checkpoint of the run that wrote there (or
+    // another run's): continuing those outputs would take that run's state.
+    return dir + " holds the outputs of an earlier run (" + kRunMarkerName +
+           ") that the state in '" + state_dir.string() +
+           "' did not write: resume that run with the --state it was started with, pass "
+           "--overwrite to replace its outputs and start again, or choose an empty dir";
+  }
   if (fs::exists(output_dir / kRunMarkerName)) {
     // Our own marker: an earlier run wrote here. Without --state nothing
     // of it was saved, so it cannot go on; say both ways forward.
@@ -75,7 +83,8 @@ std::string not_empty_refusal(const fs::path& output_dir) {
 }
 
 OutputCheck check_output_dir(const fs::path& output_dir, std::span<const fs::path> input_args,
-                             std::span<const io::InputFile> inputs, bool overwrite) {
+                             std::span<const io::InputFile> inputs, bool overwrite,
+                             const fs::path& state_dir) {
   try {
     if (std::string why = overlap_with_inputs("output dir", output_dir, input_args); !why.empty()) {
       return {why, kExitUsage};
@@ -86,7 +95,7 @@ OutputCheck check_output_dir(const fs::path& output_dir, std::span<const fs::pat
       return {"output '" + output_dir.string() + "' exists and is not a directory", kExitUsage};
     }
     if (exists && !holds_only_lock(output_dir) && !overwrite) {
-      return {not_empty_refusal(output_dir), kExitOutputInUse};
+      return {not_empty_refusal(output_dir, state_dir), kExitOutputInUse};
     }
   } catch (const std::exception& e) {
     return {std::string("cannot prepare output dir: ") + e.what(), kExitFailure};

@@ -31,16 +31,21 @@ struct OutputCheck {
 
 /// The refusal for an output dir in use, naming the ways on: --overwrite,
 /// and --state for a stop that can be resumed (when an earlier run's
-/// marker is there), or another dir.
-[[nodiscard]] std::string not_empty_refusal(const std::filesystem::path& output_dir);
+/// marker is there), or another dir. `state_dir` is this job's --state
+/// ("" without one): with one, the earlier run is another run than the
+/// state's, and the message says so instead of suggesting --state.
+[[nodiscard]] std::string not_empty_refusal(const std::filesystem::path& output_dir,
+                                            const std::filesystem::path& state_dir = {});
 
 /// The checks of prepare_output_dir without its writes: the refusal it
 /// would give, or an empty `error`. A start calls it before it records
 /// anything in the state (RUN.json), so a refused start leaves the state as
-/// it was. Never throws for user errors.
+/// it was. `state_dir` as for not_empty_refusal. Never throws for user
+/// errors.
 [[nodiscard]] OutputCheck check_output_dir(const std::filesystem::path& output_dir,
                                            std::span<const std::filesystem::path> input_args,
-                                           std::span<const io::InputFile> inputs, bool overwrite);
+                                           std::span<const io::InputFile> inputs, bool overwrite,
+                                           const std::filesystem::path& state_dir = {});
 
 /// Checks and prepares `output_dir` for a run writing `inputs`' mirrors
 /// (creates it, removes a previous run's files with `overwrite`, writes the

@@ -201,7 +201,7 @@ std::optional<io::CheckpointSummary> newest_readable(const fs::path& state,
 // an "own restart", allowed to overwrite the outputs it was refused.
 StartDecision refuse_output_dir(const StartInputs& in, bool overwrite) {
   const OutputCheck check =
-      check_output_dir(in.config.output_dir, in.input_args, in.inputs, overwrite);
+      check_output_dir(in.config.output_dir, in.input_args, in.inputs, overwrite, in.state);
   if (!check.error.empty()) return refuse(check.error, check.exit_code);
   return {};
 }
