@@ -20,7 +20,7 @@
 source "$(dirname "$0")/lib.sh"
 fault_start lost_outputs "$@"
 make_corpus 40000
-ARGS=(--input "$IN" --key-field id --batch-bytes 8192 --checkpoint-rounds 2)
+ARGS=(--input "$IN" --key-field id --batch-bytes 65536 --checkpoint-rounds 4)
 OUT=$TMP/out STATE=$TMP/state
 
 # refused TAG FILE COMMITTED WHAT: the last job exited 1 naming FILE with its
