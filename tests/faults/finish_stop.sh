@@ -23,7 +23,7 @@ IN=$TMP/in
 "$BIN" synth --out "$IN" --records 40000 --dup-rate 0.3 --files 1 --seed 14 >/dev/null
 UNIQUE=$("$PY" "$ORACLE" --input "$IN" --key-field id --stats |
   "$PY" -c 'import json,sys; print(json.load(sys.stdin)["unique_keys"])')
-ARGS=(--input "$IN" --key-field id --batch-bytes 8192 --split-min-bytes 65536)
+ARGS=(--input "$IN" --key-field id --batch-bytes 32768 --split-min-bytes 65536)
 
 leftovers() { # OUT STATE: fails on any temporary, part or lock file
   local found
@@ -40,7 +40,7 @@ for point in "${POINTS[@]}"; do
     tag=$point-$gens
     OUT=$TMP/o-$tag STATE=$TMP/s-$tag
     EXTRA=()
-    ((gens == 0)) || EXTRA=(--checkpoint-rounds 100)
+    ((gens == 0)) || EXTRA=(--checkpoint-rounds 25)
     BLOOMSHARD_FAULT_PAUSE_IN_FINISH=$point start_job k-$tag 2 "${ARGS[@]}" --output "$OUT" \
       --state "$STATE" "${EXTRA[@]}"
     wait_until 90 "the pause at $point" grep -q "fault pause at $point" "$TMP/k-$tag.log"
