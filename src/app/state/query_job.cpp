@@ -124,6 +124,11 @@ std::string setup_on_rank0(const QueryConfig& q) {
                   "the state holds paragraph keys (--unit paragraph); query answers one key "
                   "per record and cannot use it yet");
     }
+    if (scheme.key.unit == core::KeyUnit::kMinHash) {
+      return fail(kExitUsage, "the state holds MinHash band keys (--unit minhash, " +
+                                  core::key_scheme_items(scheme.key) +
+                                  "); query answers one key per record and cannot use it yet");
+    }
     std::vector<fs::path> args(q.feed.inputs.begin(), q.feed.inputs.end());
     const std::vector<io::InputFile> files = io::discover_inputs(args);
     if (files.empty()) return fail(kExitUsage, "no input files found");
