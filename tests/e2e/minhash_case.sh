@@ -18,7 +18,9 @@
 #               --shingle is refused naming both values, the same continues
 #               incrementally, info shows it; a query on it is refused;
 #               (4) refusals before any work: exit 2 naming the option,
-#               nothing written
+#               nothing written; (5, 2 ranks) two merged minhash states hold
+#               the band keys of one run over both inputs, and states of
+#               other --bands are not merged
 #        kill   4 SIGKILLs of all ranks at random moments of a checkpointing run
 #               (--checkpoint-rounds 1), resumed on 1..3 ranks each time, then run
 #               to the end on N ranks: the guarantees, and the band key set of
@@ -140,6 +142,32 @@ case_dedup() {
   [[ $rc == 2 && $said == *"--unit must be record, paragraph or minhash, not 'minhsh'"* &&
     ! -e $TMP/out-bad ]] || { echo "$said" >&2; fail "an unknown unit: exit $rc, want 2"; }
   log "refusals: exit 2 naming the option, nothing written"
+  [[ $RANKS == 2 ]] || return 0
+  # 5. (2 ranks only) merge: two minhash states hold the band keys of one run
+  #    over both inputs; a state of other --bands is refused naming both.
+  mkdir -p "$TMP/both"
+  cp "$TMP/one/part-000.jsonl" "$TMP/both/a.jsonl"
+  cp "$TMP/today/part-000.jsonl" "$TMP/both/b.jsonl"
+  dedup_ok "$TMP/both" "$TMP/out-both" "$RANKS"
+  dedup_ok "$TMP/one" "$TMP/out-m1" "$RANKS" --state "$TMP/st-one"
+  dedup_ok "$TMP/today" "$TMP/out-m2" "$RANKS" --state "$TMP/st-today"
+  dedup_ok "$TMP/today" "$TMP/out-m3" "$RANKS" --state "$TMP/st-b20" --bands 20
+  "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" merge --from "$TMP/st-one" \
+    --from "$TMP/st-today" --into "$TMP/st-merged" >"$TMP/merge.log" 2>&1 ||
+    { cat "$TMP/merge.log" >&2; fail "merging two minhash states failed"; }
+  local merged want
+  merged=$("$BIN" info --json --state "$TMP/st-merged" >"$TMP/merged.json" &&
+    json_field "$TMP/merged.json" exact_keys)
+  want=$(json_field "$TMP/out-both/metrics.json" tier2_keys)
+  [[ $merged == "$want" ]] || fail "merged state holds $merged band keys, one run $want"
+  set +e
+  said=$("$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" merge --from "$TMP/st-one" \
+    --from "$TMP/st-b20" --into "$TMP/st-bad" 2>&1)
+  rc=$?
+  set -e
+  [[ $rc == 2 && $said == *"--bands differs"*"14"*"20"* && ! -e $TMP/st-bad ]] ||
+    { echo "$said" >&2; fail "merging minhash states of 14 and 20 bands: exit $rc, want 2"; }
+  log "merge: $merged band keys as one run over both inputs; other --bands refused"
 }
 
 case_kill() {
