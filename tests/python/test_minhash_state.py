@@ -1,6 +1,7 @@
 """A --unit minhash state: the module answers for band keys (the 16-byte
 digests of docs/near-duplicates.md, given as bytes) exactly as the job
-stored them, every record's keys included, and names the scheme. Oracle:
+stored them, every record's keys included, names the scheme, and refuses a
+text or a key of another size (ValueError) instead of answering False. Oracle:
 tests/bench/minhash_reference.py (the Python reference of the sketch) over
 the job's inputs, not the module."""
 import json
@@ -47,3 +48,9 @@ def test_band_keys_of_every_record_are_in_the_state(tmp_path):
     other = ref.sketch(texts[0], "word", 5, 14, 8)[3]
     unseen = ref.sketch("a text that no record of the corpus holds at all", "word", 5, 9, 5)[3]
     assert not any(s.contains(other + unseen))
+    # A text is not a band key: refused, not answered False.
+    with pytest.raises(ValueError, match="16-byte band keys"):
+        s.contains([keys[0], texts[0]])
+    with pytest.raises(ValueError, match="has 15 bytes"):
+        s.contains_one(keys[0][:15])
+    assert s.contains_one(keys[0])
