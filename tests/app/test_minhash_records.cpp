@@ -56,8 +56,8 @@ TEST(MinHashOptions, RefusalsNameTheOption) {
       {{"--key-digest", "sha256"}, "--key-digest do not apply"},
       {{"--normalize", "nfc"}, "--normalize"},
       {{"--key-field", "title"}, "one text field"},
-      {{"--mode", "annotate"}, "--mode annotate cannot apply with --unit minhash"},
       {{"--kept-copy", "first"}, "--unit record only"},
+      {{"--window", "3", "--state", "st"}, "--window cannot apply with --unit minhash"},
   };
   for (const auto& [extra, want] : cases) {
     const ParsedDedup p = parse(extra);

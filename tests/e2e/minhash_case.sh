@@ -21,6 +21,8 @@
 #               nothing written; (5, 2 ranks) two merged minhash states hold
 #               the band keys of one run over both inputs, and states of
 #               other --bands are not merged
+#        annotate  one input file, filter vs --mode annotate (both formats) on N
+#               ranks: a record is flagged exactly when filter mode removes it
 #        kill   4 SIGKILLs of all ranks at random moments of a checkpointing run
 #               (--checkpoint-rounds 1), resumed on 1..3 ranks each time, then run
 #               to the end on N ranks: the guarantees, and the band key set of
@@ -127,7 +129,7 @@ case_dedup() {
     { echo "$said" >&2; fail "query on a minhash state: exit $rc, want 2"; }
   log "the state refuses other --bands/--rows/--shingle, continues with its own; query refused"
   # 4. Refusals before any work.
-  refused "annotate mode" "--mode annotate cannot apply with --unit minhash" --mode annotate
+  refused "a window" "--window cannot apply with --unit minhash" --window 3 --state "$TMP/st-w"
   refused "a tuple key" "--unit minhash sketches one text field" --key-field id
   refused "a key digest" "--key-digest do not apply" --key-digest xxh3-128
   refused "a 0-word shingle" "--shingle" --shingle word:0
@@ -230,8 +232,49 @@ case_kill() {
   log "after the kills: exactly once, the guarantees, $b band keys as uninterrupted"
 }
 
+# annotate_check.py INPUT FILTERED BLOOMSHARD DOLMA: one attribute line per
+# input line; a valid record is flagged (bloomshard "duplicate": true, dolma
+# its whole text's span) exactly when filter mode removed it.
+ANNOTATE_CHECK='
+import json, sys
+inp, filt, bs, dolma = (open(p, "rb").read().splitlines() for p in sys.argv[1:5])
+kept = set(filt)
+assert len(bs) == len(inp) == len(dolma), "attribute lines are not aligned with the input"
+flagged = 0
+for line, b, d in zip(inp, bs, dolma):
+    b, d = json.loads(b), json.loads(d)
+    if "reject" in b:
+        assert "reject" in d, line
+        continue
+    removed = line not in kept
+    assert b["duplicate"] == removed, (line[:60], b)
+    span = d["attributes"]["bloomshard_duplicate"]
+    text = json.loads(line)["text"]
+    assert span == ([[0, len(text), 1.0]] if removed else []), (line[:60], d)
+    flagged += removed
+print("annotate: %d of %d lines flagged as near-duplicates" % (flagged, len(inp)))
+'
+
+case_annotate() {
+  corpus "$TMP/one" --files 1 --clusters 60 --seed 45
+  local opts=("${SMALL[@]}" --split-inputs off)
+  dedup_ok "$TMP/one" "$TMP/out-f" "$RANKS" "${opts[@]}"
+  dedup_ok "$TMP/one" "$TMP/out-b" "$RANKS" "${opts[@]}" --mode annotate
+  dedup_ok "$TMP/one" "$TMP/out-d" "$RANKS" "${opts[@]}" --mode annotate --annotate-format dolma
+  "$PY" -c "$ANNOTATE_CHECK" "$TMP/one/part-000.jsonl" "$TMP/out-f/part-000.jsonl" \
+    "$TMP/out-b/part-000.jsonl" "$TMP/out-d/part-000.jsonl" ||
+    fail "the attribute files do not flag what filter mode removed"
+  local m a b
+  for m in kept dropped tier2_keys; do
+    a=$(json_field "$TMP/out-f/metrics.json" $m)
+    b=$(json_field "$TMP/out-b/metrics.json" $m)
+    [[ $a == "$b" ]] || fail "metrics $m: filter mode $a, annotate mode $b"
+  done
+  log "annotate: both formats flag exactly the records filter mode removes"
+}
+
 case "$CASE" in
-  dedup | kill) "case_$CASE" ;;
+  dedup | kill | annotate) "case_$CASE" ;;
   *) echo "minhash_case.sh: unknown case '$CASE'" >&2; exit 2 ;;
 esac
 log "PASS in $((SECONDS - start)) s"

@@ -278,7 +278,12 @@ void InputFeed::take_minhash(const io::Record& record, std::string_view text, Ro
   const std::string_view why =
       minhash_->add(batch, static_cast<std::uint32_t>(next_ - 1), record.line, record.terminator,
                     text, file.format == io::Format::kJsonLines);
-  if (!why.empty()) reject(record, why, std::nullopt);
+  if (!why.empty()) {
+    reject(record, why, std::nullopt);
+  } else if (annotations_) {
+    annotations_->add_minhash_record(static_cast<std::uint32_t>(next_ - 1), file.format,
+                                     record.line);
+  }
 }
 
 namespace {
@@ -477,6 +482,14 @@ void InputFeed::write_annotations(const RoundBatch& batch,
         outputs_);
     close_finished_outputs();
     return;
+  }
+  if (minhash_) {  // one verdict per record, from its band keys'
+    record_verdicts_.clear();
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      record_verdicts_.push_back(minhash_->decide(batch, i, verdicts) ? core::Verdict::kNew
+                                                                      : core::Verdict::kDuplicate);
+    }
+    verdicts = record_verdicts_;
   }
   for (std::size_t i = 0; i < batch.size(); ++i) {
     ++(core::is_kept(verdicts[i]) ? counters_.kept : counters_.dropped);

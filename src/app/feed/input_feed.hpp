@@ -252,6 +252,7 @@ class InputFeed {
   std::string unescape_chunk_;                  // stream_key's chunk of a long value
   std::optional<ParagraphRecords> paragraphs_;  // --unit paragraph only
   std::optional<MinHashRecords> minhash_;       // --unit minhash only
+  std::vector<core::Verdict> record_verdicts_;  // annotate mode of minhash: one per record
   FeedCounters counters_;
   std::uint64_t finished_input_bytes_ = 0;  // on-disk bytes of tasks done (read or skipped)
   std::uint64_t open_input_bytes_ = 0;      // of the task read last, up to its position
