@@ -82,6 +82,8 @@ case_dedup() {
   subrounds=$(json_field "$TMP/out-one/metrics.json" subrounds)
   rounds=$(json_field "$TMP/out-one/metrics.json" rounds)
   ((subrounds > rounds)) || fail "no round was cut into sub-rounds ($rounds rounds, $subrounds)"
+  grep -q -- "--unit minhash word:5 14x8: tier-2 payload 224 B per new record (1008 B with" \
+    "$TMP/out-one.log" || fail "the plan line does not give the tier-2 bytes per record"
   log "one file: byte-exact against the streaming rule ($rounds rounds, $subrounds sub-rounds)"
   # 2. Several readers: the guarantees; exact at one rank.
   dedup_ok "$TMP/four" "$TMP/out-four" "$RANKS" "${SMALL[@]}"
