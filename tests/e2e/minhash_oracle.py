@@ -22,6 +22,9 @@ Always (any rank count, after kills and resumes), the documented guarantees:
 --exact (one reader, so the job's order is the input order: 1 rank, or one
 input file): the outputs are byte for byte the streaming rule's in input
 order.
+--query --state-input DIR ...: OUT is `query --emit hits` of IN against a
+state built from the DIRs: byte for byte the records of IN with a band key
+that a record of the DIRs has, in input order.
 """
 import argparse
 import json
@@ -135,8 +138,32 @@ def check_guarantees(keys, kept):
     return len(roots), len(owners)
 
 
+def check_query(a, kind, n):
+    """query --emit hits: a record is written when one of its band keys is a
+    key of some record of the state's inputs."""
+    state_keys = set()
+    for root in a.state_input:
+        for rel in inputs(root):
+            for _, ks in records_of(os.path.join(root, rel), kind, n, a.bands, a.rows):
+                state_keys.update(ks or [])
+    hits = 0
+    for rel in inputs(a.input):
+        want = b""
+        for line, ks in records_of(os.path.join(a.input, rel), kind, n, a.bands, a.rows):
+            if ks is not None and state_keys.intersection(ks):
+                want += line
+                hits += 1
+        with open(os.path.join(a.output, rel), "rb") as f:
+            if f.read() != want:
+                fail("%s: query output differs from the records with a band key in the state"
+                     % rel)
+    print("minhash_oracle: query: %d hits" % hits)
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--query", action="store_true")
+    ap.add_argument("--state-input", action="append", default=[])
     ap.add_argument("--input", required=True)
     ap.add_argument("--output", required=True)
     ap.add_argument("--exact", action="store_true")
@@ -147,6 +174,9 @@ def main():
     a = ap.parse_args()
     kind, n = a.shingle.split(":")
     n = int(n)
+    if a.query:
+        check_query(a, kind, n)
+        return
     all_keys, all_kept, rejects, stream_removed = [], [], 0, 0
     seen = set()
     for rel in inputs(a.input):
