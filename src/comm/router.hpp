@@ -89,6 +89,15 @@ struct RouteOptions {
   /// dedup job opens the next Bloom layer here when the newest would
   /// overflow (ScalableBloom::add_layer must run on every rank together).
   std::function<void(std::uint64_t keys_in_subround)> before_subround = nullptr;
+  /// Empty, or one group number per key (non-decreasing): keys of one group
+  /// (the band keys of one record) travel in the same sub-round to every
+  /// owner. The round is then cut once over this rank's whole stream at
+  /// group starts instead of per destination, so the decision order
+  /// (sub-round, source rank, position) ranks groups alike at every owner.
+  /// A sub-round may then overshoot the budget (and max_keys) by one group
+  /// per sending rank, and a destination's share by the chance imbalance
+  /// of the keys' owners.
+  std::span<const std::uint32_t> key_groups = {};
 };
 
 /// A round too large for one MPI_Alltoallv (see the limit above). Thrown on
@@ -199,11 +208,11 @@ class KeyRouter {
   /// destination's keys are cut into S contiguous byte ranges (key ranges
   /// when the key limit binds), so a sub-round moves about budget bytes per
   /// rank plus at most one key per sender (or about max_keys keys plus one
-  /// per sender and destination). Decision order at an owner: sub-round, then source rank, then
-  /// the sender's order; deterministic for a given rank count, batch and
-  /// budget. Writes verdicts for `keys` into `out` (out.size() ==
-  /// keys.size()). Cost: one MPI_Allreduce of 2R + 1 u64 (the loads; one
-  /// more of S u64 when split), then per sub-round what exchange() and
+  /// per sender and destination; under RouteOptions::key_groups one cut
+  /// over the sender's whole stream at group starts). Decision order at an owner: sub-round, then
+  /// source rank, then the sender's order; deterministic for a given rank count, batch and budget.
+  /// Writes verdicts for `keys` into `out` (out.size() == keys.size()). Cost: one MPI_Allreduce of
+  /// 2R + 1 u64 (the loads; one more of S u64 when split), then per sub-round what exchange() and
   /// return_verdicts() cost. No round size ever throws, except a sub-round
   /// over MPI's int limit (only with keys near 2^31 bytes); budget >= 1.
   void route(std::span<const OutgoingKey> keys, const DecideFn& decide,
@@ -230,6 +239,11 @@ class KeyRouter {
   bool count_by_owner(std::span<const OutgoingKey> keys, RoutedBatch& out);
   // Collective: counts_out_ of every rank into counts_in_ of its peers.
   void exchange_counts();
+  // route()'s sub-round of every first copy in piece_of_ under
+  // RouteOptions::key_groups, and the keys of each piece.
+  void cut_at_group_starts(std::span<const OutgoingKey> keys, std::span<const std::uint32_t> groups,
+                           std::uint64_t pieces, bool cut_by_keys,
+                           std::vector<std::uint64_t>& keys_per_piece);
   // The received payload parsed in place into out's keys (the decision
   // order), with the per-rank key counts verdicts travel back by.
   void unpack_keys(RoutedBatch& out) const;

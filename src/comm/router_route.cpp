@@ -9,6 +9,30 @@
 
 namespace bloomshard::comm {
 
+// One cut over this rank's whole stream (every destination), each group's
+// keys in the piece its first key's offset falls in: pieces never decrease
+// along the stream, and a group never spans two.
+void KeyRouter::cut_at_group_starts(std::span<const OutgoingKey> keys,
+                                    std::span<const std::uint32_t> groups, std::uint64_t pieces,
+                                    bool cut_by_keys, std::vector<std::uint64_t>& keys_per_piece) {
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (first_of_[i] == i) total += cut_by_keys ? 1 : kKeyHeaderBytes + keys[i].bytes.size();
+  }
+  const std::uint64_t chunk = std::max<std::uint64_t>(1, (total + pieces - 1) / pieces);
+  std::uint64_t offset = 0;
+  std::uint32_t piece = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (i == 0 || groups[i] != groups[i - 1]) {
+      piece = static_cast<std::uint32_t>(std::min<std::uint64_t>(pieces - 1, offset / chunk));
+    }
+    if (first_of_[i] != i) continue;
+    piece_of_[i] = piece;
+    offset += cut_by_keys ? 1 : kKeyHeaderBytes + keys[i].bytes.size();
+    keys_per_piece[piece] += 1;
+  }
+}
+
 void KeyRouter::route(std::span<const OutgoingKey> keys, const DecideFn& decide,
                       std::span<core::Verdict> out, const RouteOptions& options) {
   // Programming errors, the same on every rank of a correct caller: thrown
@@ -19,6 +43,10 @@ void KeyRouter::route(std::span<const OutgoingKey> keys, const DecideFn& decide,
   }
   const std::uint64_t budget = options.budget;
   if (budget == 0) throw std::invalid_argument("route: the sub-round budget must be >= 1");
+  if (!options.key_groups.empty() && options.key_groups.size() != keys.size()) {
+    throw std::invalid_argument("route: " + std::to_string(options.key_groups.size()) +
+                                " key groups for " + std::to_string(keys.size()) + " keys");
+  }
   const std::size_t ranks = comm_.usize();
 
   // 1. Combining: only first copies travel.
@@ -54,7 +82,10 @@ void KeyRouter::route(std::span<const OutgoingKey> keys, const DecideFn& decide,
   // 3. Cut each destination's stream into `pieces` contiguous ranges of
   //    bytes (or of keys): a key belongs to the range its start falls in.
   std::vector<std::uint64_t> keys_per_piece(pieces, 0);
-  if (pieces > 1) {
+  if (pieces > 1 && !options.key_groups.empty()) {
+    cut_at_group_starts(keys, options.key_groups, pieces, cut_by_keys, keys_per_piece);
+    if (options.before_subround) keys_per_piece = comm_.allreduce_sum(keys_per_piece);
+  } else if (pieces > 1) {
     std::vector<std::uint64_t> chunk(ranks, 1);
     for (std::size_t d = 0; d < ranks; ++d) {
       const std::uint64_t total = cut_by_keys ? my_dest_keys[d] : my_dest_bytes[d];

@@ -81,8 +81,27 @@ KeyBatch read_keys(const py::handle& keys) {
   return b;
 }
 
+// A --unit minhash state holds 16-byte band keys: a text (str) or a key of
+// another size cannot be one, so it is refused rather than answered False.
+void check_band_key(const ReadOnlyState& st, PyObject* item, std::string_view bytes,
+                    std::size_t index) {
+  if (st.key_scheme().unit != bloomshard::core::KeyUnit::kMinHash) return;
+  if (PyUnicode_Check(item)) {
+    throw py::value_error("key " + std::to_string(index) +
+                          " is a str: a --unit minhash state holds 16-byte band keys (bytes, "
+                          "docs/near-duplicates.md section 4); the module does not sketch text");
+  }
+  if (bytes.size() != 16) {
+    throw py::value_error("key " + std::to_string(index) + " has " + std::to_string(bytes.size()) +
+                          " bytes: a --unit minhash state holds 16-byte band keys");
+  }
+}
+
 py::list lookup(const ReadOnlyState& st, const py::handle& keys, bool exact) {
   KeyBatch b = read_keys(keys);
+  for (std::size_t i = 0; i < b.views.size(); ++i) {
+    check_band_key(st, PySequence_Fast_ITEMS(b.seq.ptr())[i], b.views[i], i);
+  }
   std::vector<Answer> out(b.views.size());
   {
     py::gil_scoped_release release;
@@ -100,6 +119,7 @@ py::list lookup(const ReadOnlyState& st, const py::handle& keys, bool exact) {
 bool lookup_one(const ReadOnlyState& st, const py::handle& key, bool exact) {
   std::string copy;
   const std::string_view v = key_view(key.ptr(), 0, &copy);
+  check_band_key(st, key.ptr(), v, 0);
   Answer a{};
   st.lookup({&v, 1}, {&a, 1}, exact);
   return a == Answer::kPresent;

@@ -36,7 +36,7 @@ TEST(ParagraphOptions, DefaultsImpliedDigestAndRefusals) {
   EXPECT_EQ(p.config.key.digest, core::KeyDigest::kXxh3_128);
   p = parse_dedup_options({"--input", in, "--output", "o", "--unit", "sentence"});
   ASSERT_TRUE(p.exit_code);
-  EXPECT_NE(p.message.find("--unit must be record or paragraph"), std::string::npos);
+  EXPECT_NE(p.message.find("--unit must be record, paragraph or minhash"), std::string::npos);
   p = parse_dedup_options(
       {"--input", in, "--output", "o", "--unit", "paragraph", "--paragraph-split", "x"});
   ASSERT_TRUE(p.exit_code);

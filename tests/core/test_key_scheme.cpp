@@ -152,5 +152,85 @@ TEST(KeyScheme, FieldNamesMayNotHoldTheSeparators) {
   EXPECT_NE(key_scheme_problem(s), "");
 }
 
+KeyScheme minhash_scheme() {
+  KeyScheme s;
+  s.fields = {"text"};
+  s.unit = KeyUnit::kMinHash;
+  return s;
+}
+
+TEST(KeyScheme, MinHashAttributeRoundTrip) {
+  KeyScheme s = minhash_scheme();
+  const std::string attr = key_scheme_attribute(s);
+  EXPECT_EQ(attr,
+            "key-scheme/v1; fields=text; missing=reject; text=none/v1; digest=none/v1; "
+            "unit=minhash/v1; shingle=word:5; bands=14; rows=8");
+  EXPECT_EQ(key_scheme_from_state("text", "none/v1", attr), s);
+  s.shingle = "char:24";
+  s.bands = 20;
+  s.rows = 13;
+  s.missing = MissingField::kEmpty;
+  EXPECT_EQ(key_scheme_from_state("text", "none/v1", key_scheme_attribute(s)), s);
+  EXPECT_FALSE(is_legacy_key_scheme(s));
+}
+
+// The builds before --unit minhash know only unit=paragraph/v1: any other
+// unit value is an unknown item to them, as an unknown version is to this one.
+TEST(KeyScheme, MinHashStatesOfAnotherVersionOrBadItemsAreRefused) {
+  const std::string good = key_scheme_attribute(minhash_scheme());
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string a = good;
+    a.replace(a.find(from), from.size(), to);
+    return a;
+  };
+  for (const std::string& bad :
+       {with("unit=minhash/v1", "unit=minhash/v2"), with("shingle=word:5", "shingle=word:0"),
+        with("shingle=word:5", "shingle=word:05"), with("shingle=word:5", "shingle=line:5"),
+        with("bands=14", "bands=0"), with("rows=8", "rows=4097"), with("rows=8", "rows=x"),
+        with("digest=none/v1", "digest=xxh3-128/v1")}) {
+    EXPECT_THROW((void)key_scheme_from_state("text", "none/v1", bad), std::invalid_argument) << bad;
+  }
+  EXPECT_THROW((void)key_scheme_from_state("text", "nfc/v1", good), std::invalid_argument);
+}
+
+TEST(KeyScheme, MinHashDifferencesNameTheOptionAndBothValues) {
+  const KeyScheme saved = minhash_scheme();
+  KeyScheme job = saved;
+  EXPECT_EQ(key_scheme_difference(saved, job), "");
+  job.shingle = "char:5";
+  EXPECT_EQ(key_scheme_difference(saved, job),
+            "--shingle differs: the state has word:5, this job asks for char:5");
+  job = saved;
+  job.bands = 20;
+  EXPECT_EQ(key_scheme_difference(saved, job),
+            "--bands differs: the state has 14, this job asks for 20");
+  job = saved;
+  job.rows = 13;
+  EXPECT_EQ(key_scheme_difference(saved, job),
+            "--rows differs: the state has 8, this job asks for 13");
+  job = saved;
+  job.unit = KeyUnit::kParagraph;
+  EXPECT_NE(key_scheme_difference(saved, job).find("the state has minhash/v1"), std::string::npos);
+  // The minhash items count only under --unit minhash.
+  KeyScheme record;
+  KeyScheme record_other = record;
+  record_other.bands = 3;
+  EXPECT_EQ(key_scheme_difference(record, record_other), "");
+}
+
+TEST(KeyScheme, MinHashProblems) {
+  KeyScheme s = minhash_scheme();
+  EXPECT_EQ(key_scheme_problem(s), "");
+  s.fields = {"a", "b"};
+  EXPECT_NE(key_scheme_problem(s).find("one text field"), std::string::npos);
+  s = minhash_scheme();
+  s.digest = KeyDigest::kSha256;
+  EXPECT_NE(key_scheme_problem(s).find("--key-digest"), std::string::npos);
+  s = minhash_scheme();
+  s.bands = 64;
+  s.rows = 65;
+  EXPECT_NE(key_scheme_problem(s).find("--bands 64 x --rows 65"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace bloomshard::core

@@ -24,9 +24,11 @@ namespace bloomshard::core {
 /// whose value for that field is the empty string.
 enum class MissingField : std::uint8_t { kReject = 0, kEmpty = 1 };
 
-/// What one key stands for: a whole record, or each paragraph of its text
-/// field (--unit paragraph: many keys per record, docs/keys.md).
-enum class KeyUnit : std::uint8_t { kRecord = 0, kParagraph = 1 };
+/// What one key stands for: a whole record, each paragraph of its text
+/// field (--unit paragraph: many keys per record, docs/keys.md), or each
+/// MinHash band of its text field (--unit minhash: the bands' 16-byte keys,
+/// docs/near-duplicates.md).
+enum class KeyUnit : std::uint8_t { kRecord = 0, kParagraph = 1, kMinHash = 2 };
 
 struct KeyScheme {
   /// JSONL field paths (dotted); more than one makes the key a tuple. Plain
@@ -47,6 +49,11 @@ struct KeyScheme {
   /// A record that lost more than this fraction of its text is dropped
   /// whole (1.0: never).
   double drop_if_removed_fraction = 1.0;
+  // --unit minhash; the rest only counts with it. Band keys depend on all
+  // three, so a state stores them and a job that asks for others is refused.
+  std::string shingle = "word:5";  ///< "word:N" or "char:N", canonical (no leading zeros)
+  std::uint32_t bands = 14;
+  std::uint32_t rows = 8;
   friend bool operator==(const KeyScheme&, const KeyScheme&) = default;
 };
 
@@ -69,7 +76,9 @@ inline constexpr std::string_view kKeySchemeVersionLabel = "key-scheme/v1";
 /// scheme's items besides normalize (which has its own attribute); a
 /// paragraph scheme adds "; unit=paragraph/v1; split=blankline/v1;
 /// min-paragraph-bytes=N; drop-if-removed-fraction=F" (F in shortest
-/// round-trip decimal), items the part-2 builds do not know and refuse.
+/// round-trip decimal), items the part-2 builds do not know and refuse; a
+/// minhash scheme adds "; unit=minhash/v1; shingle=word:5; bands=14;
+/// rows=8", which builds before it refuse (unknown unit value).
 [[nodiscard]] std::string key_scheme_items(const KeyScheme& s);
 
 /// The `key_scheme` attribute: "" for a legacy scheme (the attribute is

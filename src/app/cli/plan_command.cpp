@@ -10,6 +10,7 @@
 #include "app/options/exact_options.hpp"
 #include "app/report/json_writer.hpp"
 #include "core/bloom/sizing_plan.hpp"
+#include "core/minhash/minhash_jaccard.hpp"
 
 namespace bloomshard::app {
 namespace po = boost::program_options;
@@ -130,8 +131,20 @@ std::string dedup_plan_line(const DedupConfig& c, const InputSample& sample, std
   std::string line = std::string(head) + facts;
   // A paragraph is a key: how many a record holds, and their sizes, are
   // not sampled.
-  if (c.key.unit != core::KeyUnit::kRecord) {
+  if (c.key.unit == core::KeyUnit::kParagraph) {
     return line + "); --unit paragraph: keys not sampled, no memory estimate";
+  }
+  if (c.key.unit == core::KeyUnit::kMinHash) {  // B 16-byte keys per new record
+    std::snprintf(facts, sizeof facts,
+                  "); --unit minhash %s %ux%u: tier-2 payload %llu B per new record (%llu B "
+                  "with --confirm-jaccard at b = %u, not built yet); no memory estimate",
+                  c.key.shingle.c_str(), c.key.bands, c.key.rows,
+                  static_cast<unsigned long long>(
+                      core::minhash_tier2_payload_per_record(c.key.bands, c.key.rows, 0)),
+                  static_cast<unsigned long long>(core::minhash_tier2_payload_per_record(
+                      c.key.bands, c.key.rows, core::kDefaultConfirmBits)),
+                  core::kDefaultConfirmBits);
+    return line + facts;
   }
   std::snprintf(facts, sizeof facts, ", keys %.0f B, >= %.1f%% duplicates)", sample.key_bytes,
                 100.0 * sample.duplicate_fraction());

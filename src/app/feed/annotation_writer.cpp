@@ -98,6 +98,19 @@ void RoundAnnotations::add_record(std::uint32_t file_slot, io::Format format, st
   entries_.push_back(e);
 }
 
+void RoundAnnotations::add_minhash_record(std::uint32_t file_slot, io::Format format,
+                                          std::string_view line) {
+  Entry e{file_slot, false, arena_.size(), 0, 0};
+  if (format_ == AnnotateFormat::kDolma) {
+    append_dolma_id(format, line);
+    e.text_chars = dolma_text_chars(format, line);
+  } else {
+    arena_ += "{\"duplicate\":";
+  }
+  e.end = arena_.size();
+  entries_.push_back(e);
+}
+
 void RoundAnnotations::add_reject(std::uint32_t file_slot, io::Format format, std::string_view line,
                                   std::optional<std::span<const std::string_view>> values,
                                   std::string_view reason) {

@@ -27,6 +27,10 @@
 //               and the separator after it: the convention of Dolma's own
 //               paragraph deduper (src/deduper.rs), which `dolma mix`'s
 //               span replacement applies
+// Under --unit minhash a record's line is the record format's without the
+// key (the text is not repeated): "duplicate" is its near-duplicate flag,
+//   bloomshard: {"duplicate":true}
+//   dolma:      as for records, the whole text's span when it is one.
 // Cost: dolma parses each JSON line twice more (the id and text fields).
 #pragma once
 
@@ -67,6 +71,10 @@ class RoundAnnotations {
   /// Under --unit paragraph: a record that went into the batch with its
   /// paragraph keys (its line is made from its ParagraphDecision).
   void add_paragraph_record(std::uint32_t file_slot, io::Format format, std::string_view line);
+
+  /// Under --unit minhash: a record that went into the batch with its band
+  /// keys; write() takes one verdict per record (kDuplicate: a near-duplicate).
+  void add_minhash_record(std::uint32_t file_slot, io::Format format, std::string_view line);
 
   /// A rejected line: `values` when the fields were extracted (the reject
   /// came later, e.g. invalid UTF-8 for normalization), else none.

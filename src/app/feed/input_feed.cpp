@@ -33,7 +33,9 @@ io::KeyExtractorOptions extractor_options(const KeyOptions& config, io::Format f
                                           bool stream_long_values) {
   return {.format = format,
           .key_path = config.key.fields.front(),
-          .max_key_bytes = config.key.digest == core::KeyDigest::kNone
+          // A digest key has a fixed size; a minhash text is sketched, never stored.
+          .max_key_bytes = config.key.digest == core::KeyDigest::kNone &&
+                                   config.key.unit != core::KeyUnit::kMinHash
                                ? config.max_key_bytes
                                : std::numeric_limits<std::size_t>::max(),
           .key_paths = config.key.fields,
@@ -73,6 +75,7 @@ InputFeed::InputFeed(const InputFeedConfig& config, std::vector<FileTask> tasks,
   if (config.key.unit == core::KeyUnit::kParagraph) {
     paragraphs_.emplace(config.key, config.hash_seed);
   }
+  if (config.key.unit == core::KeyUnit::kMinHash) minhash_.emplace(config.key, config.hash_seed);
   states_.reserve(tasks_.size());
   for (const FileTask& t : tasks_) {
     states_.push_back(
@@ -225,6 +228,10 @@ void InputFeed::take_fields(const io::Record& record, const io::FieldsResult& re
     reject(record, result.reject_reason, std::nullopt);
     return;
   }
+  if (minhash_) {  // the text is sketched, not a key
+    take_minhash(record, result.values.front(), batch);
+    return;
+  }
   const io::InputFile& file = tasks_[next_ - 1].file;
   const auto slot = static_cast<std::uint32_t>(next_ - 1);
   std::string_view key;
@@ -264,6 +271,19 @@ void InputFeed::take_fields(const io::Record& record, const io::FieldsResult& re
     batch.tag_last_key(tag_base_ == 0 || start > core::kOrderMaxOffset ? 0 : tag_base_ | start);
   }
   if (annotations_) annotations_->add_record(slot, file.format, record.line, result.values, key);
+}
+
+void InputFeed::take_minhash(const io::Record& record, std::string_view text, RoundBatch& batch) {
+  const io::InputFile& file = tasks_[next_ - 1].file;
+  const std::string_view why =
+      minhash_->add(batch, static_cast<std::uint32_t>(next_ - 1), record.line, record.terminator,
+                    text, file.format == io::Format::kJsonLines);
+  if (!why.empty()) {
+    reject(record, why, std::nullopt);
+  } else if (annotations_) {
+    annotations_->add_minhash_record(static_cast<std::uint32_t>(next_ - 1), file.format,
+                                     record.line);
+  }
 }
 
 namespace {
@@ -394,6 +414,11 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
     close_finished_outputs();
     return;
   }
+  if (minhash_) {
+    write_near_duplicates_removed(batch, verdicts);
+    close_finished_outputs();
+    return;
+  }
   // Kept records go to their outputs straight from the batch (valid until
   // it is cleared, after this call): kept records adjacent in its memory
   // are one piece, so an uncompressed output takes a round's records of a
@@ -429,6 +454,22 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
   close_finished_outputs();
 }
 
+// Verdicts per band key: a record is written when none of its keys was
+// seen before.
+void InputFeed::write_near_duplicates_removed(const RoundBatch& batch,
+                                              std::span<const core::Verdict> verdicts) {
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (!minhash_->decide(batch, i, verdicts)) {
+      ++counters_.dropped;
+      continue;
+    }
+    ++counters_.kept;
+    const std::string_view bytes = batch.record_bytes(i);
+    counters_.output_bytes += bytes.size();
+    outputs_[batch.file_slot(i)].write_bytes(bytes);
+  }
+}
+
 void InputFeed::write_annotations(const RoundBatch& batch,
                                   std::span<const core::Verdict> verdicts) {
   if (paragraphs_) {  // a record is decided from its paragraph keys' verdicts
@@ -441,6 +482,14 @@ void InputFeed::write_annotations(const RoundBatch& batch,
         outputs_);
     close_finished_outputs();
     return;
+  }
+  if (minhash_) {  // one verdict per record, from its band keys'
+    record_verdicts_.clear();
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      record_verdicts_.push_back(minhash_->decide(batch, i, verdicts) ? core::Verdict::kNew
+                                                                      : core::Verdict::kDuplicate);
+    }
+    verdicts = record_verdicts_;
   }
   for (std::size_t i = 0; i < batch.size(); ++i) {
     ++(core::is_kept(verdicts[i]) ? counters_.kept : counters_.dropped);

@@ -2,7 +2,8 @@
 // into keys (extract, normalize, encode, digest, hash: core::KeyBuilder), sends bad lines to the
 // reject file, writes the kept records of each round to the mirrored outputs, and at a checkpoint
 // cut makes its outputs durable and reports where it stands. Under --unit paragraph a record's
-// keys are its paragraphs' and its output is decided by app/feed/paragraph_records.hpp. Not
+// keys are its paragraphs' and its output is decided by app/feed/paragraph_records.hpp; under
+// --unit minhash its keys are its text's band keys (app/feed/minhash_records.hpp). Not
 // collective; one per rank.
 #pragma once
 
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "app/feed/annotation_writer.hpp"
+#include "app/feed/minhash_records.hpp"
 #include "app/feed/paragraph_records.hpp"
 #include "app/feed/skipped_inputs.hpp"
 #include "app/options/dedup_options.hpp"  // callers build the feed from a DedupConfig
@@ -159,6 +161,10 @@ class InputFeed {
   [[nodiscard]] ParagraphCounters paragraph_counters() const noexcept {
     return paragraphs_ ? paragraphs_->counters() : ParagraphCounters{};
   }
+  /// --unit minhash counters (all zero under the other units).
+  [[nodiscard]] MinHashCounters minhash_counters() const noexcept {
+    return minhash_ ? minhash_->counters() : MinHashCounters{};
+  }
   /// Rejects of this segment by reason, the reject parts of ranges included.
   [[nodiscard]] io::RejectCounts reject_counts() const;
 
@@ -216,6 +222,9 @@ class InputFeed {
   std::string_view stream_key(std::string_view escaped);
   void hold(const io::InputError& e);
   void write_annotations(const RoundBatch& batch, std::span<const core::Verdict> verdicts);
+  void write_near_duplicates_removed(const RoundBatch& batch,
+                                     std::span<const core::Verdict> verdicts);
+  void take_minhash(const io::Record& record, std::string_view text, RoundBatch& batch);
   void fill_batch(RoundBatch& batch);
   void finish_input_bytes(const FileTask& task);
   void count_open_input_bytes();
@@ -242,6 +251,8 @@ class InputFeed {
   core::KeyBuilder keys_;                       // field values -> key bytes under config_.key
   std::string unescape_chunk_;                  // stream_key's chunk of a long value
   std::optional<ParagraphRecords> paragraphs_;  // --unit paragraph only
+  std::optional<MinHashRecords> minhash_;       // --unit minhash only
+  std::vector<core::Verdict> record_verdicts_;  // annotate mode of minhash: one per record
   FeedCounters counters_;
   std::uint64_t finished_input_bytes_ = 0;  // on-disk bytes of tasks done (read or skipped)
   std::uint64_t open_input_bytes_ = 0;      // of the task read last, up to its position

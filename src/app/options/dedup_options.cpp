@@ -77,6 +77,9 @@ constexpr std::string_view kDedupOptionOrder[] = {
     "paragraph-split",
     "min-paragraph-bytes",
     "drop-if-removed-fraction",
+    "shingle",
+    "bands",
+    "rows",
 };
 
 po::options_description describe(DedupConfig& c, DedupFlags& flags) {
@@ -132,6 +135,14 @@ std::string kept_copy_problem(const DedupConfig& c) {
   return {};
 }
 
+// What --unit minhash does not do yet is refused before any work rather
+// than run with another meaning.
+std::string minhash_problem(const DedupConfig& c) {
+  if (c.key.unit != core::KeyUnit::kMinHash) return {};
+  if (c.window.window != 0) return "--window cannot apply with --unit minhash yet";
+  return {};
+}
+
 // The first problem, group by group; whether the inputs exist comes last
 // (it touches the file system).
 std::string validate(const DedupConfig& c) {
@@ -147,6 +158,7 @@ std::string validate(const DedupConfig& c) {
       [](const DedupConfig& d) { return fault_problem(d); },
       window_problem,
       kept_copy_problem,
+      minhash_problem,
       [](const DedupConfig& d) { return input_problem(d); },
   };
   for (const Check check : kChecks) {

@@ -35,6 +35,7 @@ void add_key_options(po::options_description& pool, KeyOptions& k, KeyFlags& fla
      "XXH3 seed (0: the built-in default); fixed for the filter's life");
   // clang-format on
   add_paragraph_options(pool, flags.paragraph);
+  add_minhash_options(pool, flags.minhash);
 }
 
 namespace {
@@ -67,6 +68,7 @@ void apply_key_flags(const KeyFlags& flags, KeyOptions& k) {
                                 flags.missing_field + "'");
   }
   apply_paragraph_flags(flags.paragraph, key);
+  if (key.unit == core::KeyUnit::kMinHash) apply_minhash_flags(flags.minhash, key);
   k.normalize_pinned = flags.normalize.find('/') != std::string::npos;
   if (k.hash_seed == 0) k.hash_seed = core::kDefaultHashSeed;
 }

@@ -1,5 +1,6 @@
 // The key group: how a record's key bytes are made and hashed (key fields,
-// normalization, digest, unit, hash seed) and the longest key accepted.
+// normalization, digest, unit and its paragraph or minhash items, hash
+// seed) and the longest key accepted.
 // A state keeps the scheme, so dedup sets it and query takes the state's
 // (state_key_scheme.hpp).
 #pragma once
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/options/minhash_options.hpp"
 #include "app/options/option_table.hpp"
 #include "app/options/paragraph_options.hpp"
 #include "bloomshard/core/key_scheme.hpp"
@@ -33,11 +35,12 @@ struct KeyFlags {
   std::string key_digest = "none";
   std::string missing_field = "reject";
   ParagraphFlags paragraph;
+  MinHashFlags minhash;
 };
 
 /// Registers --key-field, --missing-field, --text-normalize, --key-digest,
-/// --normalize, --hash-seed, --max-key-bytes and the --unit paragraph
-/// options into `pool`. Query takes --max-key-bytes only; its --key-field,
+/// --normalize, --hash-seed, --max-key-bytes and the --unit paragraph and
+/// --unit minhash options into `pool`. Query takes --max-key-bytes only; its --key-field,
 /// --normalize and --hash-seed are checks against the state's scheme.
 void add_key_options(boost::program_options::options_description& pool, KeyOptions& keys,
                      KeyFlags& flags, OptionsFor command);

@@ -13,7 +13,8 @@ void add_paragraph_options(po::options_description& job, ParagraphFlags& f) {
     ("unit", po::value(&f.unit)->default_value(f.unit),
      "what a key stands for: record (one key per record) | paragraph (each paragraph of the "
      "--key-field text is a key; duplicate paragraphs are cut out of the record, bff-style; "
-     "docs/keys.md)")
+     "docs/keys.md) | minhash (the MinHash band keys of the --key-field text; a record with a "
+     "band key seen before is a near-duplicate; docs/near-duplicates.md)")
     ("paragraph-split", po::value(&f.split)->default_value(f.split),
      "--unit paragraph: newline (each line is a paragraph) | blankline (paragraphs are "
      "separated by blank lines)")
@@ -31,8 +32,13 @@ void apply_paragraph_flags(const ParagraphFlags& f, core::KeyScheme& key) {
     key.unit = core::KeyUnit::kRecord;
     return;
   }
+  if (f.unit == "minhash") {
+    key.unit = core::KeyUnit::kMinHash;  // its items: apply_minhash_flags
+    return;
+  }
   if (f.unit != "paragraph") {
-    throw std::invalid_argument("--unit must be record or paragraph, not '" + f.unit + "'");
+    throw std::invalid_argument("--unit must be record, paragraph or minhash, not '" + f.unit +
+                                "'");
   }
   key.unit = core::KeyUnit::kParagraph;
   try {

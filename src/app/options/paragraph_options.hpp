@@ -24,7 +24,8 @@ struct ParagraphFlags {
 /// Adds the four options to `job`, writing into `flags`.
 void add_paragraph_options(boost::program_options::options_description& job, ParagraphFlags& flags);
 
-/// Sets key.unit and, for --unit paragraph, the paragraph items; a
+/// Sets key.unit (record, paragraph or minhash) and, for --unit paragraph,
+/// the paragraph items; a
 /// paragraph scheme without --key-digest gets xxh3-128 (paragraph keys are
 /// always digests). Throws std::invalid_argument naming the option.
 void apply_paragraph_flags(const ParagraphFlags& flags, core::KeyScheme& key);

@@ -100,6 +100,12 @@ JobCounters local_counters(const InputFeed& feed, const core::TwoTierSet& set,
   c.records_changed = p.records_changed;
   c.records_dropped = p.records_dropped;
   c.paragraph_bytes_removed = p.bytes_removed;
+  const MinHashCounters m = feed.minhash_counters();
+  c.minhash_records = m.records;
+  c.minhash_empty_texts = m.empty_texts;
+  c.near_duplicates = m.near_duplicates;
+  c.band_keys = m.band_keys;
+  c.band_keys_new = m.band_keys_new;
   for (const auto& [reason, n] : feed.reject_counts()) c.rejected_by_reason[reason] = n;
   return c;
 }
@@ -256,6 +262,15 @@ constexpr JsonField<JobCounters> kParagraphFields[] = {
     {"records_dropped", &JobCounters::records_dropped},
     {"bytes_removed", &JobCounters::paragraph_bytes_removed},
 };
+// --unit minhash (zeros under the other units). "duplicates", "decided"
+// and tier2_keys then count band keys; "dropped" = near_duplicates.
+constexpr JsonField<JobCounters> kMinHashFields[] = {
+    {"records", &JobCounters::minhash_records},
+    {"empty_texts", &JobCounters::minhash_empty_texts},
+    {"near_duplicates", &JobCounters::near_duplicates},
+    {"band_keys", &JobCounters::band_keys},
+    {"band_keys_inserted", &JobCounters::band_keys_new},
+};
 constexpr JsonField<CheckpointRecord> kCheckpointFields[] = {
     {"generation", &CheckpointRecord::generation},
     {"seconds", &CheckpointRecord::seconds},
@@ -296,6 +311,9 @@ void write_counters(JsonWriter& j, const JobSummary& s) {
   write_fields(j, c, kExchangeFields);
   j.begin_object("paragraph_dedup");
   write_fields(j, c, kParagraphFields);
+  j.end_object();
+  j.begin_object("minhash_dedup");
+  write_fields(j, c, kMinHashFields);
   j.end_object();
 }
 
@@ -413,6 +431,12 @@ std::string record_counts(const JobCounters& c) {
                   static_cast<unsigned long long>(c.records_changed),
                   static_cast<unsigned long long>(c.dropped), percent(c.dropped, c.records),
                   static_cast<unsigned long long>(c.rejected));
+  } else if (c.minhash_records != 0) {  // duplicates counts band keys there
+    std::snprintf(
+        buf, sizeof buf, "%llu records, %llu kept, %llu near-duplicates (%.2f%%), %llu rejected",
+        static_cast<unsigned long long>(c.records), static_cast<unsigned long long>(c.kept),
+        static_cast<unsigned long long>(c.near_duplicates), percent(c.dropped, c.records),
+        static_cast<unsigned long long>(c.rejected));
   } else {
     std::snprintf(
         buf, sizeof buf, "%llu records, %llu kept, %llu duplicates (%.2f%%), %llu rejected",
@@ -440,6 +464,20 @@ std::string paragraph_counts(const JobCounters& c) {
   return buf;
 }
 
+std::string minhash_counts(const JobCounters& c) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "  minhash: %llu records sketched (%llu empty texts), %llu near-duplicates "
+                "removed (%.2f%%); %llu band keys, %llu inserted\n",
+                static_cast<unsigned long long>(c.minhash_records),
+                static_cast<unsigned long long>(c.minhash_empty_texts),
+                static_cast<unsigned long long>(c.near_duplicates),
+                percent(c.near_duplicates, c.minhash_records),
+                static_cast<unsigned long long>(c.band_keys),
+                static_cast<unsigned long long>(c.band_keys_new));
+  return buf;
+}
+
 }  // namespace
 
 std::string summary_text(const JobSummary& s) {
@@ -460,6 +498,7 @@ std::string summary_text(const JobSummary& s) {
                 static_cast<double>(s.max_rss_bytes) / 1048576.0);
   std::string text = buf;
   if (s.counters.paragraphs != 0) text += paragraph_counts(s.counters);
+  if (s.counters.minhash_records != 0) text += minhash_counts(s.counters);
   if (!s.skipped_inputs.empty()) {
     text += "  skipped " + std::to_string(s.skipped_inputs.size()) +
             " broken input(s) from the damage on:";

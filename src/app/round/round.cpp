@@ -18,6 +18,12 @@ void Round::read() {
   const PhaseTimer reading;
   read_round(p_.feed, batch_, input_error_);
   keys_ = p_.order.keys_to_route(batch_, p_.feed);
+  key_groups_.clear();
+  if (p_.record_keys_together) {  // batch order: keys_ are the batch's keys
+    for (std::size_t i = 0; i < batch_.size(); ++i) {
+      key_groups_.insert(key_groups_.end(), batch_.key_count(i), static_cast<std::uint32_t>(i));
+    }
+  }
   reading.add_to(phases_.wall.read, phases_.system.read);
 }
 
@@ -35,9 +41,9 @@ void Round::route() {
                   p_.order.route_verdicts(verdicts_),
                   {.budget = p_.max_exchange_bytes,
                    .max_keys = p_.growth.max_keys(p_.set),
-                   .before_subround = [&](std::uint64_t upcoming) {
-                     p_.growth.before_subround(p_.set, upcoming);
-                   }});
+                   .before_subround =
+                       [&](std::uint64_t upcoming) { p_.growth.before_subround(p_.set, upcoming); },
+                   .key_groups = key_groups_});
   routing.add_to(round.wall.route, round.system.route);
   p_.order.settle(verdicts_, p_.feed);
   phases_.wall.decide += round.wall.decide;

@@ -46,6 +46,10 @@ struct RoundParts {
   KeyOrder& order;
   LayerGrowth& growth;
   std::uint64_t max_exchange_bytes;  ///< --max-exchange-bytes: a sub-round's budget
+  /// --unit minhash: a record's keys travel in one sub-round (RouteOptions::
+  /// key_groups), so every owner ranks two records alike and a record is a
+  /// near-duplicate only of one decided before it at every owner.
+  bool record_keys_together = false;
 };
 
 class Round {
@@ -88,7 +92,8 @@ class Round {
  private:
   RoundParts p_;
   RoundBatch batch_;
-  std::span<const core::KeyRef> keys_;  // this round's keys to route (read())
+  std::span<const core::KeyRef> keys_;     // this round's keys to route (read())
+  std::vector<std::uint32_t> key_groups_;  // record_keys_together: each key's record
   std::vector<core::Verdict> verdicts_;
   std::string input_error_;
   PhaseTotals phases_;

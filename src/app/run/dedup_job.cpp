@@ -233,7 +233,8 @@ class DedupJob {
     if (s.order->in_file_order() && s.plan.kind == StartKind::kResume) remember_kept_copies(s);
     s.growth.emplace(world_.usize(), world_.allreduce_sum(s.set().bloom().newest_layer_inserted()));
     s.round.emplace(RoundParts{world_, *s.router, s.set(), *s.feed, *s.order, *s.growth,
-                               config_.max_exchange_bytes});
+                               config_.max_exchange_bytes,
+                               config_.key.unit == core::KeyUnit::kMinHash});
     s.skipped_inputs = skipped_in_manifest(s.begun.manifest).size();
   }
 

@@ -107,6 +107,13 @@ struct JobCounters {
   std::uint64_t records_changed = 0;
   std::uint64_t records_dropped = 0;
   std::uint64_t paragraph_bytes_removed = 0;
+  // --unit minhash (app/feed/minhash_records.hpp); absent in older
+  // manifests, read as 0.
+  std::uint64_t minhash_records = 0;
+  std::uint64_t minhash_empty_texts = 0;
+  std::uint64_t near_duplicates = 0;
+  std::uint64_t band_keys = 0;
+  std::uint64_t band_keys_new = 0;
   std::map<std::string, std::uint64_t> rejected_by_reason;
   JobCounters& operator+=(const JobCounters& o);
 };
@@ -147,6 +154,11 @@ inline constexpr CounterField kCounterFields[] = {
     {"records_changed", &JobCounters::records_changed, false, true},
     {"records_dropped", &JobCounters::records_dropped, false, true},
     {"paragraph_bytes_removed", &JobCounters::paragraph_bytes_removed, false, true},
+    {"minhash_records", &JobCounters::minhash_records, false, true},
+    {"minhash_empty_texts", &JobCounters::minhash_empty_texts, false, true},
+    {"near_duplicates", &JobCounters::near_duplicates, false, true},
+    {"band_keys", &JobCounters::band_keys, false, true},
+    {"band_keys_new", &JobCounters::band_keys_new, false, true},
 };
 
 struct RunManifest {

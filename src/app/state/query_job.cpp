@@ -308,12 +308,22 @@ class QueryJob {
       // (its combining); a query gives them their first copy's answer.
       firsts.find(keys, first_of);
       emit.resize(keys.size());
-      for (std::size_t i = 0; i < keys.size(); ++i) {
-        const bool in_state = membership[first_of[i]] == core::Verdict::kDuplicate;
+      // A record is in the state when one of its keys is (one key per
+      // record, or under --unit minhash its band keys: a near-duplicate of
+      // a record the state saw). Every key of it gets the record's answer.
+      for (std::size_t r = 0; r < batch.size(); ++r) {
+        const std::size_t first = batch.first_key(r);
+        const std::size_t end = first + batch.key_count(r);
+        bool in_state = false;
+        for (std::size_t i = first; i < end && !in_state; ++i) {
+          in_state = membership[first_of[i]] == core::Verdict::kDuplicate;
+        }
         record_hits_ += in_state ? 1 : 0;
         const bool wanted = in_state == (q_.emit == QueryEmit::kHits);
         // InputFeed writes the records it calls kept.
-        emit[i] = wanted ? core::Verdict::kNew : core::Verdict::kDuplicate;
+        std::fill(emit.begin() + static_cast<std::ptrdiff_t>(first),
+                  emit.begin() + static_cast<std::ptrdiff_t>(end),
+                  wanted ? core::Verdict::kNew : core::Verdict::kDuplicate);
       }
       feed.write_kept(batch, emit);
       ++totals.rounds;

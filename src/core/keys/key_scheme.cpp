@@ -3,6 +3,9 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "core/minhash/minhash_signature.hpp"
+#include "core/minhash/shingle.hpp"
+
 namespace bloomshard::core {
 namespace {
 
@@ -21,7 +24,48 @@ std::vector<std::string> split_fields(std::string_view text) {
 }
 
 std::string_view unit_label(KeyUnit u) noexcept {
-  return u == KeyUnit::kParagraph ? "paragraph/v1" : "record/v1";
+  switch (u) {
+    case KeyUnit::kParagraph:
+      return "paragraph/v1";
+    case KeyUnit::kMinHash:
+      return "minhash/v1";
+    case KeyUnit::kRecord:
+      break;
+  }
+  return "record/v1";
+}
+
+// Why the --unit minhash items cannot be used, or "".
+std::string minhash_problem(const KeyScheme& s) {
+  if (s.fields.size() != 1) return "--unit minhash sketches one text field, not a tuple";
+  if (s.digest != KeyDigest::kNone || s.text != TextNormalize::kNone ||
+      s.normalize != NormalizePolicy::kNone) {
+    return "--unit minhash normalizes its text by minhash-text/v1 and its band keys are "
+           "digests: --normalize, --text-normalize and --key-digest do not apply (leave them "
+           "none)";
+  }
+  try {
+    if (shingle_spec_name(parse_shingle_spec(s.shingle)) != s.shingle) {
+      return "--shingle '" + s.shingle + "' is not in its canonical form";
+    }
+  } catch (const std::invalid_argument& e) {
+    return std::string("--shingle: ") + e.what();
+  }
+  if (s.bands == 0 || s.rows == 0 || std::uint64_t{s.bands} * s.rows > kMaxSignatureValues) {
+    return "--bands " + std::to_string(s.bands) + " x --rows " + std::to_string(s.rows) +
+           ": each must be at least 1 and their product at most " +
+           std::to_string(kMaxSignatureValues);
+  }
+  return {};
+}
+
+std::uint32_t parse_u32(std::string_view item, std::string_view value) {
+  std::uint32_t n = 0;
+  const auto r = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (r.ec != std::errc() || r.ptr != value.data() + value.size()) {
+    throw std::invalid_argument("key_scheme item '" + std::string(item) + "' is not a count");
+  }
+  return n;
 }
 
 // Shortest text that reads back as the same double (std::to_chars).
@@ -66,6 +110,7 @@ std::string key_scheme_problem(const KeyScheme& s) {
       return "--drop-if-removed-fraction must be in [0, 1]";
     }
   }
+  if (s.unit == KeyUnit::kMinHash) return minhash_problem(s);
   return {};
 }
 
@@ -91,6 +136,10 @@ std::string key_scheme_items(const KeyScheme& s) {
              "; split=" + paragraph_split_label(s.paragraph_split) +
              "; min-paragraph-bytes=" + std::to_string(s.min_paragraph_bytes) +
              "; drop-if-removed-fraction=" + fraction_text(s.drop_if_removed_fraction);
+  }
+  if (s.unit == KeyUnit::kMinHash) {
+    items += "; unit=" + std::string(unit_label(s.unit)) + "; shingle=" + s.shingle +
+             "; bands=" + std::to_string(s.bands) + "; rows=" + std::to_string(s.rows);
   }
   return items;
 }
@@ -134,6 +183,14 @@ KeyScheme key_scheme_from_state(std::string_view key_field, std::string_view nor
       s.digest = parse_key_digest(value);
     } else if (name == "unit" && value == unit_label(KeyUnit::kParagraph)) {
       s.unit = KeyUnit::kParagraph;
+    } else if (name == "unit" && value == unit_label(KeyUnit::kMinHash)) {
+      s.unit = KeyUnit::kMinHash;
+    } else if (name == "shingle") {
+      s.shingle = std::string(value);
+    } else if (name == "bands") {
+      s.bands = parse_u32(item, value);
+    } else if (name == "rows") {
+      s.rows = parse_u32(item, value);
     } else if (name == "split") {
       s.paragraph_split = parse_paragraph_split(value);
     } else if (name == "min-paragraph-bytes") {
@@ -147,6 +204,11 @@ KeyScheme key_scheme_from_state(std::string_view key_field, std::string_view nor
   if (!seen_fields || key_fields_text(s) != key_field) {
     throw std::invalid_argument("key_scheme fields do not match key_field '" +
                                 std::string(key_field) + "'");
+  }
+  if (s.unit == KeyUnit::kMinHash) {
+    if (std::string problem = minhash_problem(s); !problem.empty()) {
+      throw std::invalid_argument("key_scheme '" + std::string(attribute) + "': " + problem);
+    }
   }
   return s;
 }
@@ -190,6 +252,15 @@ std::string key_scheme_difference(const KeyScheme& saved, const KeyScheme& job) 
     if (saved.drop_if_removed_fraction != job.drop_if_removed_fraction) {
       return differs("--drop-if-removed-fraction", fraction_text(saved.drop_if_removed_fraction),
                      fraction_text(job.drop_if_removed_fraction));
+    }
+  }
+  if (saved.unit == KeyUnit::kMinHash) {
+    if (saved.shingle != job.shingle) return differs("--shingle", saved.shingle, job.shingle);
+    if (saved.bands != job.bands) {
+      return differs("--bands", std::to_string(saved.bands), std::to_string(job.bands));
+    }
+    if (saved.rows != job.rows) {
+      return differs("--rows", std::to_string(saved.rows), std::to_string(job.rows));
     }
   }
   return {};

@@ -1,0 +1,53 @@
+#include "app/feed/minhash_records.hpp"
+
+#include <string>
+
+#include "bloomshard/core/key_hash.hpp"
+
+namespace bloomshard::app {
+
+core::MinHashConfig minhash_config(const core::KeyScheme& key) {
+  return {.shingle = core::parse_shingle_spec(key.shingle), .bands = key.bands, .rows = key.rows};
+}
+
+MinHashRecords::MinHashRecords(const core::KeyScheme& key, std::uint64_t hash_seed)
+    : hash_seed_(hash_seed), sketcher_(minhash_config(key)), field_(key.fields.front()) {}
+
+std::string_view MinHashRecords::add(RoundBatch& batch, std::uint32_t file_slot,
+                                     std::string_view line, std::string_view terminator,
+                                     std::string_view text, bool json) {
+  // A missing field read as empty (--missing-field empty) has no token;
+  // any other value must be a JSON string.
+  if (json && !text.empty() && !field_.find_string(line)) return kRejectMinHashNotString;
+  if (!sketcher_.sketch(text, sketch_, error_)) {
+    reason_ = "minhash text is not UTF-8: " + error_;
+    return reason_;
+  }
+  ++counters_.records;
+  if (sketch_.empty) ++counters_.empty_texts;
+  batch.add_record(file_slot, line, terminator);
+  for (const core::BandKey& k : sketch_.band_keys) {
+    const std::string_view bytes(reinterpret_cast<const char*>(k.data()), k.size());
+    batch.add_key(core::hash_key(bytes, hash_seed_), bytes);
+  }
+  counters_.band_keys += sketch_.band_keys.size();
+  return {};
+}
+
+bool MinHashRecords::decide(const RoundBatch& batch, std::size_t i,
+                            std::span<const core::Verdict> verdicts) {
+  const std::span<const core::Verdict> mine =
+      verdicts.subspan(batch.first_key(i), batch.key_count(i));
+  bool kept = true;
+  for (const core::Verdict v : mine) {
+    if (core::is_kept(v)) {
+      ++counters_.band_keys_new;
+    } else {
+      kept = false;
+    }
+  }
+  if (!kept) ++counters_.near_duplicates;
+  return kept;
+}
+
+}  // namespace bloomshard::app

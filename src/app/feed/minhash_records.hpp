@@ -1,0 +1,76 @@
+// The near-duplicate side of a round under --unit minhash: sketches a
+// record's text field (core/minhash/minhash_sketch.hpp: minhash-text/v1,
+// shingles, signature) and gives the record its band keys in the
+// RoundBatch (B 16-byte keys, or the one empty-text key), which are routed,
+// decided and stored like any key. Once the verdicts are back, a record is
+// a near-duplicate, and not written, when ANY of its band keys was seen
+// before (earlier in the job or in the state); every band key is still
+// inserted, a removed record's too, since the owners insert every new key
+// they decide. The owners decide in one order for every key (sub-round,
+// source rank, position; the router keeps a record's keys in one
+// sub-round), so of two records sharing a band key the later one in that
+// order is removed and the earlier one is not removed for that key: never
+// both for each other's sake. Not collective; one per rank. Memory: one
+// sketcher (a normalization chunk, a shingle window, the signature).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "app/round/round_batch.hpp"
+#include "bloomshard/core/key_scheme.hpp"
+#include "core/minhash/minhash_sketch.hpp"
+#include "io/records/json_field_token.hpp"
+
+namespace bloomshard::app {
+
+/// Reject reason: a JSONL record whose text field is a number, object,
+/// array, true, false or null.
+inline constexpr std::string_view kRejectMinHashNotString = "minhash text field is not a string";
+
+/// This rank's --unit minhash counters (this process).
+struct MinHashCounters {
+  std::uint64_t records = 0;          ///< records sketched (rejects not included)
+  std::uint64_t empty_texts = 0;      ///< of those, empty after normalization
+  std::uint64_t near_duplicates = 0;  ///< records removed: a band key seen before
+  std::uint64_t band_keys = 0;        ///< band keys routed (the empty-text key included)
+  std::uint64_t band_keys_new = 0;    ///< of those, first seen here: inserted
+};
+
+class MinHashRecords {
+ public:
+  /// `key` must be a valid minhash scheme; `hash_seed` the job's.
+  MinHashRecords(const core::KeyScheme& key, std::uint64_t hash_seed);
+
+  /// Adds a record whose text field value is `text` (unescaped; for a
+  /// plain-line file the line) to `batch` (copied) with its band keys.
+  /// Returns a reject reason (valid until the next add()), or "" when
+  /// added. `json`: the line is a JSONL record whose field must be a string.
+  [[nodiscard]] std::string_view add(RoundBatch& batch, std::uint32_t file_slot,
+                                     std::string_view line, std::string_view terminator,
+                                     std::string_view text, bool json);
+
+  /// Decides record i of `batch` from its band keys' verdicts (all of the
+  /// batch's, in key order) and counts it: true when kept (every band key
+  /// new), false when a near-duplicate.
+  bool decide(const RoundBatch& batch, std::size_t i, std::span<const core::Verdict> verdicts);
+
+  [[nodiscard]] const MinHashCounters& counters() const noexcept { return counters_; }
+
+ private:
+  std::uint64_t hash_seed_;
+  core::MinHashSketcher sketcher_;
+  core::MinHashSketch sketch_;
+  io::JsonFieldToken field_;
+  std::string error_;   // the sketch's reason for an invalid text
+  std::string reason_;  // the reject reason add() returned last
+  MinHashCounters counters_;
+};
+
+/// The sketcher's parameters of a minhash scheme. Throws
+/// std::invalid_argument for a shingle it cannot read.
+[[nodiscard]] core::MinHashConfig minhash_config(const core::KeyScheme& key);
+
+}  // namespace bloomshard::app

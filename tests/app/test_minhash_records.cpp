@@ -1,0 +1,126 @@
+// --unit minhash in the app layer: the options (defaults, values, refusals
+// naming the option before any work), and MinHashRecords over a real
+// RoundBatch: B band keys per record (one for an empty text) equal to the
+// core sketch's, rejects with their reason, and the decision of a record
+// from its keys' verdicts (a near-duplicate as soon as one key is not new).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "app/feed/minhash_records.hpp"
+#include "app/options/dedup_options.hpp"
+#include "bloomshard/core/key_hash.hpp"
+
+namespace bloomshard::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+ParsedDedup parse(std::vector<std::string> extra) {
+  std::vector<std::string> args{"--input",     fs::temp_directory_path().string(),
+                                "--output",    "o",
+                                "--key-field", "text",
+                                "--unit",      "minhash"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return parse_dedup_options(args);
+}
+
+TEST(MinHashOptions, DefaultsAndValues) {
+  ParsedDedup p = parse({});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.key.unit, core::KeyUnit::kMinHash);
+  EXPECT_EQ(p.config.key.shingle, "word:5");
+  EXPECT_EQ(p.config.key.bands, 14U);
+  EXPECT_EQ(p.config.key.rows, 8U);
+  EXPECT_EQ(p.config.key.digest, core::KeyDigest::kNone);
+  p = parse({"--shingle", "char:24", "--bands", "20", "--rows", "13"});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.key.shingle, "char:24");
+  EXPECT_EQ(p.config.key.bands, 20U);
+  EXPECT_EQ(p.config.key.rows, 13U);
+  EXPECT_EQ(core::key_scheme_attribute(p.config.key),
+            "key-scheme/v1; fields=text; missing=reject; text=none/v1; digest=none/v1; "
+            "unit=minhash/v1; shingle=char:24; bands=20; rows=13");
+}
+
+TEST(MinHashOptions, RefusalsNameTheOption) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--shingle", "word:0"}, "--shingle"},
+      {{"--shingle", "words:5"}, "--shingle"},
+      {{"--bands", "0"}, "--bands must be at least 1"},
+      {{"--rows", "0"}, "--rows must be at least 1"},
+      {{"--bands", "100", "--rows", "41"}, "--bands 100 x --rows 41"},
+      {{"--key-digest", "sha256"}, "--key-digest do not apply"},
+      {{"--normalize", "nfc"}, "--normalize"},
+      {{"--key-field", "title"}, "one text field"},
+      {{"--kept-copy", "first"}, "--unit record only"},
+      {{"--window", "3", "--state", "st"}, "--window cannot apply with --unit minhash"},
+  };
+  for (const auto& [extra, want] : cases) {
+    const ParsedDedup p = parse(extra);
+    ASSERT_TRUE(p.exit_code) << extra.front();
+    EXPECT_EQ(*p.exit_code, 2) << extra.front();
+    EXPECT_NE(p.message.find(want), std::string::npos) << extra.front() << ": " << p.message;
+  }
+}
+
+core::KeyScheme scheme() {
+  core::KeyScheme k;
+  k.fields = {"text"};
+  k.unit = core::KeyUnit::kMinHash;
+  return k;
+}
+
+constexpr std::string_view kText =
+    "The quick brown fox jumps over the lazy dog and keeps on running far away";
+
+TEST(MinHashRecords, BandKeysAreTheSketchsAndRejectsSayWhy) {
+  MinHashRecords records(scheme(), core::kDefaultHashSeed);
+  RoundBatch batch;
+  const std::string line = R"({"text": "x"})";  // the line is only carried
+  EXPECT_EQ(records.add(batch, 0, line, "\n", kText, false), "");
+  EXPECT_EQ(records.add(batch, 0, line, "\n", "  ...  ", false), "");
+  EXPECT_EQ(records.add(batch, 0, R"({"text": 7})", "\n", "7", true), kRejectMinHashNotString);
+  EXPECT_EQ(
+      records.add(batch, 0, "caf\xff", "\n", "caf\xff", false),
+      std::string_view("minhash text is not UTF-8: invalid UTF-8 at byte 3: lead byte 0xF5..0xFF "
+                       "is never valid"));
+  ASSERT_EQ(batch.size(), 2U);
+  EXPECT_EQ(batch.key_count(0), 14U);
+  EXPECT_EQ(batch.key_count(1), 1U);  // the empty-text key
+  core::MinHashSketcher sketcher(minhash_config(scheme()));
+  core::MinHashSketch sketch;
+  std::string error;
+  ASSERT_TRUE(sketcher.sketch(kText, sketch, error));
+  for (std::size_t b = 0; b < 14; ++b) {
+    const core::KeyRef& k = batch.keys()[batch.first_key(0) + b];
+    ASSERT_EQ(k.bytes.size(), 16U);
+    EXPECT_EQ(std::memcmp(k.bytes.data(), sketch.band_keys[b].data(), 16), 0) << b;
+    EXPECT_EQ(k.hash, core::hash_key(k.bytes, core::kDefaultHashSeed));
+  }
+  const core::BandKey empty = core::empty_text_band_key();
+  EXPECT_EQ(std::memcmp(batch.keys()[14].bytes.data(), empty.data(), 16), 0);
+  EXPECT_EQ(records.counters().records, 2U);
+  EXPECT_EQ(records.counters().empty_texts, 1U);
+  EXPECT_EQ(records.counters().band_keys, 15U);
+}
+
+TEST(MinHashRecords, OneKeySeenBeforeMakesANearDuplicate) {
+  MinHashRecords records(scheme(), core::kDefaultHashSeed);
+  RoundBatch batch;
+  ASSERT_EQ(records.add(batch, 0, "a", "\n", kText, false), "");
+  ASSERT_EQ(records.add(batch, 0, "b", "\n", "another text entirely, six words", false), "");
+  std::vector<core::Verdict> verdicts(batch.keys().size(), core::Verdict::kNew);
+  verdicts[batch.first_key(1) + 13] = core::Verdict::kDuplicate;
+  verdicts[batch.first_key(0) + 2] = core::Verdict::kNewAfterFalsePositive;  // still new
+  EXPECT_TRUE(records.decide(batch, 0, verdicts));
+  EXPECT_FALSE(records.decide(batch, 1, verdicts));
+  EXPECT_EQ(records.counters().near_duplicates, 1U);
+  EXPECT_EQ(records.counters().band_keys_new, 27U);
+}
+
+}  // namespace
+}  // namespace bloomshard::app

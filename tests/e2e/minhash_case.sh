@@ -1,0 +1,300 @@
+#!/usr/bin/env bash
+# End-to-end cases of `bloomshard dedup --unit minhash` (filter mode),
+# checked by minhash_oracle.py (the documented sketch through
+# tests/bench/minhash_reference.py, the streaming rule, the guarantees at
+# any rank count) and against the metrics JSON.
+#
+# usage: minhash_case.sh --case NAME --ranks N --bin BLOOMSHARD --dir TESTS_E2E
+#                        [--mpiexec MPIEXEC] [--np-flag -n] [--python PYTHON3]
+# cases: dedup  on N ranks: (1) one input file, one reader, so the job's order
+#               is the input order: byte-exact against the streaming rule, with
+#               rounds cut into sub-rounds (--max-exchange-bytes 4096);
+#               (2) four files read in parallel, sub-rounds too: the documented
+#               guarantees (exactly once; no two kept records share a band key;
+#               every group linked by band keys keeps a record), exact at 1
+#               rank; 4 rejects per corpus (no text, a number, invalid UTF-8 in
+#               a JSONL string and in a plain line);
+#               (3) the state keeps the scheme: another --bands, --rows or
+#               --shingle is refused naming both values, the same continues
+#               incrementally, info shows it; query --emit hits writes the
+#               records with a band key the state holds (decontamination);
+#               (4) refusals before any work: exit 2 naming the option,
+#               nothing written; (5, 2 ranks) two merged minhash states hold
+#               the band keys of one run over both inputs, and states of
+#               other --bands are not merged
+#        annotate  one input file, filter vs --mode annotate (both formats) on N
+#               ranks: a record is flagged exactly when filter mode removes it
+#        kill   4 SIGKILLs of all ranks at random moments of a checkpointing run
+#               (--checkpoint-rounds 1), resumed on 1..3 ranks each time, then run
+#               to the end on N ranks: the guarantees, and the band key set of
+#               an uninterrupted run
+# Set KEEP_TMP=1 to keep the temp dir for a post-mortem.
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse minhash_case.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --dir=DIR*" "$@"
+ORACLE=$DIR/minhash_oracle.py
+[[ -f $ORACLE ]] || harness_usage "no minhash_oracle.py in --dir $DIR"
+"$PY" -c "import numpy, xxhash" 2>/dev/null || harness_usage "--python $PY lacks numpy or xxhash (use /usr/bin/python3)"
+harness_tmp "minhash-$CASE-$RANKS" "minhash $CASE, $RANKS ranks"
+harness_marker
+start=$SECONDS
+
+corpus() { "$PY" "$DIR/minhash_corpus.py" "$@"; }
+
+# dedup IN OUT RANKS options...: runs the job; its exit code in JOB_RC.
+dedup() {
+  local in=$1 out=$2 ranks=$3
+  shift 3
+  set +e
+  "$MPIEXEC" "$NP_FLAG" "$ranks" --oversubscribe "$BIN" dedup --input "$in" --output "$out" \
+    --metrics "$out/metrics.json" --key-field text --unit minhash --max-reject-fraction 0.1 "$@" \
+    >"$out.log" 2>&1
+  JOB_RC=$?
+  set -e
+}
+dedup_ok() {
+  dedup "$@"
+  [[ $JOB_RC == 0 ]] || { cat "$2.log" >&2; fail "dedup exited $JOB_RC (want 0)"; }
+}
+oracle() { "$PY" "$ORACLE" "$@" || fail "the minhash oracle rejected the outputs"; }
+json_field() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$@"; }
+
+# refused WHAT MESSAGE dedup-args...: exit 2 naming MESSAGE, no output dir.
+refused() {
+  local what=$1 want=$2
+  shift 2
+  rm -rf "$TMP/out-bad"
+  dedup "$TMP/one" "$TMP/out-bad" "$RANKS" "$@"
+  local said
+  said=$(cat "$TMP/out-bad.log")
+  [[ $JOB_RC == 2 && $said == *"$want"* ]] ||
+    { echo "$said" >&2; fail "$what: exit $JOB_RC, want 2 naming '$want'"; }
+  [[ ! -e $TMP/out-bad ]] || fail "$what: the refused run wrote $TMP/out-bad"
+}
+
+SMALL=(--batch-bytes 131072 --max-exchange-bytes 4096 --slices 64)
+
+case_dedup() {
+  corpus "$TMP/one" --files 1 --clusters 60 --seed 41
+  corpus "$TMP/four" --files 4 --clusters 80 --seed 42 --plain
+  # 1. One reader: the job's order is the input order, whatever the owners.
+  dedup_ok "$TMP/one" "$TMP/out-one" "$RANKS" "${SMALL[@]}" --split-inputs off
+  oracle --exact --input "$TMP/one" --output "$TMP/out-one" --metrics "$TMP/out-one/metrics.json"
+  local subrounds rounds
+  subrounds=$(json_field "$TMP/out-one/metrics.json" subrounds)
+  rounds=$(json_field "$TMP/out-one/metrics.json" rounds)
+  ((subrounds > rounds)) || fail "no round was cut into sub-rounds ($rounds rounds, $subrounds)"
+  grep -q -- "--unit minhash word:5 14x8: tier-2 payload 224 B per new record (1008 B with" \
+    "$TMP/out-one.log" || fail "the plan line does not give the tier-2 bytes per record"
+  log "one file: byte-exact against the streaming rule ($rounds rounds, $subrounds sub-rounds)"
+  # 2. Several readers: the guarantees; exact at one rank.
+  dedup_ok "$TMP/four" "$TMP/out-four" "$RANKS" "${SMALL[@]}"
+  local exact=()
+  [[ $RANKS == 1 ]] && exact=(--exact)
+  oracle "${exact[@]}" --input "$TMP/four" --output "$TMP/out-four" \
+    --metrics "$TMP/out-four/metrics.json"
+  local rejects
+  rejects=$(cat "$TMP"/out-four/_rejects/*.jsonl | wc -l)
+  [[ $rejects == 4 ]] ||
+    fail "$rejects reject lines, want 4 (no text, 42, invalid UTF-8 in JSON and in a plain line)"
+  grep -q '"minhash text is not UTF-8: invalid UTF-8 at byte 13: expected a continuation byte' "$TMP"/out-four/_rejects/*.jsonl ||
+    fail "the plain line of invalid UTF-8 is not rejected naming its byte"
+  grep -q '"minhash text field is not a string"' "$TMP"/out-four/_rejects/*.jsonl ||
+    fail "the number reject does not say why"
+  log "four files: the guarantees${exact:+ and the exact decisions}; 4 rejects with reasons"
+  # 3. The state keeps the scheme.
+  dedup_ok "$TMP/one" "$TMP/out-st" "$RANKS" --state "$TMP/state" --split-inputs off
+  mkdir -p "$TMP/today"
+  corpus "$TMP/today" --files 1 --clusters 10 --seed 43
+  local opt said
+  for opt in "--bands=20|--bands differs: the state has 14, this job asks for 20" \
+    "--rows=7|--rows differs: the state has 8, this job asks for 7" \
+    "--shingle=char:5|--shingle differs: the state has word:5, this job asks for char:5"; do
+    rm -rf "$TMP/out-today"
+    dedup "$TMP/today" "$TMP/out-today" "$RANKS" "${opt%%|*}" --state "$TMP/state"
+    said=$(cat "$TMP/out-today.log")
+    [[ $JOB_RC == 2 && $said == *"${opt#*|}"* && ! -e $TMP/out-today ]] ||
+      { echo "$said" >&2; fail "${opt%%|*} on a minhash state: exit $JOB_RC, want 2"; }
+  done
+  rm -rf "$TMP/out-today"
+  dedup_ok "$TMP/today" "$TMP/out-today" "$RANKS" --state "$TMP/state"
+  said=$(cat "$TMP/out-today.log")
+  [[ $said == *"incremental run"* ]] || fail "the minhash state was not continued"
+  local info
+  info=$("$BIN" info --state "$TMP/state" 2>&1)
+  [[ $info == *"unit=minhash/v1; shingle=word:5; bands=14; rows=8"* ]] ||
+    { echo "$info" >&2; fail "info does not show the minhash scheme"; }
+  # query (decontamination): records of new texts and near copies of the
+  # state's, hits are those with a band key the state holds.
+  corpus "$TMP/qin" --files 2 --clusters 15 --seed 46
+  head -n 30 "$TMP/one/part-000.jsonl" >>"$TMP/qin/part-001.jsonl"
+  # Near copies: one word of the middle of each long text changed, so some
+  # band keys differ and the record is a hit through the others.
+  "$PY" -c '
+import json, sys
+for line in open(sys.argv[1], "rb").readlines()[30:60]:
+    try:
+        d = json.loads(line.decode("utf-8"))
+    except ValueError:  # the invalid UTF-8 record
+        continue
+    w = d["text"].split(" ") if isinstance(d.get("text"), str) else []
+    if len(w) > 100:
+        w[len(w) // 2] = "zzzchanged"
+        print(json.dumps({"id": "near-%s" % d["id"], "text": " ".join(w)}))
+' "$TMP/one/part-000.jsonl" >>"$TMP/qin/part-000.jsonl"
+  "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" query --state "$TMP/state" \
+    --input "$TMP/qin" --output "$TMP/out-q" --max-reject-fraction 0.1 >"$TMP/query.log" 2>&1 ||
+    { cat "$TMP/query.log" >&2; fail "query on a minhash state failed"; }
+  oracle --query --input "$TMP/qin" --output "$TMP/out-q" --state-input "$TMP/one" \
+    --state-input "$TMP/today"
+  local rc
+  log "the state refuses other --bands/--rows/--shingle, continues with its own; query answers"
+  # 4. Refusals before any work.
+  refused "a window" "--window cannot apply with --unit minhash" --window 3 --state "$TMP/st-w"
+  refused "a tuple key" "--unit minhash sketches one text field" --key-field id
+  refused "a key digest" "--key-digest do not apply" --key-digest xxh3-128
+  refused "a 0-word shingle" "--shingle" --shingle word:0
+  refused "a line shingle" "--shingle" --shingle line:5
+  refused "0 bands" "--bands must be at least 1" --bands 0
+  refused "too many values" "--bands 64 x --rows 65" --bands 64 --rows 65
+  set +e
+  said=$("$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" dedup --input "$TMP/one" \
+    --output "$TMP/out-bad" --key-field text --unit minhsh 2>&1)
+  rc=$?
+  set -e
+  [[ $rc == 2 && $said == *"--unit must be record, paragraph or minhash, not 'minhsh'"* &&
+    ! -e $TMP/out-bad ]] || { echo "$said" >&2; fail "an unknown unit: exit $rc, want 2"; }
+  log "refusals: exit 2 naming the option, nothing written"
+  [[ $RANKS == 2 ]] || return 0
+  # 5. (2 ranks only) merge: two minhash states hold the band keys of one run
+  #    over both inputs; a state of other --bands is refused naming both.
+  mkdir -p "$TMP/both"
+  cp "$TMP/one/part-000.jsonl" "$TMP/both/a.jsonl"
+  cp "$TMP/today/part-000.jsonl" "$TMP/both/b.jsonl"
+  dedup_ok "$TMP/both" "$TMP/out-both" "$RANKS"
+  dedup_ok "$TMP/one" "$TMP/out-m1" "$RANKS" --state "$TMP/st-one"
+  dedup_ok "$TMP/today" "$TMP/out-m2" "$RANKS" --state "$TMP/st-today"
+  dedup_ok "$TMP/today" "$TMP/out-m3" "$RANKS" --state "$TMP/st-b20" --bands 20
+  "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" merge --from "$TMP/st-one" \
+    --from "$TMP/st-today" --into "$TMP/st-merged" >"$TMP/merge.log" 2>&1 ||
+    { cat "$TMP/merge.log" >&2; fail "merging two minhash states failed"; }
+  local merged want
+  merged=$("$BIN" info --json --state "$TMP/st-merged" >"$TMP/merged.json" &&
+    json_field "$TMP/merged.json" exact_keys)
+  want=$(json_field "$TMP/out-both/metrics.json" tier2_keys)
+  [[ $merged == "$want" ]] || fail "merged state holds $merged band keys, one run $want"
+  set +e
+  said=$("$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" merge --from "$TMP/st-one" \
+    --from "$TMP/st-b20" --into "$TMP/st-bad" 2>&1)
+  rc=$?
+  set -e
+  [[ $rc == 2 && $said == *"--bands differs"*"14"*"20"* && ! -e $TMP/st-bad ]] ||
+    { echo "$said" >&2; fail "merging minhash states of 14 and 20 bands: exit $rc, want 2"; }
+  log "merge: $merged band keys as one run over both inputs; other --bands refused"
+}
+
+case_kill() {
+  corpus "$TMP/in" --files 3 --clusters 90 --seed 44 --plain
+  local args=(--input "$TMP/in" --key-field text --unit minhash --max-reject-fraction 0.1
+    --batch-bytes 65536 --slices 32
+    --checkpoint-rounds 1)
+  local att=0 kills=0 marker r
+  RANDOM=9
+  local gens=""
+  while ((kills < 4)); do
+    att=$((att + 1))
+    marker=$MARK/bs-a$att
+    local before
+    before=$(cat "$TMP/state/LATEST" 2>/dev/null || echo none)
+    ln -s "$BIN" "$marker"
+    timeout -s KILL 60 "$MPIEXEC" "$NP_FLAG" $((RANDOM % 3 + 1)) --oversubscribe "$marker" dedup \
+      "${args[@]}" --output "$TMP/out" --state "$TMP/state" --metrics "$TMP/out/metrics.json" \
+      >"$TMP/att-$att.log" 2>&1 &
+    local job=$!
+    # Kill once this attempt committed a generation of its own, a random
+    # 0-300 ms later.
+    local waited=0
+    while kill -0 $job 2>/dev/null && [[ $(cat "$TMP/state/LATEST" 2>/dev/null || echo none) == "$before" ]] &&
+      ((waited < 5000)); do
+      sleep 0.01
+      waited=$((waited + 10))
+    done
+    r=$((RANDOM % 300))
+    sleep "0.$(printf '%03d' $r)"
+    if kill -0 $job 2>/dev/null; then
+      kill_marker "$marker"
+      kills=$((kills + 1))
+      gens+=" $(cat "$TMP/state/LATEST" 2>/dev/null || echo -)"
+    fi
+    wait $job 2>/dev/null || true
+    if grep -q "already finished" "$TMP/att-$att.log" || grep -q "records," "$TMP/att-$att.log"; then
+      break  # finished before enough kills: the outputs are checked below
+    fi
+    ((att < 30)) || fail "no progress after $att attempts"
+  done
+  log "$kills kills in $att attempts (LATEST at each kill:$gens) after $((SECONDS - start)) s"
+  "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" dedup "${args[@]}" --output "$TMP/out" \
+    --state "$TMP/state" --metrics "$TMP/out/metrics.json" >"$TMP/final.log" 2>&1 ||
+    { cat "$TMP/final.log" >&2; fail "the final resume failed"; }
+  local metrics=(--metrics "$TMP/out/metrics.json")
+  # A kill after the finishing generation and before the metrics write
+  # leaves a finished run without metrics (docs/reliability.md, "Not covered").
+  if [[ ! -f $TMP/out/metrics.json ]] && grep -q "already finished" "$TMP/final.log"; then
+    log "the run was finished by a killed attempt: no metrics to check"
+    metrics=()
+  fi
+  oracle --input "$TMP/in" --output "$TMP/out" "${metrics[@]}"
+  dedup_ok "$TMP/in" "$TMP/ref" 1
+  local a b
+  a=$(json_field "$TMP/ref/metrics.json" tier2_keys)
+  "$BIN" info --json --state "$TMP/state" >"$TMP/info.json"
+  b=$(json_field "$TMP/info.json" exact_keys)
+  [[ $a == "$b" ]] || fail "the killed run holds $b band keys, an uninterrupted one $a"
+  log "after the kills: exactly once, the guarantees, $b band keys as uninterrupted"
+}
+
+# annotate_check.py INPUT FILTERED BLOOMSHARD DOLMA: one attribute line per
+# input line; a valid record is flagged (bloomshard "duplicate": true, dolma
+# its whole text's span) exactly when filter mode removed it.
+ANNOTATE_CHECK='
+import json, sys
+inp, filt, bs, dolma = (open(p, "rb").read().splitlines() for p in sys.argv[1:5])
+kept = set(filt)
+assert len(bs) == len(inp) == len(dolma), "attribute lines are not aligned with the input"
+flagged = 0
+for line, b, d in zip(inp, bs, dolma):
+    b, d = json.loads(b), json.loads(d)
+    if "reject" in b:
+        assert "reject" in d, line
+        continue
+    removed = line not in kept
+    assert b["duplicate"] == removed, (line[:60], b)
+    span = d["attributes"]["bloomshard_duplicate"]
+    text = json.loads(line)["text"]
+    assert span == ([[0, len(text), 1.0]] if removed else []), (line[:60], d)
+    flagged += removed
+print("annotate: %d of %d lines flagged as near-duplicates" % (flagged, len(inp)))
+'
+
+case_annotate() {
+  corpus "$TMP/one" --files 1 --clusters 60 --seed 45
+  local opts=("${SMALL[@]}" --split-inputs off)
+  dedup_ok "$TMP/one" "$TMP/out-f" "$RANKS" "${opts[@]}"
+  dedup_ok "$TMP/one" "$TMP/out-b" "$RANKS" "${opts[@]}" --mode annotate
+  dedup_ok "$TMP/one" "$TMP/out-d" "$RANKS" "${opts[@]}" --mode annotate --annotate-format dolma
+  "$PY" -c "$ANNOTATE_CHECK" "$TMP/one/part-000.jsonl" "$TMP/out-f/part-000.jsonl" \
+    "$TMP/out-b/part-000.jsonl" "$TMP/out-d/part-000.jsonl" ||
+    fail "the attribute files do not flag what filter mode removed"
+  local m a b
+  for m in kept dropped tier2_keys; do
+    a=$(json_field "$TMP/out-f/metrics.json" $m)
+    b=$(json_field "$TMP/out-b/metrics.json" $m)
+    [[ $a == "$b" ]] || fail "metrics $m: filter mode $a, annotate mode $b"
+  done
+  log "annotate: both formats flag exactly the records filter mode removes"
+}
+
+case "$CASE" in
+  dedup | kill | annotate) "case_$CASE" ;;
+  *) echo "minhash_case.sh: unknown case '$CASE'" >&2; exit 2 ;;
+esac
+log "PASS in $((SECONDS - start)) s"
