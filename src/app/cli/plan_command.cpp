@@ -4,13 +4,17 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
+#include <limits>
+#include <stdexcept>
 
 #include "app/cli/exit_codes.hpp"
 #include "app/feed/input_sample.hpp"
 #include "app/options/exact_options.hpp"
+#include "app/options/minhash_options.hpp"
 #include "app/report/json_writer.hpp"
 #include "core/bloom/sizing_plan.hpp"
 #include "core/minhash/minhash_jaccard.hpp"
+#include "core/minhash/minhash_signature.hpp"
 
 namespace bloomshard::app {
 namespace po = boost::program_options;
@@ -18,9 +22,57 @@ namespace {
 
 constexpr double kMiB = 1048576.0;
 
-std::string plan_json(const core::SizingPlan& p) {
+// A --unit minhash plan: the key-level plan of the job as it runs today
+// (no confirmation) and the same with confirmation's b-bit signatures in
+// tier 2 (--confirm-jaccard is not an option yet: both figures are given).
+struct MinHashPlan {
+  std::uint64_t records = 0;
+  std::uint32_t bands = 0;
+  std::uint32_t rows = 0;
+  std::uint64_t payload = 0;            // tier-2 bytes per new record
+  std::uint64_t payload_confirmed = 0;  // the same at b = kDefaultConfirmBits
+  core::SizingPlan plain;
+  core::SizingPlan confirmed;
+};
+
+MinHashPlan make_minhash_plan(const core::PlanInputs& in, std::uint32_t bands, std::uint32_t rows) {
+  MinHashPlan m;
+  m.records = in.records;
+  m.bands = bands;
+  m.rows = rows;
+  m.payload = core::minhash_tier2_payload_per_record(bands, rows, 0);
+  m.payload_confirmed =
+      core::minhash_tier2_payload_per_record(bands, rows, core::kDefaultConfirmBits);
+  m.plain = core::make_plan(minhash_key_inputs(in, bands, rows, 0));
+  m.confirmed = core::make_plan(minhash_key_inputs(in, bands, rows, core::kDefaultConfirmBits));
+  return m;
+}
+
+void minhash_json(JsonWriter& j, const MinHashPlan& m) {
+  j.begin_object("minhash");
+  j.value("records", m.records);
+  j.value("bands", static_cast<std::uint64_t>(m.bands));
+  j.value("rows", static_cast<std::uint64_t>(m.rows));
+  j.value("keys", m.plain.in.records);
+  j.value("tier2_payload_per_record", m.payload);
+  j.begin_object("with_confirmation");
+  j.value("confirm_bits", static_cast<std::uint64_t>(core::kDefaultConfirmBits));
+  j.value("tier2_payload_per_record", m.payload_confirmed);
+  j.value("tier2_disk_bytes", m.confirmed.tier2_disk_bytes);
+  j.value("delta_bytes", m.confirmed.delta_bytes);
+  j.value("peak_rss_bytes", m.confirmed.peak_rss_bytes);
+  j.value("state_bytes", m.confirmed.state_bytes);
+  j.end_object();
+  j.end_object();
+}
+
+// The plan as one JSON object; under --unit minhash `inputs` and every
+// figure are per band key, and a "minhash" object gives the records.
+std::string plan_json(const core::SizingPlan& p, const MinHashPlan* minhash) {
   JsonWriter j;
   j.begin_object();
+  j.value("unit", minhash ? "minhash" : "record");
+  if (minhash) minhash_json(j, *minhash);
   j.begin_object("inputs");
   j.value("records", p.in.records);
   j.value("unique_fraction", p.in.unique_fraction);
@@ -71,9 +123,11 @@ std::string plan_json(const core::SizingPlan& p) {
   return j.str() + '\n';
 }
 
-void print_table(const core::SizingPlan& p) {
-  std::printf("bloomshard plan: %llu records (%llu distinct keys, %llu duplicates) on %u ranks\n",
-              static_cast<unsigned long long>(p.in.records),
+// `what` names the unit of p.in.records and of the rate ("records",
+// "band keys").
+void print_table(const core::SizingPlan& p, const char* what) {
+  std::printf("bloomshard plan: %llu %s (%llu distinct keys, %llu duplicates) on %u ranks\n",
+              static_cast<unsigned long long>(p.in.records), what,
               static_cast<unsigned long long>(p.unique_keys),
               static_cast<unsigned long long>(p.duplicates), p.in.ranks);
   std::printf("per rank\n");
@@ -98,14 +152,119 @@ void print_table(const core::SizingPlan& p) {
   std::printf("  state on disk       %10.1f MiB\n", p.state_bytes / kMiB);
   std::printf("  tier-2 lookups      %10.0f (%llu duplicates + %.0f false positives)\n",
               p.tier2_lookups, static_cast<unsigned long long>(p.duplicates), p.false_positives);
-  std::printf("  seconds             %10.1f at %.0f records/s per rank\n", p.seconds,
-              p.in.records_per_second);
+  std::printf("  seconds             %10.1f at %.0f %s/s per rank\n", p.seconds,
+              p.in.records_per_second, what);
   std::printf("recommended\n  --capacity %llu --slices %u --batch-bytes %llu\n",
               static_cast<unsigned long long>(p.recommended_capacity), p.recommended_slices,
               static_cast<unsigned long long>(p.recommended_batch_bytes));
 }
 
+// The table of a --unit minhash plan: the records as band keys, then
+// what confirmation would add.
+void print_minhash_table(const MinHashPlan& m) {
+  std::printf("--unit minhash %ux%u: %llu records x %u band keys of 16 B\n", m.bands, m.rows,
+              static_cast<unsigned long long>(m.records), m.bands);
+  print_table(m.plain, "band keys");
+  std::printf("tier-2 payload per new record\n");
+  std::printf("  band keys           %10llu B\n", static_cast<unsigned long long>(m.payload));
+  std::printf(
+      "  with confirmation   %10llu B (b = %u bits per value beside each key; "
+      "--confirm-jaccard is not built yet)\n",
+      static_cast<unsigned long long>(m.payload_confirmed), core::kDefaultConfirmBits);
+  std::printf("with confirmation (per rank unless said)\n");
+  std::printf("  tier 2 on disk      %10.1f MiB\n", m.confirmed.tier2_disk_bytes / kMiB);
+  std::printf("  delta in RAM        %10.1f MiB\n", m.confirmed.delta_bytes / kMiB);
+  std::printf("  peak RSS            %10.1f MiB\n", m.confirmed.peak_rss_bytes / kMiB);
+  std::printf("  state on disk       %10.1f MiB (whole job)\n", m.confirmed.state_bytes / kMiB);
+}
+
+// The plan inputs of a job from its input sample (records, not keys).
+core::PlanInputs sampled_plan_inputs(const DedupConfig& c, const InputSample& sample,
+                                     std::uint64_t capacity, std::uint32_t ranks,
+                                     std::uint32_t slices) {
+  core::PlanInputs in;
+  in.records = sample.estimated_records;
+  in.unique_fraction = std::max(1.0 - sample.duplicate_fraction(),
+                                1.0 / static_cast<double>(sample.estimated_records));
+  in.key_bytes = std::max(1.0, sample.key_bytes);
+  in.record_bytes = std::max(in.key_bytes, sample.text_bytes / static_cast<double>(sample.records));
+  in.ranks = ranks;
+  in.fpr = c.fpr;
+  in.capacity = capacity;
+  in.slices = slices;
+  in.batch_bytes = c.batch_bytes;
+  in.checkpoint_every = c.checkpoint_every;
+  in.max_delta_bytes = c.max_delta_bytes;
+  in.checkpoints = !c.state_dir.empty();
+  return in;
+}
+
+// The memory part of the start-up line for key-level inputs `in`, then
+// `table` (the plan command for the full table). Throws what make_plan
+// throws.
+std::string plan_figures(const core::PlanInputs& in, const char* keys_word,
+                         const std::string& table) {
+  const core::SizingPlan p = core::make_plan(in);
+  char plan[512];
+  // The sample sees only the duplicates inside it: distinct keys, and so
+  // memory, are upper bounds; tier-2 lookups (the duplicates that reach
+  // tier 2) are not estimated at all.
+  std::snprintf(
+      plan, sizeof plan, ", <= ~%s %s -> peak RSS ~%s/rank (Bloom %s, delta %s, rounds %s)",
+      core::count_label(static_cast<double>(p.unique_keys)).c_str(), keys_word,
+      core::mib_label(p.peak_rss_bytes).c_str(), core::mib_label(p.bloom_bytes).c_str(),
+      core::mib_label(p.delta_bytes).c_str(), core::mib_label(p.round_buffer_bytes).c_str());
+  std::string line = plan;
+  if (in.checkpoints) {
+    std::snprintf(plan, sizeof plan, ", state ~%s, %llu checkpoint(s) of ~%s",
+                  core::mib_label(p.state_bytes).c_str(),
+                  static_cast<unsigned long long>(p.checkpoints),
+                  core::mib_label(p.checkpoint_bytes).c_str());
+    line += plan;
+  }
+  return line + table;
+}
+
+// Refuses (std::invalid_argument) a plan option that does not apply to
+// `unit`, or a unit plan does not model.
+void check_unit_options(const std::string& unit, const po::variables_map& vm) {
+  const bool minhash = unit == "minhash";
+  if (!minhash && unit != "record") {
+    throw std::invalid_argument("--unit must be record or minhash, not '" + unit +
+                                "' (paragraphs per record are not modelled)");
+  }
+  if (minhash && !vm["key-bytes"].defaulted()) {
+    throw std::invalid_argument(
+        "--key-bytes does not apply with --unit minhash: a band key is 16 bytes");
+  }
+  if (!minhash && (!vm["bands"].defaulted() || !vm["rows"].defaulted())) {
+    throw std::invalid_argument("--bands and --rows apply with --unit minhash only");
+  }
+}
+
 }  // namespace
+
+core::PlanInputs minhash_key_inputs(const core::PlanInputs& records, std::uint32_t bands,
+                                    std::uint32_t rows, std::uint32_t confirm_bits) {
+  if (bands == 0) throw std::invalid_argument("--bands must be at least 1");
+  if (rows == 0) throw std::invalid_argument("--rows must be at least 1");
+  if (static_cast<std::uint64_t>(bands) * rows > core::kMaxSignatureValues) {
+    throw std::invalid_argument("--bands " + std::to_string(bands) + " x --rows " +
+                                std::to_string(rows) + " exceeds " +
+                                std::to_string(core::kMaxSignatureValues) + " signature values");
+  }
+  if (records.records > std::numeric_limits<std::uint64_t>::max() / bands) {
+    throw std::invalid_argument("--records x --bands overflows 64 bits");
+  }
+  core::PlanInputs keys = records;
+  keys.records = records.records * bands;
+  keys.key_bytes =
+      static_cast<double>(core::minhash_tier2_payload_per_record(bands, rows, confirm_bits)) /
+      bands;
+  keys.record_bytes = std::max(keys.key_bytes, records.record_bytes / bands);
+  keys.records_per_second = records.records_per_second * bands;
+  return keys;
+}
 
 std::string dedup_plan_line(const DedupConfig& c, std::span<const io::InputFile> files,
                             std::uint64_t capacity, std::uint32_t ranks, std::uint32_t slices) {
@@ -134,60 +293,44 @@ std::string dedup_plan_line(const DedupConfig& c, const InputSample& sample, std
   if (c.key.unit == core::KeyUnit::kParagraph) {
     return line + "); --unit paragraph: keys not sampled, no memory estimate";
   }
+  core::PlanInputs in = sampled_plan_inputs(c, sample, capacity, ranks, slices);
   if (c.key.unit == core::KeyUnit::kMinHash) {  // B 16-byte keys per new record
     std::snprintf(facts, sizeof facts,
                   "); --unit minhash %s %ux%u: tier-2 payload %llu B per new record (%llu B "
-                  "with --confirm-jaccard at b = %u, not built yet); no memory estimate",
+                  "with --confirm-jaccard at b = %u, not built yet)",
                   c.key.shingle.c_str(), c.key.bands, c.key.rows,
                   static_cast<unsigned long long>(
                       core::minhash_tier2_payload_per_record(c.key.bands, c.key.rows, 0)),
                   static_cast<unsigned long long>(core::minhash_tier2_payload_per_record(
                       c.key.bands, c.key.rows, core::kDefaultConfirmBits)),
                   core::kDefaultConfirmBits);
-    return line + facts;
+    line += facts;
+    // Which band keys repeat is not sampled: every one is counted new.
+    in.unique_fraction = 1.0;
+    char table[256];
+    std::snprintf(table, sizeof table,
+                  " [bloomshard plan --unit minhash --bands %u --rows %u --records %llu "
+                  "--record-bytes %.0f --ranks %u for the table]",
+                  c.key.bands, c.key.rows, static_cast<unsigned long long>(in.records),
+                  in.record_bytes, ranks);
+    try {
+      return line +
+             plan_figures(minhash_key_inputs(in, c.key.bands, c.key.rows, 0), "band keys", table);
+    } catch (const std::exception& e) {
+      return line + "; no memory estimate (" + e.what() + ")";
+    }
   }
   std::snprintf(facts, sizeof facts, ", keys %.0f B, >= %.1f%% duplicates)", sample.key_bytes,
                 100.0 * sample.duplicate_fraction());
   line += facts;
-  core::PlanInputs in;
-  in.records = sample.estimated_records;
-  in.unique_fraction = std::max(1.0 - sample.duplicate_fraction(),
-                                1.0 / static_cast<double>(sample.estimated_records));
-  in.key_bytes = std::max(1.0, sample.key_bytes);
-  in.record_bytes = std::max(in.key_bytes, sample.text_bytes / static_cast<double>(sample.records));
-  in.ranks = ranks;
-  in.fpr = c.fpr;
-  in.capacity = capacity;
-  in.slices = slices;
-  in.batch_bytes = c.batch_bytes;
-  in.checkpoint_every = c.checkpoint_every;
-  in.max_delta_bytes = c.max_delta_bytes;
-  in.checkpoints = !c.state_dir.empty();
+  char table[256];
+  std::snprintf(table, sizeof table,
+                " [bloomshard plan --records %llu --unique-fraction %.3f --key-bytes %.0f "
+                "--record-bytes %.0f --ranks %u for the table]",
+                static_cast<unsigned long long>(in.records), in.unique_fraction, in.key_bytes,
+                in.record_bytes, ranks);
   try {
-    const core::SizingPlan p = core::make_plan(in);
-    char plan[512];
-    // The sample sees only the duplicates inside it: distinct keys, and so
-    // memory, are upper bounds; tier-2 lookups (the duplicates that reach
-    // tier 2) are not estimated at all.
-    std::snprintf(
-        plan, sizeof plan, ", <= ~%s distinct -> peak RSS ~%s/rank (Bloom %s, delta %s, rounds %s)",
-        core::count_label(static_cast<double>(p.unique_keys)).c_str(),
-        core::mib_label(p.peak_rss_bytes).c_str(), core::mib_label(p.bloom_bytes).c_str(),
-        core::mib_label(p.delta_bytes).c_str(), core::mib_label(p.round_buffer_bytes).c_str());
-    line += plan;
-    if (in.checkpoints) {
-      std::snprintf(plan, sizeof plan, ", state ~%s, %llu checkpoint(s) of ~%s",
-                    core::mib_label(p.state_bytes).c_str(),
-                    static_cast<unsigned long long>(p.checkpoints),
-                    core::mib_label(p.checkpoint_bytes).c_str());
-      line += plan;
-    }
-    std::snprintf(plan, sizeof plan,
-                  " [bloomshard plan --records %llu --unique-fraction %.3f --key-bytes %.0f "
-                  "--record-bytes %.0f --ranks %u for the table]",
-                  static_cast<unsigned long long>(in.records), in.unique_fraction, in.key_bytes,
-                  in.record_bytes, ranks);
-    return line + plan;
+    return line + plan_figures(in, "distinct", table);
   } catch (const std::exception& e) {
     return line + "; no memory estimate (" + e.what() + ")";
   }
@@ -197,6 +340,10 @@ int run_plan(const std::vector<std::string>& args) {
   core::PlanInputs in;
   double bandwidth_gb = in.disk_bandwidth / 1e9;
   bool json = false;
+  std::string unit = "record";
+  const MinHashFlags minhash_defaults;
+  std::uint32_t bands = minhash_defaults.bands;
+  std::uint32_t rows = minhash_defaults.rows;
   po::options_description desc("plan options");
   // clang-format off
   desc.add_options()
@@ -224,6 +371,13 @@ int run_plan(const std::vector<std::string>& args) {
      po::value(&in.batch_duplicate_fraction)->default_value(in.batch_duplicate_fraction),
      "share of duplicates whose first copy is in the same rank's round (never reach tier 2; "
      "an earlier run's metrics give batch_duplicates / duplicates)")
+    ("unit", po::value(&unit)->default_value(unit),
+     "dedup's --unit: record | minhash (--bands keys of 16 B per record; --records, "
+     "--record-bytes and --records-per-second stay per record, --unique-fraction is then "
+     "new band keys / band keys)")
+    ("bands", po::value(&bands)->default_value(bands), "--unit minhash: dedup's --bands")
+    ("rows", po::value(&rows)->default_value(rows),
+     "--unit minhash: dedup's --rows (sizes the confirmation's b-bit signatures)")
     ("json", po::bool_switch(&json), "print one JSON object");
   // clang-format on
   try {
@@ -235,11 +389,22 @@ int run_plan(const std::vector<std::string>& args) {
     }
     po::notify(vm);
     in.disk_bandwidth = bandwidth_gb * 1e9;
+    check_unit_options(unit, vm);
+    const bool minhash = unit == "minhash";
+    if (minhash) {
+      const MinHashPlan m = make_minhash_plan(in, bands, rows);
+      if (json) {
+        std::cout << plan_json(m.plain, &m);
+      } else {
+        print_minhash_table(m);
+      }
+      return kExitOk;
+    }
     const core::SizingPlan p = core::make_plan(in);
     if (json) {
-      std::cout << plan_json(p);
+      std::cout << plan_json(p, nullptr);
     } else {
-      print_table(p);
+      print_table(p, "records");
     }
   } catch (const std::exception& e) {
     std::cerr << "bloomshard plan: " << e.what() << '\n';

@@ -9,12 +9,28 @@
 
 #include "app/feed/input_sample.hpp"
 #include "app/options/dedup_options.hpp"
+#include "core/bloom/sizing_plan.hpp"
 #include "io/records/input_file.hpp"
 
 namespace bloomshard::app {
 
 /// `bloomshard plan --records N --ranks R [options] [--json]`.
 int run_plan(const std::vector<std::string>& args);
+
+/// The key-level plan inputs of a `--unit minhash` job from its
+/// record-level ones: every record routes `bands` band keys, so keys =
+/// records x bands; a key's tier-2 bytes are its 16-byte digest plus, with
+/// confirmation (confirm_bits != 0), the record's b-bit signature stored
+/// beside it (core::minhash_tier2_payload_per_record / bands); a round of
+/// --batch-bytes of text carries `bands` keys per record, and
+/// records_per_second (records) becomes keys per second. unique_fraction
+/// stays as given: under minhash it is the share of band keys never seen
+/// before (1: the upper bound). Throws std::invalid_argument naming
+/// --bands/--rows when B x R is outside 1..core::kMaxSignatureValues or
+/// records x bands overflows.
+[[nodiscard]] core::PlanInputs minhash_key_inputs(const core::PlanInputs& records,
+                                                  std::uint32_t bands, std::uint32_t rows,
+                                                  std::uint32_t confirm_bits);
 
 /// The line dedup prints at start (rank 0), so that a Slurm log shows what
 /// the job expects: the inputs sampled (app/feed/input_sample.hpp: records,
@@ -23,7 +39,10 @@ int run_plan(const std::vector<std::string>& args);
 /// dedup's estimate), rank count, slices, FPR and batch: at most how many
 /// distinct keys, peak RSS per rank, and with --state the state and
 /// checkpoint sizes; then the `bloomshard plan` command that gives the full
-/// table. What the sample cannot tell it leaves out: tier-2 lookups (the
+/// table. Under --unit minhash it gives the tier-2 payload per new record
+/// without and with confirmation, and plans B band keys per record, all
+/// counted new (an upper bound: which band keys repeat is not sampled).
+/// What the sample cannot tell it leaves out: tier-2 lookups (the
 /// duplicates beyond the sample), memory under --unit paragraph (keys per
 /// record), anything when no record was read.
 [[nodiscard]] std::string dedup_plan_line(const DedupConfig& config,

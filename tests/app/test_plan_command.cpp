@@ -1,0 +1,123 @@
+// `bloomshard plan --unit minhash`: a record counts as its B band keys of
+// 16 bytes (plus, with confirmation, its b-bit signature beside each key),
+// checked on the figures of the command's JSON and of minhash_key_inputs.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "app/cli/exit_codes.hpp"
+#include "app/cli/plan_command.hpp"
+
+namespace bloomshard::app {
+namespace {
+
+// Runs `bloomshard plan ARGS --json`; its stdout, or "" when it failed.
+std::string plan_json(std::vector<std::string> args) {
+  args.emplace_back("--json");
+  testing::internal::CaptureStdout();
+  const int rc = run_plan(args);
+  std::string out = testing::internal::GetCapturedStdout();
+  return rc == kExitOk ? out : std::string();
+}
+
+double number(simdjson::dom::element doc, std::string_view pointer) {
+  double v = -1;
+  EXPECT_EQ(doc.at_pointer(pointer).get(v), simdjson::SUCCESS) << pointer;
+  return v;
+}
+
+TEST(PlanCommand, MinHashCountsBandKeysPerRecord) {
+  // 1M records at 2 ranks, 14 x 8: 14M band keys, 7M per rank; tier 2
+  // on disk 16 B of fingerprint + offset + 16 B of band key each, and with
+  // 4-bit confirmation 14 x 8 x 4 bits = 56 B more per key.
+  const std::string out = plan_json({"--unit", "minhash", "--records", "1000000", "--ranks", "2"});
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(out).get(doc), simdjson::SUCCESS) << out;
+  std::string_view unit;
+  ASSERT_EQ(doc["unit"].get(unit), simdjson::SUCCESS);
+  EXPECT_EQ(unit, "minhash");
+  EXPECT_EQ(number(doc, "/minhash/records"), 1e6);
+  EXPECT_EQ(number(doc, "/minhash/keys"), 14e6);
+  EXPECT_EQ(number(doc, "/unique_keys"), 14e6);
+  EXPECT_EQ(number(doc, "/inputs/key_bytes"), 16.0);
+  EXPECT_EQ(number(doc, "/minhash/tier2_payload_per_record"), 224.0);
+  EXPECT_EQ(number(doc, "/minhash/with_confirmation/confirm_bits"), 4.0);
+  EXPECT_EQ(number(doc, "/minhash/with_confirmation/tier2_payload_per_record"), 1008.0);
+  EXPECT_EQ(number(doc, "/per_rank/tier2_disk_bytes"), 7e6 * (16 + 16));
+  EXPECT_EQ(number(doc, "/minhash/with_confirmation/tier2_disk_bytes"), 7e6 * (16 + 16 + 56));
+  EXPECT_GT(number(doc, "/minhash/with_confirmation/peak_rss_bytes"),
+            number(doc, "/per_rank/peak_rss_bytes"));
+
+  // The Bloom bits and the delta are those of 14M keys of 16 B: the same
+  // as a record plan of 14M such records, ~13x those of the 1M records
+  // (the layer geometry rounds each differently).
+  const std::string as_keys = plan_json({"--records", "14000000", "--ranks", "2", "--key-bytes",
+                                         "16", "--record-bytes", "36.571428571428571"});
+  const std::string as_records = plan_json({"--records", "1000000", "--ranks", "2"});
+  simdjson::dom::parser p2;
+  simdjson::dom::parser p3;
+  simdjson::dom::element keys;
+  simdjson::dom::element records;
+  ASSERT_EQ(p2.parse(as_keys).get(keys), simdjson::SUCCESS) << as_keys;
+  ASSERT_EQ(p3.parse(as_records).get(records), simdjson::SUCCESS) << as_records;
+  EXPECT_EQ(number(doc, "/per_rank/bloom_bytes"), number(keys, "/per_rank/bloom_bytes"));
+  EXPECT_EQ(number(doc, "/per_rank/delta_bytes"), number(keys, "/per_rank/delta_bytes"));
+  EXPECT_GT(number(doc, "/per_rank/bloom_bytes"), 12 * number(records, "/per_rank/bloom_bytes"));
+}
+
+TEST(PlanCommand, MinHashKeyInputs) {
+  core::PlanInputs in;
+  in.records = 1000;
+  in.record_bytes = 4096;
+  in.records_per_second = 2000;
+  const core::PlanInputs keys = minhash_key_inputs(in, 20, 13, 0);
+  EXPECT_EQ(keys.records, 20000U);
+  EXPECT_EQ(keys.key_bytes, 16.0);
+  EXPECT_EQ(keys.record_bytes, 4096.0 / 20);  // a round carries 20 keys per record
+  EXPECT_EQ(keys.records_per_second, 40000.0);
+  // 20 x 13 values at 4 bits: 130 B beside each band key.
+  EXPECT_EQ(minhash_key_inputs(in, 20, 13, 4).key_bytes, 16.0 + 130);
+  EXPECT_THROW((void)minhash_key_inputs(in, 0, 8, 0), std::invalid_argument);
+  EXPECT_THROW((void)minhash_key_inputs(in, 64, 65, 0), std::invalid_argument);
+}
+
+TEST(PlanCommand, MinHashStartLinePlansBandKeys) {
+  DedupConfig c;
+  c.key.unit = core::KeyUnit::kMinHash;
+  c.key.shingle = "word:5";
+  c.key.bands = 14;
+  c.key.rows = 8;
+  InputSample sample;
+  sample.files = 1;
+  sample.records = 1000;
+  sample.keys = 1000;
+  sample.text_bytes = 4096.0 * 1000;
+  sample.key_bytes = 4000;
+  sample.estimated_records = 1000000;
+  const std::string line = dedup_plan_line(c, sample, 0, 2, 0);
+  EXPECT_NE(line.find("tier-2 payload 224 B per new record (1008 B with"), std::string::npos)
+      << line;
+  // Every record's 14 band keys counted new: 14M keys, not 1M records.
+  EXPECT_NE(line.find("<= ~14.0M band keys -> peak RSS"), std::string::npos) << line;
+  EXPECT_NE(line.find("[bloomshard plan --unit minhash --bands 14 --rows 8 --records 1000000 "
+                      "--record-bytes 4096 --ranks 2 for the table]"),
+            std::string::npos)
+      << line;
+}
+
+TEST(PlanCommand, RefusesWhatDoesNotApply) {
+  EXPECT_EQ(run_plan({"--unit", "minhash", "--records", "10", "--ranks", "1", "--key-bytes", "8"}),
+            kExitUsage);
+  EXPECT_EQ(run_plan({"--unit", "paragraph", "--records", "10", "--ranks", "1"}), kExitUsage);
+  EXPECT_EQ(run_plan({"--records", "10", "--ranks", "1", "--bands", "20"}), kExitUsage);
+  EXPECT_EQ(run_plan({"--unit", "minhash", "--records", "10", "--ranks", "1", "--bands", "64",
+                      "--rows", "65"}),
+            kExitUsage);
+}
+
+}  // namespace
+}  // namespace bloomshard::app
