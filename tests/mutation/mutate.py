@@ -59,7 +59,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 APP_UNITS = ("gtest", "tests/app/bloomshard_app_tests")
 # Dedup runs that start, stop, resume and finish on a state, checked against
 # the oracle: 5-20 s each here.
-RUN_E2E = ("ctest", r"^(e2e\.(mixed\.3ranks|incremental\.3ranks|finished_metrics|changes\.1ranks|"
+RUN_E2E = ("ctest", r"^(e2e\.(checkpoint_rounds|mixed\.3ranks|incremental\.3ranks|finished_metrics|changes\.1ranks|"
                     r"window_resume\.3ranks|inputs_empty\.2ranks|v1_state|paragraph_kill\.2ranks|"
                     r"split\.2ranks))$")
 # Every field a state fixes, every input-change signal: 15-45 s each.
@@ -72,8 +72,8 @@ FOLDERS = {
     "run": (["src/app/run"], ["bloomshard", "bloomshard_app_tests"], [APP_UNITS, RUN_E2E, GUARDS],
             r"^e2e\.|^cli\.|^faults\.|^guards\."),
     "guard": (["src/app/guard"], ["bloomshard", "bloomshard_app_tests"],
-              [APP_UNITS, ("ctest", r"^(cli\.messages|e2e\.(mixed\.3ranks|incremental\.3ranks|"
-                                    r"changes\.1ranks|split\.2ranks))$")],
+              [APP_UNITS, ("ctest", r"^(guards\.output_dir|cli\.messages|e2e\.(mixed\.3ranks|"
+                                    r"incremental\.3ranks|changes\.1ranks|split\.2ranks))$")],
               r"^e2e\.|^cli\.|^guards\."),
     "python": (["src/python"], ["bloomshard", "bloomshard_python"],
                [("ctest", r"^python\.(state\.1ranks|v1_state|key_scheme|normalization)$"),
