@@ -76,7 +76,7 @@ FOLDERS = {
                                     r"incremental\.3ranks|changes\.1ranks|split\.2ranks))$")],
               r"^e2e\.|^cli\.|^guards\."),
     "python": (["src/python"], ["bloomshard", "bloomshard_python"],
-               [("ctest", r"^python\.(state\.1ranks|v1_state|key_scheme|normalization)$"),
+               [("ctest", r"^python\.(mutation_kills|state\.1ranks|v1_state|key_scheme|normalization)$"),
                 ("ctest", r"^(python\.(damage|state\.3ranks)|guards\.python)$")], r"^python|^guards\.python"),
 }
 
