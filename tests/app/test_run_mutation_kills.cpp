@@ -2,10 +2,13 @@
 // guards (docs/testing.md "Mutation check"): each asserts behaviour a user
 // sees (a refusal's words, a returned verdict), not how the code gets there.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "app/guard/output_presence.hpp"
 #include "app/run/run_manifest.hpp"
 #include "app/run/run_state.hpp"
 #include "io/records/input_file.hpp"
@@ -35,6 +38,34 @@ TEST(RunMutationKills, AChangedInputsRefusalCountsTheRecordsReadInTheRightNumber
     const std::string want = n == 1 ? "the 1 record read are unchanged" : "the 2 records read";
     EXPECT_NE(refusal.find(want), std::string::npos) << refusal;
   }
+}
+
+// A store error cut to its first line says how many lines followed; a
+// trailing newline is no further line.
+TEST(RunMutationKills, OneLineCountsTheLinesAfterTheFirstButNotATrailingNewline) {
+  EXPECT_EQ(one_line("first\nX"),
+            "first (+2 more characters, 1 more lines; `bloomshard verify --state DIR` lists all)");
+  EXPECT_EQ(one_line("first\nsecond\nthird"),
+            "first (+13 more characters, 2 more lines; `bloomshard verify --state DIR` lists all)");
+  EXPECT_EQ(one_line("first\n"), "first");
+  EXPECT_EQ(one_line("first"), "first");
+}
+
+// One missing output is named alone: no "(and 0 more ...)".
+TEST(RunMutationKills, OneMissingOutputIsNamedWithoutACountOfOthers) {
+  namespace fs = std::filesystem;
+  const fs::path out =
+      fs::temp_directory_path() / ("bloomshard-mutation-kills-" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  fs::create_directories(out);
+  RunManifest m = one_started_input(3);
+  m.inputs[0].output_length = 10;
+  m.output_dir = out.string();
+  const std::string why = missing_or_short_output(m, out);
+  fs::remove_all(out);
+  EXPECT_EQ(why.rfind("'" + (out / "half.jsonl").string() + "' has 10 committed bytes", 0), 0U)
+      << why;
+  EXPECT_EQ(why.find("more missing or short"), std::string::npos) << why;
 }
 
 }  // namespace
