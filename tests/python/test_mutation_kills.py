@@ -64,3 +64,19 @@ def test_info_of_an_open_state_matches_the_command_and_counts_a_removed_run_file
     after = s.info()
     assert after["runs"][0]["file_bytes"] == 0, after["runs"][0]
     assert after["run_file_bytes"] == got["run_file_bytes"] - first["file_bytes"]
+
+
+def test_an_nfc_state_with_a_key_scheme_suffix_opens_and_answers(tmp_path):
+    """The unicode version is the token after "unicode", before the
+    " key-scheme/v1" suffix: an nfc digest state of this build opens and
+    answers its keys in either composition."""
+    inp = tmp_path / "in"
+    inp.mkdir()
+    (inp / "a.jsonl").write_text('{"id": "Caf\\u00e9 one"}\n{"id": "Cafe\\u0301 one"}\n'
+                                 '{"id": "two"}\n', encoding="utf-8")
+    dedup(inp, tmp_path / "out", tmp_path / "state", 1, "--normalize", "nfc",
+          "--key-digest", "sha256")
+    s = bloomshard.open_state(tmp_path / "state")
+    assert s.normalization.endswith(" key-scheme/v1"), s.normalization
+    assert s.contains(["Caf\u00e9 one", "Cafe\u0301 one", "two", "three"]) == \
+        [True, True, True, False]
