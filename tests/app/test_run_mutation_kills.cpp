@@ -68,5 +68,23 @@ TEST(RunMutationKills, OneMissingOutputIsNamedWithoutACountOfOthers) {
   EXPECT_EQ(why.find("more missing or short"), std::string::npos) << why;
 }
 
+// An unfinished input's output of a single committed byte (one empty text
+// line kept) must be there too.
+TEST(RunMutationKills, AOneByteOutputOfAnUnfinishedInputMustExist) {
+  namespace fs = std::filesystem;
+  const fs::path out =
+      fs::temp_directory_path() / ("bloomshard-mutation-kills-1-" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  fs::create_directories(out);
+  RunManifest m = one_started_input(1);
+  m.inputs[0].output_length = 1;
+  m.output_dir = out.string();
+  const std::string why = missing_or_short_output(m, out);
+  fs::remove_all(out);
+  EXPECT_NE(why.find("half.jsonl' has 1 committed bytes in the checkpoint but is missing"),
+            std::string::npos)
+      << why;
+}
+
 }  // namespace
 }  // namespace bloomshard::app
