@@ -59,7 +59,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 APP_UNITS = ("gtest", "tests/app/bloomshard_app_tests")
 # Dedup runs that start, stop, resume and finish on a state, checked against
 # the oracle: 5-20 s each here.
-RUN_E2E = ("ctest", r"^(e2e\.(checkpoint_rounds|split_finished|split_resume_remembered|mixed\.3ranks|incremental\.3ranks|finished_metrics|changes\.1ranks|"
+RUN_E2E = ("ctest", r"^(e2e\.(checkpoint_rounds|split_finished|split_resume_remembered|"
+                    r"mixed\.3ranks|incremental\.3ranks|finished_metrics|changes\.1ranks|"
                     r"window_resume\.3ranks|inputs_empty\.2ranks|v1_state|paragraph_kill\.2ranks|"
                     r"split\.2ranks)|cli\.plan_line_once)$")
 # Every field a state fixes, every input-change signal: 15-45 s each.
