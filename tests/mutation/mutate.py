@@ -3,10 +3,10 @@
 
 Small changes of the kind a real bug makes are applied one at a time to the
 chosen source files; each mutant is rebuilt incrementally in a separate build
-tree (build/mutation) and the tests that guard its folder are run until the
-first failure. A mutant that no test fails is a survivor: the report lists
-each with its place and text, for a verdict (equivalent, or the test that
-kills it).
+tree (build/mutation) and the tests that guard its folder are run in stages,
+cheapest first, until the first failure. A mutant that no test fails is a
+survivor: the report lists each with its place and text, for a verdict
+(equivalent, or the test that kills it).
 
 Operators (one change per mutant, on one line of code):
   negate    if (C) / while (C)            -> if (!(C)) / while (!(C))
@@ -15,14 +15,26 @@ Operators (one change per mutant, on one line of code):
   offset    an integer literal N          -> N + 1 (and N - 1 for N > 0)
   return    the first statement of a function body -> `return;` / `return {};`
 
+Not mutated: statements that only report (std::cerr, write_stderr_line,
+fprintf(stderr), the watchdog's set_activity label), from their first line
+to their `;`. Their conditions are mutated (`if (rank == 0) std::cerr ...`).
+
 Sampling is deterministic: the mutants of each folder are listed in file and
 line order and --per-folder of them drawn with --seed. Every mutated file is
 restored from the bytes read before the change whatever happens (try/finally,
 and at exit); the script refuses to start if git reports changes under src/.
+With --copy DIR the worktree's files (git ls-files) are copied to DIR first
+and mutated there, so the worktree stays free for edits and builds while
+the check runs.
 
-Not in CI: it rebuilds and reruns tests once per mutant (~20-60 s each here).
+A stage that runs past --test-timeout is reported as "timed out", apart
+from the killed: a hang, or only the load of a shared machine.
+
+Not in CI: it rebuilds and reruns tests once per mutant (~20-60 s each for
+store and core, 40-160 s for run, guard and python on 2 shared cores).
 Usage: tests/mutation/mutate.py [--folders store core ...] [--per-folder N]
-       [--seed S] [--report FILE] [--list] [--broad]
+       [--seed S] [--report FILE] [--list] [--broad] [--copy DIR]
+       [--deadline HH:MM] [--test-timeout S]
 """
 import argparse
 import atexit
@@ -30,25 +42,43 @@ import itertools
 import os
 import random
 import re
+import shutil
+import signal
 import subprocess
 import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# folder -> (sources, build targets, fast test command, broad ctest regex).
-# The fast command runs the layer's GoogleTest binary with --gtest_fail_fast
-# (one process instead of one ctest process per test: the same tests, a
-# fraction of the start-up cost); --broad reruns each survivor under ctest
-# over the wider regex (every test that reaches the folder's code).
+# folder -> (sources, build targets, stages, broad ctest regex).
+# Stages run in order and stop at the first failure: the cheapest and most
+# discriminating first. A stage is either a GoogleTest binary (run with
+# --gtest_fail_fast: one process instead of one ctest process per test) or a
+# ctest regex (run with --stop-on-failure). --broad reruns each survivor
+# under ctest over the wider regex (every test that reaches the folder's code).
+APP_UNITS = ("gtest", "tests/app/bloomshard_app_tests")
+# Dedup runs that start, stop, resume and finish on a state, checked against
+# the oracle: 5-20 s each here.
+RUN_E2E = ("ctest", r"^(e2e\.(checkpoint_rounds|split_finished|split_resume_remembered|"
+                    r"mixed\.3ranks|incremental\.3ranks|finished_metrics|changes\.1ranks|"
+                    r"window_resume\.3ranks|inputs_empty\.2ranks|v1_state|paragraph_kill\.2ranks|"
+                    r"split\.2ranks)|cli\.plan_line_once)$")
+# Every field a state fixes, every input-change signal: 15-45 s each.
+GUARDS = ("ctest", r"^guards\.(state\.resume|inputs\.running)$")
 FOLDERS = {
     "store": (["src/store"], ["bloomshard_store_tests"],
-              ["tests/store/bloomshard_store_tests"], r"^Store|^io_|^python"),
+              [("gtest", "tests/store/bloomshard_store_tests")], r"^Store|^io_|^python"),
     "core": (["src/core"], ["bloomshard_core_tests"],
-             ["tests/core/bloomshard_core_tests"], r"^[A-Z]|^core\.|^io_|^app_"),
-    "run": (["src/app/run"], ["bloomshard"], None, r"^e2e\.|^cli\.|^faults\."),
-    "guard": (["src/app/guard"], ["bloomshard"], None, r"^e2e\.|^cli\."),
-    "python": (["src/python"], ["bloomshard_python"], None, r"^python"),
+             [("gtest", "tests/core/bloomshard_core_tests")], r"^[A-Z]|^core\.|^io_|^app_"),
+    "run": (["src/app/run"], ["bloomshard", "bloomshard_app_tests"], [APP_UNITS, RUN_E2E, GUARDS],
+            r"^e2e\.|^cli\.|^faults\.|^guards\."),
+    "guard": (["src/app/guard"], ["bloomshard", "bloomshard_app_tests"],
+              [APP_UNITS, ("ctest", r"^(guards\.output_dir|cli\.messages|e2e\.(mixed\.3ranks|"
+                                    r"incremental\.3ranks|changes\.1ranks|split\.2ranks))$")],
+              r"^e2e\.|^cli\.|^guards\."),
+    "python": (["src/python"], ["bloomshard", "bloomshard_python"],
+               [("ctest", r"^python\.(mutation_kills|state\.1ranks|v1_state|key_scheme|normalization)$"),
+                ("ctest", r"^(python\.(damage|state\.3ranks)|guards\.python)$")], r"^python|^guards\.python"),
 }
 
 CMP_SWAP = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "=="}
@@ -56,6 +86,9 @@ CMP_RE = re.compile(r"(?<=\s)(<=|>=|==|!=|<|>)(?=\s)")
 INT_RE = re.compile(r"(?<![\w.'])(\d+)(?![\w.'])")
 CALL_STMT_RE = re.compile(r"^(\s*)((?:[A-Za-z_][\w:]*(?:\.|->))*[A-Za-z_][\w:]*(?:<[^;]*>)?\(.*\));\s*$")
 COND_RE = re.compile(r"\b(if|while)\s*\(")
+# Statements that only report (stderr messages, the watchdog's activity label):
+# their mutants change words on stderr, not what a job computes or writes.
+MESSAGE_RE = re.compile(r"^(std::cerr\b|write_stderr_line\(|std::fprintf\(stderr|fprintf\(stderr|set_activity\()")
 SKIP_WORDS = ("return", "throw", "delete", "case", "static_assert", "assert", "sizeof", "new ",
               "co_", "template", "using", "typedef", "namespace", "#")
 
@@ -155,10 +188,16 @@ def mutants_of(path):
     lines = open(os.path.join(ROOT, path)).read().split("\n")
     out = []
     code_at = code_lines(lines)
+    in_message = False
     for i, n in enumerate(code_at):
         line = lines[n]
         code = code_part(line)
         stripped = code.strip()
+        # A message statement, from its first line to its `;`.
+        in_message = in_message or MESSAGE_RE.match(stripped) is not None
+        if in_message:
+            in_message = not stripped.endswith(";")
+            continue
         # negate
         for m in COND_RE.finditer(code):
             if not outside_strings(code, m.start()):
@@ -216,13 +255,26 @@ def sources(folder):
     return sorted(files)
 
 
-def run(cmd, timeout, cwd=ROOT):
+def run(cmd, timeout):
     try:
-        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            timeout=timeout, text=True)
         return p.returncode, p.stdout
     except subprocess.TimeoutExpired as e:
         return 124, (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+
+
+def run_stage(stage, args):
+    """One stage of a folder's tests: (kind, what) as in FOLDERS. A test
+    whose program was not built is the check's own error, never a kill."""
+    kind, what = stage
+    if kind == "gtest":
+        return run([os.path.join(args.build, what), "--gtest_fail_fast"], args.test_timeout)
+    rc, out = run(["ctest", "--test-dir", args.build, "-R", what, "-LE", "slurm|multihost",
+                   "--stop-on-failure", "-j2", "--output-on-failure"], args.test_timeout)
+    if "Not Run" in out or "Could not find executable" in out or "No tests were found" in out:
+        sys.exit(f"mutate.py: stage {what} cannot run (a program not built, or no test):\n{out[-2000:]}")
+    return rc, out
 
 
 def first_failure(folder, output):
@@ -236,6 +288,27 @@ def first_failure(folder, output):
     if runs:  # a crash or a timeout: the test that was running
         return runs[-1] + " (crashed or timed out)"
     return "(failed: " + output.strip().split("\n")[-1][:120] + ")"
+
+
+def copy_tree(dest):
+    """Copies git's files of the worktree (working-tree bytes) into dest and
+    returns dest: the mutants are made there, so the worktree stays free for
+    edits and builds while a long check runs. Files whose size and mtime
+    already match are left alone, so a second run rebuilds incrementally."""
+    names = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, stdout=subprocess.PIPE,
+                           check=True).stdout.decode().split("\0")
+    for name in filter(None, names):
+        src, dst = os.path.join(ROOT, name), os.path.join(dest, name)
+        if not os.path.isfile(src):
+            continue
+        st = os.stat(src)
+        if os.path.exists(dst):
+            dt = os.stat(dst)
+            if dt.st_size == st.st_size and int(dt.st_mtime) == int(st.st_mtime):
+                continue
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy2(src, dst)
+    return dest
 
 
 class Restorer:
@@ -260,18 +333,26 @@ class Restorer:
 
 
 def main():
+    global ROOT
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--folders", nargs="+", default=["store", "core"], choices=sorted(FOLDERS))
     ap.add_argument("--per-folder", type=int, default=20, help="mutants drawn per folder")
     ap.add_argument("--seed", type=int, default=31)
     ap.add_argument("--ops", nargs="+", default=["negate", "drop", "compare", "offset", "return"])
-    ap.add_argument("--build", default=os.path.join(ROOT, "build", "mutation"))
+    ap.add_argument("--build", default=None, help="build tree (default: build/mutation of the tree mutated)")
+    ap.add_argument("--copy", default=None,
+                    help="mutate a copy of the worktree made in this folder (e.g. build/mutation-src), "
+                         "not the worktree itself")
     ap.add_argument("--report", default=None, help="write the report (markdown) here too")
     ap.add_argument("--list", action="store_true", help="list the drawn mutants, build nothing")
     ap.add_argument("--broad", action="store_true",
                     help="rerun each survivor against the folder's broad ctest regex")
     ap.add_argument("--test-timeout", type=int, default=300,
                     help="seconds; a hang past it kills the mutant (the ctest TIMEOUT of a unit)")
+    ap.add_argument("--skip", type=int, default=0,
+                    help="leave out the first N drawn mutants (run before, e.g. by a stopped check)")
+    ap.add_argument("--only", default=None,
+                    help="run only these drawn mutants: their numbers in the drawn order, e.g. 4,10,13")
     ap.add_argument("--deadline", default=None, help="UTC HH:MM: start no mutant after it")
     args = ap.parse_args()
 
@@ -280,6 +361,10 @@ def main():
     if dirty.strip() and not args.list:
         sys.exit("mutate.py: src/ has uncommitted changes (git status):\n" + dirty +
                  "commit or stash them first: every mutated file is restored to its committed bytes")
+
+    if args.copy and not args.list:
+        ROOT = copy_tree(os.path.abspath(args.copy))
+    args.build = os.path.abspath(args.build or os.path.join(ROOT, "build", "mutation"))
 
     rng = random.Random(args.seed)
     per_folder = []
@@ -310,12 +395,18 @@ def main():
         sys.exit("mutate.py: the unmutated tree does not build:\n" + out[-3000:])
 
     restorer = Restorer()
+    # A stop by kill (TERM) or Ctrl-C (INT, ignored in a background job) goes
+    # through the finally that restores the mutated file.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
     results = []
     for i, (folder, path, (n, op, new, desc)) in enumerate(drawn):
+        if i < args.skip or (args.only and str(i + 1) not in args.only.split(",")):
+            continue
         if args.deadline and time.strftime("%H:%M", time.gmtime()) >= args.deadline:
             print(f"deadline {args.deadline} UTC reached: {len(drawn) - i} mutants not run", flush=True)
             break
-        src, targets, fast, broad = FOLDERS[folder]
+        src, targets, stages, broad = FOLDERS[folder]
         text = open(os.path.join(ROOT, path)).read().split("\n")
         text[n] = new
         t0 = time.time()
@@ -325,20 +416,17 @@ def main():
             if rc != 0:
                 verdict, test = "uncompilable", ""
             else:
-                if fast:
-                    rc, out = run([os.path.join(args.build, fast[0]), "--gtest_fail_fast"],
-                                  args.test_timeout)
-                else:
-                    rc, out = run(["ctest", "--test-dir", args.build, "-R", broad, "-LE",
-                                   "slurm|multihost", "--stop-on-failure", "-j2"], args.test_timeout)
-                if rc != 0:
-                    verdict, test = "killed", first_failure(folder, out)
-                elif args.broad and fast:
-                    rc, out = run(["ctest", "--test-dir", args.build, "-R", broad, "-LE",
-                                   "slurm|multihost", "--stop-on-failure", "-j2"], args.test_timeout)
-                    verdict, test = ("killed", first_failure(folder, out)) if rc != 0 else ("survived", "")
-                else:
-                    verdict, test = "survived", ""
+                if args.broad:
+                    stages = stages + [("ctest", broad)]
+                verdict, test = "survived", ""
+                for stage in stages:
+                    rc, out = run_stage(stage, args)
+                    if rc == 124:
+                        verdict, test = "timeout", f"{stage[1]} ran past {args.test_timeout} s"
+                        break
+                    if rc != 0:
+                        verdict, test = "killed", first_failure(folder, out)
+                        break
         finally:
             restorer.restore()
         results.append((folder, path, n, op, desc, verdict, test))
@@ -355,19 +443,22 @@ def main():
 
 def render(results, args):
     lines = [f"mutation check: seed {args.seed}, {args.per_folder} per folder, operators {' '.join(args.ops)}",
-             "", "| folder | mutants run | uncompilable | killed | survived | kill ratio |",
-             "| --- | --- | --- | --- | --- | --- |"]
+             "", "| folder | mutants run | uncompilable | killed | timed out | survived | kill ratio |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     for folder in args.folders:
         rs = [r for r in results if r[0] == folder]
         built = [r for r in rs if r[5] != "uncompilable"]
         killed = sum(r[5] == "killed" for r in built)
+        hung = sum(r[5] == "timeout" for r in built)
         ratio = f"{killed}/{len(built)}" + (f" ({100 * killed / len(built):.0f}%)" if built else "")
-        lines.append(f"| {folder} | {len(rs)} | {len(rs) - len(built)} | {killed} | "
-                     f"{len(built) - killed} | {ratio} |")
+        lines.append(f"| {folder} | {len(rs)} | {len(rs) - len(built)} | {killed} | {hung} | "
+                     f"{len(built) - killed - hung} | {ratio} |")
+    lines += ["", "timed out (a hang, or the load: rerun it alone before counting it killed):"]
+    lines += [f"- {p}:{n + 1} {op}: {desc}" for _, p, n, op, desc, v, _ in results if v == "timeout"]
     lines += ["", "survivors:"]
-    for folder, path, n, op, desc, verdict, _ in results:
-        if verdict == "survived":
-            lines.append(f"- {path}:{n + 1} {op}: {desc}")
+    lines += [f"- {p}:{n + 1} {op}: {desc}" for _, p, n, op, desc, v, _ in results if v == "survived"]
+    lines += ["", "killed by:"]
+    lines += [f"- {p}:{n + 1} {op}: {desc} <- {t}" for _, p, n, op, desc, v, t in results if v == "killed"]
     return "\n".join(lines) + "\n"
 
 
