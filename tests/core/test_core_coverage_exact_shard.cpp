@@ -1,12 +1,17 @@
 // The exact shard's refusals (docs/coverage.md): a slice range that is not a
 // non-empty part of [0, P) is refused at construction, a run index past the
 // runs held is refused, and a merged slice is written only into spans of
-// exactly the sizes merged_slice_size gave, never past them.
+// exactly the sizes merged_slice_size gave, never past them. A slice the
+// shard does not own is refused by every call that takes one, a base is
+// attached only to a shard of at most one run, and a delta reservation past
+// what the arena can address is refused before anything is allocated.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bloomshard/core/exact_shard.hpp"
@@ -68,6 +73,80 @@ TEST(CoreCoverageExactShard, MergedSliceIsWrittenOnlyIntoSpansOfItsExactSize) {
   EXPECT_EQ(fps, (std::vector<std::uint64_t>{3, 7}));  // sorted by fingerprint
   EXPECT_EQ(offsets, (std::vector<std::uint64_t>{0, 5, 10}));
   EXPECT_EQ(std::string(bytes.begin(), bytes.end()), "threeseven");
+}
+
+// The std::out_of_range message of `f`, "" if none.
+template <class F>
+std::string out_of_range_of(F&& f) {
+  try {
+    f();
+  } catch (const std::out_of_range& e) {
+    return e.what();
+  }
+  return {};
+}
+
+TEST(CoreCoverageExactShard, EveryCallRefusesASliceNotOwned) {
+  ExactShard shard({2, 4}, 8);
+  ASSERT_TRUE(shard.insert(3, 9, "held"));
+  const std::string refusal = "exact shard: slice 4 not in owned [2, 4)";
+  EXPECT_EQ(out_of_range_of([&] { (void)shard.contains(4, 9, "held"); }), refusal);
+  EXPECT_EQ(out_of_range_of([&] { (void)shard.insert(4, 9, "held"); }), refusal);
+  EXPECT_EQ(out_of_range_of([&] { (void)shard.newest_holder(4, 9, "held"); }), refusal);
+  EXPECT_EQ(out_of_range_of([&] { (void)shard.merged_slice_size(4); }), refusal);
+  EXPECT_EQ(out_of_range_of([&] { (void)shard.contains(1, 9, "held"); }),
+            "exact shard: slice 1 not in owned [2, 4)");
+  EXPECT_TRUE(shard.contains(3, 9, "held"));  // nothing changed
+  EXPECT_EQ(shard.size(), 1U);
+}
+
+TEST(CoreCoverageExactShard, NewestHolderNamesTheDeltaARunOrNone) {
+  ExactShard shard({0, 1}, 1);
+  ASSERT_TRUE(shard.insert(0, 5, "five"));
+  EXPECT_EQ(shard.newest_holder(0, 5, "five"), ExactShard::kInDelta);
+  EXPECT_EQ(shard.newest_holder(0, 5, "fivE"), ExactShard::kNotHeld);  // same fingerprint
+  shard.fold_delta_into_base();
+  EXPECT_EQ(shard.newest_holder(0, 5, "five"), 0U);
+  ExactShard moved(std::move(shard));
+  EXPECT_EQ(moved.newest_holder(0, 5, "five"), 0U);
+  ExactShard assigned({0, 2}, 2);
+  assigned = std::move(moved);
+  EXPECT_TRUE(assigned.contains(0, 5, "five"));
+  EXPECT_EQ(assigned.owned().last, 1U);
+}
+
+TEST(CoreCoverageExactShard, ABaseIsAttachedOnlyToAShardOfAtMostOneRun) {
+  ExactShard shard({0, 1}, 1);
+  ASSERT_TRUE(shard.insert(0, 5, "five"));
+  auto data = std::make_shared<std::vector<SliceBaseData>>(1, shard.merged_slice(0));
+  shard.attach_base(0, data->front().view(), data);  // one run: allowed
+  shard.clear_delta();
+  ASSERT_EQ(shard.runs().size(), 1U);
+  ASSERT_TRUE(shard.insert(0, 6, "six"));
+  auto second = std::make_shared<std::vector<SliceBaseData>>(1, shard.merged_slice(0, 0));
+  shard.replace_newest_runs(0, {2, 0}, {second->front().view()}, second);
+  ASSERT_EQ(shard.runs().size(), 2U);
+  try {
+    shard.attach_base(0, data->front().view(), data);
+    ADD_FAILURE() << "attach_base on two runs was not refused";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "exact shard: attach_base on a shard of 2 runs");
+  }
+  EXPECT_EQ(shard.runs().size(), 2U);
+  EXPECT_TRUE(shard.contains(0, 5, "five"));
+}
+
+TEST(CoreCoverageExactShard, AReservationPastTheArenaIsRefused) {
+  ExactShard shard({0, 1}, 1);
+  try {
+    shard.reserve_delta((std::uint64_t{1} << 37) + 1);
+    ADD_FAILURE() << "a reservation of 2^37 + 1 keys was not refused";
+  } catch (const std::length_error& e) {
+    EXPECT_STREQ(e.what(),
+                 "tier-2 delta index: 137438953473 keys asked for, more than the arena can hold");
+  }
+  shard.reserve_delta(1000);  // still usable
+  EXPECT_TRUE(shard.insert(0, 1, "one"));
 }
 
 }  // namespace

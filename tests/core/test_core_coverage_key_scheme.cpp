@@ -120,6 +120,14 @@ TEST(CoreCoverageKeyScheme, DifferencesNameNormalizationAndParagraphSizes) {
   EXPECT_EQ(key_scheme_difference(saved, job),
             "--min-paragraph-bytes differs: the state has 16, this job asks for 17");
   job = saved;
+  job.paragraph_split = saved.paragraph_split == ParagraphSplit::kNewline
+                            ? ParagraphSplit::kBlankline
+                            : ParagraphSplit::kNewline;
+  EXPECT_EQ(key_scheme_difference(saved, job), "--paragraph-split differs: the state has " +
+                                                   paragraph_split_label(saved.paragraph_split) +
+                                                   ", this job asks for " +
+                                                   paragraph_split_label(job.paragraph_split));
+  job = saved;
   job.drop_if_removed_fraction = 0.5;
   EXPECT_EQ(key_scheme_difference(saved, job),
             "--drop-if-removed-fraction differs: the state has 0.25, this job asks for 0.5");

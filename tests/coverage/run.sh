@@ -70,10 +70,23 @@ if ((!skip_tests)); then
 fi
 
 # One gcov pass over every object; the per-folder sums come from its JSON.
-gcovr --root "$repo" --object-directory "$build" --filter "$repo/src/" \
+# No --object-directory: with it gcovr runs gcov only there and in the root,
+# where the relative source paths of a ccache build (CCACHE_BASEDIR makes
+# them "../../../src/...") do not resolve; without it gcovr also tries each
+# folder above the counters, among them the one the compiler ran in.
+# --gcov-ignore-parse-errors: threads (the Python module's lookups with
+# the GIL released, the watchdog) update counters without atomics, and a
+# lost update can leave a negative branch count that gcovr 5.2 refuses to
+# parse (it stopped a whole report at store/file_mapping.cpp); the line is
+# dropped instead. The cure is -fprofile-update=atomic in the preset.
+gcovr --root "$repo" --filter "$repo/src/" --gcov-ignore-parse-errors \
   --exclude-throw-branches --exclude-unreachable-branches -j "$jobs" \
-  --json "$report/coverage.json" 2>"$report/gcovr.log" \
+  --json "$report/coverage.json" "$build" 2>"$report/gcovr.log" \
   || { tail -20 "$report/gcovr.log" >&2; exit 1; }
+if grep -q 'could not infer a working directory' "$report/gcovr.log"; then
+  echo "coverage/run.sh: gcov could not find the sources of some counters" \
+       "(listed in $report/gcovr.log): those files are missing from the table" >&2
+fi
 
 /usr/bin/python3 "$here/summarize.py" "$report/coverage.json" \
   | tee "$report/summary.txt"
