@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Line and branch coverage of src/ per folder (docs/coverage.md). Not a ctest
 # test. Configures and builds the `coverage` preset (GCC, --coverage -O0 -g,
-# build/coverage), zeroes the counters, runs the suite but the tests labelled
+# atomic counters, build/coverage), zeroes the counters, runs the suite but the tests labelled
 # slurm or multihost (they hold fixed system resources), then asks gcovr for
 # every file under src/ with throw branches and unreachable branches
 # excluded, and sums the files per folder.
