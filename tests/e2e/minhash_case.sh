@@ -18,11 +18,12 @@
 #               --shingle is refused naming both values, the same continues
 #               incrementally, info shows it; query --emit hits writes the
 #               records with a band key the state holds (decontamination);
-#               (4) refusals before any work: exit 2 naming the option,
-#               nothing written (--window: with a fresh --state, the same
-#               command without --window then runs); (5, 2 ranks) two merged minhash states hold
-#               the band keys of one run over both inputs, and states of
-#               other --bands are not merged
+#               (4, 2 ranks: rank 0 checks options alike at any count)
+#               refusals before any work: exit 2 naming the option, nothing
+#               written (--window: with a fresh --state, the same command
+#               without --window then runs); (5, 2 ranks) two merged minhash
+#               states hold the band keys of one run over both inputs, and
+#               states of other --bands are not merged
 #        annotate  one input file, filter vs --mode annotate (both formats) on N
 #               ranks: a record is flagged exactly when filter mode removes it
 #        kill   4 SIGKILLs of all ranks at random moments of a checkpointing run
@@ -149,7 +150,10 @@ for line in open(sys.argv[1], "rb").readlines()[30:60]:
     --state-input "$TMP/today"
   local rc
   log "the state refuses other --bands/--rows/--shingle, continues with its own; query answers"
-  # 4. Refusals before any work.
+  # The refusals and the merge run at 2 ranks only: rank 0 checks the
+  # options before any work, the same at every rank count.
+  [[ $RANKS == 2 ]] || return 0
+  # 4. (2 ranks only) Refusals before any work.
   # --window with a fresh --state is an accepted command for --unit record;
   # under --unit minhash the refusal must name both, create no state, and
   # the same command without --window must then run (so --window alone is
@@ -175,7 +179,6 @@ for line in open(sys.argv[1], "rb").readlines()[30:60]:
   [[ $rc == 2 && $said == *"--unit must be record, paragraph or minhash, not 'minhsh'"* &&
     ! -e $TMP/out-bad ]] || { echo "$said" >&2; fail "an unknown unit: exit $rc, want 2"; }
   log "refusals: exit 2 naming the option, nothing written"
-  [[ $RANKS == 2 ]] || return 0
   # 5. (2 ranks only) merge: two minhash states hold the band keys of one run
   #    over both inputs; a state of other --bands is refused naming both.
   mkdir -p "$TMP/both"
