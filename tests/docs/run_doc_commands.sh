@@ -67,6 +67,10 @@ printf '#!/bin/sh\necho 4242\n' >"$FAKE/sbatch"
 printf '#!/bin/sh\necho "4242 debug job root PD 0:00 1 (Resources)"\n' >"$FAKE/squeue"
 printf '#!/bin/sh\nexit 0\n' >"$FAKE/scancel"
 printf '#!/bin/sh\nexit 0\n' >"$FAKE/sinfo"
+# The page's waits poll with `sleep`: here each one is written down instead of
+# slept, so the test checks the bound the page promises (a minute) without
+# spending that minute.
+printf '#!/bin/sh\necho "$1" >>"%s/slept"\n' "$FAKE" >"$FAKE/sleep"
 chmod +x "$FAKE"/*
 
 # --- the page's blocks as one script
@@ -130,7 +134,10 @@ if ((DEAD)); then
   ((rc != 0)) || fail "$DOC: a job that never ran counted as a success"
   grep -q 'did not answer' "$TMP/run.log" ||
     fail "$DOC: no 'did not answer' message for a cluster that never ran the job"
-  echo "[doc commands] $DOC: with a cluster that never answers, the page stopped and said so"
+  slept=$(awk '{s += $1} END {printf "%g", s}' "$FAKE/slept" 2>/dev/null || echo 0)
+  awk -v s="$slept" 'BEGIN {exit !(s > 0 && s <= 60)}' ||
+    fail "$DOC: the page waited ${slept} s for a cluster that never answers (its bound is 60 s)"
+  echo "[doc commands] $DOC: with a cluster that never answers, the page stopped after ${slept} s of waits and said so"
   exit 0
 fi
 ((rc == 0)) || fail "$DOC: a block failed (exit $rc)"
