@@ -54,6 +54,14 @@ struct KeyScheme {
   std::string shingle = "word:5";  ///< "word:N" or "char:N", canonical (no leading zeros)
   std::uint32_t bands = 14;
   std::uint32_t rows = 8;
+  /// --confirm-jaccard T: a band hit counts only when the Jaccard
+  /// similarity estimated against the record that first inserted the key
+  /// reaches T (0 < T <= 1); 0: off (every band hit counts). With it, each
+  /// band key travels and is kept with the b-bit form of its record's
+  /// signature (core::kDefaultConfirmBits bits a value;
+  /// docs/near-duplicates.md section 6). Not saved in a state yet: dedup
+  /// refuses it with --state.
+  double confirm_jaccard = 0.0;
   friend bool operator==(const KeyScheme&, const KeyScheme&) = default;
 };
 

@@ -169,7 +169,7 @@ void print_minhash_table(const MinHashPlan& m) {
   std::printf("  band keys           %10llu B\n", static_cast<unsigned long long>(m.payload));
   std::printf(
       "  with confirmation   %10llu B (b = %u bits per value beside each key; "
-      "--confirm-jaccard is not built yet)\n",
+      "--confirm-jaccard keeps them in memory for the run, not yet in a state)\n",
       static_cast<unsigned long long>(m.payload_confirmed), core::kDefaultConfirmBits);
   std::printf("with confirmation (per rank unless said)\n");
   std::printf("  tier 2 on disk      %10.1f MiB\n", m.confirmed.tier2_disk_bytes / kMiB);
@@ -297,7 +297,7 @@ std::string dedup_plan_line(const DedupConfig& c, const InputSample& sample, std
   if (c.key.unit == core::KeyUnit::kMinHash) {  // B 16-byte keys per new record
     std::snprintf(facts, sizeof facts,
                   "); --unit minhash %s %ux%u: tier-2 payload %llu B per new record (%llu B "
-                  "with --confirm-jaccard at b = %u, not built yet)",
+                  "with --confirm-jaccard at b = %u)",
                   c.key.shingle.c_str(), c.key.bands, c.key.rows,
                   static_cast<unsigned long long>(
                       core::minhash_tier2_payload_per_record(c.key.bands, c.key.rows, 0)),
