@@ -226,6 +226,8 @@ case_confirm() {
   dedup_ok "$TMP/one" "$TMP/out-t8" "$RANKS" "${one[@]}" --confirm-jaccard 0.8
   oracle --exact --confirm-jaccard 0.8 --input "$TMP/one" --output "$TMP/out-t8" \
     --metrics "$TMP/out-t8/metrics.json"
+  grep -q -- "forms of --confirm-jaccard in memory ~" "$TMP/out-t8.log" ||
+    fail "the plan line does not give the memory of the confirmation forms"
   local plain t8 unconfirmed
   plain=$(json_field "$TMP/out-plain/metrics.json" dropped)
   t8=$(json_field "$TMP/out-t8/metrics.json" dropped)

@@ -13,6 +13,7 @@
 #include "app/options/minhash_options.hpp"
 #include "app/report/json_writer.hpp"
 #include "core/bloom/sizing_plan.hpp"
+#include "core/minhash/band_confirmation.hpp"
 #include "core/minhash/minhash_jaccard.hpp"
 #include "core/minhash/minhash_signature.hpp"
 
@@ -305,6 +306,14 @@ std::string dedup_plan_line(const DedupConfig& c, const InputSample& sample, std
                       c.key.bands, c.key.rows, core::kDefaultConfirmBits)),
                   core::kDefaultConfirmBits);
     line += facts;
+    if (c.key.confirm_jaccard > 0.0) {  // the owners' forms, beside the plan below
+      const std::uint64_t keys = in.records * c.key.bands / std::max<std::uint32_t>(1, ranks);
+      std::snprintf(facts, sizeof facts, ", forms of --confirm-jaccard in memory ~%.1f MiB/rank",
+                    static_cast<double>(core::confirm_table_bytes(keys, c.key.bands * c.key.rows,
+                                                                  core::kDefaultConfirmBits)) /
+                        (1024.0 * 1024.0));
+      line += facts;
+    }
     // Which band keys repeat is not sampled: every one is counted new.
     in.unique_fraction = 1.0;
     char table[256];

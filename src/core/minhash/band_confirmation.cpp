@@ -35,6 +35,11 @@ double bbit_estimate(std::uint32_t matches, std::uint32_t values, std::uint32_t 
   return (p - chance) / (1.0 - chance);
 }
 
+std::uint64_t confirm_table_bytes(std::uint64_t keys, std::uint32_t values,
+                                  std::uint32_t bits) noexcept {
+  return keys * (bbit_bytes(values, bits) + kConfirmIndexBytesPerKey);
+}
+
 std::size_t BandConfirmer::BandKeyHash::operator()(const BandKey& k) const noexcept {
   // Band keys are XXH3-128 digests: any 8 of their bytes are uniform.
   std::uint64_t h = 0;
