@@ -34,9 +34,10 @@
 #               confirmation (every band hit of 14 x 8 has an estimate of at
 #               least 0.0095); (2) four files read in parallel: the documented
 #               guarantees with confirmation (none removed below T), exact at
-#               1 rank; (3, 2 ranks) refusals before any work: T outside
-#               (0, 1], with --state, --mode annotate, without --unit minhash,
-#               and query --confirm-jaccard
+#               1 rank, also with --exchange node from 3 ranks; (3, 2 ranks)
+#               refusals before any work: T outside (0, 1], with --state,
+#               --mode annotate, without --unit minhash, and query
+#               --confirm-jaccard
 #        kill   4 SIGKILLs of all ranks at random moments of a checkpointing run
 #               (--checkpoint-rounds 1), resumed on 1..3 ranks each time, then run
 #               to the end on N ranks: the guarantees, and the band key set of
@@ -248,6 +249,13 @@ case_confirm() {
   oracle "${exact[@]}" --confirm-jaccard 0.8 --input "$TMP/four" --output "$TMP/out-four" \
     --metrics "$TMP/out-four/metrics.json"
   log "four files: the guarantees with confirmation${exact:+, exact}"
+  if ((RANKS >= 3)); then  # the two-step exchange moves the longer keys too
+    dedup_ok "$TMP/four" "$TMP/out-node" "$RANKS" "${SMALL[@]}" --confirm-jaccard 0.8 \
+      --exchange node
+    oracle --confirm-jaccard 0.8 --input "$TMP/four" --output "$TMP/out-node" \
+      --metrics "$TMP/out-node/metrics.json"
+    log "four files, --exchange node: the guarantees with confirmation"
+  fi
   [[ $RANKS == 2 ]] || return 0
   # 3. (2 ranks only) Refusals before any work.
   for t in 0 1.5 -0.2 nan 0.8x; do
