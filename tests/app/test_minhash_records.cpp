@@ -2,7 +2,8 @@
 // naming the option before any work), and MinHashRecords over a real
 // RoundBatch: B band keys per record (one for an empty text) equal to the
 // core sketch's, rejects with their reason, and the decision of a record
-// from its keys' verdicts (a near-duplicate as soon as one key is not new).
+// from its keys' verdicts (a near-duplicate as soon as one key is not new;
+// with --confirm-jaccard, as soon as one hit is confirmed).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -58,6 +59,14 @@ TEST(MinHashOptions, RefusalsNameTheOption) {
       {{"--key-field", "title"}, "one text field"},
       {{"--kept-copy", "first"}, "--unit record only"},
       {{"--window", "3", "--state", "st"}, "--window cannot apply with --unit minhash"},
+      {{"--confirm-jaccard", "0"}, "--confirm-jaccard must be a number T with 0 < T <= 1"},
+      {{"--confirm-jaccard", "1.01"}, "--confirm-jaccard must be a number T with 0 < T <= 1"},
+      {{"--confirm-jaccard", "inf"}, "--confirm-jaccard must be a number T with 0 < T <= 1"},
+      {{"--confirm-jaccard", ".8 "}, "--confirm-jaccard must be a number T with 0 < T <= 1"},
+      {{"--confirm-jaccard", "0.8", "--state", "st"},
+       "--confirm-jaccard cannot apply with --state"},
+      {{"--confirm-jaccard", "0.8", "--mode", "annotate"},
+       "--confirm-jaccard applies to --mode filter only"},
   };
   for (const auto& [extra, want] : cases) {
     const ParsedDedup p = parse(extra);
@@ -65,6 +74,22 @@ TEST(MinHashOptions, RefusalsNameTheOption) {
     EXPECT_EQ(*p.exit_code, 2) << extra.front();
     EXPECT_NE(p.message.find(want), std::string::npos) << extra.front() << ": " << p.message;
   }
+}
+
+TEST(MinHashOptions, ConfirmJaccardOnlyWithMinHash) {
+  ParsedDedup p = parse({"--confirm-jaccard", "0.8"});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.key.confirm_jaccard, 0.8);
+  p = parse({"--confirm-jaccard", "1"});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.key.confirm_jaccard, 1.0);
+  EXPECT_EQ(parse({}).config.key.confirm_jaccard, 0.0);
+  p = parse_dedup_options({"--input", fs::temp_directory_path().string(), "--output", "o",
+                           "--key-field", "text", "--confirm-jaccard", "0.8"});
+  ASSERT_TRUE(p.exit_code);
+  EXPECT_EQ(*p.exit_code, 2);
+  EXPECT_NE(p.message.find("--confirm-jaccard applies to --unit minhash only"), std::string::npos)
+      << p.message;
 }
 
 core::KeyScheme scheme() {
@@ -120,6 +145,44 @@ TEST(MinHashRecords, OneKeySeenBeforeMakesANearDuplicate) {
   EXPECT_FALSE(records.decide(batch, 1, verdicts));
   EXPECT_EQ(records.counters().near_duplicates, 1U);
   EXPECT_EQ(records.counters().band_keys_new, 27U);
+}
+
+// With --confirm-jaccard each band key carries the record's 4-bit form
+// after its 16 bytes, hashed as the band key alone; an unconfirmed hit
+// keeps its record, a confirmed one removes it.
+TEST(MinHashRecords, ConfirmationFormsTravelAndOnlyConfirmedHitsCount) {
+  core::KeyScheme k = scheme();
+  k.confirm_jaccard = 0.8;
+  MinHashRecords records(k, core::kDefaultHashSeed);
+  RoundBatch batch;
+  ASSERT_EQ(records.add(batch, 0, "a", "\n", kText, false), "");
+  ASSERT_EQ(records.add(batch, 0, "b", "\n", "another text entirely, six words", false), "");
+  core::MinHashSketcher sketcher(minhash_config(scheme()));
+  core::MinHashSketch sketch;
+  std::string error;
+  ASSERT_TRUE(sketcher.sketch(kText, sketch, error));
+  const core::BbitSignature form = core::pack_bbit(sketch.signature, core::kDefaultConfirmBits);
+  ASSERT_EQ(form.packed.size(), 56U);
+  for (std::size_t b = 0; b < 14; ++b) {
+    const core::KeyRef& key = batch.keys()[batch.first_key(0) + b];
+    ASSERT_EQ(key.bytes.size(), 72U);
+    EXPECT_EQ(std::memcmp(key.bytes.data(), sketch.band_keys[b].data(), 16), 0) << b;
+    EXPECT_EQ(std::memcmp(key.bytes.data() + 16, form.packed.data(), 56), 0) << b;
+    EXPECT_EQ(key.hash, core::hash_key(key.bytes.substr(0, 16), core::kDefaultHashSeed));
+  }
+  std::vector<core::Verdict> verdicts(batch.keys().size(), core::Verdict::kNew);
+  verdicts[batch.first_key(0) + 3] = core::Verdict::kUnconfirmedHit;
+  verdicts[batch.first_key(0) + 5] = core::Verdict::kUnconfirmedHit;
+  verdicts[batch.first_key(1) + 1] = core::Verdict::kUnconfirmedHit;
+  verdicts[batch.first_key(1) + 2] = core::Verdict::kDuplicate;
+  EXPECT_TRUE(records.decide(batch, 0, verdicts));
+  EXPECT_FALSE(records.decide(batch, 1, verdicts));
+  const MinHashCounters& c = records.counters();
+  EXPECT_EQ(c.near_duplicates, 1U);
+  EXPECT_EQ(c.candidates, 2U);
+  EXPECT_EQ(c.confirmed_hits, 1U);
+  EXPECT_EQ(c.unconfirmed_hits, 3U);
+  EXPECT_EQ(c.band_keys_new, 24U);
 }
 
 }  // namespace

@@ -218,6 +218,38 @@ TEST(KeyScheme, MinHashDifferencesNameTheOptionAndBothValues) {
   EXPECT_EQ(key_scheme_difference(record, record_other), "");
 }
 
+// --confirm-jaccard is one more item, written only when on (every other
+// minhash attribute stays as it was); builds before it refuse the item, this
+// one refuses forms other than 4 bits and a T outside (0, 1]; a job with
+// another T, or none, differs naming both values.
+TEST(KeyScheme, ConfirmJaccardIsAnItemOfTheMinHashScheme) {
+  KeyScheme s = minhash_scheme();
+  s.confirm_jaccard = 0.8;
+  const std::string attr = key_scheme_attribute(s);
+  EXPECT_EQ(attr,
+            "key-scheme/v1; fields=text; missing=reject; text=none/v1; digest=none/v1; "
+            "unit=minhash/v1; shingle=word:5; bands=14; rows=8; confirm-jaccard=0.8/b4");
+  EXPECT_EQ(key_scheme_from_state("text", "none/v1", attr), s);
+  const auto with = [&](const std::string& to) {
+    std::string a = attr;
+    a.replace(a.find("0.8/b4"), 6, to);
+    return a;
+  };
+  for (const std::string& bad :
+       {with("0.8/b8"), with("0.8"), with("1.5/b4"), with("0/b4"), with("x/b4"), with("/b4")}) {
+    EXPECT_THROW((void)key_scheme_from_state("text", "none/v1", bad), std::invalid_argument) << bad;
+  }
+  KeyScheme job = minhash_scheme();
+  EXPECT_EQ(key_scheme_difference(s, job),
+            "--confirm-jaccard differs: the state has 0.8, this job asks for off");
+  job.confirm_jaccard = 0.9;
+  EXPECT_EQ(key_scheme_difference(s, job),
+            "--confirm-jaccard differs: the state has 0.8, this job asks for 0.9");
+  KeyScheme record;
+  record.confirm_jaccard = 0.5;
+  EXPECT_EQ(key_scheme_problem(record), "--confirm-jaccard applies to --unit minhash only");
+}
+
 TEST(KeyScheme, MinHashProblems) {
   KeyScheme s = minhash_scheme();
   EXPECT_EQ(key_scheme_problem(s), "");

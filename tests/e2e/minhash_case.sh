@@ -26,6 +26,18 @@
 #               states of other --bands are not merged
 #        annotate  one input file, filter vs --mode annotate (both formats) on N
 #               ranks: a record is flagged exactly when filter mode removes it
+#        confirm  --confirm-jaccard on N ranks: (1) one input file, one reader:
+#               at T = 0.8 byte-exact against the streaming rule with the 4-bit
+#               estimate, and its candidates, confirmed and unconfirmed hits
+#               exact (some hits unconfirmed, fewer removals than without
+#               confirmation); at T = 0.001 the same bytes as a run without
+#               confirmation (every band hit of 14 x 8 has an estimate of at
+#               least 0.0095); (2) four files read in parallel: the documented
+#               guarantees with confirmation (none removed below T), exact at
+#               1 rank, also with --exchange node from 3 ranks; (3, 2 ranks)
+#               refusals before any work: T outside (0, 1], with --state,
+#               --mode annotate, without --unit minhash, and query
+#               --confirm-jaccard
 #        kill   4 SIGKILLs of all ranks at random moments of a checkpointing run
 #               (--checkpoint-rounds 1), resumed on 1..3 ranks each time, then run
 #               to the end on N ranks: the guarantees, and the band key set of
@@ -206,6 +218,75 @@ for line in open(sys.argv[1], "rb").readlines()[30:60]:
   log "merge: $merged band keys as one run over both inputs; other --bands refused"
 }
 
+case_confirm() {
+  corpus "$TMP/one" --files 1 --clusters 60 --seed 47
+  corpus "$TMP/four" --files 4 --clusters 80 --seed 48 --plain
+  local one=("${SMALL[@]}" --split-inputs off) t
+  # 1. One reader: exact, at a threshold and at a tiny one.
+  dedup_ok "$TMP/one" "$TMP/out-plain" "$RANKS" "${one[@]}"
+  dedup_ok "$TMP/one" "$TMP/out-t8" "$RANKS" "${one[@]}" --confirm-jaccard 0.8
+  oracle --exact --confirm-jaccard 0.8 --input "$TMP/one" --output "$TMP/out-t8" \
+    --metrics "$TMP/out-t8/metrics.json"
+  grep -q -- "forms of --confirm-jaccard in memory ~" "$TMP/out-t8.log" ||
+    fail "the plan line does not give the memory of the confirmation forms"
+  local plain t8 unconfirmed
+  plain=$(json_field "$TMP/out-plain/metrics.json" dropped)
+  t8=$(json_field "$TMP/out-t8/metrics.json" dropped)
+  unconfirmed=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["minhash_dedup"]["unconfirmed_hits"])' "$TMP/out-t8/metrics.json")
+  ((unconfirmed > 0 && t8 < plain)) ||
+    fail "T = 0.8: $unconfirmed unconfirmed hits, $t8 removed, $plain without confirmation"
+  dedup_ok "$TMP/one" "$TMP/out-t0" "$RANKS" "${one[@]}" --confirm-jaccard 0.001
+  oracle --exact --confirm-jaccard 0.001 --input "$TMP/one" --output "$TMP/out-t0" \
+    --metrics "$TMP/out-t0/metrics.json"
+  cmp -s "$TMP/out-plain/part-000.jsonl" "$TMP/out-t0/part-000.jsonl" ||
+    fail "T = 0.001 kept other records than a run without confirmation"
+  log "one file: exact with T = 0.8 ($t8 removed, $plain without, $unconfirmed hits" \
+    "unconfirmed); T = 0.001 as without confirmation"
+  # 2. Several readers: the guarantees with confirmation; exact at 1 rank.
+  dedup_ok "$TMP/four" "$TMP/out-four" "$RANKS" "${SMALL[@]}" --confirm-jaccard 0.8
+  local exact=()
+  [[ $RANKS == 1 ]] && exact=(--exact)
+  oracle "${exact[@]}" --confirm-jaccard 0.8 --input "$TMP/four" --output "$TMP/out-four" \
+    --metrics "$TMP/out-four/metrics.json"
+  log "four files: the guarantees with confirmation${exact:+, exact}"
+  if ((RANKS >= 3)); then  # the two-step exchange moves the longer keys too
+    dedup_ok "$TMP/four" "$TMP/out-node" "$RANKS" "${SMALL[@]}" --confirm-jaccard 0.8 \
+      --exchange node
+    oracle --confirm-jaccard 0.8 --input "$TMP/four" --output "$TMP/out-node" \
+      --metrics "$TMP/out-node/metrics.json"
+    log "four files, --exchange node: the guarantees with confirmation"
+  fi
+  [[ $RANKS == 2 ]] || return 0
+  # 3. (2 ranks only) Refusals before any work.
+  for t in 0 1.5 -0.2 nan 0.8x; do
+    refused "T = $t" "--confirm-jaccard must be a number T with 0 < T <= 1, not '$t'" \
+      --confirm-jaccard "$t"
+  done
+  rm -rf "$TMP/st-c"
+  refused "with a state" "--confirm-jaccard cannot apply with --state" \
+    --confirm-jaccard 0.8 --state "$TMP/st-c"
+  [[ ! -e $TMP/st-c ]] || fail "the refused --confirm-jaccard run created its --state"
+  refused "annotate mode" "--confirm-jaccard applies to --mode filter only" \
+    --confirm-jaccard 0.8 --mode annotate
+  local said rc
+  set +e
+  said=$("$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" dedup --input "$TMP/one" \
+    --output "$TMP/out-bad" --key-field text --confirm-jaccard 0.8 2>&1)
+  rc=$?
+  set -e
+  [[ $rc == 2 && $said == *"--confirm-jaccard applies to --unit minhash only"* &&
+    ! -e $TMP/out-bad ]] || { echo "$said" >&2; fail "--confirm-jaccard of records: exit $rc, want 2"; }
+  dedup_ok "$TMP/one" "$TMP/out-st" "$RANKS" --state "$TMP/st-q"
+  set +e
+  said=$("$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" query --state "$TMP/st-q" \
+    --input "$TMP/one" --output "$TMP/out-q" --confirm-jaccard 0.8 2>&1)
+  rc=$?
+  set -e
+  [[ $rc == 2 && $said == *"confirm-jaccard"* && ! -e $TMP/out-q ]] ||
+    { echo "$said" >&2; fail "query --confirm-jaccard: exit $rc, want 2"; }
+  log "refusals: exit 2 naming --confirm-jaccard, nothing written"
+}
+
 case_kill() {
   corpus "$TMP/in" --files 3 --clusters 90 --seed 44 --plain
   local args=(--input "$TMP/in" --key-field text --unit minhash --max-reject-fraction 0.1
@@ -308,7 +389,7 @@ case_annotate() {
 }
 
 case "$CASE" in
-  dedup | kill | annotate) "case_$CASE" ;;
+  dedup | kill | annotate | confirm) "case_$CASE" ;;
   *) echo "minhash_case.sh: unknown case '$CASE'" >&2; exit 2 ;;
 esac
 log "PASS in $((SECONDS - start)) s"

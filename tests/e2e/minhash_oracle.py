@@ -7,12 +7,13 @@ every record's keys are inserted.
 
 usage: minhash_oracle.py --input IN --output OUT [--exact] [--metrics M]
                          [--shingle word:5] [--bands 14] [--rows 8]
+                         [--confirm-jaccard T]
 
 Always (any rank count, after kills and resumes), the documented guarantees:
   - every output is the input's valid records in input order minus some
     (exactly once: none twice, none invented); the rejects are the records
     without a string text field or with invalid UTF-8, no others;
-  - no two kept records share a band key;
+  - no two kept records share a band key (with --confirm-jaccard, below);
   - every removed record shares a band key with another record;
   - every group of records linked by shared band keys (a union-find
     component) keeps at least one record: the removed set is within what
@@ -22,6 +23,15 @@ Always (any rank count, after kills and resumes), the documented guarantees:
 --exact (one reader, so the job's order is the input order: 1 rank, or one
 input file): the outputs are byte for byte the streaming rule's in input
 order.
+--confirm-jaccard T (docs/near-duplicates.md section 6): a band hit counts
+only when the 4-bit estimate between the record and the key's first record
+(P = equal low 4 bits / K, J = (P - 1/16) / (1 - 1/16)) reaches T; the
+streaming rule keeps a record with no counted hit and inserts its keys. The
+guarantees become: every removed record shares a band key with a record of
+estimate >= T (none removed below T); two kept records sharing a band key
+have an estimate below T; every group linked by band keys keeps a record;
+the metrics' band hits split into confirmed and unconfirmed (exact counts
+with --exact).
 --query --state-input DIR ...: OUT is `query --emit hits` of IN against a
 state built from the DIRs: byte for byte the records of IN with a band key
 that a record of the DIRs has, in input order.
@@ -40,6 +50,30 @@ def fail(msg):
     sys.exit(1)
 
 
+CONFIRM_BITS = 4  # core::kDefaultConfirmBits
+
+
+def sketch_of(text, kind, n, bands, rows):
+    """Band keys, each carrying the record's 4-bit form (keys.form)."""
+    _, _, sig, keys = ref.sketch(text, kind, n, bands, rows)
+    return Keys(keys, ref.pack_low_bits(sig, CONFIRM_BITS))
+
+
+class Keys(list):
+    """A record's band keys, and its confirmation form (low bits per value)."""
+
+    def __init__(self, keys, form):
+        super().__init__(keys)
+        self.form = form
+
+
+def estimate(a, b):
+    """The b-bit estimate, in the C++ code's order of operations."""
+    p = int((a.form == b.form).sum()) / len(a.form)
+    c = 2.0 ** -CONFIRM_BITS
+    return (p - c) / (1.0 - c)
+
+
 def records_of(path, kind, n, bands, rows):
     """(line bytes with terminator, band keys or None for a reject) per line;
     a JSONL file's text field, or a plain-line file's whole line."""
@@ -49,7 +83,7 @@ def records_of(path, kind, n, bands, rows):
             body = line.rstrip(b"\n")
             if not path.endswith(".jsonl"):
                 try:
-                    out.append((line, ref.sketch(body.decode("utf-8"), kind, n, bands, rows)[3]))
+                    out.append((line, sketch_of(body.decode("utf-8"), kind, n, bands, rows)))
                 except UnicodeDecodeError:
                     out.append((line, None))
                 continue
@@ -62,7 +96,7 @@ def records_of(path, kind, n, bands, rows):
             if not isinstance(text, str):
                 out.append((line, None))
                 continue
-            out.append((line, ref.sketch(text, kind, n, bands, rows)[3]))
+            out.append((line, sketch_of(text, kind, n, bands, rows)))
     return out
 
 
@@ -106,8 +140,9 @@ class Components:
         self.parent[self.find(a)] = self.find(b)
 
 
-def check_guarantees(keys, kept):
-    """keys: band keys per valid record (job-independent order); kept: flags."""
+def check_guarantees(keys, kept, confirm=0.0):
+    """keys: band keys per valid record (job-independent order); kept: flags;
+    confirm: --confirm-jaccard (0: off)."""
     owners = {}
     comp = Components(len(keys))
     for i, ks in enumerate(keys):
@@ -120,15 +155,31 @@ def check_guarantees(keys, kept):
     for i, ks in enumerate(keys):
         for k in ks:
             holders[k] = holders.get(k, 0) + 1
-    seen_kept = {}
+    holders_of = {}
+    for i, ks in enumerate(keys):
+        for k in ks:
+            holders_of.setdefault(k, []).append(i)
+    for k, h in holders_of.items():
+        kept_h = [x for x in h if kept[x]]
+        if not confirm:
+            if len(kept_h) > 1:
+                fail("kept records %d and %d share a band key" % (kept_h[0], kept_h[1]))
+            continue
+        # Some holder inserted k first; every other kept holder's hit on k
+        # was below T against it.
+        if len(kept_h) > 1 and not any(
+                all(estimate(keys[f], keys[x]) < confirm for x in kept_h if x != f) for f in h):
+            fail("kept records %s share a band key, and for every record holding it some other "
+                 "kept one has estimate >= %g against it" % (kept_h, confirm))
     for i, ks in enumerate(keys):
         if kept[i]:
-            for k in ks:
-                if k in seen_kept:
-                    fail("kept records %d and %d share a band key" % (seen_kept[k], i))
-                seen_kept[k] = i
-        elif all(holders[k] == 1 for k in ks):
+            continue
+        if all(holders[k] == 1 for k in ks):
             fail("record %d was removed but shares no band key with any record" % i)
+        elif confirm and not any(estimate(keys[j], keys[i]) >= confirm
+                                 for k in ks for j in holders_of[k] if j != i):
+            fail("record %d was removed but no record sharing a band key with it has "
+                 "estimate >= %g" % (i, confirm))
     kept_in = set(comp.find(i) for i in range(len(keys)) if kept[i])
     roots = set(comp.find(i) for i in range(len(keys)))
     lost = roots - kept_in
@@ -171,14 +222,17 @@ def main():
     ap.add_argument("--shingle", default="word:5")
     ap.add_argument("--bands", type=int, default=14)
     ap.add_argument("--rows", type=int, default=8)
+    ap.add_argument("--confirm-jaccard", type=float, default=0.0)
     a = ap.parse_args()
+    confirm = a.confirm_jaccard
     kind, n = a.shingle.split(":")
     n = int(n)
     if a.query:
         check_query(a, kind, n)
         return
     all_keys, all_kept, rejects, stream_removed = [], [], 0, 0
-    seen = set()
+    seen = {}  # band key -> the keys (and form) of the record that inserted it
+    hits = {"candidates": 0, "confirmed_hits": 0, "unconfirmed_hits": 0}
     for rel in inputs(a.input):
         recs = records_of(os.path.join(a.input, rel), kind, n, a.bands, a.rows)
         kept = kept_lines(os.path.join(a.output, rel), recs, rel)
@@ -187,8 +241,14 @@ def main():
             if ks is None:
                 rejects += 1
                 continue
-            near = any(k in seen for k in ks)
-            seen.update(ks)
+            hit = [k for k in ks if k in seen]
+            counted = [k for k in hit if not confirm or estimate(seen[k], ks) >= confirm]
+            near = bool(counted)
+            hits["candidates"] += bool(hit)
+            hits["confirmed_hits"] += len(counted)
+            hits["unconfirmed_hits"] += len(hit) - len(counted)
+            for k in ks:
+                seen.setdefault(k, ks)
             stream_removed += near
             if not near:
                 want += line
@@ -200,7 +260,7 @@ def main():
             if got != want:
                 fail("%s: output differs from the streaming rule in input order (%d bytes, "
                      "want %d)" % (rel, len(got), len(want)))
-    groups, distinct = check_guarantees(all_keys, all_kept)
+    groups, distinct = check_guarantees(all_keys, all_kept, confirm)
     removed = all_kept.count(False)
     if a.exact and removed != stream_removed:
         fail("%d removed, the streaming rule removes %d" % (removed, stream_removed))
@@ -216,12 +276,23 @@ def main():
         for name, v in want.items():
             if m[name] != v:
                 fail("metrics %s = %s, want %s" % (name, m[name], v))
+        if a.exact:
+            want_mh.update(hits)
+        got_hits = mh["confirmed_hits"] + mh["unconfirmed_hits"]
+        if got_hits + mh["band_keys_inserted"] != mh["band_keys"]:
+            fail("metrics: %d band hits and %d inserted, of %d band keys" %
+                 (got_hits, mh["band_keys_inserted"], mh["band_keys"]))
+        if not confirm and mh["unconfirmed_hits"] != 0:
+            fail("metrics: unconfirmed hits without --confirm-jaccard")
+        if mh["candidates"] < removed:
+            fail("metrics: %d candidates, fewer than the %d removed" % (mh["candidates"], removed))
         for name, v in want_mh.items():
             if mh[name] != v:
                 fail("metrics minhash_dedup.%s = %s, want %s" % (name, mh[name], v))
     print("minhash_oracle: %d records, %d removed (streaming in input order: %d), %d rejects, "
-          "%d groups, %d band keys" % (len(all_keys), removed, stream_removed, rejects, groups,
-                                      distinct))
+          "%d groups, %d band keys; streaming: %d candidates, %d hits confirmed, %d unconfirmed"
+          % (len(all_keys), removed, stream_removed, rejects, groups, distinct,
+             hits["candidates"], hits["confirmed_hits"], hits["unconfirmed_hits"]))
 
 
 if __name__ == "__main__":

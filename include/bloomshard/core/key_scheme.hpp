@@ -54,6 +54,15 @@ struct KeyScheme {
   std::string shingle = "word:5";  ///< "word:N" or "char:N", canonical (no leading zeros)
   std::uint32_t bands = 14;
   std::uint32_t rows = 8;
+  /// --confirm-jaccard T: a band hit counts only when the Jaccard
+  /// similarity estimated against the record that first inserted the key
+  /// reaches T (0 < T <= 1); 0: off (every band hit counts). With it, each
+  /// band key travels and is kept with the b-bit form of its record's
+  /// signature (core::kDefaultConfirmBits bits a value;
+  /// docs/near-duplicates.md section 6). Saved as the item
+  /// "confirm-jaccard=T/b4" (only when on), which builds before it refuse;
+  /// dedup still refuses --state with it (the forms are not checkpointed).
+  double confirm_jaccard = 0.0;
   friend bool operator==(const KeyScheme&, const KeyScheme&) = default;
 };
 
@@ -78,7 +87,8 @@ inline constexpr std::string_view kKeySchemeVersionLabel = "key-scheme/v1";
 /// min-paragraph-bytes=N; drop-if-removed-fraction=F" (F in shortest
 /// round-trip decimal), items the part-2 builds do not know and refuse; a
 /// minhash scheme adds "; unit=minhash/v1; shingle=word:5; bands=14;
-/// rows=8", which builds before it refuse (unknown unit value).
+/// rows=8", which builds before it refuse (unknown unit value), and with
+/// --confirm-jaccard "; confirm-jaccard=0.8/b4" (T, the forms' 4 bits).
 [[nodiscard]] std::string key_scheme_items(const KeyScheme& s);
 
 /// The `key_scheme` attribute: "" for a legacy scheme (the attribute is

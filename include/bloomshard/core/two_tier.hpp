@@ -28,6 +28,11 @@ enum class Verdict : std::uint8_t {
   kNew = 0,                    ///< Bloom said absent: first time seen
   kDuplicate = 1,              ///< confirmed by tier 2
   kNewAfterFalsePositive = 2,  ///< Bloom said maybe, tier 2 said absent
+  /// --unit minhash with --confirm-jaccard (core/minhash/band_confirmation.hpp):
+  /// the band key was in tier 2 (not inserted again), but the similarity
+  /// estimated against its first record is below the threshold, so the hit
+  /// does not make its record a near-duplicate.
+  kUnconfirmedHit = 3,
 };
 
 /// True for verdicts whose record is kept.

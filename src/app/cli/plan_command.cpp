@@ -13,6 +13,7 @@
 #include "app/options/minhash_options.hpp"
 #include "app/report/json_writer.hpp"
 #include "core/bloom/sizing_plan.hpp"
+#include "core/minhash/band_confirmation.hpp"
 #include "core/minhash/minhash_jaccard.hpp"
 #include "core/minhash/minhash_signature.hpp"
 
@@ -169,7 +170,7 @@ void print_minhash_table(const MinHashPlan& m) {
   std::printf("  band keys           %10llu B\n", static_cast<unsigned long long>(m.payload));
   std::printf(
       "  with confirmation   %10llu B (b = %u bits per value beside each key; "
-      "--confirm-jaccard is not built yet)\n",
+      "--confirm-jaccard keeps them in memory for the run, not yet in a state)\n",
       static_cast<unsigned long long>(m.payload_confirmed), core::kDefaultConfirmBits);
   std::printf("with confirmation (per rank unless said)\n");
   std::printf("  tier 2 on disk      %10.1f MiB\n", m.confirmed.tier2_disk_bytes / kMiB);
@@ -297,7 +298,7 @@ std::string dedup_plan_line(const DedupConfig& c, const InputSample& sample, std
   if (c.key.unit == core::KeyUnit::kMinHash) {  // B 16-byte keys per new record
     std::snprintf(facts, sizeof facts,
                   "); --unit minhash %s %ux%u: tier-2 payload %llu B per new record (%llu B "
-                  "with --confirm-jaccard at b = %u, not built yet)",
+                  "with --confirm-jaccard at b = %u)",
                   c.key.shingle.c_str(), c.key.bands, c.key.rows,
                   static_cast<unsigned long long>(
                       core::minhash_tier2_payload_per_record(c.key.bands, c.key.rows, 0)),
@@ -305,6 +306,14 @@ std::string dedup_plan_line(const DedupConfig& c, const InputSample& sample, std
                       c.key.bands, c.key.rows, core::kDefaultConfirmBits)),
                   core::kDefaultConfirmBits);
     line += facts;
+    if (c.key.confirm_jaccard > 0.0) {  // the owners' forms, beside the plan below
+      const std::uint64_t keys = in.records * c.key.bands / std::max<std::uint32_t>(1, ranks);
+      std::snprintf(facts, sizeof facts, ", forms of --confirm-jaccard in memory ~%.1f MiB/rank",
+                    static_cast<double>(core::confirm_table_bytes(keys, c.key.bands * c.key.rows,
+                                                                  core::kDefaultConfirmBits)) /
+                        (1024.0 * 1024.0));
+      line += facts;
+    }
     // Which band keys repeat is not sampled: every one is counted new.
     in.unique_fraction = 1.0;
     char table[256];

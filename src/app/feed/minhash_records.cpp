@@ -11,7 +11,10 @@ core::MinHashConfig minhash_config(const core::KeyScheme& key) {
 }
 
 MinHashRecords::MinHashRecords(const core::KeyScheme& key, std::uint64_t hash_seed)
-    : hash_seed_(hash_seed), sketcher_(minhash_config(key)), field_(key.fields.front()) {}
+    : hash_seed_(hash_seed),
+      sketcher_(minhash_config(key)),
+      field_(key.fields.front()),
+      confirm_bits_(key.confirm_jaccard > 0.0 ? core::kDefaultConfirmBits : 0) {}
 
 std::string_view MinHashRecords::add(RoundBatch& batch, std::uint32_t file_slot,
                                      std::string_view line, std::string_view terminator,
@@ -26,9 +29,16 @@ std::string_view MinHashRecords::add(RoundBatch& batch, std::uint32_t file_slot,
   ++counters_.records;
   if (sketch_.empty) ++counters_.empty_texts;
   batch.add_record(file_slot, line, terminator);
+  if (confirm_bits_ != 0) form_ = core::pack_bbit(sketch_.signature, confirm_bits_);
   for (const core::BandKey& k : sketch_.band_keys) {
     const std::string_view bytes(reinterpret_cast<const char*>(k.data()), k.size());
-    batch.add_key(core::hash_key(bytes, hash_seed_), bytes);
+    if (confirm_bits_ == 0) {
+      batch.add_key(core::hash_key(bytes, hash_seed_), bytes);
+      continue;
+    }
+    wire_key_.assign(bytes);
+    wire_key_.append(reinterpret_cast<const char*>(form_.packed.data()), form_.packed.size());
+    batch.add_key(core::hash_key(bytes, hash_seed_), wire_key_);
   }
   counters_.band_keys += sketch_.band_keys.size();
   return {};
@@ -39,13 +49,20 @@ bool MinHashRecords::decide(const RoundBatch& batch, std::size_t i,
   const std::span<const core::Verdict> mine =
       verdicts.subspan(batch.first_key(i), batch.key_count(i));
   bool kept = true;
+  bool hit = false;
   for (const core::Verdict v : mine) {
-    if (core::is_kept(v)) {
-      ++counters_.band_keys_new;
-    } else {
+    if (v == core::Verdict::kDuplicate) {
       kept = false;
+      hit = true;
+      ++counters_.confirmed_hits;
+    } else if (v == core::Verdict::kUnconfirmedHit) {
+      hit = true;
+      ++counters_.unconfirmed_hits;
+    } else {
+      ++counters_.band_keys_new;
     }
   }
+  if (hit) ++counters_.candidates;
   if (!kept) ++counters_.near_duplicates;
   return kept;
 }

@@ -10,8 +10,13 @@
 // source rank, position; the router keeps a record's keys in one
 // sub-round), so of two records sharing a band key the later one in that
 // order is removed and the earlier one is not removed for that key: never
-// both for each other's sake. Not collective; one per rank. Memory: one
-// sketcher (a normalization chunk, a shingle window, the signature).
+// both for each other's sake. With --confirm-jaccard each band key carries
+// the b-bit form of the record's signature after its 16 bytes (the wire key
+// of core/minhash/band_confirmation.hpp; its hash is the band key's), and a
+// band hit counts only when the owner confirmed it (Verdict::kDuplicate,
+// not kUnconfirmedHit): a record whose hits are all unconfirmed is kept.
+// Not collective; one per rank. Memory: one sketcher (a normalization
+// chunk, a shingle window, the signature) and one wire key.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +26,7 @@
 
 #include "app/round/round_batch.hpp"
 #include "bloomshard/core/key_scheme.hpp"
+#include "core/minhash/minhash_jaccard.hpp"
 #include "core/minhash/minhash_sketch.hpp"
 #include "io/records/json_field_token.hpp"
 
@@ -32,11 +38,14 @@ inline constexpr std::string_view kRejectMinHashNotString = "minhash text field 
 
 /// This rank's --unit minhash counters (this process).
 struct MinHashCounters {
-  std::uint64_t records = 0;          ///< records sketched (rejects not included)
-  std::uint64_t empty_texts = 0;      ///< of those, empty after normalization
-  std::uint64_t near_duplicates = 0;  ///< records removed: a band key seen before
-  std::uint64_t band_keys = 0;        ///< band keys routed (the empty-text key included)
-  std::uint64_t band_keys_new = 0;    ///< of those, first seen here: inserted
+  std::uint64_t records = 0;           ///< records sketched (rejects not included)
+  std::uint64_t empty_texts = 0;       ///< of those, empty after normalization
+  std::uint64_t near_duplicates = 0;   ///< records removed: a band key seen before
+  std::uint64_t band_keys = 0;         ///< band keys routed (the empty-text key included)
+  std::uint64_t band_keys_new = 0;     ///< of those, first seen here: inserted
+  std::uint64_t candidates = 0;        ///< records with at least one band hit
+  std::uint64_t confirmed_hits = 0;    ///< band hits that count (all, without confirmation)
+  std::uint64_t unconfirmed_hits = 0;  ///< band hits below --confirm-jaccard
 };
 
 class MinHashRecords {
@@ -53,8 +62,8 @@ class MinHashRecords {
                                      std::string_view text, bool json);
 
   /// Decides record i of `batch` from its band keys' verdicts (all of the
-  /// batch's, in key order) and counts it: true when kept (every band key
-  /// new), false when a near-duplicate.
+  /// batch's, in key order) and counts it: true when kept (no band hit, or
+  /// only unconfirmed ones), false when a near-duplicate.
   bool decide(const RoundBatch& batch, std::size_t i, std::span<const core::Verdict> verdicts);
 
   [[nodiscard]] const MinHashCounters& counters() const noexcept { return counters_; }
@@ -64,8 +73,11 @@ class MinHashRecords {
   core::MinHashSketcher sketcher_;
   core::MinHashSketch sketch_;
   io::JsonFieldToken field_;
-  std::string error_;   // the sketch's reason for an invalid text
-  std::string reason_;  // the reject reason add() returned last
+  std::uint32_t confirm_bits_;  // 0: no confirmation form after the keys
+  core::BbitSignature form_;    // the record's confirmation form
+  std::string wire_key_;        // a band key and the form
+  std::string error_;           // the sketch's reason for an invalid text
+  std::string reason_;          // the reject reason add() returned last
   MinHashCounters counters_;
 };
 

@@ -80,6 +80,7 @@ constexpr std::string_view kDedupOptionOrder[] = {
     "shingle",
     "bands",
     "rows",
+    "confirm-jaccard",
 };
 
 po::options_description describe(DedupConfig& c, DedupFlags& flags) {
@@ -110,6 +111,11 @@ po::options_description describe(DedupConfig& c, DedupFlags& flags) {
 // Throws std::invalid_argument naming the option of the first bad value.
 void apply_flags(const DedupFlags& flags, DedupConfig& c) {
   apply_key_flags(flags.key, c);
+  if (c.key.unit != core::KeyUnit::kMinHash) {
+    if (std::string p = minhash_flags_without_unit(flags.key.minhash); !p.empty()) {
+      throw std::invalid_argument(p);
+    }
+  }
   apply_checkpoint_flags(flags.checkpoint, c);
   apply_output_flags(flags.output, c);
   apply_exchange_flags(flags.exchange, c);
@@ -140,6 +146,13 @@ std::string kept_copy_problem(const DedupConfig& c) {
 std::string minhash_problem(const DedupConfig& c) {
   if (c.key.unit != core::KeyUnit::kMinHash) return {};
   if (c.window.window != 0) return "--window cannot apply with --unit minhash yet";
+  if (c.key.confirm_jaccard == 0.0) return {};
+  // The confirmation forms live at the owners only for the run: not yet
+  // saved in a state, nor carried back to an attribute file.
+  if (!c.state_dir.empty()) return "--confirm-jaccard cannot apply with --state yet";
+  if (c.annotate.mode != RunMode::kFilter) {
+    return "--confirm-jaccard applies to --mode filter only (not yet to annotate)";
+  }
   return {};
 }
 

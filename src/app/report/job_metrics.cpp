@@ -106,6 +106,9 @@ JobCounters local_counters(const InputFeed& feed, const core::TwoTierSet& set,
   c.near_duplicates = m.near_duplicates;
   c.band_keys = m.band_keys;
   c.band_keys_new = m.band_keys_new;
+  c.minhash_candidates = m.candidates;
+  c.confirmed_hits = m.confirmed_hits;
+  c.unconfirmed_hits = m.unconfirmed_hits;
   for (const auto& [reason, n] : feed.reject_counts()) c.rejected_by_reason[reason] = n;
   return c;
 }
@@ -270,6 +273,9 @@ constexpr JsonField<JobCounters> kMinHashFields[] = {
     {"near_duplicates", &JobCounters::near_duplicates},
     {"band_keys", &JobCounters::band_keys},
     {"band_keys_inserted", &JobCounters::band_keys_new},
+    {"candidates", &JobCounters::minhash_candidates},
+    {"confirmed_hits", &JobCounters::confirmed_hits},
+    {"unconfirmed_hits", &JobCounters::unconfirmed_hits},
 };
 constexpr JsonField<CheckpointRecord> kCheckpointFields[] = {
     {"generation", &CheckpointRecord::generation},
@@ -465,16 +471,20 @@ std::string paragraph_counts(const JobCounters& c) {
 }
 
 std::string minhash_counts(const JobCounters& c) {
-  char buf[512];
+  char buf[640];
   std::snprintf(buf, sizeof buf,
                 "  minhash: %llu records sketched (%llu empty texts), %llu near-duplicates "
-                "removed (%.2f%%); %llu band keys, %llu inserted\n",
+                "removed (%.2f%%) of %llu candidates; %llu band keys, %llu inserted, %llu hits "
+                "confirmed, %llu unconfirmed\n",
                 static_cast<unsigned long long>(c.minhash_records),
                 static_cast<unsigned long long>(c.minhash_empty_texts),
                 static_cast<unsigned long long>(c.near_duplicates),
                 percent(c.near_duplicates, c.minhash_records),
+                static_cast<unsigned long long>(c.minhash_candidates),
                 static_cast<unsigned long long>(c.band_keys),
-                static_cast<unsigned long long>(c.band_keys_new));
+                static_cast<unsigned long long>(c.band_keys_new),
+                static_cast<unsigned long long>(c.confirmed_hits),
+                static_cast<unsigned long long>(c.unconfirmed_hits));
   return buf;
 }
 

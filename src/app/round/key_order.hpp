@@ -100,10 +100,10 @@ class KeyOrder {
 /// never wrong), at most 1M keys (a 48 MiB table).
 [[nodiscard]] std::size_t file_order_reserve(const RunManifest& m, std::uint32_t ranks);
 
-/// The strategy of a run: in input order when keeps_input_order() (then
-/// `feed` tags every key), else in file order when keeps_file_order() (then
-/// `feed` tags its keys, and the memory is sized for `ranks`), else in
-/// batch order.
+/// The strategy of a run: the confirming batch order under --unit minhash
+/// with --confirm-jaccard (confirmed_band_order.hpp), else in input order when keeps_input_order()
+/// (then `feed` tags every key), else in file order when keeps_file_order() (then `feed` tags its
+/// keys, and the memory is sized for `ranks`), else in batch order.
 [[nodiscard]] std::unique_ptr<KeyOrder> make_key_order(const DedupConfig& config,
                                                        const RunManifest& m, std::uint32_t ranks,
                                                        InputFeed& feed);

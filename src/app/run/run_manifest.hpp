@@ -114,6 +114,9 @@ struct JobCounters {
   std::uint64_t near_duplicates = 0;
   std::uint64_t band_keys = 0;
   std::uint64_t band_keys_new = 0;
+  std::uint64_t minhash_candidates = 0;  ///< records with a band hit
+  std::uint64_t confirmed_hits = 0;      ///< band hits that count
+  std::uint64_t unconfirmed_hits = 0;    ///< band hits below --confirm-jaccard
   std::map<std::string, std::uint64_t> rejected_by_reason;
   JobCounters& operator+=(const JobCounters& o);
 };
@@ -159,6 +162,9 @@ inline constexpr CounterField kCounterFields[] = {
     {"near_duplicates", &JobCounters::near_duplicates, false, true},
     {"band_keys", &JobCounters::band_keys, false, true},
     {"band_keys_new", &JobCounters::band_keys_new, false, true},
+    {"minhash_candidates", &JobCounters::minhash_candidates, false, true},
+    {"confirmed_hits", &JobCounters::confirmed_hits, false, true},
+    {"unconfirmed_hits", &JobCounters::unconfirmed_hits, false, true},
 };
 
 struct RunManifest {

@@ -56,6 +56,9 @@ std::string minhash_problem(const KeyScheme& s) {
            ": each must be at least 1 and their product at most " +
            std::to_string(kMaxSignatureValues);
   }
+  if (!(s.confirm_jaccard == 0.0 || (s.confirm_jaccard > 0.0 && s.confirm_jaccard <= 1.0))) {
+    return "--confirm-jaccard must be in (0, 1]";
+  }
   return {};
 }
 
@@ -93,6 +96,27 @@ double parse_fraction(std::string_view item, std::string_view value) {
   return f;
 }
 
+// --confirm-jaccard T with the forms' bits per value: "0.8/b4".
+constexpr std::string_view kConfirmFormSuffix = "/b4";
+
+std::string confirm_text(double t) { return fraction_text(t) + std::string(kConfirmFormSuffix); }
+
+double parse_confirm(std::string_view item, std::string_view value) {
+  if (value.size() <= kConfirmFormSuffix.size() ||
+      value.substr(value.size() - kConfirmFormSuffix.size()) != kConfirmFormSuffix) {
+    throw std::invalid_argument("key_scheme item '" + std::string(item) +
+                                "' is not known (only 4-bit forms, /b4, are)");
+  }
+  const double t = parse_fraction(item, value.substr(0, value.size() - kConfirmFormSuffix.size()));
+  if (!(t > 0.0 && t <= 1.0)) {  // written only when on
+    throw std::invalid_argument("key_scheme item '" + std::string(item) + "' is not in (0, 1]");
+  }
+  return t;
+}
+
+// "off" or T as the scheme item writes it.
+std::string confirm_label(double t) { return t == 0.0 ? "off" : fraction_text(t); }
+
 }  // namespace
 
 std::string key_scheme_problem(const KeyScheme& s) {
@@ -111,6 +135,7 @@ std::string key_scheme_problem(const KeyScheme& s) {
     }
   }
   if (s.unit == KeyUnit::kMinHash) return minhash_problem(s);
+  if (s.confirm_jaccard != 0.0) return "--confirm-jaccard applies to --unit minhash only";
   return {};
 }
 
@@ -140,6 +165,9 @@ std::string key_scheme_items(const KeyScheme& s) {
   if (s.unit == KeyUnit::kMinHash) {
     items += "; unit=" + std::string(unit_label(s.unit)) + "; shingle=" + s.shingle +
              "; bands=" + std::to_string(s.bands) + "; rows=" + std::to_string(s.rows);
+    // Only with confirmation, so the attribute of every other minhash
+    // scheme stays as it was; builds before it refuse the item.
+    if (s.confirm_jaccard != 0.0) items += "; confirm-jaccard=" + confirm_text(s.confirm_jaccard);
   }
   return items;
 }
@@ -191,6 +219,8 @@ KeyScheme key_scheme_from_state(std::string_view key_field, std::string_view nor
       s.bands = parse_u32(item, value);
     } else if (name == "rows") {
       s.rows = parse_u32(item, value);
+    } else if (name == "confirm-jaccard") {
+      s.confirm_jaccard = parse_confirm(item, value);
     } else if (name == "split") {
       s.paragraph_split = parse_paragraph_split(value);
     } else if (name == "min-paragraph-bytes") {
@@ -261,6 +291,10 @@ std::string key_scheme_difference(const KeyScheme& saved, const KeyScheme& job) 
     }
     if (saved.rows != job.rows) {
       return differs("--rows", std::to_string(saved.rows), std::to_string(job.rows));
+    }
+    if (saved.confirm_jaccard != job.confirm_jaccard) {
+      return differs("--confirm-jaccard", confirm_label(saved.confirm_jaccard),
+                     confirm_label(job.confirm_jaccard));
     }
   }
   return {};

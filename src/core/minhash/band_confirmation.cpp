@@ -1,0 +1,102 @@
+#include "core/minhash/band_confirmation.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "core/minhash/minhash_jaccard.hpp"
+
+namespace bloomshard::core {
+
+std::uint32_t bbit_matches(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b,
+                           std::uint32_t values, std::uint32_t bits) noexcept {
+  std::uint32_t matches = 0;
+  if (bits >= 8) {  // whole bytes per value
+    const std::size_t step = bits / 8;
+    for (std::size_t i = 0; i < values; ++i) {
+      matches += std::memcmp(a.data() + i * step, b.data() + i * step, step) == 0 ? 1U : 0U;
+    }
+    return matches;
+  }
+  const unsigned mask = (1U << bits) - 1U;
+  for (std::size_t i = 0; i < values; ++i) {
+    const std::size_t bit = i * bits;
+    const unsigned x = (a[bit / 8] >> (bit % 8)) & mask;
+    const unsigned y = (b[bit / 8] >> (bit % 8)) & mask;
+    matches += x == y ? 1U : 0U;
+  }
+  return matches;
+}
+
+double bbit_estimate(std::uint32_t matches, std::uint32_t values, std::uint32_t bits) noexcept {
+  const double p = static_cast<double>(matches) / static_cast<double>(values);
+  const double chance = std::ldexp(1.0, -static_cast<int>(bits));
+  return (p - chance) / (1.0 - chance);
+}
+
+std::uint64_t confirm_table_bytes(std::uint64_t keys, std::uint32_t values,
+                                  std::uint32_t bits) noexcept {
+  return keys * (bbit_bytes(values, bits) + kConfirmIndexBytesPerKey);
+}
+
+std::size_t BandConfirmer::BandKeyHash::operator()(const BandKey& k) const noexcept {
+  // Band keys are XXH3-128 digests: any 8 of their bytes are uniform.
+  std::uint64_t h = 0;
+  std::memcpy(&h, k.data(), sizeof(h));
+  return static_cast<std::size_t>(h);
+}
+
+BandConfirmer::BandConfirmer(double threshold, std::uint32_t values, std::uint32_t bits)
+    : threshold_(threshold), values_(values), bits_(bits), form_bytes_(bbit_bytes(values, bits)) {
+  if (!(threshold > 0.0 && threshold <= 1.0)) {
+    throw std::invalid_argument("confirmation threshold " + std::to_string(threshold) +
+                                " is not in (0, 1]");
+  }
+  if (values == 0 || !valid_confirm_bits(bits)) {
+    throw std::invalid_argument("confirmation forms of " + std::to_string(values) + " x " +
+                                std::to_string(bits) + " bits");
+  }
+}
+
+void BandConfirmer::decide(TwoTierSet& set, std::span<const KeyRef> wire, std::span<Verdict> out) {
+  if (out.size() != wire.size()) {
+    throw std::invalid_argument("confirm: " + std::to_string(out.size()) + " verdicts for " +
+                                std::to_string(wire.size()) + " keys");
+  }
+  band_keys_.clear();
+  for (const KeyRef& k : wire) {
+    if (k.bytes.size() != wire_bytes()) {
+      throw std::invalid_argument("confirm: a key of " + std::to_string(k.bytes.size()) +
+                                  " bytes, want " + std::to_string(wire_bytes()) +
+                                  " (band key and its form)");
+    }
+    band_keys_.push_back({k.hash, k.bytes.substr(0, kBandKeyBytes)});
+  }
+  set.decide_batch(band_keys_, out);
+  for (std::size_t i = 0; i < wire.size(); ++i) {
+    BandKey key;
+    std::memcpy(key.data(), wire[i].bytes.data(), kBandKeyBytes);
+    const auto* form = reinterpret_cast<const std::uint8_t*>(wire[i].bytes.data()) + kBandKeyBytes;
+    if (is_kept(out[i])) {  // inserted now: this record is the key's first
+      if (index_.try_emplace(key, static_cast<std::uint32_t>(index_.size())).second) {
+        forms_.insert(forms_.end(), form, form + form_bytes_);
+      }
+      continue;
+    }
+    const auto found = index_.find(key);
+    if (found == index_.end()) {
+      throw std::logic_error("confirm: a band key in tier 2 without its confirmation form");
+    }
+    const std::uint32_t m =
+        bbit_matches(form_of(found->second), {form, form_bytes_}, values_, bits_);
+    if (bbit_estimate(m, values_, bits_) >= threshold_) {
+      ++counters_.confirmed;
+    } else {
+      out[i] = Verdict::kUnconfirmedHit;
+      ++counters_.unconfirmed;
+    }
+  }
+}
+
+}  // namespace bloomshard::core

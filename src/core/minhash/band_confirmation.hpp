@@ -1,0 +1,98 @@
+// Confirmation of band hits at the owner (--confirm-jaccard T): each band
+// key travels with the b-bit form of its record's whole signature
+// (minhash_jaccard.hpp, pack_bbit) appended to its 16 bytes, the "wire key".
+// The owner lets tier 2 decide the band keys as usual, in order, then
+// walks the keys in the same order: a key inserted now has its form
+// remembered (the first record's, never replaced); a key tier 2 already
+// held is a band hit, confirmed (Verdict::kDuplicate) when the Jaccard
+// estimate between the two forms reaches T, else Verdict::kUnconfirmedHit.
+// A later key of the same batch is compared with the form of the earlier
+// one that inserted it. The forms live in a side table of this owner, by
+// band key, for the run (not saved in a state). Memory: one form (56 bytes
+// at 14 x 8, b = 4) plus about 60 bytes of hash-table node, bucket and
+// growth per band key the owner inserted (116 B a key measured at 14 x 8,
+// 4M keys, peak RSS). Not collective; one per rank.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "bloomshard/core/two_tier.hpp"
+#include "core/minhash/minhash_band_key.hpp"
+
+namespace bloomshard::core {
+
+/// Bytes of a band key on the wire, before its form.
+inline constexpr std::size_t kBandKeyBytes = sizeof(BandKey);
+
+/// Matching b-bit values of two packed forms of `values` values each
+/// (pack_bbit's layout; `bits` one of 1, 2, 4, 8, 16, 32).
+[[nodiscard]] std::uint32_t bbit_matches(std::span<const std::uint8_t> a,
+                                         std::span<const std::uint8_t> b, std::uint32_t values,
+                                         std::uint32_t bits) noexcept;
+
+/// The b-bit estimate of `matches` equal values out of `values`:
+/// (P - 2^-b) / (1 - 2^-b) with P = matches / values, computed in exactly
+/// that order (the e2e oracle repeats it to the last bit).
+[[nodiscard]] double bbit_estimate(std::uint32_t matches, std::uint32_t values,
+                                   std::uint32_t bits) noexcept;
+
+/// Bytes of the side table beside each form (node, bucket, growth; see
+/// the banner), for the plan.
+inline constexpr std::uint64_t kConfirmIndexBytesPerKey = 60;
+
+/// Resident bytes of the forms of `keys` band keys (forms of `values`
+/// values of `bits` bits), index included.
+[[nodiscard]] std::uint64_t confirm_table_bytes(std::uint64_t keys, std::uint32_t values,
+                                                std::uint32_t bits) noexcept;
+
+/// Counters of one owner's confirmations (band-key level).
+struct ConfirmCounters {
+  std::uint64_t confirmed = 0;    ///< band hits whose estimate reached T
+  std::uint64_t unconfirmed = 0;  ///< band hits below T
+};
+
+class BandConfirmer {
+ public:
+  /// `threshold` T in (0, 1]; forms of `values` values of `bits` bits.
+  /// Throws std::invalid_argument otherwise.
+  BandConfirmer(double threshold, std::uint32_t values, std::uint32_t bits);
+
+  /// Bytes a wire key has: the band key and the form.
+  [[nodiscard]] std::size_t wire_bytes() const noexcept { return kBandKeyBytes + form_bytes_; }
+
+  /// Decides `wire` keys into `out` in order (see the banner): tier 2 on
+  /// their first 16 bytes (the KeyRef hash must be the band key's), then
+  /// confirmation. Throws std::invalid_argument for a key of another size
+  /// or out.size() != wire.size(), std::logic_error for a band hit whose
+  /// key has no remembered form (tier 2 held keys this owner did not see
+  /// inserted: a state, which the job refuses with confirmation).
+  void decide(TwoTierSet& set, std::span<const KeyRef> wire, std::span<Verdict> out);
+
+  [[nodiscard]] const ConfirmCounters& counters() const noexcept { return counters_; }
+  /// Band keys with a remembered form.
+  [[nodiscard]] std::size_t forms() const noexcept { return index_.size(); }
+
+ private:
+  struct BandKeyHash {
+    std::size_t operator()(const BandKey& k) const noexcept;
+  };
+  [[nodiscard]] std::span<const std::uint8_t> form_of(std::size_t n) const noexcept {
+    return {forms_.data() + n * form_bytes_, form_bytes_};
+  }
+
+  double threshold_;
+  std::uint32_t values_;
+  std::uint32_t bits_;
+  std::size_t form_bytes_;
+  std::unordered_map<BandKey, std::uint32_t, BandKeyHash> index_;  // form number by band key
+  std::vector<std::uint8_t> forms_;                                // the forms, back to back
+  std::vector<KeyRef> band_keys_;                                  // decide()'s scratch
+  ConfirmCounters counters_;
+};
+
+}  // namespace bloomshard::core

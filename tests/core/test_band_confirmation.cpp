@@ -1,0 +1,114 @@
+// Confirmation of band hits at the owner (core/minhash/band_confirmation.hpp):
+// the b-bit match count against pack_bbit's layout, the estimate, and the
+// decisions: a new key remembers its first record's form, a hit is
+// confirmed at or above T and unconfirmed below, a later copy in the same
+// batch compares with the earlier one's form, a key's form is never
+// replaced, and a hit without a form is a loud logic error.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bloomshard/core/key_hash.hpp"
+#include "core/minhash/band_confirmation.hpp"
+#include "core/minhash/minhash_jaccard.hpp"
+
+namespace bloomshard::core {
+namespace {
+
+constexpr std::uint32_t kValues = 16;
+constexpr std::uint32_t kBits = 4;
+
+ScalableBloomParams params() {
+  ScalableBloomParams p;
+  p.initial_capacity = 1000;
+  p.fpr_target = 0.01;
+  p.num_slices = 8;
+  return p;
+}
+
+// A signature of kValues values whose first `same` values are those of the
+// base (i) and the others differ from it in their low 4 bits.
+std::vector<std::uint32_t> signature(std::uint32_t same) {
+  std::vector<std::uint32_t> v(kValues);
+  for (std::uint32_t i = 0; i < kValues; ++i) v[i] = i < same ? i : i + 0x100U + 1U;
+  return v;
+}
+
+// The wire key: band key `name` (16 bytes) and the form of `sig`.
+std::string wire(const std::string& name, const std::vector<std::uint32_t>& sig) {
+  std::string key(kBandKeyBytes, '\0');
+  std::memcpy(key.data(), name.data(), std::min(name.size(), kBandKeyBytes));
+  const BbitSignature form = pack_bbit(sig, kBits);
+  key.append(reinterpret_cast<const char*>(form.packed.data()), form.packed.size());
+  return key;
+}
+
+std::vector<Verdict> decide(BandConfirmer& c, TwoTierSet& set,
+                            const std::vector<std::string>& keys) {
+  std::vector<KeyRef> refs;
+  for (const std::string& k : keys) {
+    refs.push_back({hash_key(std::string_view(k).substr(0, kBandKeyBytes)), k});
+  }
+  std::vector<Verdict> out(refs.size());
+  c.decide(set, refs, out);
+  return out;
+}
+
+TEST(BandConfirmation, MatchesCountEqualLowBits) {
+  const std::vector<std::uint32_t> a = {0x10, 0x21, 0x32, 0x43};
+  const std::vector<std::uint32_t> b = {0x00, 0x01, 0x02, 0x43};  // low nibbles 0 1 2 3
+  for (const std::uint32_t bits : {1U, 2U, 4U, 8U, 16U, 32U}) {
+    const BbitSignature x = pack_bbit(a, bits);
+    const BbitSignature y = pack_bbit(b, bits);
+    EXPECT_EQ(bbit_matches(x.packed, y.packed, 4, bits),
+              static_cast<std::uint32_t>(bbit_match_fraction(x, y) * 4 + 0.5))
+        << bits;
+  }
+  EXPECT_EQ(bbit_matches(pack_bbit(a, 4).packed, pack_bbit(b, 4).packed, 4, 4), 4U);
+  EXPECT_EQ(bbit_matches(pack_bbit(a, 8).packed, pack_bbit(b, 8).packed, 4, 8), 1U);
+  EXPECT_DOUBLE_EQ(bbit_estimate(16, 16, 4), 1.0);
+  EXPECT_DOUBLE_EQ(bbit_estimate(1, 16, 4), 0.0);  // chance level
+  EXPECT_DOUBLE_EQ(bbit_estimate(9, 16, 4), (9.0 / 16 - 1.0 / 16) / (15.0 / 16));
+}
+
+TEST(BandConfirmation, HitsAtOrAboveTheThresholdAreConfirmed) {
+  TwoTierSet set(params(), {0, 8});
+  // 13 of 16 equal: (13/16 - 1/16) / (15/16) = 0.8 exactly.
+  BandConfirmer c(0.8, kValues, kBits);
+  EXPECT_EQ(c.wire_bytes(), kBandKeyBytes + 8);
+  const auto first = decide(c, set, {wire("A", signature(16)), wire("B", signature(16))});
+  EXPECT_TRUE(is_kept(first[0]) && is_kept(first[1]));
+  const auto hits = decide(c, set,
+                           {wire("A", signature(13)), wire("B", signature(12)),
+                            wire("C", signature(0)), wire("C", signature(0))});
+  EXPECT_EQ(hits[0], Verdict::kDuplicate);       // 0.8 >= 0.8
+  EXPECT_EQ(hits[1], Verdict::kUnconfirmedHit);  // 0.733 < 0.8
+  EXPECT_TRUE(hits[2] == Verdict::kNew || hits[2] == Verdict::kNewAfterFalsePositive);
+  EXPECT_EQ(hits[3], Verdict::kDuplicate);  // the same batch's C, the same form
+  EXPECT_EQ(c.counters().confirmed, 2U);
+  EXPECT_EQ(c.counters().unconfirmed, 1U);
+  EXPECT_EQ(c.forms(), 3U);
+  // B's form stays the first record's: the unconfirmed hit replaced nothing.
+  EXPECT_EQ(decide(c, set, {wire("B", signature(16))})[0], Verdict::kDuplicate);
+  EXPECT_EQ(decide(c, set, {wire("B", signature(12))})[0], Verdict::kUnconfirmedHit);
+}
+
+TEST(BandConfirmation, RefusesWhatItCannotDecide) {
+  EXPECT_THROW(BandConfirmer(0.0, kValues, kBits), std::invalid_argument);
+  EXPECT_THROW(BandConfirmer(1.5, kValues, kBits), std::invalid_argument);
+  EXPECT_THROW(BandConfirmer(0.5, kValues, 3), std::invalid_argument);
+  TwoTierSet set(params(), {0, 8});
+  BandConfirmer c(0.5, kValues, kBits);
+  EXPECT_THROW((void)decide(c, set, {"short"}), std::invalid_argument);
+  // A key tier 2 holds that this confirmer never saw inserted.
+  const std::string band(kBandKeyBytes, 'Z');
+  Verdict v = set.decide({hash_key(band), band});
+  ASSERT_TRUE(is_kept(v));
+  EXPECT_THROW((void)decide(c, set, {wire(band, signature(16))}), std::logic_error);
+}
+
+}  // namespace
+}  // namespace bloomshard::core
