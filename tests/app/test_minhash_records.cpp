@@ -41,6 +41,9 @@ TEST(MinHashOptions, DefaultsAndValues) {
   EXPECT_EQ(p.config.key.shingle, "char:24");
   EXPECT_EQ(p.config.key.bands, 20U);
   EXPECT_EQ(p.config.key.rows, 13U);
+  const ParsedDedup windowed = parse({"--window", "3", "--state", "st"});  // windows apply
+  EXPECT_FALSE(windowed.exit_code) << windowed.message;
+  EXPECT_EQ(windowed.config.window.window, 3U);
   EXPECT_EQ(core::key_scheme_attribute(p.config.key),
             "key-scheme/v1; fields=text; missing=reject; text=none/v1; digest=none/v1; "
             "unit=minhash/v1; shingle=char:24; bands=20; rows=13");
@@ -57,7 +60,6 @@ TEST(MinHashOptions, RefusalsNameTheOption) {
       {{"--normalize", "nfc"}, "--normalize"},
       {{"--key-field", "title"}, "one text field"},
       {{"--kept-copy", "first"}, "--unit record only"},
-      {{"--window", "3", "--state", "st"}, "--window cannot apply with --unit minhash"},
   };
   for (const auto& [extra, want] : cases) {
     const ParsedDedup p = parse(extra);
