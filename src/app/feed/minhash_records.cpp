@@ -25,7 +25,7 @@ std::string_view MinHashRecords::add(RoundBatch& batch, std::uint32_t file_slot,
   }
   ++counters_.records;
   if (sketch_.empty) ++counters_.empty_texts;
-  batch.add_record(file_slot, line, terminator);
+  batch.add_kept_record(file_slot, line, terminator);
   for (const core::BandKey& k : sketch_.band_keys) {
     const std::string_view bytes(reinterpret_cast<const char*>(k.data()), k.size());
     batch.add_key(core::hash_key(bytes, hash_seed_), bytes);
