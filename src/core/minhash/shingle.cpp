@@ -276,7 +276,7 @@ void ShingleHasher::feed_words(std::string_view piece, ShingleHashSink& sink) {
     const bool short_word = end - i <= kMaxWindowWordBytes;
     if (!direct && complete && short_word && begun >= n && !long_word_ &&
         (!states_ || states_->open_count == 0)) {
-      direct = true;  // the window holds the N - 1 words before this one
+      direct = true;  // the N - 1 words before this one are complete, in this piece
     }
     if (direct && complete && short_word) {
       const std::size_t first = words.start[begun % n];  // N - 1 words back
