@@ -42,6 +42,9 @@ TEST(MinHashOptions, DefaultsAndValues) {
   EXPECT_EQ(p.config.key.shingle, "char:24");
   EXPECT_EQ(p.config.key.bands, 20U);
   EXPECT_EQ(p.config.key.rows, 13U);
+  const ParsedDedup windowed = parse({"--window", "3", "--state", "st"});  // windows apply
+  EXPECT_FALSE(windowed.exit_code) << windowed.message;
+  EXPECT_EQ(windowed.config.window.window, 3U);
   EXPECT_EQ(core::key_scheme_attribute(p.config.key),
             "key-scheme/v1; fields=text; missing=reject; text=none/v1; digest=none/v1; "
             "unit=minhash/v1; shingle=char:24; bands=20; rows=13");
@@ -58,7 +61,6 @@ TEST(MinHashOptions, RefusalsNameTheOption) {
       {{"--normalize", "nfc"}, "--normalize"},
       {{"--key-field", "title"}, "one text field"},
       {{"--kept-copy", "first"}, "--unit record only"},
-      {{"--window", "3", "--state", "st"}, "--window cannot apply with --unit minhash"},
       {{"--confirm-jaccard", "0"}, "--confirm-jaccard must be a number T with 0 < T <= 1"},
       {{"--confirm-jaccard", "1.01"}, "--confirm-jaccard must be a number T with 0 < T <= 1"},
       {{"--confirm-jaccard", "inf"}, "--confirm-jaccard must be a number T with 0 < T <= 1"},

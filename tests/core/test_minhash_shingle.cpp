@@ -171,5 +171,34 @@ TEST(MinHashShingle, WordsLongerThanTheWindowGiveTheSameHashes) {
   }
 }
 
+TEST(MinHashShingle, ShortWordsInRandomPiecesGiveTheSpelledOutShingles) {
+  // Running text of short words, with now and then a long one, cut into
+  // pieces of random sizes (a piece may start or end at a space, inside a
+  // word, or hold fewer than N words): each shingle hashed inside a piece
+  // and each one across pieces or next to a long word must be the words
+  // joined by one space.
+  std::mt19937 rng(41);
+  for (int round = 0; round < 300; ++round) {
+    std::vector<std::string> words(rng() % 120 + 1);
+    for (auto& w : words) {
+      const std::size_t len = rng() % 50 == 0 ? kMaxWindowWordBytes + rng() % 3 : rng() % 9 + 1;
+      w.assign(len, 'a');
+      for (char& c : w) c = static_cast<char>('a' + rng() % 26);
+    }
+    std::string text;
+    for (const auto& w : words) text += (text.empty() ? "" : " ") + w;
+    const std::uint32_t n = 1 + static_cast<std::uint32_t>(rng() % 7);
+    ShingleHasher hasher({ShingleKind::kWord, n});
+    Collect sink;
+    for (std::size_t i = 0; i < text.size();) {
+      const std::size_t len = std::min<std::size_t>(text.size() - i, 1 + rng() % 80);
+      hasher.feed(std::string_view(text).substr(i, len), sink);
+      i += len;
+    }
+    hasher.finish(sink);
+    ASSERT_EQ(sink.all, naive_word_shingles(words, n)) << "round " << round << " n " << n;
+  }
+}
+
 }  // namespace
 }  // namespace bloomshard::core

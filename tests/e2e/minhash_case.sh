@@ -20,8 +20,7 @@
 #               records with a band key the state holds (decontamination);
 #               (4, 2 ranks: rank 0 checks options alike at any count)
 #               refusals before any work: exit 2 naming the option, nothing
-#               written (--window: with a fresh --state, the same command
-#               without --window then runs); (5, 2 ranks) two merged minhash
+#               written; (5, 2 ranks) two merged minhash
 #               states hold the band keys of one run over both inputs, and
 #               states of other --bands are not merged
 #        annotate  one input file, filter vs --mode annotate (both formats) on N
@@ -166,17 +165,6 @@ for line in open(sys.argv[1], "rb").readlines()[30:60]:
   # options before any work, the same at every rank count.
   [[ $RANKS == 2 ]] || return 0
   # 4. (2 ranks only) Refusals before any work.
-  # --window with a fresh --state is an accepted command for --unit record;
-  # under --unit minhash the refusal must name both, create no state, and
-  # the same command without --window must then run (so --window alone is
-  # what was refused, not the state or another option).
-  rm -rf "$TMP/st-w"
-  refused "a window" "--window" --window 3 --state "$TMP/st-w"
-  [[ $(cat "$TMP/out-bad.log") == *"--unit minhash"* ]] ||
-    { cat "$TMP/out-bad.log" >&2; fail "the --window refusal does not name --unit minhash"; }
-  [[ ! -e $TMP/st-w ]] || fail "the refused --window run created its --state"
-  dedup_ok "$TMP/one" "$TMP/out-bad" "$RANKS" --state "$TMP/st-w"
-  rm -rf "$TMP/out-bad" "$TMP/st-w"
   refused "a tuple key" "--unit minhash sketches one text field" --key-field id
   refused "a key digest" "--key-digest do not apply" --key-digest xxh3-128
   refused "a 0-word shingle" "--shingle" --shingle word:0

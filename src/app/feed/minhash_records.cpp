@@ -28,7 +28,7 @@ std::string_view MinHashRecords::add(RoundBatch& batch, std::uint32_t file_slot,
   }
   ++counters_.records;
   if (sketch_.empty) ++counters_.empty_texts;
-  batch.add_record(file_slot, line, terminator);
+  batch.add_kept_record(file_slot, line, terminator);
   if (confirm_bits_ != 0) form_ = core::pack_bbit(sketch_.signature, confirm_bits_);
   for (const core::BandKey& k : sketch_.band_keys) {
     const std::string_view bytes(reinterpret_cast<const char*>(k.data()), k.size());

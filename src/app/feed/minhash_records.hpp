@@ -54,7 +54,9 @@ class MinHashRecords {
   MinHashRecords(const core::KeyScheme& key, std::uint64_t hash_seed);
 
   /// Adds a record whose text field value is `text` (unescaped; for a
-  /// plain-line file the line) to `batch` (copied) with its band keys.
+  /// plain-line file the line) to `batch` with its band keys; the line
+  /// (and its terminator right after it) must lie in a buffer the batch
+  /// keeps (RoundBatch::keep), where it stays.
   /// Returns a reject reason (valid until the next add()), or "" when
   /// added. `json`: the line is a JSONL record whose field must be a string.
   [[nodiscard]] std::string_view add(RoundBatch& batch, std::uint32_t file_slot,

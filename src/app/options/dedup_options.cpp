@@ -145,7 +145,6 @@ std::string kept_copy_problem(const DedupConfig& c) {
 // than run with another meaning.
 std::string minhash_problem(const DedupConfig& c) {
   if (c.key.unit != core::KeyUnit::kMinHash) return {};
-  if (c.window.window != 0) return "--window cannot apply with --unit minhash yet";
   if (c.key.confirm_jaccard == 0.0) return {};
   // The confirmation forms live at the owners only for the run: not yet
   // saved in a state, nor carried back to an attribute file.

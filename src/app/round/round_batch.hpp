@@ -11,7 +11,8 @@
 // keys that are not a piece of their line (JSON values, normalized or
 // digested keys) are copied, into an arena of 1 MiB chunks whose addresses
 // never move, so key views are final when added. Records added with add()
-// or add_record() are copied into that arena.
+// or add_record() are copied into that arena; add_kept() and
+// add_kept_record() leave them in the kept buffers.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +61,14 @@ class RoundBatch {
 
   /// Adds a record (copied) with no key yet; add_key() gives it its keys.
   void add_record(std::uint32_t file_slot, std::string_view line, std::string_view terminator);
+
+  /// add_record() for a record whose line, with its terminator bytes right
+  /// after it, lies in a buffer given to keep(): not copied (a sketched
+  /// record of --unit minhash: a few KB that would be copied for nothing).
+  void add_kept_record(std::uint32_t file_slot, std::string_view line,
+                       std::string_view terminator) {
+    push_record(file_slot, line.data(), line.size() + terminator.size());
+  }
 
   /// Adds a key (copied) to the record added last.
   void add_key(const core::KeyHash& hash, std::string_view key);

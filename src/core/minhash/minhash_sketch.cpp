@@ -27,15 +27,15 @@ MinHashSketcher::MinHashSketcher(const MinHashConfig& config, SignatureIsa isa)
 
 bool MinHashSketcher::sketch(std::string_view text, MinHashSketch& out, std::string& error,
                              std::size_t chunk) {
-  MinHashTextNormalizer normalizer(text, chunk);
-  if (normalizer.error()) {
-    error = *normalizer.error();
+  normalizer_.reset(text, chunk);
+  if (normalizer_.error()) {
+    error = *normalizer_.error();
     return false;
   }
   shingler_.reset();
   builder_.reset();
   std::string_view piece;
-  while (normalizer.next(piece)) shingler_.feed(piece, builder_);
+  while (normalizer_.next(piece)) shingler_.feed(piece, builder_);
   shingler_.finish(builder_);
 
   out.shingles = shingler_.shingle_count();

@@ -59,6 +59,7 @@ class MinHashSketcher {
   std::unique_ptr<PermutationFamily> family_;
   MinHashSignatureBuilder builder_;
   ShingleHasher shingler_;
+  MinHashTextNormalizer normalizer_;  // reused: its buffers outlive one text
 };
 
 }  // namespace bloomshard::core

@@ -1,14 +1,19 @@
 // minhash-text/v1 (minhash_text.hpp). ASCII runs, most of a web corpus,
 // skip utf8proc: their caseless form is A-Z -> a-z and the category of each
-// ASCII byte comes from a table filled from utf8proc itself; blocks of 16
-// letters, digits and single spaces are lowered and copied whole (SSE2).
+// ASCII byte comes from a table filled from utf8proc itself; runs of
+// letters, digits and single spaces are lowered and copied up to 16 bytes at
+// a time (SSE2).
 #include "core/minhash/minhash_text.hpp"
 
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <utility>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -50,13 +55,16 @@ __m128i bytes_in_range(__m128i v, char lo, char hi) noexcept {
 #endif
 
 // The common case of running text, 16 bytes at a time: letters, digits and
-// single spaces between them, where minhash-text/v1 only lowers A-Z. Writes
-// the block (and a space owed from before it) and returns true; returns
-// false, writing nothing, for a block with anything else (punctuation, other
-// white space, a run of spaces, a space last, a leading space before any
-// word, a non-ASCII byte), which the byte loop then takes.
-bool copy_plain_ascii_block(const char* in, char*& out, bool& owed_space,
-                            bool& wrote_any) noexcept {
+// single spaces between them, where minhash-text/v1 only lowers A-Z. Takes
+// the longest such prefix of the block (up to the first punctuation, other
+// white space, second space of a run or non-ASCII byte), writes it (and a
+// space owed from before it; a space it ends with becomes owed) and returns
+// its length; returns 0, writing nothing, when the block starts with a byte
+// the byte loop must take (a space before any word or after an owed one,
+// or any byte outside the prefix's set). Stores 16 bytes at `out`: the
+// caller has room for them.
+std::size_t copy_plain_ascii_prefix(const char* in, char*& out, bool& owed_space,
+                                    bool& wrote_any) noexcept {
 #if defined(__SSE2__)
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
   const __m128i upper = bytes_in_range(v, 'A', 'Z');
@@ -65,21 +73,41 @@ bool copy_plain_ascii_block(const char* in, char*& out, bool& owed_space,
   const auto kept = static_cast<unsigned>(_mm_movemask_epi8(keep));
   const auto spaces =
       static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(' '))));
-  if ((kept | spaces) != 0xFFFFU || (spaces & (spaces >> 1)) != 0 || (spaces & 0x8000U) != 0) {
-    return false;
+  if ((spaces & 1U) != 0 && (!wrote_any || owed_space)) return 0;
+  const unsigned stop = (~(kept | spaces) & 0xFFFFU) | (spaces & (spaces << 1U));
+  const std::size_t length =
+      stop == 0 ? kAsciiBlock : static_cast<std::size_t>(std::countr_zero(stop));
+  if (length == 0) return 0;
+  const bool ends_with_space = ((spaces >> (length - 1)) & 1U) != 0;
+  const std::size_t written = length - (ends_with_space ? 1 : 0);
+  if (written == 0) {  // one space after a word: owed to the next one
+    owed_space = true;
+    return length;
   }
-  if ((spaces & 1U) != 0 && (!wrote_any || owed_space)) return false;
   if (owed_space) *out++ = ' ';  // the first byte is a kept one
   _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
                    _mm_add_epi8(v, _mm_and_si128(upper, _mm_set1_epi8(0x20))));
-  out += kAsciiBlock;
-  owed_space = false;
+  out += written;
+  owed_space = ends_with_space;
   wrote_any = true;
-  return true;
+  return length;
 #else
   (void)in, (void)out, (void)owed_space, (void)wrote_any;
-  return false;
+  return 0;
 #endif
+}
+
+// The end of the run of ASCII bytes of `s` from `i`, 8 bytes at a time.
+std::size_t ascii_run_end(std::string_view s, std::size_t i) noexcept {
+  constexpr std::uint64_t kHighBits = 0x8080808080808080ULL;
+  while (i + 8 <= s.size()) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, s.data() + i, 8);
+    if ((word & kHighBits) != 0) break;
+    i += 8;
+  }
+  while (i < s.size() && static_cast<unsigned char>(s[i]) < 0x80U) ++i;
+  return i;
 }
 
 }  // namespace
@@ -100,8 +128,18 @@ bool is_unicode_punctuation(char32_t cp) noexcept {
   }
 }
 
-MinHashTextNormalizer::MinHashTextNormalizer(std::string_view text, std::size_t chunk)
-    : text_(text), chunk_(chunk == 0 ? text.size() : chunk) {
+MinHashTextNormalizer::MinHashTextNormalizer(std::string_view text, std::size_t chunk) {
+  reset(text, chunk);
+}
+
+void MinHashTextNormalizer::reset(std::string_view text, std::size_t chunk) {
+  text_ = text;
+  chunk_ = chunk == 0 ? text.size() : chunk;
+  pos_ = 0;
+  error_.reset();
+  piece_size_ = 0;
+  wrote_any_ = false;
+  owed_space_ = false;
   try {
     check_utf8(text_);
   } catch (const InvalidUtf8Error& e) {
@@ -110,30 +148,38 @@ MinHashTextNormalizer::MinHashTextNormalizer(std::string_view text, std::size_t 
   }
 }
 
+char* MinHashTextNormalizer::piece_room(std::size_t more) {
+  if (piece_capacity_ - piece_size_ < more) {
+    const std::size_t capacity = std::max(piece_size_ + more, 2 * piece_capacity_);
+    std::unique_ptr<char[]> bigger(new char[capacity]);  // not zero-filled
+    if (piece_size_ != 0) std::memcpy(bigger.get(), piece_.get(), piece_size_);
+    piece_ = std::move(bigger);
+    piece_capacity_ = capacity;
+  }
+  return piece_.get() + piece_size_;
+}
+
 void MinHashTextNormalizer::filter_into_piece(std::string_view folded) {
   // Writes through a pointer into room made up front: each input code point
   // gives at most itself and one owed space before it. The state lives in
   // locals: a store through a char pointer may alias any member, so members
   // would be reloaded and stored again for every byte.
-  const std::size_t old_size = out_.size();
-  out_.resize(old_size + 2 * folded.size());
-  char* out = out_.data() + old_size;
+  char* out = piece_room(2 * folded.size());
   const auto& classes = ascii_classes();
   bool owed_space = owed_space_;
   bool wrote_any = wrote_any_;
   const char* const in = folded.data();
   const std::size_t size = folded.size();
   std::size_t i = 0;
-  std::size_t next_block_at = 0;  // after a block that did not qualify, 16 bytes one by one
   while (i < size) {
     const auto byte = static_cast<unsigned char>(in[i]);
     if (byte < 0x80U) {
-      if (i >= next_block_at && i + kAsciiBlock <= size) {
-        if (copy_plain_ascii_block(in + i, out, owed_space, wrote_any)) {
-          i += kAsciiBlock;
+      if (i + kAsciiBlock <= size) {
+        const std::size_t took = copy_plain_ascii_prefix(in + i, out, owed_space, wrote_any);
+        if (took != 0) {
+          i += took;
           continue;
         }
-        next_block_at = i + kAsciiBlock;
       }
       ++i;
       const AsciiClass cls = classes[byte];
@@ -168,7 +214,7 @@ void MinHashTextNormalizer::filter_into_piece(std::string_view folded) {
   }
   owed_space_ = owed_space;
   wrote_any_ = wrote_any;
-  out_.resize(static_cast<std::size_t>(out - out_.data()));
+  piece_size_ = static_cast<std::size_t>(out - piece_.get());
 }
 
 bool is_minhash_text_cut_point(char32_t cp) noexcept {
@@ -199,7 +245,6 @@ std::size_t MinHashTextNormalizer::cut_at_or_after(std::size_t target) const noe
 }
 
 bool MinHashTextNormalizer::next(std::string_view& piece) {
-  const auto is_ascii = [](char c) { return static_cast<unsigned char>(c) < 0x80U; };
   while (pos_ < text_.size()) {
     const std::size_t end =
         pos_ + chunk_ < text_.size() ? cut_at_or_after(pos_ + chunk_) : text_.size();
@@ -210,11 +255,10 @@ bool MinHashTextNormalizer::next(std::string_view& piece) {
     // runs take the fast path, and each non-ASCII run goes through utf8proc
     // with the ASCII byte before it (which may compose with a following
     // combining mark: "e" U+0301).
-    out_.clear();
+    piece_size_ = 0;
     std::size_t i = 0;
     while (i < chunk.size()) {
-      std::size_t j = i;
-      while (j < chunk.size() && is_ascii(chunk[j])) ++j;
+      const std::size_t j = ascii_run_end(chunk, i);
       if (j == chunk.size()) {
         filter_into_piece(chunk.substr(i));
         break;
@@ -222,13 +266,13 @@ bool MinHashTextNormalizer::next(std::string_view& piece) {
       const std::size_t run_start = j > i ? j - 1 : j;
       filter_into_piece(chunk.substr(i, run_start - i));
       std::size_t k = j;
-      while (k < chunk.size() && !is_ascii(chunk[k])) ++k;
+      while (k < chunk.size() && static_cast<unsigned char>(chunk[k]) >= 0x80U) ++k;
       filter_into_piece(normalize_key(NormalizePolicy::kNfcCasefold,
                                       chunk.substr(run_start, k - run_start), folded_));
       i = k;
     }
-    if (!out_.empty()) {
-      piece = out_;
+    if (piece_size_ != 0) {
+      piece = std::string_view(piece_.get(), piece_size_);
       return true;
     }
   }

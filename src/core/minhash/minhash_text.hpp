@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,13 @@ class MinHashTextNormalizer {
   /// Validates `text` as UTF-8 first (a walk without copying). `text` must
   /// outlive the normalizer. `chunk` is for tests; 0 means one chunk.
   explicit MinHashTextNormalizer(std::string_view text, std::size_t chunk = kMinHashTextChunk);
+  /// A normalizer with no text yet (reset() gives it one).
+  MinHashTextNormalizer() = default;
+
+  /// Starts over on `text`, as the constructor does, keeping the buffers
+  /// (a sketcher reuses one normalizer: no allocation per record once they
+  /// have grown to a chunk's size).
+  void reset(std::string_view text, std::size_t chunk = kMinHashTextChunk);
 
   /// Why the text is refused ("invalid UTF-8 at byte 12: ..."), or nullopt
   /// when it is valid. A refused text gives no pieces.
@@ -49,15 +57,21 @@ class MinHashTextNormalizer {
   // The first cut point at or after byte `target` (or the text's end).
   [[nodiscard]] std::size_t cut_at_or_after(std::size_t target) const noexcept;
 
-  // Appends the minhash-text/v1 form of caseless text `folded` to out_.
+  // Appends the minhash-text/v1 form of caseless text `folded` to the piece.
   void filter_into_piece(std::string_view folded);
+  // Room for `more` bytes past the piece's end (bytes kept, not zeroed).
+  char* piece_room(std::size_t more);
 
   std::string_view text_;
-  std::size_t chunk_;
+  std::size_t chunk_ = 0;
   std::size_t pos_ = 0;
   std::optional<std::string> error_;
   std::string folded_;  // nfc-casefold/v2 of the current non-ASCII run
-  std::string out_;     // the current piece
+  // The current piece: a plain buffer, since std::string::resize would zero
+  // the room filter_into_piece makes (twice the input) for every run.
+  std::unique_ptr<char[]> piece_;
+  std::size_t piece_size_ = 0;
+  std::size_t piece_capacity_ = 0;
   bool wrote_any_ = false;
   bool owed_space_ = false;
 };

@@ -216,29 +216,89 @@ void ShingleHasher::append_word_bytes(std::string_view bytes) {
   if (states_ && states_->open_count > 0) states_->update_all(bytes);
 }
 
-void ShingleHasher::feed(std::string_view piece, ShingleHashSink& sink) {
-  if (spec_.kind == ShingleKind::kWord) {
-    std::size_t i = 0;
-    while (i < piece.size()) {
-      if (piece[i] == ' ') {
-        if (in_word_) end_unit(sink);
-        in_word_ = false;
-        ++i;
-        continue;
-      }
-      const void* space = std::memchr(piece.data() + i, ' ', piece.size() - i);
-      const std::size_t end =
-          space == nullptr
-              ? piece.size()
-              : static_cast<std::size_t>(static_cast<const char*>(space) - piece.data());
-      if (!in_word_ && unit_index_ > 0) {
-        if (units_ > 0) window_.push_back(' ');
-        if (states_ && states_->open_count > 0) states_->update_all(" ");
-      }
-      in_word_ = true;
+void ShingleHasher::begin_word_in_window() {
+  if (!in_word_ && unit_index_ > 0) {
+    if (units_ > 0) window_.push_back(' ');
+    if (states_ && states_->open_count > 0) states_->update_all(" ");
+  }
+  in_word_ = true;
+}
+
+void ShingleHasher::rebuild_window(std::string_view piece, const PieceWords& words,
+                                   std::size_t complete) {
+  // What the window would hold had every word gone through it: the last
+  // N - 1 complete words (all short, all in this piece), joined by spaces.
+  window_.clear();
+  begin_ = 0;
+  units_ = 0;
+  const std::size_t n = spec_.size;
+  for (std::size_t k = complete - (n - 1); k < complete; ++k) {
+    if (units_ > 0) window_.push_back(' ');
+    const std::size_t slot = k % n;
+    window_.append(piece.substr(words.start[slot], words.end[slot] - words.start[slot]));
+    unit_end_[units_++] = static_cast<std::uint32_t>(window_.size());
+  }
+  window_first_ = unit_index_ - units_;
+}
+
+void ShingleHasher::feed_words(std::string_view piece, ShingleHashSink& sink) {
+  // Words that begin in this piece are remembered by offset (the last N);
+  // once N of them are complete and no long word is open, each further
+  // word's shingle is the piece's bytes from the start of the word N - 1
+  // back to its end (the piece is normalized text: one space between words)
+  // and is hashed there, without going through the window ("direct"). The
+  // window is made up again where the piece ends or a long word comes.
+  const std::size_t n = spec_.size;
+  PieceWords words;
+  std::size_t begun = 0;  // words begun in this piece
+  bool direct = false;
+  std::size_t i = 0;
+  while (i < piece.size()) {
+    if (piece[i] == ' ') {
+      if (in_word_) end_unit(sink);
+      in_word_ = false;
+      ++i;
+      continue;
+    }
+    const void* space = std::memchr(piece.data() + i, ' ', piece.size() - i);
+    const std::size_t end =
+        space == nullptr ? piece.size()
+                         : static_cast<std::size_t>(static_cast<const char*>(space) - piece.data());
+    if (in_word_) {  // the rest of a word begun in an earlier piece
       append_word_bytes(piece.substr(i, end - i));
       i = end;
+      continue;
     }
+    words.start[begun % n] = i;
+    words.end[begun % n] = end;
+    ++begun;
+    const bool complete = end < piece.size();
+    const bool short_word = end - i <= kMaxWindowWordBytes;
+    if (!direct && complete && short_word && begun >= n && !long_word_ &&
+        (!states_ || states_->open_count == 0)) {
+      direct = true;  // the N - 1 words before this one are complete, in this piece
+    }
+    if (direct && complete && short_word) {
+      const std::size_t first = words.start[begun % n];  // N - 1 words back
+      ++unit_index_;
+      push(XXH3_64bits_withSeed(piece.data() + first, end - first, kShingleHashSeed), sink);
+      i = end;
+      continue;
+    }
+    if (direct) {  // a long or unfinished word: back to the window
+      rebuild_window(piece, words, begun - 1);
+      direct = false;
+    }
+    begin_word_in_window();
+    append_word_bytes(piece.substr(i, end - i));
+    i = end;
+  }
+  if (direct) rebuild_window(piece, words, begun);
+}
+
+void ShingleHasher::feed(std::string_view piece, ShingleHashSink& sink) {
+  if (spec_.kind == ShingleKind::kWord) {
+    feed_words(piece, sink);
     return;
   }
   for (const char c : piece) {

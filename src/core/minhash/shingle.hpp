@@ -92,6 +92,15 @@ class ShingleHasher {
 
  private:
   struct LongWordStates;  // the streaming states, made at the first long word
+  // Offsets in the current piece of the last N words begun in it (word k at
+  // slot k mod N).
+  struct PieceWords {
+    std::array<std::size_t, kMaxShingleSize> start;
+    std::array<std::size_t, kMaxShingleSize> end;
+  };
+  void feed_words(std::string_view piece, ShingleHashSink& sink);
+  void begin_word_in_window();
+  void rebuild_window(std::string_view piece, const PieceWords& words, std::size_t complete);
 
   void push(std::uint64_t hash, ShingleHashSink& sink);
   void emit(ShingleHashSink& sink);
