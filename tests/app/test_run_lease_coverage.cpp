@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <system_error>
 
@@ -80,6 +81,10 @@ TEST(LeaseRecordCoverage, TheHolderNamesAnotherProcessHoldingTheLockOnly) {
             std::string::npos)
       << describe_holder(r);
   EXPECT_NE(describe_holder(r).find("since 1970-01-01 00:00:00 UTC (epoch 5)"), std::string::npos)
+      << describe_holder(r);
+  // A start time no calendar holds (a damaged record): named "?", not a crash.
+  r.since_unix = std::numeric_limits<std::int64_t>::max();
+  EXPECT_NE(describe_holder(r).find(", since ? (epoch 5)"), std::string::npos)
       << describe_holder(r);
 }
 
