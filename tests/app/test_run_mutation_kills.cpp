@@ -51,6 +51,15 @@ TEST(RunMutationKills, OneLineCountsTheLinesAfterTheFirstButNotATrailingNewline)
   EXPECT_EQ(one_line("first"), "first");
 }
 
+// A message that begins with a line break (a list of problems, each on
+// its own line) counts that first break too.
+TEST(RunMutationKills, OneLineCountsALineBreakAtTheVeryStart) {
+  EXPECT_EQ(one_line("\nsecond"),
+            " (+7 more characters, 1 more lines; `bloomshard verify --state DIR` lists all)");
+  EXPECT_EQ(one_line("\n\nthird"),
+            " (+7 more characters, 2 more lines; `bloomshard verify --state DIR` lists all)");
+}
+
 // One missing output is named alone: no "(and 0 more ...)".
 TEST(RunMutationKills, OneMissingOutputIsNamedWithoutACountOfOthers) {
   namespace fs = std::filesystem;

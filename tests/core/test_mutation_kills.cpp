@@ -10,6 +10,7 @@
 #include "bloomshard/core/bloom_math.hpp"
 #include "bloomshard/core/normalize.hpp"
 #include "bloomshard/core/scalable_bloom.hpp"
+#include "core/memory/huge_page_mapping.hpp"
 #include "minhash/minhash_signature.hpp"
 
 namespace bloomshard::core {
@@ -77,6 +78,30 @@ TEST(MutationKills, TheScalarSignatureKernelIsAlwaysSupported) {
 #if defined(__x86_64__)
   EXPECT_EQ(signature_isa_supported(SignatureIsa::kAvx2), __builtin_cpu_supports("avx2") != 0);
 #endif
+}
+
+// A mapping is the request rounded up to whole pages, never a page more:
+// 4 KiB pages below 2 MiB, 2 MiB pages from there on. An exact multiple
+// stays as it is (the tier-2 delta reserves tables of exact page sizes, and
+// an extra 2 MiB page per table is memory the sizing plan does not count).
+TEST(MutationKills, AMappingIsTheRequestRoundedUpToWholePagesNoMore) {
+  using detail::HugePageMapping;
+  constexpr std::size_t kSmall = 4096;
+  constexpr std::size_t kHuge = HugePageMapping::kHugePageBytes;
+  const struct {
+    std::size_t request, mapped;
+  } cases[] = {
+      {1, kSmall},    {kSmall, kSmall},       {kSmall + 1, 2 * kSmall}, {3 * kSmall, 3 * kSmall},
+      {kHuge, kHuge}, {kHuge + 1, 2 * kHuge}, {3 * kHuge, 3 * kHuge}};
+  for (const auto& c : cases) {
+    HugePageMapping m;
+    m.grow_to(c.request);
+    EXPECT_EQ(m.size(), c.mapped) << "request of " << c.request << " bytes";
+  }
+  HugePageMapping grown;  // growth rounds the same way
+  grown.grow_to(kSmall);
+  grown.grow_to(2 * kHuge);
+  EXPECT_EQ(grown.size(), 2 * kHuge);
 }
 
 }  // namespace

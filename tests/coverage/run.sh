@@ -6,12 +6,15 @@
 # every file under src/ with throw branches and unreachable branches
 # excluded, and sums the files per folder.
 # usage: tests/coverage/run.sh [--jobs N] [--tests REGEX] [--labels REGEX]
-#          [--skip-build] [--skip-tests] [--report DIR] [--uncovered FOLDER]...
+#          [--skip-build] [--skip-tests] [--keep-counters] [--report DIR]
+#          [--uncovered FOLDER]...
 #   --jobs N          build and ctest parallelism (default 2)
 #   --tests REGEX     run only the tests ctest -R selects (default: all)
 #   --labels REGEX    run only the tests with a label ctest -L selects
 #   --skip-build      use build/coverage as it is
 #   --skip-tests      keep the counters of earlier runs, only report
+#   --keep-counters   run the tests without deleting the counters first: a
+#                     subset run in parts (--tests A, then --tests B) adds up
 #   --report DIR      where the reports go (default build/coverage/coverage)
 #   --uncovered F     also list each uncovered line and branch of folder F
 #                     (a path under src/, e.g. src/core); repeatable
@@ -31,6 +34,7 @@ tests_regex=""
 labels_regex=""
 skip_build=0
 skip_tests=0
+keep_counters=0
 report=""
 uncovered=()
 while (($#)); do
@@ -40,6 +44,7 @@ while (($#)); do
     --labels) labels_regex=$2; shift 2 ;;
     --skip-build) skip_build=1; shift ;;
     --skip-tests) skip_tests=1; shift ;;
+    --keep-counters) keep_counters=1; shift ;;
     --report) report=$2; shift 2 ;;
     --uncovered) uncovered+=("$2"); shift 2 ;;
     *) echo "coverage/run.sh: unknown argument '$1' (see the usage at the top of the script)" >&2
@@ -57,8 +62,8 @@ fi
 mkdir -p "$report"
 
 if ((!skip_tests)); then
-  # Counters of earlier runs would add to this one's.
-  find "$build" -name '*.gcda' -delete
+  # Counters of earlier runs would add to this one's (unless that is the point).
+  ((keep_counters)) || find "$build" -name '*.gcda' -delete
   ctest_args=(--test-dir "$build" -LE 'slurm|multihost' -j "$jobs" --timeout 600
               --output-on-failure)
   [[ -n $tests_regex ]] && ctest_args+=(-R "$tests_regex")

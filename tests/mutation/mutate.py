@@ -433,6 +433,14 @@ def main():
         print(f"[{i + 1}/{len(drawn)}] {verdict:12} {path}:{n + 1} {op}: {desc}"
               f"{' <- ' + test if test else ''} ({time.time() - t0:.0f} s)", flush=True)
 
+    # The files are restored, but the tree still holds the last mutant's
+    # objects: rebuild, so that a test run in it afterwards (by hand, or
+    # ctest on this tree) checks the real code, not a mutant.
+    if results:
+        targets = sorted({t for f in args.folders for t in FOLDERS[f][1]})
+        rc, out = run(["cmake", "--build", args.build, "--target", *targets, "-j2"], 1800)
+        if rc != 0:
+            print("mutate.py: the restored tree does not rebuild:\n" + out[-3000:], flush=True)
     report = render(results, args)
     print(report)
     if args.report:
