@@ -6,7 +6,9 @@
 // replaced, and a hit without a form is a loud logic error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -108,6 +110,92 @@ TEST(BandConfirmation, RefusesWhatItCannotDecide) {
   Verdict v = set.decide({hash_key(band), band});
   ASSERT_TRUE(is_kept(v));
   EXPECT_THROW((void)decide(c, set, {wire(band, signature(16))}), std::logic_error);
+}
+
+// A tier-2 slice holding band keys `names` (in this order) as a view.
+struct SliceOfKeys {
+  std::vector<std::uint64_t> fingerprints;
+  std::vector<std::uint64_t> offsets{0};
+  std::string bytes;
+  [[nodiscard]] SliceBaseView view() const { return {fingerprints, offsets, bytes}; }
+};
+
+SliceOfKeys slice_of(const std::vector<std::string>& names) {
+  SliceOfKeys s;
+  for (const std::string& name : names) {
+    s.fingerprints.push_back(s.fingerprints.size());
+    s.bytes += wire(name, {}).substr(0, kBandKeyBytes);
+    s.offsets.push_back(s.bytes.size());
+  }
+  return s;
+}
+
+BandKey band_key(const std::string& name) {
+  BandKey k;
+  std::memcpy(k.data(), wire(name, {}).data(), kBandKeyBytes);
+  return k;
+}
+
+// What a resume does: the forms written out per slice in the slice's key
+// order, read back into a new confirmer beside a tier 2 holding the same
+// keys, which then decides every later hit as the first confirmer would.
+TEST(BandConfirmation, FormsRoundTripThroughASliceStream) {
+  TwoTierSet first_set(params(), {0, 8});
+  BandConfirmer first(0.8, kValues, kBits);
+  (void)decide(first, first_set, {wire("A", signature(16)), wire("B", signature(14))});
+  EXPECT_EQ(first.form_bytes(), 8U);
+  const SliceOfKeys slice = slice_of({"B", "A"});
+  const std::vector<std::uint8_t> stream = slice_form_stream(first, slice.view());
+  ASSERT_EQ(stream.size(), 2 * first.form_bytes());
+  const BbitSignature b_form = pack_bbit(signature(14), kBits);
+  EXPECT_TRUE(std::equal(b_form.packed.begin(), b_form.packed.end(), stream.begin()));
+
+  TwoTierSet resumed_set(params(), {0, 8});
+  for (const char* name : {"A", "B"}) {
+    const std::string band = wire(name, {}).substr(0, kBandKeyBytes);
+    ASSERT_TRUE(is_kept(resumed_set.decide({hash_key(band), band})));
+  }
+  BandConfirmer resumed(0.8, kValues, kBits);
+  EXPECT_EQ(adopt_slice_form_stream(resumed, slice.view(), stream), 2U);
+  EXPECT_EQ(adopt_slice_form_stream(resumed, slice.view(), stream), 0U);  // the first stays
+  const std::vector<std::string> later = {wire("A", signature(13)), wire("A", signature(12)),
+                                          wire("B", signature(14)), wire("B", signature(16))};
+  EXPECT_EQ(decide(resumed, resumed_set, later), decide(first, first_set, later));
+  EXPECT_EQ(decide(resumed, resumed_set, {wire("A", signature(13))})[0], Verdict::kDuplicate);
+  EXPECT_EQ(decide(resumed, resumed_set, {wire("A", signature(12))})[0], Verdict::kUnconfirmedHit);
+}
+
+TEST(BandConfirmation, AdoptedFormsNeverReplaceTheFirst) {
+  BandConfirmer c(0.5, kValues, kBits);
+  EXPECT_TRUE(c.find_form(band_key("A")).empty());
+  const BbitSignature a = pack_bbit(signature(16), kBits);
+  const BbitSignature other = pack_bbit(signature(0), kBits);
+  EXPECT_TRUE(c.adopt_form(band_key("A"), a.packed));
+  EXPECT_FALSE(c.adopt_form(band_key("A"), other.packed));
+  const std::span<const std::uint8_t> kept = c.find_form(band_key("A"));
+  EXPECT_TRUE(std::equal(kept.begin(), kept.end(), a.packed.begin(), a.packed.end()));
+  EXPECT_EQ(c.forms(), 1U);
+  EXPECT_THROW((void)c.adopt_form(band_key("B"), std::span(a.packed).first(3)),
+               std::invalid_argument);
+}
+
+TEST(BandConfirmation, SliceStreamsRefuseWhatDoesNotFit) {
+  BandConfirmer c(0.5, kValues, kBits);
+  ASSERT_TRUE(c.adopt_form(band_key("A"), pack_bbit(signature(16), kBits).packed));
+  // A key without a form: the writer must not write a state that lacks it.
+  EXPECT_THROW((void)slice_form_stream(c, slice_of({"A", "B"}).view()), std::logic_error);
+  // A stream one form short, or one byte long.
+  const std::vector<std::uint8_t> one(c.form_bytes(), 0);
+  EXPECT_THROW((void)adopt_slice_form_stream(c, slice_of({"B", "C"}).view(), one),
+               std::invalid_argument);
+  EXPECT_EQ(c.forms(), 1U);  // nothing taken
+  // A tier-2 key that is not a band key (another unit's state).
+  SliceOfKeys odd;
+  odd.fingerprints = {1};
+  odd.bytes = "not a band key";
+  odd.offsets = {0, odd.bytes.size()};
+  EXPECT_THROW((void)slice_form_stream(c, odd.view()), std::invalid_argument);
+  EXPECT_THROW((void)adopt_slice_form_stream(c, odd.view(), one), std::invalid_argument);
 }
 
 }  // namespace

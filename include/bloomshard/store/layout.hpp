@@ -91,6 +91,12 @@ inline constexpr const char* kFingerprints = "/tier2/fingerprints";
 inline constexpr const char* kOffsets = "/tier2/offsets";
 inline constexpr const char* kBytes = "/tier2/bytes";
 inline constexpr const char* kTier2Checksums = "/tier2/checksums";
+// Planned for a run file of a `--confirm-jaccard` state (docs/near-duplicates.md
+// section 6): the form stream of each slice (its keys' b-bit signature forms
+// in stored key order) and its XXH3-64 per slice. Read by Tier2Forms; no
+// writer yet, so no state holds them and the format is unchanged.
+inline constexpr const char* kTier2Forms = "/tier2/forms";
+inline constexpr const char* kTier2FormChecksums = "/tier2/form_checksums";
 
 // Attributes of each /bloom/layer_<i> (kFprTarget is shared with the root).
 inline constexpr const char* kCapacity = "capacity";

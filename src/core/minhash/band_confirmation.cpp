@@ -59,6 +59,22 @@ BandConfirmer::BandConfirmer(double threshold, std::uint32_t values, std::uint32
   }
 }
 
+std::span<const std::uint8_t> BandConfirmer::find_form(const BandKey& key) const noexcept {
+  const auto found = index_.find(key);
+  if (found == index_.end()) return {};
+  return form_of(found->second);
+}
+
+bool BandConfirmer::adopt_form(const BandKey& key, std::span<const std::uint8_t> form) {
+  if (form.size() != form_bytes_) {
+    throw std::invalid_argument("confirm: a form of " + std::to_string(form.size()) +
+                                " bytes, want " + std::to_string(form_bytes_));
+  }
+  if (!index_.try_emplace(key, static_cast<std::uint32_t>(index_.size())).second) return false;
+  forms_.insert(forms_.end(), form.begin(), form.end());
+  return true;
+}
+
 void BandConfirmer::decide(TwoTierSet& set, std::span<const KeyRef> wire, std::span<Verdict> out) {
   if (out.size() != wire.size()) {
     throw std::invalid_argument("confirm: " + std::to_string(out.size()) + " verdicts for " +
@@ -97,6 +113,54 @@ void BandConfirmer::decide(TwoTierSet& set, std::span<const KeyRef> wire, std::s
       ++counters_.unconfirmed;
     }
   }
+}
+
+namespace {
+
+// Key `i` of `slice` as a band key; throws for another length.
+BandKey band_key_at(const SliceBaseView& slice, std::size_t i) {
+  const std::string_view bytes = slice.key(i);
+  if (bytes.size() != kBandKeyBytes) {
+    throw std::invalid_argument("confirm: tier-2 key " + std::to_string(i) + " has " +
+                                std::to_string(bytes.size()) + " bytes, a band key " +
+                                std::to_string(kBandKeyBytes));
+  }
+  BandKey key;
+  std::memcpy(key.data(), bytes.data(), kBandKeyBytes);
+  return key;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> slice_form_stream(const BandConfirmer& confirmer,
+                                            const SliceBaseView& slice) {
+  std::vector<std::uint8_t> stream;
+  stream.reserve(slice.size() * confirmer.form_bytes());
+  for (std::size_t i = 0; i < slice.size(); ++i) {
+    const std::span<const std::uint8_t> form = confirmer.find_form(band_key_at(slice, i));
+    if (form.empty()) {
+      throw std::logic_error("confirm: tier-2 key " + std::to_string(i) +
+                             " of the slice has no confirmation form");
+    }
+    stream.insert(stream.end(), form.begin(), form.end());
+  }
+  return stream;
+}
+
+std::size_t adopt_slice_form_stream(BandConfirmer& confirmer, const SliceBaseView& slice,
+                                    std::span<const std::uint8_t> stream) {
+  const std::size_t form_bytes = confirmer.form_bytes();
+  if (stream.size() != slice.size() * form_bytes) {
+    throw std::invalid_argument("confirm: a form stream of " + std::to_string(stream.size()) +
+                                " bytes for " + std::to_string(slice.size()) + " keys of " +
+                                std::to_string(form_bytes) + "-byte forms");
+  }
+  std::size_t taken = 0;
+  for (std::size_t i = 0; i < slice.size(); ++i) {
+    const BandKey key = band_key_at(slice, i);
+    taken += confirmer.adopt_form(key, stream.subspan(i * form_bytes, form_bytes)) ? 1U : 0U;
+  }
+  return taken;
 }
 
 }  // namespace bloomshard::core

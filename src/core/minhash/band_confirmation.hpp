@@ -8,7 +8,10 @@
 // estimate between the two forms reaches T, else Verdict::kUnconfirmedHit.
 // A later key of the same batch is compared with the form of the earlier
 // one that inserted it. The forms live in a side table of this owner, by
-// band key, for the run (not saved in a state). Memory: one form (56 bytes
+// band key, for the run. A state does not carry them yet: find_form,
+// adopt_form and the slice form streams below are what a checkpoint writer
+// and loader need (a slice's forms in its stored key order), not yet wired
+// into one. Memory: one form (56 bytes
 // at 14 x 8, b = 4) plus about 60 bytes of hash-table node, bucket and
 // growth per band key the owner inserted (116 B a key measured at 14 x 8,
 // 4M keys, peak RSS). Not collective; one per rank.
@@ -21,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bloomshard/core/sorted_run.hpp"
 #include "bloomshard/core/two_tier.hpp"
 #include "core/minhash/minhash_band_key.hpp"
 
@@ -73,6 +77,16 @@ class BandConfirmer {
   /// inserted: a state, which the job refuses with confirmation).
   void decide(TwoTierSet& set, std::span<const KeyRef> wire, std::span<Verdict> out);
 
+  /// Bytes of one form.
+  [[nodiscard]] std::size_t form_bytes() const noexcept { return form_bytes_; }
+  /// The form remembered for `key` (its first record's), or an empty span.
+  /// Valid until the next decide() or adopt_form().
+  [[nodiscard]] std::span<const std::uint8_t> find_form(const BandKey& key) const noexcept;
+  /// Remembers `form` for `key` as its first record's (a form read back
+  /// from a state); a key that has one keeps it. Returns whether `form` was
+  /// taken. Throws std::invalid_argument for a form of another size.
+  bool adopt_form(const BandKey& key, std::span<const std::uint8_t> form);
+
   [[nodiscard]] const ConfirmCounters& counters() const noexcept { return counters_; }
   /// Band keys with a remembered form.
   [[nodiscard]] std::size_t forms() const noexcept { return index_.size(); }
@@ -94,5 +108,21 @@ class BandConfirmer {
   std::vector<KeyRef> band_keys_;                                  // decide()'s scratch
   ConfirmCounters counters_;
 };
+
+/// The form stream of a tier-2 slice: the form of each of `slice`'s keys,
+/// in the slice's stored order, back to back (keys() x form_bytes() bytes).
+/// Throws std::invalid_argument for a key that is not a band key, and
+/// std::logic_error for one without a remembered form.
+[[nodiscard]] std::vector<std::uint8_t> slice_form_stream(const BandConfirmer& confirmer,
+                                                          const SliceBaseView& slice);
+
+/// The reverse: adopts the form of each of `slice`'s keys from `stream`
+/// (slice_form_stream's layout). Returns the forms taken (a key that
+/// already had one keeps it). Throws std::invalid_argument when the stream
+/// is not slice.size() forms long (before taking any) or a key is not a
+/// band key (the forms of the keys before it stay taken: a loader refuses
+/// the state then, so the confirmer is dropped with it).
+std::size_t adopt_slice_form_stream(BandConfirmer& confirmer, const SliceBaseView& slice,
+                                    std::span<const std::uint8_t> stream);
 
 }  // namespace bloomshard::core
