@@ -15,35 +15,14 @@
 #include "app/run/run_lease.hpp"
 #include "app/run/watchdog.hpp"
 #include "comm/heartbeat.hpp"
+#include "lease_dir_test.hpp"
 
 namespace bloomshard::app {
 namespace {
 
 namespace fs = std::filesystem;
 
-class RunLeaseTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("bloomshard-lease-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    file_ = dir_ / "LOCK";
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // Runs `fn` in a forked child; returns its exit status (0..255, or -1).
-  template <class Fn>
-  static int in_child(Fn fn) {
-    const pid_t pid = ::fork();
-    if (pid == 0) ::_exit(fn());
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
-  fs::path dir_;
-  fs::path file_;
-};
+class RunLeaseTest : public LeaseDirTest {};
 
 TEST(LeaseRecord, FormatsAndParsesBack) {
   LeaseRecord r{7, "node7", 4242, 1796114927, 1796114930, "lease"};

@@ -16,38 +16,18 @@
 #include <system_error>
 
 #include "app/run/run_lease.hpp"
+#include "lease_dir_test.hpp"
 
 namespace bloomshard::app {
 namespace {
 
 namespace fs = std::filesystem;
 
-class RunLeaseCoverageTest : public ::testing::Test {
+class RunLeaseCoverageTest : public LeaseDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("bloomshard-lease-cov-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    file_ = dir_ / "LOCK";
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // Runs `fn` in a forked child; returns its exit status (0..255, or -1).
-  template <class Fn>
-  static int in_child(Fn fn) {
-    const pid_t pid = ::fork();
-    if (pid == 0) ::_exit(fn());
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
   void overwrite_lock_file(const std::string& text) const {
     std::ofstream(file_, std::ios::trunc) << text << '\n';
   }
-
-  fs::path dir_;
-  fs::path file_;
 };
 
 // Every word of the record is checked: a line that differs in any one of
