@@ -8,6 +8,7 @@
 #include "app/feed/input_manifest.hpp"
 #include "comm/heartbeat.hpp"
 #include "io/checkpoint/checkpoint_generations.hpp"
+#include "io/output/json_escape.hpp"
 
 namespace bloomshard::app {
 namespace {
@@ -27,6 +28,22 @@ std::uint64_t estimate_capacity(std::span<const io::InputFile> files) {
   return std::max<std::uint64_t>(records, 100'000);
 }
 
+// The first input whose path is not valid UTF-8, or "". A state records
+// each input's paths in its run manifest as JSON strings that must read
+// back byte for byte, so such a name cannot be recorded: refused before any
+// work, not at the first checkpoint after the outputs were written.
+std::string name_not_utf8(std::span<const io::InputFile> files) {
+  std::string scratch;
+  for (const auto& f : files) {
+    for (const std::string_view name :
+         {std::string_view(f.absolute_path.native()), std::string_view(f.relative_path)}) {
+      scratch.clear();
+      if (!io::append_json_string_contents(scratch, name)) return f.absolute_path.native();
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string setup_on_rank0(const DedupConfig& c) {
@@ -39,6 +56,11 @@ std::string setup_on_rank0(const DedupConfig& c) {
   }
   if (files.empty()) return refusal(kExitUsage, "no input files found");
   if (!c.state_dir.empty()) {
+    if (const std::string bad = name_not_utf8(files); !bad.empty()) {
+      return refusal(kExitUsage, "input '" + bad +
+                                     "': its name is not valid UTF-8, and --state records input "
+                                     "names as UTF-8 (rename it, or run without --state)");
+    }
     // Under the run's lock no attempt writes: what a killed one left half
     // written goes now, before this start decides or writes anything.
     try {
