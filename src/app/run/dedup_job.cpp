@@ -123,6 +123,10 @@ class DedupJob {
                 << core::policy_label(setup.plan.normalize) << " rules; keeping them\n";
     }
     config_.key.normalize = setup.plan.normalize;
+    // Rank 0's estimate, the same on every rank (sampling on each could
+    // differ if an input changes meanwhile). Not an explicit option: a
+    // state's own capacity is never overridden by it.
+    if (!config_.capacity && setup.capacity != 0) config_.capacity = setup.capacity;
     if (setup.plan.kind == StartKind::kFinished) return report_finished_run();
     const std::uint32_t slices = slice_count(setup);
     if (slices < world_.usize()) {

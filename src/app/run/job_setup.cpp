@@ -6,6 +6,7 @@
 
 #include "app/cli/exit_codes.hpp"
 #include "app/feed/input_manifest.hpp"
+#include "app/feed/input_sample.hpp"
 #include "comm/heartbeat.hpp"
 #include "io/checkpoint/checkpoint_generations.hpp"
 #include "io/output/json_escape.hpp"
@@ -26,6 +27,23 @@ std::uint64_t estimate_capacity(std::span<const io::InputFile> files) {
     records += bytes / 64 + 1;
   }
   return std::max<std::uint64_t>(records, 100'000);
+}
+
+// Keys a new filter is sized for when --capacity is not given. A record is
+// one key, except under --unit minhash where it is B band keys: there the
+// inputs are sampled (as `plan` does) and the records estimated times B, as
+// the bytes-only estimate above, made for short records, sizes the filter
+// and the delta index for ~4x the band keys of 2-5 KB documents. Rank 0
+// computes it once; every rank gets the same figure in the setup.
+std::uint64_t default_capacity(const DedupConfig& c, std::span<const io::InputFile> files) {
+  if (c.capacity) return *c.capacity;
+  if (c.key.unit == core::KeyUnit::kMinHash) {
+    const InputSample sample = sample_inputs(c, files);
+    if (sample.estimated_records != 0) {
+      return std::max<std::uint64_t>(sample.estimated_records * c.key.bands, 100'000);
+    }
+  }
+  return estimate_capacity(files);
 }
 
 // The first input whose path is not valid UTF-8, or "". A state records
@@ -72,7 +90,9 @@ std::string setup_on_rank0(const DedupConfig& c) {
   const StartDecision d = decide_start(c, args, files);
   if (!d.error.empty()) return refusal(d.exit_code, d.error);
   const std::string plan = encode_plan(d.plan);
-  return std::string(1, '\0') + std::to_string(plan.size()) + '\n' + plan + encode_inputs(files);
+  const std::uint64_t capacity = d.plan.kind == StartKind::kFresh ? default_capacity(c, files) : 0;
+  return std::string(1, '\0') + std::to_string(plan.size()) + ' ' + std::to_string(capacity) +
+         '\n' + plan + encode_inputs(files);
 }
 
 JobSetup agree_on_setup(const comm::Communicator& world, const DedupConfig& config,
@@ -88,7 +108,9 @@ JobSetup agree_on_setup(const comm::Communicator& world, const DedupConfig& conf
     return s;
   }
   const std::size_t nl = setup.find('\n');
-  const std::size_t plan_size = std::stoull(setup.substr(1, nl - 1));
+  const std::size_t space = setup.find(' ');
+  const std::size_t plan_size = std::stoull(setup.substr(1, space - 1));
+  s.capacity = std::stoull(setup.substr(space + 1, nl - space - 1));
   s.plan = decode_plan(std::string_view(setup).substr(nl + 1, plan_size));
   s.files = decode_inputs(std::string_view(setup).substr(nl + 1 + plan_size));
   return s;

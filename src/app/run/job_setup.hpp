@@ -24,11 +24,14 @@ struct JobSetup {
   int exit_code = 0;
   StartPlan plan;
   std::vector<io::InputFile> files;
+  /// Keys a fresh filter is sized for (--capacity, or rank 0's estimate;
+  /// 0 when the run resumes or continues a state, which keeps its own).
+  std::uint64_t capacity = 0;
 };
 
 /// Rank 0's part: the setup as bytes. First byte: the exit code (0 = go),
-/// then the plan's length, a newline, the plan and the input list, or the
-/// error text.
+/// then the plan's length, a space, the capacity, a newline, the plan and
+/// the input list, or the error text.
 [[nodiscard]] std::string setup_on_rank0(const DedupConfig& config);
 
 /// Collective: rank 0 sets up, every rank gets the result; a refusal is
@@ -36,11 +39,12 @@ struct JobSetup {
 [[nodiscard]] JobSetup agree_on_setup(const comm::Communicator& world, const DedupConfig& config,
                                       Watchdog& watchdog);
 
-/// Records a new filter is sized for: --capacity, or an estimate from the
-/// input bytes at 64 bytes per record on disk (x4 for compressed files),
-/// generous for documents, about right for URL lists, at least 100k.
-/// Scalable layers absorb an underestimate at the cost of one more probe
-/// per layer.
+/// Keys a new filter is sized for: --capacity, or (what the job sets as
+/// --capacity from JobSetup::capacity) an estimate from the input bytes at
+/// 64 bytes per record on disk (x4 for compressed files), generous for
+/// documents, about right for URL lists, at least 100k; under --unit
+/// minhash the sampled records times the bands. Scalable layers absorb an
+/// underestimate at the cost of one more probe per layer.
 [[nodiscard]] std::uint64_t initial_capacity(const DedupConfig& config,
                                              std::span<const io::InputFile> files);
 
