@@ -9,8 +9,27 @@
 # instead of ~0.75 s, and the suite starts thousands. Tests that need TCP
 # between hosts (tests/multihost) name their btl on the command line, which
 # wins over the environment; tests of the transport choice itself unset them.
+#
+# odls_base_sigkill_timeout 0: when a rank exits non-zero (every refusal,
+# exit 2 before any work, and every job a test kills), mpiexec tears the job
+# down with SIGCONT, then SIGTERM 1 s later, then SIGKILL 1 s after that,
+# sleeping those 2 s even when every rank has already exited: a refused
+# 1-rank job took 2.6 s instead of 0.7 s, and the guard tests alone run
+# ~300 of them (guards.state.merge: 92 s -> 35 s on a loaded machine). With
+# 0 the surviving ranks get SIGTERM and SIGKILL at once: a harder stop than
+# the default, which the kill loops and fault tests must survive anyway.
+# The tests of what a launcher does with a signal (faults.signal_*, the
+# Slurm and multi-host scenarios) keep Open MPI's default teardown
+# (bloomshard_default_teardown below): docs/slurm.md measures it.
 set(BLOOMSHARD_MPI_ENV
-  "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;OMPI_MCA_mpi_yield_when_idle=1;OMPI_MCA_pml=ob1;OMPI_MCA_btl=self,vader")
+  "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;OMPI_MCA_mpi_yield_when_idle=1;OMPI_MCA_pml=ob1;OMPI_MCA_btl=self,vader;OMPI_MCA_odls_base_sigkill_timeout=0")
+
+# bloomshard_default_teardown(test...): Open MPI's own teardown delays
+# (odls_base_sigkill_timeout 1) for tests that measure them; the later
+# entry of ENVIRONMENT wins.
+function(bloomshard_default_teardown)
+  set_property(TEST ${ARGN} APPEND PROPERTY ENVIRONMENT "OMPI_MCA_odls_base_sigkill_timeout=0")
+endfunction()
 
 # bloomshard_add_mpi_test(NAME TARGET target RANKS 1 2 3 4 [TIMEOUT s] [ARGS ...])
 # Registers NAME.Nranks entries that run real ranks through mpiexec, each
