@@ -65,8 +65,8 @@ TEST(MinHashOptions, RefusalsNameTheOption) {
       {{"--confirm-jaccard", "1.01"}, "--confirm-jaccard must be a number T with 0 < T <= 1"},
       {{"--confirm-jaccard", "inf"}, "--confirm-jaccard must be a number T with 0 < T <= 1"},
       {{"--confirm-jaccard", ".8 "}, "--confirm-jaccard must be a number T with 0 < T <= 1"},
-      {{"--confirm-jaccard", "0.8", "--state", "st"},
-       "--confirm-jaccard cannot apply with --state"},
+      {{"--confirm-jaccard", "0.8", "--state", "st", "--window", "3"},
+       "--confirm-jaccard cannot apply with --window"},
       {{"--confirm-jaccard", "0.8", "--mode", "annotate"},
        "--confirm-jaccard applies to --mode filter only"},
   };
@@ -86,6 +86,9 @@ TEST(MinHashOptions, ConfirmJaccardOnlyWithMinHash) {
   ASSERT_FALSE(p.exit_code) << p.message;
   EXPECT_EQ(p.config.key.confirm_jaccard, 1.0);
   EXPECT_EQ(parse({}).config.key.confirm_jaccard, 0.0);
+  p = parse({"--confirm-jaccard", "0.8", "--state", "st"});  // the forms are checkpointed
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.key.confirm_jaccard, 0.8);
   p = parse_dedup_options({"--input", fs::temp_directory_path().string(), "--output", "o",
                            "--key-field", "text", "--confirm-jaccard", "0.8"});
   ASSERT_TRUE(p.exit_code);

@@ -34,9 +34,21 @@
 #               least 0.0095); (2) four files read in parallel: the documented
 #               guarantees with confirmation (none removed below T), exact at
 #               1 rank, also with --exchange node from 3 ranks; (3, 2 ranks)
-#               refusals before any work: T outside (0, 1], with --state,
+#               refusals before any work: T outside (0, 1], with --window,
 #               --mode annotate, without --unit minhash, and query
 #               --confirm-jaccard
+#        confirm_state  --confirm-jaccard with --state on N ranks: a run over
+#               the first half of one file, then an incremental run over the
+#               second half on another rank count (the forms move to the new
+#               owners): both outputs together are the bytes of one run over
+#               the whole file (near copies of the first run's records removed
+#               only when confirmed); another T or none refused naming both
+#               values; a flipped byte of /tier2/forms refused by the next run
+#               and by verify, naming the run file, slice and dataset; (2
+#               ranks) query and merge refuse a confirming state
+#        confirm_kill  as kill, with --confirm-jaccard 0.8 and one unsplit input
+#               file (one reader): after the kills, the bytes of an
+#               uninterrupted run at 1 rank, exact against the streaming rule
 #        kill   4 SIGKILLs of all ranks at random moments of a checkpointing run
 #               (--checkpoint-rounds 1), resumed on 1..3 ranks each time, then run
 #               to the end on N ranks: the guarantees, and the band key set of
@@ -251,8 +263,8 @@ case_confirm() {
       --confirm-jaccard "$t"
   done
   rm -rf "$TMP/st-c"
-  refused "with a state" "--confirm-jaccard cannot apply with --state" \
-    --confirm-jaccard 0.8 --state "$TMP/st-c"
+  refused "with a window" "--confirm-jaccard cannot apply with --window" \
+    --confirm-jaccard 0.8 --state "$TMP/st-c" --window 1 --slot-records 100
   [[ ! -e $TMP/st-c ]] || fail "the refused --confirm-jaccard run created its --state"
   refused "annotate mode" "--confirm-jaccard applies to --mode filter only" \
     --confirm-jaccard 0.8 --mode annotate
@@ -275,11 +287,14 @@ case_confirm() {
   log "refusals: exit 2 naming --confirm-jaccard, nothing written"
 }
 
-case_kill() {
-  corpus "$TMP/in" --files 3 --clusters 90 --seed 44 --plain
-  local args=(--input "$TMP/in" --key-field text --unit minhash --max-reject-fraction 0.1
-    --batch-bytes 65536 --slices 32
-    --checkpoint-rounds 1)
+# kill_loop ARGS...: 4 SIGKILLs of all ranks of `dedup ARGS` (a
+# checkpointing run into $TMP/out and $TMP/state) at random moments after a
+# generation of the attempt's own, resumed on 1..3 ranks each time (or
+# fewer kills when the run finishes first), then the final resume on
+# $RANKS ranks. Sets KILL_METRICS to the --metrics option of the outputs to
+# check (empty when a killed attempt finished the run).
+kill_loop() {
+  local args=("$@")
   local att=0 kills=0 marker r
   RANDOM=9
   local gens=""
@@ -318,14 +333,20 @@ case_kill() {
   "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" dedup "${args[@]}" --output "$TMP/out" \
     --state "$TMP/state" --metrics "$TMP/out/metrics.json" >"$TMP/final.log" 2>&1 ||
     { cat "$TMP/final.log" >&2; fail "the final resume failed"; }
-  local metrics=(--metrics "$TMP/out/metrics.json")
+  KILL_METRICS=(--metrics "$TMP/out/metrics.json")
   # A kill after the finishing generation and before the metrics write
   # leaves a finished run without metrics (docs/reliability.md, "Not covered").
   if [[ ! -f $TMP/out/metrics.json ]] && grep -q "already finished" "$TMP/final.log"; then
     log "the run was finished by a killed attempt: no metrics to check"
-    metrics=()
+    KILL_METRICS=()
   fi
-  oracle --input "$TMP/in" --output "$TMP/out" "${metrics[@]}"
+}
+
+case_kill() {
+  corpus "$TMP/in" --files 3 --clusters 90 --seed 44 --plain
+  kill_loop --input "$TMP/in" --key-field text --unit minhash --max-reject-fraction 0.1 \
+    --batch-bytes 65536 --slices 32 --checkpoint-rounds 1
+  oracle --input "$TMP/in" --output "$TMP/out" "${KILL_METRICS[@]}"
   dedup_ok "$TMP/in" "$TMP/ref" 1
   local a b
   a=$(json_field "$TMP/ref/metrics.json" tier2_keys)
@@ -333,6 +354,119 @@ case_kill() {
   b=$(json_field "$TMP/info.json" exact_keys)
   [[ $a == "$b" ]] || fail "the killed run holds $b band keys, an uninterrupted one $a"
   log "after the kills: exactly once, the guarantees, $b band keys as uninterrupted"
+}
+
+case_confirm_kill() {
+  corpus "$TMP/in" --files 1 --clusters 150 --seed 49
+  local confirm=(--split-inputs off --confirm-jaccard 0.8)
+  kill_loop --input "$TMP/in" --key-field text --unit minhash --max-reject-fraction 0.1 \
+    --batch-bytes 32768 --slices 32 --checkpoint-rounds 1 "${confirm[@]}"
+  oracle --exact --confirm-jaccard 0.8 --input "$TMP/in" --output "$TMP/out" "${KILL_METRICS[@]}"
+  dedup_ok "$TMP/in" "$TMP/ref" 1 "${confirm[@]}"
+  cmp -s "$TMP/ref/part-000.jsonl" "$TMP/out/part-000.jsonl" ||
+    fail "after the kills the outputs differ from an uninterrupted run's at 1 rank"
+  local a b
+  a=$(json_field "$TMP/ref/metrics.json" tier2_keys)
+  "$BIN" info --json --state "$TMP/state" >"$TMP/info.json"
+  b=$(json_field "$TMP/info.json" exact_keys)
+  [[ $a == "$b" ]] || fail "the killed run holds $b band keys, an uninterrupted one $a"
+  "$BIN" verify --state "$TMP/state" >"$TMP/verify.log" 2>&1 ||
+    { cat "$TMP/verify.log" >&2; fail "the killed run's state does not verify"; }
+  log "after the kills with confirmation: the bytes of an uninterrupted run, $b band keys"
+}
+
+# flip_forms STATE: flips one byte in the middle of /tier2/forms of every
+# run file of STATE (h5py finds the dataset's bytes).
+flip_forms() {
+  "$PY" - "$1" <<'PYEOF' || fail "cannot flip a byte of /tier2/forms in $1"
+import glob, sys, h5py
+for run in sorted(glob.glob(sys.argv[1] + "/run-*.h5")):
+    with h5py.File(run, "r") as f:
+        d = f["/tier2/forms"]
+        at = d.id.get_offset() + d.shape[0] // 2
+    with open(run, "r+b") as raw:
+        raw.seek(at)
+        b = raw.read(1)
+        raw.seek(at)
+        raw.write(bytes([b[0] ^ 0x5A]))
+PYEOF
+}
+
+case_confirm_state() {
+  corpus "$TMP/whole" --files 1 --clusters 80 --seed 50
+  local lines half other=$((RANKS % 3 + 1))
+  lines=$(wc -l <"$TMP/whole/part-000.jsonl")
+  half=$((lines / 2))
+  mkdir -p "$TMP/first" "$TMP/second" "$TMP/third"
+  head -n "$half" "$TMP/whole/part-000.jsonl" >"$TMP/first/part-000.jsonl"
+  tail -n +$((half + 1)) "$TMP/whole/part-000.jsonl" >"$TMP/second/part-000.jsonl"
+  local t8=(--split-inputs off --confirm-jaccard 0.8 "${SMALL[@]}")
+  # 1. Two runs of one state, on two rank counts, against one run.
+  dedup_ok "$TMP/whole" "$TMP/out-whole" 1 "${t8[@]}"
+  oracle --exact --confirm-jaccard 0.8 --input "$TMP/whole" --output "$TMP/out-whole"
+  dedup_ok "$TMP/first" "$TMP/out-1" "$RANKS" "${t8[@]}" --state "$TMP/st"
+  dedup_ok "$TMP/second" "$TMP/out-2" "$other" "${t8[@]}" --state "$TMP/st"
+  grep -q "incremental run" "$TMP/out-2.log" || fail "the second run did not continue the state"
+  cat "$TMP/out-1/part-000.jsonl" "$TMP/out-2/part-000.jsonl" |
+    cmp -s - "$TMP/out-whole/part-000.jsonl" ||
+    fail "two runs of a confirming state ($RANKS, then $other ranks) kept other records than one run"
+  local dropped unconfirmed
+  dropped=$(json_field "$TMP/out-2/metrics.json" dropped)
+  unconfirmed=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["minhash_dedup"]["unconfirmed_hits"])' "$TMP/out-2/metrics.json")
+  ((dropped > 0 && unconfirmed > 0)) ||
+    fail "the second run removed $dropped records with $unconfirmed unconfirmed hits (want both > 0)"
+  "$BIN" verify --state "$TMP/st" >"$TMP/verify.log" 2>&1 ||
+    { cat "$TMP/verify.log" >&2; fail "the confirming state does not verify"; }
+  grep -q "confirmation forms of 56 bytes checked" "$TMP/verify.log" ||
+    fail "verify does not say it checked the forms"
+  "$BIN" info --state "$TMP/st" | grep -q "confirmation forms of 56 bytes" ||
+    fail "info does not show the confirmation forms"
+  log "runs on $RANKS then $other ranks = one run: $dropped near copies removed in the second" \
+    "($unconfirmed hits unconfirmed)"
+  # 2. The scheme guard: another T, or none, is refused naming both.
+  corpus "$TMP/third" --files 1 --clusters 10 --seed 51
+  local opt said
+  for opt in "--confirm-jaccard=0.7|--confirm-jaccard differs: the state has 0.8, this job asks for 0.7" \
+    "--split-inputs=off|--confirm-jaccard differs: the state has 0.8, this job asks for off"; do
+    rm -rf "$TMP/out-3"
+    dedup "$TMP/third" "$TMP/out-3" "$RANKS" "${opt%%|*}" --state "$TMP/st"
+    said=$(cat "$TMP/out-3.log")
+    [[ $JOB_RC == 2 && $said == *"${opt#*|}"* && ! -e $TMP/out-3 ]] ||
+      { echo "$said" >&2; fail "${opt%%|*} on a state of T = 0.8: exit $JOB_RC, want 2"; }
+  done
+  log "another --confirm-jaccard, or none, refused naming both values"
+  # 3. A flipped byte of the forms: the next run and verify refuse it.
+  cp -r "$TMP/st" "$TMP/st-bad"
+  flip_forms "$TMP/st-bad"
+  dedup "$TMP/third" "$TMP/out-bad" "$RANKS" "${t8[@]}" --state "$TMP/st-bad"
+  said=$(cat "$TMP/out-bad.log")
+  [[ $JOB_RC != 0 && $said == *"/run-"*".h5 forms of tier-2 slice "*"XXH3 checksum mismatch over /tier2/forms"* ]] ||
+    { echo "$said" >&2; fail "a flipped byte of /tier2/forms: exit $JOB_RC, want a refusal naming it"; }
+  [[ ! -s $TMP/out-bad/part-000.jsonl ]] || fail "the refused run wrote records"
+  set +e
+  said=$("$BIN" verify --state "$TMP/st-bad" 2>&1)
+  local rc=$?
+  set -e
+  [[ $rc != 0 && $said == *"forms of tier-2 slice "*"/tier2/forms"* ]] ||
+    { echo "$said" >&2; fail "verify of a flipped forms byte: exit $rc, want a failure naming it"; }
+  log "a flipped byte of /tier2/forms refused by the next run and by verify"
+  [[ $RANKS == 2 ]] || return 0
+  # 4. (2 ranks only) query and merge do not use forms yet: refused.
+  set +e
+  said=$("$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" query --state "$TMP/st" \
+    --input "$TMP/third" --output "$TMP/out-q" 2>&1)
+  rc=$?
+  set -e
+  [[ $rc == 2 && $said == *"written with --confirm-jaccard"* && ! -e $TMP/out-q ]] ||
+    { echo "$said" >&2; fail "query of a confirming state: exit $rc, want 2"; }
+  set +e
+  said=$("$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" merge --from "$TMP/st" \
+    --from "$TMP/st" --into "$TMP/st-merged" 2>&1)
+  rc=$?
+  set -e
+  [[ $rc == 2 && $said == *"confirms band hits (--confirm-jaccard)"* && ! -e $TMP/st-merged ]] ||
+    { echo "$said" >&2; fail "merge of a confirming state: exit $rc, want 2"; }
+  log "query and merge refuse a confirming state"
 }
 
 # annotate_check.py INPUT FILTERED BLOOMSHARD DOLMA: one attribute line per
@@ -377,7 +511,7 @@ case_annotate() {
 }
 
 case "$CASE" in
-  dedup | kill | annotate | confirm) "case_$CASE" ;;
+  dedup | kill | annotate | confirm | confirm_state | confirm_kill) "case_$CASE" ;;
   *) echo "minhash_case.sh: unknown case '$CASE'" >&2; exit 2 ;;
 esac
 log "PASS in $((SECONDS - start)) s"

@@ -91,10 +91,11 @@ inline constexpr const char* kFingerprints = "/tier2/fingerprints";
 inline constexpr const char* kOffsets = "/tier2/offsets";
 inline constexpr const char* kBytes = "/tier2/bytes";
 inline constexpr const char* kTier2Checksums = "/tier2/checksums";
-// Planned for a run file of a `--confirm-jaccard` state (docs/near-duplicates.md
-// section 6): the form stream of each slice (its keys' b-bit signature forms
-// in stored key order) and its XXH3-64 per slice. Read by Tier2Forms; no
-// writer yet, so no state holds them and the format is unchanged.
+// In every run file of a `--confirm-jaccard` state, and only there
+// (docs/checkpoint-format.md "Confirmation forms"): the form stream of each
+// slice (its keys' b-bit signature forms in stored key order) and its
+// XXH3-64 per slice. Read by Tier2Forms; the key scheme item
+// confirm-jaccard=T/b4 marks the state.
 inline constexpr const char* kTier2Forms = "/tier2/forms";
 inline constexpr const char* kTier2FormChecksums = "/tier2/form_checksums";
 

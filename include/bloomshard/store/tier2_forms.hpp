@@ -1,11 +1,12 @@
-// Slice views over the confirmation forms beside a run's tier 2 (planned
-// for `--confirm-jaccard` states, docs/near-duplicates.md section 6): one
+// Slice views over the confirmation forms beside a run's tier 2
+// (`--confirm-jaccard` states, docs/checkpoint-format.md "Confirmation
+// forms"): one
 // u8 dataset /tier2/forms of N x F bytes (N keys of the run, F bytes a
 // form), laid out as the keys are, slice after slice, each slice's forms
 // in its stored key order; slice s starts at byte key_start(s) x F. Its
 // per-slice check is the XXH3-64 (seed 0) of the slice's form bytes
 // against /tier2/form_checksums. Used in place in a read-only mapping, as
-// Tier2Slices uses the keys. No writer produces the datasets yet.
+// Tier2Slices uses the keys; written by io::write_checkpoint.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,8 @@
 #include "app/round/confirmed_band_order.hpp"
 
+#include <stdexcept>
+#include <utility>
+
 #include "core/minhash/band_confirmation.hpp"
 
 namespace bloomshard::app {
@@ -27,6 +30,8 @@ class ConfirmedBandOrder final : public KeyOrder {
   }
   bool in_file_order() const noexcept override { return false; }
 
+  core::BandConfirmer& confirmer() noexcept { return confirmer_; }
+
  private:
   core::BandConfirmer confirmer_;
 };
@@ -36,6 +41,22 @@ class ConfirmedBandOrder final : public KeyOrder {
 std::unique_ptr<KeyOrder> make_confirmed_band_order(double threshold, std::uint32_t values,
                                                     std::uint32_t bits) {
   return std::make_unique<ConfirmedBandOrder>(threshold, values, bits);
+}
+
+core::BandConfirmer* band_confirmer_of(KeyOrder& order) noexcept {
+  auto* confirming = dynamic_cast<ConfirmedBandOrder*>(&order);
+  return confirming != nullptr ? &confirming->confirmer() : nullptr;
+}
+
+void adopt_loaded_forms(KeyOrder& order, std::unique_ptr<core::BandConfirmer> loaded) {
+  core::BandConfirmer* forms = band_confirmer_of(order);
+  if (forms == nullptr || loaded == nullptr) {
+    throw std::logic_error("confirmation forms loaded for a run that does not confirm");
+  }
+  if (loaded->threshold() != forms->threshold() || loaded->form_bytes() != forms->form_bytes()) {
+    throw std::logic_error("the state's confirmation forms are not the job's (threshold or size)");
+  }
+  *forms = std::move(*loaded);
 }
 
 }  // namespace bloomshard::app

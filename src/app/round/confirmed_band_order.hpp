@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "app/round/key_order.hpp"
+#include "core/minhash/band_confirmation.hpp"
 
 namespace bloomshard::app {
 
@@ -20,5 +21,16 @@ namespace bloomshard::app {
 [[nodiscard]] std::unique_ptr<KeyOrder> make_confirmed_band_order(double threshold,
                                                                   std::uint32_t values,
                                                                   std::uint32_t bits);
+
+/// The forms of `order` when it is the confirming order (what a checkpoint
+/// writes beside tier 2's keys), else nullptr. Valid while `order` lives.
+[[nodiscard]] core::BandConfirmer* band_confirmer_of(KeyOrder& order) noexcept;
+
+/// Makes `loaded` (the forms a state's owned slices held, read by
+/// io::load_checkpoint) the forms of the confirming `order`, before its
+/// first round. Throws std::logic_error when `order` does not confirm or
+/// `loaded` has another threshold or form size (the scheme guard refuses
+/// such a state before any load).
+void adopt_loaded_forms(KeyOrder& order, std::unique_ptr<core::BandConfirmer> loaded);
 
 }  // namespace bloomshard::app

@@ -107,7 +107,8 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
       {.keep = config_.keep_generations,
        .data_path = config_.checkpoint_data_path,
        .before_commit = fence_,
-       .compaction = {config_.compaction_fanout, config_.max_runs, segment_ends}},
+       .compaction = {config_.compaction_fanout, config_.max_runs, segment_ends},
+       .forms = band_forms_},
       &stats);
   warn_prune_error(stats.prune_error);
   comm::heartbeat();

@@ -21,6 +21,7 @@
 #include "bloomshard/core/two_tier.hpp"
 #include "comm/communicator.hpp"
 #include "comm/router.hpp"
+#include "core/minhash/band_confirmation.hpp"
 
 namespace bloomshard::app {
 
@@ -73,6 +74,9 @@ class Checkpointer {
   /// A windowed job's slot clock (app/state/window_slots.hpp): its progress goes
   /// into every generation's header. Not owned; must outlive write() calls.
   void set_slot_clock(const SlotClock* clock) { slot_clock_ = clock; }
+  /// --confirm-jaccard: the owner's forms, written beside tier 2's keys
+  /// (null: the run does not confirm).
+  void set_band_forms(const core::BandConfirmer* forms) { band_forms_ = forms; }
 
   [[nodiscard]] std::uint64_t written() const noexcept { return written_; }
   [[nodiscard]] double seconds() const noexcept { return seconds_; }
@@ -87,6 +91,7 @@ class Checkpointer {
   std::uint64_t generation_;
   std::function<void()> fence_;
   const SlotClock* slot_clock_ = nullptr;
+  const core::BandConfirmer* band_forms_ = nullptr;
   std::uint64_t written_ = 0;
   double seconds_ = 0;
   CheckpointMetrics metrics_;

@@ -20,6 +20,7 @@
 #include "app/report/job_metrics.hpp"
 #include "app/report/progress.hpp"
 #include "app/report/stderr_line.hpp"
+#include "app/round/confirmed_band_order.hpp"
 #include "app/round/key_order.hpp"
 #include "app/round/layer_growth.hpp"
 #include "app/round/phase_timer.hpp"
@@ -234,6 +235,8 @@ class DedupJob {
     s.progress.emplace(world_.rank() == 0, config_.progress_seconds, config_.progress_style,
                        std::cerr);
     s.order = make_key_order(config_, s.begun.manifest, world_.usize(), *s.feed);
+    if (s.begun.forms) adopt_loaded_forms(*s.order, std::move(s.begun.forms));
+    if (s.checkpointer) s.checkpointer->set_band_forms(band_confirmer_of(*s.order));
     if (s.order->in_file_order() && s.plan.kind == StartKind::kResume) remember_kept_copies(s);
     s.growth.emplace(world_.usize(), world_.allreduce_sum(s.set().bloom().newest_layer_inserted()));
     s.round.emplace(RoundParts{world_, *s.router, s.set(), *s.feed, *s.order, *s.growth,

@@ -44,7 +44,8 @@ bool load_generation(const comm::Communicator& world, const DedupConfig& config,
                      const StartPlan& plan, const std::vector<io::InputFile>& files,
                      core::SliceRange owned, std::uint64_t g, Start& s) {
   const fs::path path = io::generation_path(config.state_dir, g);
-  io::LoadedCheckpoint loaded = io::load_checkpoint(world, path, owned);
+  const bool confirms = config.key.confirm_jaccard > 0.0;
+  io::LoadedCheckpoint loaded = io::load_checkpoint(world, path, owned, true, confirms);
   const std::string foreign =
       foreign_generation(plan, g, loaded.summary.header.run_id, loaded.summary.header.finished);
   if (!foreign.empty()) {
@@ -52,6 +53,7 @@ bool load_generation(const comm::Communicator& world, const DedupConfig& config,
     return false;
   }
   s.set = std::move(loaded.set);
+  s.forms = std::move(loaded.forms);
   s.resumed_from = g;
   s.window_progress = loaded.summary.header.window_slot_progress;
   if (plan.kind == StartKind::kResume) {

@@ -18,6 +18,7 @@
 #include "bloomshard/core/slice_map.hpp"
 #include "bloomshard/core/two_tier.hpp"
 #include "comm/communicator.hpp"
+#include "core/minhash/band_confirmation.hpp"
 #include "io/records/input_file.hpp"
 
 namespace bloomshard::app {
@@ -28,6 +29,9 @@ struct Start {
   RunManifest manifest;  ///< inputs with their starting progress; earlier rejects, counters
   std::uint64_t resumed_from = 0;     ///< generation loaded (0: none)
   std::uint64_t window_progress = 0;  ///< records/seconds of the loaded state's current slot
+  /// --confirm-jaccard: the loaded state's forms of the owned slices (null
+  /// for a fresh run or one that does not confirm).
+  std::unique_ptr<core::BandConfirmer> forms;
 };
 
 /// Collective: the start of this segment under `plan`, the filter holding

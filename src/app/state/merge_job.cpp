@@ -122,6 +122,11 @@ std::string setup_on_rank0(const MergeConfig& c) {
                                     "); merge reads only states without --window");
       }
       const StateScheme scheme = state_scheme_of(s.header);
+      if (scheme.key.confirm_jaccard != 0.0) {  // its runs hold forms a merge would drop
+        return fail(kExitUsage, "'" + from +
+                                    "' confirms band hits (--confirm-jaccard); merge does not "
+                                    "carry confirmation forms yet");
+      }
       if (!first) {
         first = scheme;
         slices = s.header.params.num_slices;

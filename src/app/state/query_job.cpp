@@ -124,6 +124,11 @@ std::string setup_on_rank0(const QueryConfig& q) {
                   "the state holds paragraph keys (--unit paragraph); query answers one key "
                   "per record and cannot use it yet");
     }
+    if (scheme.key.confirm_jaccard != 0.0) {  // its hits count only when confirmed
+      return fail(kExitUsage,
+                  "the state was written with --confirm-jaccard; query does not confirm band "
+                  "hits against its forms yet");
+    }
     std::vector<fs::path> args(q.feed.inputs.begin(), q.feed.inputs.end());
     const std::vector<io::InputFile> files = io::discover_inputs(args);
     if (files.empty()) return fail(kExitUsage, "no input files found");

@@ -16,6 +16,7 @@
 #include "bloomshard/core/bloom_math.hpp"
 #include "comm/communicator.hpp"
 #include "comm/environment.hpp"
+#include "io/checkpoint/checkpoint_forms.hpp"
 #include "io/checkpoint/checkpoint_key_sample.hpp"
 #include "io/checkpoint/checkpoint_store.hpp"
 
@@ -126,8 +127,9 @@ struct InfoFacts {
   std::vector<RunFacts> runs;
   std::vector<std::uint64_t> run_file_bytes;  // per run, for the window report
   std::uint64_t total_run_file_bytes = 0;
-  double cardinality = 0;  // summed over the layers
-  double fpr = 0;          // summed over the layers
+  double cardinality = 0;        // summed over the layers
+  double fpr = 0;                // summed over the layers
+  std::uint64_t form_bytes = 0;  // of one confirmation form (0: none, or an unreadable scheme)
 };
 
 // The record counters info shows, in order: their JSON names and the words
@@ -173,6 +175,10 @@ InfoFacts read_info_facts(const std::string& state, std::uint64_t generation) {
   for (const LayerSummary& l : saved_layers(f.summary)) {
     f.cardinality += l.cardinality_estimate;
     f.fpr += l.fpr_estimate;
+  }
+  try {  // an unreadable scheme is shown as such by describe_key_scheme
+    if (const auto forms = io::form_scheme_of(f.summary.header)) f.form_bytes = forms->form_bytes;
+  } catch (const std::exception&) {
   }
   return f;
 }
@@ -284,6 +290,12 @@ void print_identity_text(const InfoFacts& f) {
   std::printf("keys        %llu exact (%.1f MiB), estimated %.0f; filter FPR estimate %.3g\n",
               static_cast<unsigned long long>(s.tier2_keys),
               static_cast<double>(s.tier2_bytes) / 1048576.0, f.cardinality, f.fpr);
+  if (f.form_bytes != 0) {
+    std::printf("forms       %llu confirmation forms of %llu bytes (%.1f MiB), one per key\n",
+                static_cast<unsigned long long>(s.tier2_keys),
+                static_cast<unsigned long long>(f.form_bytes),
+                static_cast<double>(s.tier2_keys * f.form_bytes) / 1048576.0);
+  }
 }
 
 void print_runs_and_layers_text(const InfoFacts& f) {
@@ -407,7 +419,12 @@ int run_verify(const std::vector<std::string>& args) {
     }
     ok = world.all(report.ok) && ok;
     if (world.rank() != 0) continue;
-    std::cout << file.string() << ": " << (report.ok ? "ok" : "FAILED") << '\n';
+    std::cout << file.string() << ": " << (report.ok ? "ok" : "FAILED");
+    if (report.form_bytes != 0) {
+      std::cout << " (" << report.forms << " confirmation forms of " << report.form_bytes
+                << " bytes checked)";
+    }
+    std::cout << '\n';
     for (const std::string& p : report.problems) std::cout << "  " << p << '\n';
   }
   return ok ? kExitOk : kExitFailure;

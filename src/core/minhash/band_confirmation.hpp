@@ -8,10 +8,10 @@
 // estimate between the two forms reaches T, else Verdict::kUnconfirmedHit.
 // A later key of the same batch is compared with the form of the earlier
 // one that inserted it. The forms live in a side table of this owner, by
-// band key, for the run. A state does not carry them yet: find_form,
-// adopt_form and the slice form streams below are what a checkpoint writer
-// and loader need (a slice's forms in its stored key order), not yet wired
-// into one. Memory: one form (56 bytes
+// band key, for the run; a state carries them beside tier 2's keys:
+// find_form, adopt_form and the slice form streams below are what the
+// checkpoint writer and loader use (a slice's forms in its stored key
+// order, io/checkpoint/checkpoint_forms.hpp). Memory: one form (56 bytes
 // at 14 x 8, b = 4) plus about 60 bytes of hash-table node, bucket and
 // growth per band key the owner inserted (116 B a key measured at 14 x 8,
 // 4M keys, peak RSS). Not collective; one per rank.
@@ -73,12 +73,14 @@ class BandConfirmer {
   /// their first 16 bytes (the KeyRef hash must be the band key's), then
   /// confirmation. Throws std::invalid_argument for a key of another size
   /// or out.size() != wire.size(), std::logic_error for a band hit whose
-  /// key has no remembered form (tier 2 held keys this owner did not see
-  /// inserted: a state, which the job refuses with confirmation).
+  /// key has no remembered form (tier 2 held keys this owner neither saw
+  /// inserted nor adopted from the state).
   void decide(TwoTierSet& set, std::span<const KeyRef> wire, std::span<Verdict> out);
 
   /// Bytes of one form.
   [[nodiscard]] std::size_t form_bytes() const noexcept { return form_bytes_; }
+  /// The threshold T a band hit's estimate must reach.
+  [[nodiscard]] double threshold() const noexcept { return threshold_; }
   /// The form remembered for `key` (its first record's), or an empty span.
   /// Valid until the next decide() or adopt_form().
   [[nodiscard]] std::span<const std::uint8_t> find_form(const BandKey& key) const noexcept;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <exception>
 
+#include "bloomshard/store/tier2_forms.hpp"
 #include "io/checkpoint/checkpoint_checksum.hpp"
 
 namespace bloomshard::io {
@@ -22,6 +23,21 @@ std::uint64_t merge_slice_checked(const core::TwoTierSet& set, std::uint32_t sli
     std::fill(bytes.begin(), bytes.end(), '\0');
   }
   return tier2_slice_checksum({fingerprints, offsets, bytes});
+}
+
+void collect_slice_forms(LocalTier2& t, std::size_t i, const core::SliceBaseView& merged,
+                         std::string& err) {
+  if (t.confirmer == nullptr) return;
+  const std::size_t form_bytes = t.confirmer->form_bytes();
+  const std::span<std::uint8_t> out(t.forms.data() + t.form_starts[i], merged.size() * form_bytes);
+  try {
+    const std::vector<std::uint8_t> stream = core::slice_form_stream(*t.confirmer, merged);
+    std::copy(stream.begin(), stream.end(), out.begin());
+  } catch (const std::exception& e) {
+    if (err.empty()) err = std::string("confirmation forms: ") + e.what();
+    std::fill(out.begin(), out.end(), 0);
+  }
+  t.form_checksums[i] = store::tier2_forms_checksum(out);
 }
 
 }  // namespace bloomshard::io

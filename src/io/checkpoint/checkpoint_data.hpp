@@ -19,6 +19,7 @@
 
 #include "bloomshard/core/two_tier.hpp"
 #include "comm/communicator.hpp"
+#include "core/minhash/band_confirmation.hpp"
 #include "io/durable/direct_region_writer.hpp"
 #include "io/hdf5/hdf5_parallel.hpp"
 
@@ -32,6 +33,12 @@ struct LocalTier2 {
   std::vector<std::uint64_t> bloom_checksums;         ///< [layer][owned slice]
   std::uint64_t total_keys = 0, total_bytes = 0;
   std::size_t depth = 0;
+  /// --confirm-jaccard: the owner's forms, looked up for every merged key
+  /// (null: a state without confirmation, no forms written).
+  const core::BandConfirmer* confirmer = nullptr;
+  std::vector<std::uint64_t> form_starts;     ///< per owned slice, its first byte in `forms`
+  std::vector<std::uint8_t> forms;            ///< the owned slices' form streams, back to back
+  std::vector<std::uint64_t> form_checksums;  ///< per owned slice
 };
 
 /// This rank's first element in /tier2/fingerprints, /tier2/offsets, /tier2/bytes.
@@ -64,6 +71,13 @@ std::uint64_t merge_slice_checked(const core::TwoTierSet& set, std::uint32_t sli
                                   std::size_t depth, std::span<std::uint64_t> fingerprints,
                                   std::span<std::uint64_t> offsets, std::span<char> bytes,
                                   std::string& err);
+
+/// With t.confirmer: the form stream of owned slice `i` (its keys as just
+/// merged into `merged`, in stored order) into t.forms, and its checksum.
+/// A key without a form (a caller bug) zero-fills the slice's forms and
+/// keeps the first error in `err`, as merge_slice_checked does.
+void collect_slice_forms(LocalTier2& t, std::size_t i, const core::SliceBaseView& merged,
+                         std::string& err);
 
 /// Collective: writes the bulk data with collective H5Dwrite calls in
 /// batches of about 64 MiB per rank, fills t.checksums. Returns this rank's

@@ -86,6 +86,7 @@ void write_tier2(const core::TwoTierSet& set, const DirectFile& file, LocalTier2
     const auto m0 = std::chrono::steady_clock::now();
     t.checksums[i] = merge_slice_checked(set, static_cast<std::uint32_t>(owned.first + i), t.depth,
                                          f, o, b, err);
+    collect_slice_forms(t, i, {f, o, b}, err);
     progress.merge_seconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - m0).count();
   }

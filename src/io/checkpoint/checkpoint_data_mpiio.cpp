@@ -104,6 +104,7 @@ std::string write_data_mpiio(const comm::Communicator& comm, const core::TwoTier
         const std::span<char> b(byte_buf.get() + nb, t.bytes[i]);
         t.checksums[i] = merge_slice_checked(set, static_cast<std::uint32_t>(owned.first + i),
                                              t.depth, f, o, b, err);
+        collect_slice_forms(t, i, {f, o, b}, err);
         nk += f.size();
         no += o.size();
         nb += b.size();

@@ -22,6 +22,7 @@
 #include "core/window/slot_window.hpp"
 #include "io/checkpoint/checkpoint_checksum.hpp"
 #include "io/checkpoint/checkpoint_collective.hpp"
+#include "io/checkpoint/checkpoint_forms.hpp"
 #include "io/checkpoint/checkpoint_key_sample.hpp"
 #include "io/checkpoint/checkpoint_mapping.hpp"
 #include "io/checkpoint/checkpoint_store.hpp"
@@ -326,10 +327,19 @@ std::unique_ptr<core::TwoTierSet> empty_set_for(const FileIndex& idx, core::Slic
 // CollectiveCheckpointError on a failure.
 void attach_tier2(const comm::Communicator& comm, const std::filesystem::path& file, Hid& f,
                   const FileIndex& idx, core::SliceRange owned, bool verify_tier2,
+                  const std::optional<FormScheme>& forms, core::BandConfirmer* confirmer,
                   core::TwoTierSet& set, std::vector<SampledKey>& samples,
                   const std::string& context) {
   const CheckpointHeader& h = idx.summary.header;
   std::vector<std::string> problems;
+  // The forms of a run's owned slices, checked (with verify_tier2 or when
+  // loaded) and handed to `confirmer` in the views' key order.
+  const auto attach_forms = [&](const Tier2File& t, std::span<const core::SliceBaseView> views) {
+    const RunFormsSource src{t.path, t.hid, t.dxpl.get(), &t.index};
+    const std::vector<std::string> q =
+        read_run_forms(comm, src, forms, owned, verify_tier2, views, confirmer);
+    agree_once_or_throw(comm, join(summarized(q, owned.size())), context);
+  };
   if (h.format_version == 1) {  // the generation's own tier 2 is the one run
     Tier2File t;
     t.path = file;
@@ -340,6 +350,7 @@ void attach_tier2(const comm::Communicator& comm, const std::filesystem::path& f
     std::shared_ptr<const void> keep;
     problems = map_tier2(comm, t, owned, verify_tier2, views, keep);
     agree_once_or_throw(comm, join(summarized(problems, owned.size())), context);
+    attach_forms(t, views);
     sample_first_keys(views, owned.first, file.filename().string(), samples);
     set.exact().replace_newest_runs(0, {0, core::kLegacyRunLevel}, std::move(views),
                                     std::move(keep));
@@ -355,6 +366,7 @@ void attach_tier2(const comm::Communicator& comm, const std::filesystem::path& f
     std::shared_ptr<const void> keep;
     problems = map_tier2(comm, t, owned, verify_tier2, views, keep);
     agree_once_or_throw(comm, join(summarized(problems, owned.size())), context);
+    attach_forms(t, views);
     sample_first_keys(views, owned.first, t.path.filename().string(), samples);
     set.exact().replace_newest_runs(0, {ref.id, ref.level, ref.slot}, std::move(views),
                                     std::move(keep));
@@ -365,7 +377,7 @@ void attach_tier2(const comm::Communicator& comm, const std::filesystem::path& f
 }  // namespace
 
 LoadedCheckpoint load_checkpoint(const comm::Communicator& comm, const std::filesystem::path& file,
-                                 core::SliceRange owned, bool verify_tier2) {
+                                 core::SliceRange owned, bool verify_tier2, bool load_forms) {
   const std::string context = "cannot load checkpoint " + file.string();
   quiet_hdf5_errors();
   IndexedFile opened;
@@ -375,8 +387,11 @@ LoadedCheckpoint load_checkpoint(const comm::Communicator& comm, const std::file
 
   const CheckpointHeader& h = idx.summary.header;
   LoadedCheckpoint out;
+  std::optional<FormScheme> forms;
   try {
     out.set = empty_set_for(idx, owned);
+    forms = form_scheme_of(h);
+    if (forms && load_forms) out.forms = make_form_confirmer(*forms);
   } catch (const std::exception& e) {
     err = e.what();
   }
@@ -400,7 +415,8 @@ LoadedCheckpoint load_checkpoint(const comm::Communicator& comm, const std::file
   // Stored keys of this rank's slices, checked against the header once
   // tier 1 and every run are in (key_sample_problem).
   std::vector<SampledKey> samples;
-  attach_tier2(comm, file, opened.file, idx, owned, verify_tier2, *out.set, samples, context);
+  attach_tier2(comm, file, opened.file, idx, owned, verify_tier2, forms, out.forms.get(), *out.set,
+               samples, context);
   // What no checksum covers (hash_seed, num_slices, each layer's k and
   // blocks_per_slice, normalization): every rank checks the keys of its
   // own slices; a failure is everyone's before the caller uses the set.
@@ -500,6 +516,23 @@ VerifyReport verify_checkpoint(const comm::Communicator& comm, const std::filesy
   }
   std::vector<core::SliceBaseView> views;
   std::shared_ptr<const void> keep;
+  // The same on every rank (the header is), so all read forms or none.
+  std::optional<FormScheme> forms;
+  try {
+    forms = form_scheme_of(h);
+  } catch (const std::exception& e) {
+    if (comm.rank() == 0) problems.push_back(file.string() + ": " + e.what());
+  }
+  if (forms) {
+    report.forms = idx.summary.tier2_keys;
+    report.form_bytes = forms->form_bytes;
+  }
+  const auto check_forms = [&](const Tier2File& t) {
+    const RunFormsSource src{t.path, t.hid, t.dxpl.get(), &t.index};
+    for (std::string& q : read_run_forms(comm, src, forms, share, true, views, nullptr)) {
+      problems.push_back(std::move(q));
+    }
+  };
   if (h.format_version == 1) {
     Tier2File t;
     t.path = file;
@@ -507,6 +540,7 @@ VerifyReport verify_checkpoint(const comm::Communicator& comm, const std::filesy
     t.hid = f.get();
     t.dxpl = collective_dxpl();
     for (std::string& q : map_tier2(comm, t, share, true, views, keep)) problems.push_back(q);
+    check_forms(t);
   }
   if (std::string e = close_file(f); !e.empty()) problems.push_back(e);
   if (h.format_version != 1) {
@@ -520,6 +554,7 @@ VerifyReport verify_checkpoint(const comm::Communicator& comm, const std::filesy
       }
       std::vector<std::string> q = map_tier2(comm, t, share, true, views, keep);
       problems.insert(problems.end(), q.begin(), q.end());
+      check_forms(t);
       if (std::string e = close_file(t.file); !e.empty()) problems.push_back(e);
     }
   }
@@ -531,7 +566,12 @@ VerifyReport verify_checkpoint(const comm::Communicator& comm, const std::filesy
       problems.push_back(std::string("header check: ") + e.what());
     }
   }
-  report.problems = allgather_strings(comm, problems);
+  // A problem every rank finds in the shared metadata is listed once.
+  for (std::string& q : allgather_strings(comm, problems)) {
+    if (std::find(report.problems.begin(), report.problems.end(), q) == report.problems.end()) {
+      report.problems.push_back(std::move(q));
+    }
+  }
   report.ok = report.problems.empty();
   return report;
 }

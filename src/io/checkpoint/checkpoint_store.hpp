@@ -28,6 +28,7 @@
 #include "bloomshard/core/two_tier.hpp"
 #include "bloomshard/store/header.hpp"
 #include "comm/communicator.hpp"
+#include "core/minhash/band_confirmation.hpp"
 #include "core/tier2/run_compaction.hpp"
 #include "io/checkpoint/checkpoint_error.hpp"
 #include "io/checkpoint/checkpoint_generations.hpp"
@@ -66,6 +67,13 @@ struct CheckpointWriteOptions {
   std::function<void()> before_commit = nullptr;
   /// Which runs the new run absorbs (the same on every rank).
   core::CompactionPolicy compaction = {};
+  /// The owner's confirmation forms (--confirm-jaccard): given exactly when
+  /// the header's key scheme confirms; then the new run holds the form of
+  /// each of its keys (/tier2/forms, /tier2/form_checksums), looked up here
+  /// (every key of the merged slices must have one), in memory on this rank
+  /// (F bytes a key of its owned slices) and written by collective MPI-IO
+  /// on either data path.
+  const core::BandConfirmer* forms = nullptr;
 };
 
 /// Optional figures of one write (for metrics, benches and tests).
@@ -118,6 +126,9 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
 struct LoadedCheckpoint {
   CheckpointSummary summary;
   std::unique_ptr<core::TwoTierSet> set;
+  /// With load_forms and a confirming key scheme: the forms of every key
+  /// of the owned slices, every run (else null).
+  std::unique_ptr<core::BandConfirmer> forms;
 };
 
 /// Collective: opens `file` on any number of ranks and builds a TwoTierSet
@@ -129,12 +140,15 @@ struct LoadedCheckpoint {
 /// layer's global insert count is spread over ranks in proportion to owned
 /// slices, so the sum over a tiling of [0, P) equals the stored count.
 /// Refuses a hash scheme or Bloom layout other than this build's, and a
-/// stored layer geometry that this build would not compute. Throws
-/// CheckpointError naming the dataset and slice on every rank if any rank
-/// failed.
+/// stored layer geometry that this build would not compute. Every run
+/// must hold confirmation forms exactly when the key scheme confirms
+/// (confirm-jaccard=T/b4), of the run's size; with load_forms they are
+/// checked slice by slice and read into `forms`. Throws CheckpointError
+/// naming the file, dataset and slice on every rank if any rank failed.
 [[nodiscard]] LoadedCheckpoint load_checkpoint(const comm::Communicator& comm,
                                                const std::filesystem::path& file,
-                                               core::SliceRange owned, bool verify_tier2 = true);
+                                               core::SliceRange owned, bool verify_tier2 = true,
+                                               bool load_forms = false);
 
 /// Collective: replaces the runs of `set` that the generation `file` just
 /// written by write_checkpoint absorbed by its new run (mapped, no copy) and
@@ -149,10 +163,13 @@ void rebase_on_checkpoint(const comm::Communicator& comm, const std::filesystem:
 struct VerifyReport {
   bool ok = true;
   std::vector<std::string> problems;
+  std::uint64_t forms = 0;       ///< confirmation forms checked (every key's, all runs)
+  std::uint64_t form_bytes = 0;  ///< bytes of one form (0: the state has none)
 };
 
 /// Collective: recomputes every checksum of `file` and of every run file it
-/// references, each rank a contiguous share of the slices; every rank
+/// references (confirmation forms included, which must be there exactly
+/// when the key scheme confirms), each rank a contiguous share of the slices; every rank
 /// returns the full report. A file that cannot be opened or read is
 /// reported as a problem, not thrown.
 [[nodiscard]] VerifyReport verify_checkpoint(const comm::Communicator& comm,

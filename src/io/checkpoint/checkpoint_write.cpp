@@ -40,6 +40,7 @@
 #include "io/checkpoint/checkpoint_collective.hpp"
 #include "io/checkpoint/checkpoint_commit.hpp"
 #include "io/checkpoint/checkpoint_data.hpp"
+#include "io/checkpoint/checkpoint_forms.hpp"
 #include "io/checkpoint/checkpoint_store.hpp"
 #include "io/durable/durable_file.hpp"
 #include "io/hdf5/hdf5_parallel.hpp"
@@ -179,12 +180,14 @@ std::string check_tiling(const comm::Communicator& comm, core::SliceRange owned,
   return {};
 }
 
-LocalTier2 prepare_local(const core::TwoTierSet& set, std::size_t depth) {
+LocalTier2 prepare_local(const core::TwoTierSet& set, std::size_t depth,
+                         const core::BandConfirmer* forms) {
   const core::SliceRange owned = set.owned();
   const std::size_t n = owned.size();
   const std::size_t num_layers = set.bloom().num_layers();
   LocalTier2 t;
   t.depth = depth;
+  t.confirmer = forms;
   t.keys.resize(n);
   t.bytes.resize(n);
   t.checksums.resize(n);
@@ -199,6 +202,16 @@ LocalTier2 prepare_local(const core::TwoTierSet& set, std::size_t depth) {
     for (std::size_t l = 0; l < num_layers; ++l) {
       t.bloom_checksums[l * n + i] = bloom_slice_checksum(set.bloom().slice_words(l, slice));
     }
+  }
+  if (forms != nullptr) {  // the forms of the new run's keys, in memory until written
+    t.form_starts.resize(n);
+    std::uint64_t at = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      t.form_starts[i] = at;
+      at += t.keys[i] * forms->form_bytes();
+    }
+    t.forms.resize(at);
+    t.form_checksums.resize(n);
   }
   return t;
 }
@@ -368,8 +381,22 @@ std::string write_run_file(const comm::Communicator& comm, const std::filesystem
     targets.fingerprints = fps.get();
     targets.offsets = offs.get();
     targets.bytes = bytes.get();
+    // The forms (--confirm-jaccard), created before any data is written.
+    const std::uint64_t form_bytes = t.confirmer != nullptr ? t.confirmer->form_bytes() : 0;
+    Hid forms, form_checksums;
+    if (t.confirmer != nullptr) {
+      forms = create_contiguous_dataset(file.get(), ckpt::kTier2Forms, H5T_STD_U8LE,
+                                        all_keys * form_bytes);
+      form_checksums = per_slice_dataset(ckpt::kTier2FormChecksums);
+    }
     err = write_data(comm, tmp, set, targets, t, starts, dxpl.get(), wanted, progress, used_direct);
     write_per_slice(checksums.get(), t.checksums);
+    if (t.confirmer != nullptr) {  // filled by the data pass; collective MPI-IO on both paths
+      write_1d_collective(comm, forms.get(), dxpl.get(), H5T_NATIVE_UINT8, starts.keys * form_bytes,
+                          t.forms.data(), t.forms.size(), 1, &progress.tracker);
+      write_per_slice(form_checksums.get(), t.form_checksums);
+      progress.written += t.forms.size();
+    }
   }
   file.close("H5Fclose");
   return err;
@@ -548,9 +575,9 @@ core::CompactionPlan compaction_plan(const CheckpointHeader& h,
 // Bytes both files take: per-key data, per-slice datasets, Bloom words,
 // 1 MiB of HDF5 metadata and alignment slack.
 std::uint64_t space_needed(const CheckpointHeader& h, std::span<const CheckpointLayerInfo> layers,
-                           const CheckpointRunRef& new_run) {
+                           const CheckpointRunRef& new_run, std::uint64_t form_bytes) {
   const std::uint64_t p = h.params.num_slices;
-  std::uint64_t need = new_run.keys * 16 + new_run.bytes + p * 8 * 4 + (1U << 20);
+  std::uint64_t need = new_run.keys * (16 + form_bytes) + new_run.bytes + p * 8 * 5 + (1U << 20);
   for (const CheckpointLayerInfo& l : layers) {
     need += p * l.geometry.blocks_per_slice * core::kBlockWords * 8 + p * 8;
   }
@@ -567,6 +594,11 @@ std::string check_before_write(const comm::Communicator& comm,
                                const core::TwoTierSet& set, const CheckpointWriteOptions& options,
                                core::CompactionPlan& plan) {
   std::string err = validate_inputs(h, layers, set, options.keep);
+  try {
+    if (err.empty()) err = form_source_problem(form_scheme_of(h), options.forms);
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
   const std::string tiling = check_tiling(comm, set.owned(), h.params.num_slices);  // collective
   if (err.empty()) err = tiling;
   // Same layer count and runs on every rank (min via the max of the complements).
@@ -676,7 +708,7 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   LocalTier2 local;
   std::uint64_t delta_write_bytes = 0;
   try {
-    local = prepare_local(set, plan.merge_runs);
+    local = prepare_local(set, plan.merge_runs, options.forms);
     for (std::uint32_t s = set.owned().first; s < set.owned().last; ++s) {
       const core::SliceSize d = set.exact().merged_slice_size(s, 0);
       delta_write_bytes += d.keys * 16 + 8 + d.bytes;
@@ -689,7 +721,10 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   refs.resize(refs.size() - plan.merge_runs);
   refs.push_back({new_run.id, new_run.level, comm.allreduce_sum(local.total_keys),
                   comm.allreduce_sum(local.total_bytes), new_run.slot});
-  if (comm.rank() == 0) err = reserve_space(state_dir, space_needed(h, layers, refs.back()));
+  if (comm.rank() == 0) {
+    const std::uint64_t form_bytes = options.forms != nullptr ? options.forms->form_bytes() : 0;
+    err = reserve_space(state_dir, space_needed(h, layers, refs.back(), form_bytes));
+  }
   agree_or_throw(comm, err, context);
 
   const auto t2 = std::chrono::steady_clock::now();
