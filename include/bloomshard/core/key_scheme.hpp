@@ -61,7 +61,7 @@ struct KeyScheme {
   /// signature (core::kDefaultConfirmBits bits a value;
   /// docs/near-duplicates.md section 6). Saved as the item
   /// "confirm-jaccard=T/b4" (only when on), which builds before it refuse;
-  /// dedup still refuses --state with it (the forms are not checkpointed).
+  /// a state keeps the forms beside tier 2's keys (/tier2/forms).
   double confirm_jaccard = 0.0;
   friend bool operator==(const KeyScheme&, const KeyScheme&) = default;
 };
