@@ -106,7 +106,7 @@ run_tests() {
 #   memory is not the program's (e2e.plan_corpus.* is the plan's fixture);
 # - e2e.oracle_selftest: Python checking the oracle, no program of ours;
 # - the Slurm scenarios (they exercise sbatch, not our memory use).
-ASAN_EXCLUDE='\.(4|8)ranks$|^e2e\..*\.[3-9]ranks$|^e2e\.(merge|keyscheme|query|paragraph|skip|special|rejects|layers|incremental|changes|commands_keyscheme|paragraph_annotate|annotate_basic|inputs_resume|inputs_empty|minhash)\.2ranks$|^e2e\.inputs_resume\.1ranks$|^e2e\.(corruption|store_enospc|window_seconds\..*)$|^e2e\.(crash|compaction)_torture$|^e2e\.plan[._]|^e2e\.oracle_selftest$|^e2e\.big_field$|^e2e\.(merge_crash|annotate_kill|paragraph_kill|split_kill|compressed_resume)\.'
+ASAN_EXCLUDE='\.(4|8)ranks$|^e2e\..*\.[3-9]ranks$|^e2e\.(merge|keyscheme|query|paragraph|skip|special|rejects|layers|incremental|changes|commands_keyscheme|paragraph_annotate|annotate_basic|inputs_resume|inputs_empty|minhash|minhash_confirm|minhash_confirm_state)\.2ranks$|^e2e\.inputs_resume\.1ranks$|^e2e\.(corruption|store_enospc|window_seconds\..*)$|^e2e\.(crash|compaction)_torture$|^e2e\.plan[._]|^e2e\.oracle_selftest$|^e2e\.big_field$|^e2e\.(merge_crash|annotate_kill|paragraph_kill|split_kill|compressed_resume)\.'
 # Timed fault tests (detection bounds), netns hosts, Slurm, install,
 # terminal and CLI-message tests and the docs' command blocks (README, quickstart:
 # commands the e2e cases run under ASan already) are not sanitizer targets;
