@@ -12,11 +12,7 @@
 #                 copies reach their owners first. Every output equals the
 #                 oracle (input_order_corpus.py: awk '!seen[$key]++' over the
 #                 inputs in order) and is byte for byte the 1-rank run's;
-#                 at N > 1 copies were retracted and left out (metrics);
-#                 at N > 1 again with batches whose hold-back budget holds
-#                 every retracted copy (no output rewritten at the end,
-#                 seen by strace) and with 4 KiB batches whose budget
-#                 overflows (the end pass rewrites outputs), same bytes.
+#                 at N > 1 copies were retracted and left out (metrics).
 #         refusals  --kept-copy first with --state, annotate mode or paragraphs,
 #                 and an unknown value: exit 2 naming the option, nothing written.
 # Set KEEP_TMP=1 to keep the temp dir.
@@ -28,44 +24,6 @@ command -v zstd >/dev/null || harness_usage "needs the zstd command"
 harness_tmp "input-order-$CASE-$RANKS" "input order $CASE, $RANKS ranks"
 
 json_field() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
-
-# Runs dedup at $RANKS ranks under strace, which notes every rename into $1:
-# the end pass renames each output it rewrites from OUTPUT.retracted-tmp.
-traced_dedup() {
-  local trace=$1
-  shift
-  strace -f -qq -e trace=rename,renameat,renameat2 -o "$trace" \
-    "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" dedup "$@"
-}
-
-# Kept records held back until the watermark passes them, up to 16 batches
-# (core/order/held_back_records.hpp): with a budget above the whole corpus a
-# retracted copy is never written, so no output is rewritten at the end;
-# with 4 KiB batches (a 64 KiB budget) copies go out over the budget and the
-# end pass leaves the retracted ones out. Either way the bytes of the
-# 1-rank run (made with other batches: the rule holds for any batch size).
-held_back_cases() {
-  command -v strace >/dev/null || fail "needs strace to see the end pass's renames"
-  local name batch
-  for name in held over; do
-    [[ $name == held ]] && batch=1048576 || batch=4096
-    traced_dedup "$TMP/$name.trace" --input "$TMP/in" --key-field id --kept-copy first \
-      --batch-bytes "$batch" --split-min-bytes 65536 --output "$TMP/out-$name" \
-      --metrics "$TMP/m-$name.json" >"$TMP/r-$name.log" 2>&1 ||
-      fail "$name: $RANKS-rank run failed: $(cat "$TMP/r-$name.log")"
-    diff -r "$TMP/out1" "$TMP/out-$name" -x _rejects >/dev/null ||
-      fail "$name ($batch-byte batches): outputs differ from the 1-rank run's bytes"
-    retracted=$(json_field "$TMP/m-$name.json" retracted)
-    [[ $retracted -gt 0 ]] || fail "$name: no copy was retracted: the case tests nothing"
-    rewritten=$(grep -c 'retracted-tmp' "$TMP/$name.trace" || true)
-    log "$name ($batch-byte batches): $retracted retracted, $rewritten outputs rewritten at the end"
-    if [[ $name == held ]]; then
-      [[ $rewritten == 0 ]] || fail "held: $rewritten outputs rewritten, though every copy was held"
-    else
-      [[ $rewritten -gt 0 ]] || fail "over: no output rewritten: the budget was never exceeded"
-    fi
-  done
-}
 
 case $CASE in
   records)
@@ -85,7 +43,6 @@ case $CASE in
     [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "no copy was retracted: the case tests nothing"
     [[ $(json_field "$TMP/m1.json" kept) == $(json_field "$TMP/mN.json" kept) ]] ||
       fail "kept counts differ"
-    [[ $RANKS == 1 ]] || held_back_cases
     ;;
   refusals)
     # --kept-copy first where it cannot apply yet is refused before any

@@ -419,11 +419,6 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
     close_finished_outputs();
     return;
   }
-  if (held_back_) {
-    hold_kept(batch, verdicts);
-    close_finished_outputs();
-    return;
-  }
   // Kept records go to their outputs straight from the batch (valid until
   // it is cleared, after this call): kept records adjacent in its memory
   // are one piece, so an uncompressed output takes a round's records of a
@@ -456,52 +451,6 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
     }
   }
   write_pieces();
-  close_finished_outputs();
-}
-
-// Input order: kept records wait in memory until the watermark passes them
-// (release_held_back), so that a retracted one is never written.
-void InputFeed::hold_kept(const RoundBatch& batch, std::span<const core::Verdict> verdicts) {
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    if (!core::is_kept(verdicts[i])) {
-      ++counters_.dropped;
-      continue;
-    }
-    ++counters_.kept;
-    const std::string_view bytes = batch.record_bytes(i);
-    counters_.output_bytes += bytes.size();
-    held_back_->hold(batch.file_slot(i), batch.tags()[batch.first_key(i)], bytes);
-  }
-}
-
-std::uint64_t InputFeed::settle_retractions(std::span<const core::CrossInputRetraction> retracted,
-                                            std::vector<core::CrossInputRetraction>& in_outputs) {
-  if (!held_back_) return 0;
-  std::uint64_t mine = 0;
-  for (const core::CrossInputRetraction& r : retracted) {
-    std::uint64_t bytes = 0;
-    switch (held_back_->retract(r.tag, bytes)) {
-      case core::RetractedHere::kDropped:
-        count_left_out(1, bytes);
-        ++mine;
-        break;
-      case core::RetractedHere::kInOutput:
-        in_outputs.push_back(r);
-        ++mine;
-        break;
-      case core::RetractedHere::kNotHere:
-        break;
-    }
-  }
-  return mine;
-}
-
-void InputFeed::release_held_back(std::uint64_t watermark) {
-  if (!held_back_) return;
-  held_back_->release(watermark,
-                      [this](std::uint32_t slot, std::span<const std::string_view> pieces) {
-                        outputs_[slot].write_pieces(pieces);
-                      });
   close_finished_outputs();
 }
 
@@ -552,11 +501,7 @@ void InputFeed::write_annotations(const RoundBatch& batch,
 void InputFeed::close_finished_outputs() {
   // Tasks below the one being read are finished; so is the last one once
   // the reader let go of it.
-  std::size_t finished = open_ ? next_ - 1 : next_;
-  // An output whose records are still held back stays open.
-  if (held_back_ && held_back_->first_slot()) {
-    finished = std::min<std::size_t>(finished, *held_back_->first_slot());
-  }
+  const std::size_t finished = open_ ? next_ - 1 : next_;
   for (; first_unclosed_ < finished; ++first_unclosed_) {
     io::OutputWriter& out = outputs_[first_unclosed_];
     FileState& state = states_[first_unclosed_];

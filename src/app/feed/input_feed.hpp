@@ -26,7 +26,6 @@
 #include "app/options/output_options.hpp"
 #include "app/round/round_batch.hpp"
 #include "bloomshard/core/key_builder.hpp"
-#include "core/order/held_back_records.hpp"
 #include "io/output/output_writer.hpp"
 #include "io/output/reject_writer.hpp"
 #include "io/records/key_extractor.hpp"
@@ -180,29 +179,6 @@ class InputFeed {
     tag_keys_ = true;
     tag_scope_ = core::OrderScope::kAcrossInputs;
   }
-  /// Holds kept records back from their outputs until the watermark passes
-  /// them (core/order/held_back_records.hpp), about `budget_bytes` at most.
-  /// Input order only: call after tag_keys_in_input_order(), before the
-  /// first fill().
-  void hold_back_kept_records(std::uint64_t budget_bytes) { held_back_.emplace(budget_bytes); }
-  /// Retractions of kept copies (all ranks' of one round): a held copy is
-  /// dropped, never written (counted as left out); those this rank wrote
-  /// over the budget are appended to `in_outputs` for the end pass. Returns
-  /// how many of `retracted` were this rank's (held or written).
-  std::uint64_t settle_retractions(std::span<const core::CrossInputRetraction> retracted,
-                                   std::vector<core::CrossInputRetraction>& in_outputs);
-  /// Writes the held records before `watermark` (and the oldest beyond the
-  /// budget), then closes the outputs of files read whose records all went
-  /// out. Throws io::OutputError.
-  void release_held_back(std::uint64_t watermark);
-  /// Most bytes held back at once (0 unless hold_back_kept_records()).
-  [[nodiscard]] std::uint64_t held_back_peak_bytes() const noexcept {
-    return held_back_ ? held_back_->peak_bytes() : 0;
-  }
-  /// Kept records written while they could still be retracted.
-  [[nodiscard]] std::uint64_t written_over_budget() const noexcept {
-    return held_back_ ? held_back_->written_over_budget() : 0;
-  }
   /// The order_position() of the first record of this rank's tasks not read
   /// yet (~0 once all are read): every record of this rank before it was
   /// handed to a round. Tasks are read in the one order, so a minimum over
@@ -246,7 +222,6 @@ class InputFeed {
   std::string_view stream_key(std::string_view escaped);
   void hold(const io::InputError& e);
   void write_annotations(const RoundBatch& batch, std::span<const core::Verdict> verdicts);
-  void hold_kept(const RoundBatch& batch, std::span<const core::Verdict> verdicts);
   void write_near_duplicates_removed(const RoundBatch& batch,
                                      std::span<const core::Verdict> verdicts);
   void take_minhash(const io::Record& record, std::string_view text, RoundBatch& batch);
@@ -289,9 +264,8 @@ class InputFeed {
   std::vector<std::string_view> pieces_;         // write_kept's runs of one output
   bool tag_keys_ = false;                        // tag_keys_in_file_order() or _input_order()
   core::OrderScope tag_scope_ = core::OrderScope::kWithinInput;
-  core::OrderTag tag_base_ = 0;                     // of the open task: 0 if it is not a range
-  std::vector<core::OrderTag> retracted_;           // note_retracted()
-  std::optional<core::HeldBackRecords> held_back_;  // hold_back_kept_records()
+  core::OrderTag tag_base_ = 0;            // of the open task: 0 if it is not a range
+  std::vector<core::OrderTag> retracted_;  // note_retracted()
 };
 
 }  // namespace bloomshard::app

@@ -1,8 +1,6 @@
 #include "app/round/key_order.hpp"
 
 #include <algorithm>
-#include <stdexcept>
-#include <string>
 #include <vector>
 
 #include "app/round/confirmed_band_order.hpp"
@@ -99,67 +97,22 @@ class FileOrderKeys final : public KeyOrder {
   bool in_input_order() const noexcept override { return across(); }
 
   // Collective: the watermark is the first record some rank has not read.
-  // One allgather brings it and the round's retractions of other inputs'
-  // copies to every rank, since the rank that wrote (or holds) a retracted
-  // copy is not its owner. Kept copies are forgotten when the watermark
-  // enters a new input (a pass over the table, at most once per input).
-  void after_round(const comm::Communicator& world, InputFeed& feed) override {
+  // Kept copies are forgotten when it enters a new input (a pass over the
+  // table, at most once per input).
+  void after_round(const comm::Communicator& world, const InputFeed& feed) override {
     if (!across()) return;
-    const std::vector<std::uint64_t> all = world.allgather(round_report(feed));
-    std::uint64_t watermark = ~std::uint64_t{0};
-    std::uint64_t claimed_before = 0;
-    gathered_.clear();
-    for (std::size_t j = 0; j < all.size();) {  // per rank: unread, claimed, n, n x (tag, hash)
-      watermark = std::min(watermark, all[j]);
-      claimed_before += all[j + 1];
-      const std::uint64_t n = all[j + 2];
-      j += 3;
-      for (std::uint64_t k = 0; k < n; ++k, j += 3) {
-        gathered_.push_back({all[j], {all[j + 1], all[j + 2]}});
-      }
-    }
-    check_claimed(claimed_before, gathered_before_);
-    claimed_ = feed.settle_retractions(gathered_, in_outputs_);
-    gathered_before_ = gathered_.size();
-    // Every input read: this round's retractions are checked now.
-    if (watermark == ~std::uint64_t{0}) {
-      check_claimed(world.allreduce_sum(claimed_), gathered_before_);
-      claimed_ = 0;
-      gathered_before_ = 0;
-    }
-    feed.release_held_back(watermark);
+    const std::uint64_t watermark = ~world.allreduce_max(~feed.unread_position());
     if (core::order_input(watermark) != core::order_input(order_.watermark())) {
       order_.forget_before(watermark);
     }
   }
   std::span<const core::CrossInputRetraction> cross_input_retractions() const override {
-    return in_outputs_;
+    return other_inputs_;
   }
 
  private:
   [[nodiscard]] bool across() const noexcept {
     return order_.scope() == core::OrderScope::kAcrossInputs;
-  }
-  // Every retraction of a round was held or written by exactly one rank:
-  // else a retracted copy would stay in an output.
-  static void check_claimed(std::uint64_t claimed, std::uint64_t retracted) {
-    if (claimed != retracted) {
-      throw std::logic_error("input order: " + std::to_string(retracted) +
-                             " copies retracted in a round, " + std::to_string(claimed) +
-                             " found among the writing ranks");
-    }
-  }
-  // This rank's part of after_round()'s allgather: its first unread
-  // position, how many of the previous round's retractions it held or
-  // wrote, and this round's retractions it decided as owner.
-  std::vector<std::uint64_t>& round_report(const InputFeed& feed) {
-    report_.clear();
-    report_.insert(report_.end(), {feed.unread_position(), claimed_, other_inputs_.size()});
-    for (const core::CrossInputRetraction& r : other_inputs_) {
-      report_.insert(report_.end(), {r.tag, r.hash.hi, r.hash.lo});
-    }
-    other_inputs_.clear();
-    return report_;
   }
 
   core::FileOrder order_;                        // the owner's kept copies that may be retracted
@@ -179,13 +132,7 @@ class FileOrderKeys final : public KeyOrder {
   std::vector<core::KeyRef> sorted_keys_;
   std::vector<core::OrderTag> sorted_tags_;
   std::vector<core::Verdict> sorted_verdicts_;
-  std::vector<core::CrossInputRetraction> other_inputs_;  // this round's, as owner
-  std::vector<std::uint64_t> report_;                     // round_report()'s
-  std::vector<core::CrossInputRetraction> gathered_;      // every rank's of a round
-  std::uint64_t gathered_before_ = 0;                     // of the previous round
-  std::uint64_t claimed_ = 0;                             // of them held or written here
-  // Retracted copies this rank wrote over its hold-back budget.
-  std::vector<core::CrossInputRetraction> in_outputs_;
+  std::vector<core::CrossInputRetraction> other_inputs_;
 };
 
 }  // namespace
@@ -236,7 +183,6 @@ std::unique_ptr<KeyOrder> make_key_order(const DedupConfig& config, const RunMan
   }
   if (keeps_input_order(config)) {
     feed.tag_keys_in_input_order();
-    feed.hold_back_kept_records(kHeldBackBatches * config.batch_bytes);
     return make_input_order(input_order_reserve(m, ranks));
   }
   if (!keeps_file_order(config, m)) return make_batch_order();

@@ -63,17 +63,13 @@ class KeyOrder {
   /// True for the input-order strategy (the one order of all inputs).
   [[nodiscard]] virtual bool in_input_order() const noexcept { return false; }
 
-  /// Collective, after each round's agreement: in input order, the
-  /// watermark and the round's retractions of copies of other inputs go to
-  /// every rank (one allgather), the writers drop the retracted copies they
-  /// hold back and release what the watermark made final; nothing for the
-  /// others.
-  virtual void after_round(const comm::Communicator&, InputFeed&) {}
+  /// Collective, after each round's agreement: the input order's watermark
+  /// (one MPI_Allreduce of 8 bytes); nothing for the others.
+  virtual void after_round(const comm::Communicator&, const InputFeed&) {}
 
-  /// Kept copies retracted for an earlier copy in another input that this
-  /// rank had written already, over its hold-back budget (input order
-  /// only): their lines leave the outputs at the run's end
-  /// (app/round/retracted_copies.hpp).
+  /// Kept copies this rank retracted as owner for an earlier copy in
+  /// another input (input order only): their lines leave the outputs at
+  /// the run's end (app/round/retracted_copies.hpp).
   [[nodiscard]] virtual std::span<const core::CrossInputRetraction> cross_input_retractions()
       const {
     return {};
@@ -90,13 +86,6 @@ class KeyOrder {
 /// all input bytes at 128 bytes a record, at most 1M keys (a 48 MiB table;
 /// the watermark keeps it to about the inputs being read).
 [[nodiscard]] std::size_t input_order_reserve(const RunManifest& m, std::uint32_t ranks);
-
-/// Kept record bytes a writing rank holds back in input order, as a multiple
-/// of --batch-bytes (16 x 4 MiB = 64 MiB at the default batch up to 64
-/// ranks). At 2 ranks the rank ahead of the watermark holds about the kept
-/// records it read since the other entered its input; docs/inputs.md has
-/// the measured figure.
-inline constexpr std::uint64_t kHeldBackBatches = 16;
 
 /// The input-order strategy alone, its memory sized for `reserve` keys.
 [[nodiscard]] std::unique_ptr<KeyOrder> make_input_order(std::size_t reserve);

@@ -1,10 +1,7 @@
 // The end of a run in the one order of all inputs (core/order/file_order.hpp,
-// OrderScope::kAcrossInputs): a kept copy is held back from its output
-// until the watermark passes it (core/order/held_back_records.hpp), so a retracted one
-// is usually never written; but a copy written over the hold-back budget
-// and retracted later by an earlier copy in another input is in its output,
-// so once every input is read (and split inputs are joined) those lines
-// leave the outputs.
+// OrderScope::kAcrossInputs): a kept copy that an earlier copy in another
+// input retracted was written to its input's output already, so once every
+// input is read (and split inputs are joined) those lines leave the outputs.
 // A retracted copy is known by its input and its key hash: an output holds
 // at most one line of a key (a whole input keeps only its first copy, and
 // the join leaves a split input's later copies out), so the hash finds the
@@ -30,8 +27,7 @@ struct RetractedCopiesPass {
 };
 
 /// Collective (every rank, the same `m`, once every input is read). Gathers
-/// every rank's `mine` (KeyOrder::cross_input_retractions(): the copies it
-/// wrote over its budget and that were retracted later; 24 bytes each,
+/// every rank's `mine` (KeyOrder::cross_input_retractions(); 24 bytes each,
 /// one allgather); the rank (input index mod ranks) rewrites each output
 /// that holds a retracted copy: every line is copied as it is (for .gz/.zst
 /// decompressed and compressed again, in the input's compression) except
