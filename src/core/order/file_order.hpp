@@ -103,8 +103,8 @@ class FileOrder {
   /// remembered, except one in the watermark's own input outside a later
   /// range (every earlier copy of it was decided already: one rank reads
   /// that input, or its range 0, in order), and a duplicate anywhere before
-  /// the remembered copy in the
-  /// one order wins; tags below the watermark are taken as final. A
+  /// the remembered copy in the one order wins; tags below the watermark
+  /// are taken as final. A
   /// retracted copy of the winner's own input (a split input's later range)
   /// goes to `retracted` as above; one of another input goes, with its key
   /// hash, to `other_inputs` (required across inputs: else
