@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -238,6 +239,31 @@ TEST(InputOrder, TheWatermarkForgetsFinalCopiesAndKeepsTheOthers) {
   const std::vector<KeyRef> other_key(1, KeyRef{hash_key(other), other});
   order.settle(other_key, old, fresh, retracted, &across);
   EXPECT_EQ(order.size(), 6'000u);
+}
+
+// Every input before the watermark's is read, and the watermark's own input
+// (whole, or its range 0) is read in order by one rank: a copy kept there is
+// final at once. A later range of it, or a later input, may still be beaten.
+TEST(InputOrder, CopiesInTheWatermarksOwnInputAreFinalAtOnce) {
+  FileOrder order(OrderScope::kAcrossInputs);
+  order.forget_before(order_position(tag_of(3, 100)));
+  const std::vector<std::string> names = {"in-3", "in-3-range-1", "in-4", "in-2"};
+  std::vector<KeyRef> keys;
+  for (const std::string& n : names) keys.push_back({hash_key(n), n});
+  const std::vector<OrderTag> tags = {tag_of(3, 200), tag_of(3, 300, true), tag_of(4, 0),
+                                      tag_of(2, 5)};
+  std::vector<Verdict> verdicts(keys.size(), Verdict::kNew);
+  std::vector<OrderTag> retracted;
+  std::vector<CrossInputRetraction> across;
+  order.settle(keys, tags, verdicts, retracted, &across);
+  EXPECT_EQ(order.size(), 2u) << "the later range's and input 4's copies only";
+  // An earlier copy of input 3's range 0 still retracts the later range's.
+  std::vector<Verdict> again(1, Verdict::kDuplicate);
+  const std::vector<OrderTag> earlier = {tag_of(3, 150)};
+  order.settle(std::span(keys).subspan(1, 1), earlier, again, retracted, &across);
+  EXPECT_EQ(again[0], Verdict::kNew);
+  ASSERT_EQ(retracted.size(), 1u);
+  EXPECT_EQ(retracted[0], tags[1]);
 }
 
 TEST(InputOrder, WithinOneInputTheWatermarkIsIgnored) {

@@ -119,8 +119,15 @@ void FileOrder::settle(std::span<const KeyRef> keys, std::span<const OrderTag> t
     if (t == 0) continue;
     if (is_kept(verdicts[i])) {
       // Only a copy that something unread may precede can be retracted:
-      // one of a later range, or (across inputs) one after the watermark.
-      const bool is_final = across ? order_position(t) < watermark_ : !order_later_range(t);
+      // one of a later range, or (across inputs) one after the watermark
+      // outside the watermark's own input. Every input before that one is
+      // read, and its earlier records (whole input or range 0: one rank
+      // reads them in order) were decided before this copy, so a copy in it
+      // is final at once: no need to remember it.
+      const bool in_watermark_input =
+          watermark_ != 0 && !order_later_range(t) && order_input(t) == order_input(watermark_);
+      const bool is_final =
+          across ? order_position(t) < watermark_ || in_watermark_input : !order_later_range(t);
       if (!is_final) remember(keys[i].hash, t);
       continue;
     }

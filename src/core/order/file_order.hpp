@@ -100,8 +100,11 @@ class FileOrder {
   /// to `retracted`. Throws std::invalid_argument unless the three spans
   /// have the same size. Cost: one table probe per tagged key.
   /// Across inputs: every kept copy at or after the watermark is
-  /// remembered, and a duplicate anywhere before the remembered copy in the
-  /// one order wins; tags below the watermark are taken as final. A
+  /// remembered, except one in the watermark's own input outside a later
+  /// range (every earlier copy of it was decided already: one rank reads
+  /// that input, or its range 0, in order), and a duplicate anywhere before
+  /// the remembered copy in the one order wins; tags below the watermark
+  /// are taken as final. A
   /// retracted copy of the winner's own input (a split input's later range)
   /// goes to `retracted` as above; one of another input goes, with its key
   /// hash, to `other_inputs` (required across inputs: else
