@@ -19,7 +19,9 @@
 # 0 the surviving ranks get SIGTERM and SIGKILL at once: a harder stop than
 # the default, which the kill loops and fault tests must survive anyway.
 # The tests of what a launcher does with a signal (faults.signal_*, the
-# Slurm and multi-host scenarios) keep Open MPI's default teardown
+# Slurm and multi-host scenarios) and the one test whose stop is a SIGTERM
+# to mpiexec (e2e.split_resume_remembered: the ranks checkpoint inside the
+# teardown's grace) keep Open MPI's default teardown
 # (bloomshard_default_teardown below): docs/slurm.md measures it.
 set(BLOOMSHARD_MPI_ENV
   "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;OMPI_MCA_mpi_yield_when_idle=1;OMPI_MCA_pml=ob1;OMPI_MCA_btl=self,vader;OMPI_MCA_odls_base_sigkill_timeout=0")
@@ -28,7 +30,7 @@ set(BLOOMSHARD_MPI_ENV
 # (odls_base_sigkill_timeout 1) for tests that measure them; the later
 # entry of ENVIRONMENT wins.
 function(bloomshard_default_teardown)
-  set_property(TEST ${ARGN} APPEND PROPERTY ENVIRONMENT "OMPI_MCA_odls_base_sigkill_timeout=0")
+  set_property(TEST ${ARGN} APPEND PROPERTY ENVIRONMENT "OMPI_MCA_odls_base_sigkill_timeout=1")
 endfunction()
 
 # bloomshard_add_mpi_test(NAME TARGET target RANKS 1 2 3 4 [TIMEOUT s] [ARGS ...])
