@@ -12,7 +12,8 @@
 #   starts with '-' (-n) reads the same in bash and in Python's argparse.
 # - MPI: the test runs ranks: the suite's MPI environment (BLOOMSHARD_MPI_ENV).
 # - TIMED: a test with wall-time deadlines (bloomshard_timed_tests).
-# - PROCESSORS: the slots its jobs take at once (default 1).
+# - PROCESSORS: the slots its jobs take at once (default 1; at most
+#   BLOOMSHARD_TEST_MAX_SLOTS, bloomshard_test_slots in BloomshardMpiTest.cmake).
 # TIMEOUT and LABELS are required: no test runs without a bound or a label.
 function(bloomshard_script_test name)
   cmake_parse_arguments(T "LAUNCH;MPI;TIMED" "TIMEOUT;PROCESSORS" "COMMAND;LABELS;PROPERTIES"
@@ -31,7 +32,8 @@ function(bloomshard_script_test name)
   add_test(NAME ${name} COMMAND ${command})
   set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}")
   if(T_PROCESSORS)
-    set_tests_properties(${name} PROPERTIES PROCESSORS ${T_PROCESSORS})
+    bloomshard_test_slots(slots ${T_PROCESSORS})
+    set_tests_properties(${name} PROPERTIES PROCESSORS ${slots})
   endif()
   if(T_MPI)
     set_tests_properties(${name} PROPERTIES ENVIRONMENT "${BLOOMSHARD_MPI_ENV}")
