@@ -241,6 +241,41 @@ TEST(InputOrder, TheWatermarkForgetsFinalCopiesAndKeepsTheOthers) {
   EXPECT_EQ(order.size(), 6'000u);
 }
 
+// forget_before() rebuilds the table in place: with forgotten and kept
+// entries interleaved in the same probe runs (a table three-quarters
+// full), every survivor must still be found and no forgotten one.
+TEST(InputOrder, ForgettingInPlaceFindsEverySurvivorAndNoForgottenCopy) {
+  FileOrder order(OrderScope::kAcrossInputs);
+  order.reserve(30'000);
+  const std::size_t table_bytes = order.table_bytes();
+  std::vector<std::string> names;
+  for (int i = 0; i < 30'000; ++i) names.push_back("k" + std::to_string(i));
+  std::vector<KeyRef> keys;
+  std::vector<OrderTag> tags;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    keys.push_back({hash_key(names[i]), names[i]});
+    tags.push_back(tag_of(1 + i % 3, 1'000 + i));  // inputs 1, 2, 3 interleaved
+  }
+  std::vector<Verdict> verdicts(keys.size(), Verdict::kNew);
+  std::vector<OrderTag> retracted;
+  std::vector<CrossInputRetraction> across;
+  order.settle(keys, tags, verdicts, retracted, &across);
+  ASSERT_EQ(order.size(), 30'000u);
+  order.forget_before(order_position(tag_of(2, 0)));
+  EXPECT_EQ(order.size(), 20'000u) << "input 1's copies are final";
+  EXPECT_EQ(order.table_bytes(), table_bytes) << "the same table, no second one";
+  // An earlier copy of every key: it wins exactly where the kept copy is
+  // still remembered (inputs 2 and 3).
+  std::vector<OrderTag> earlier(keys.size(), tag_of(1, 0));
+  std::vector<Verdict> again(keys.size(), Verdict::kDuplicate);
+  order.settle(keys, earlier, again, retracted, &across);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const bool remembered = i % 3 != 0;
+    ASSERT_EQ(again[i], remembered ? Verdict::kNew : Verdict::kDuplicate) << names[i];
+  }
+  EXPECT_EQ(across.size(), 20'000u);
+}
+
 // Every input before the watermark's is read, and the watermark's own input
 // (whole, or its range 0) is read in order by one rank: a copy kept there is
 // final at once. A later range of it, or a later input, may still be beaten.

@@ -83,8 +83,10 @@ class KeyOrder {
 [[nodiscard]] bool keeps_input_order(const DedupConfig& config);
 
 /// Keys an owner's input-order memory is sized for up front: its share of
-/// all input bytes at 128 bytes a record, at most 1M keys (a 48 MiB table;
-/// the watermark keeps it to about the inputs being read).
+/// all input bytes at 128 bytes a record, at most 256K keys (a 12 MiB
+/// table). The watermark keeps it to the kept keys of the inputs read ahead
+/// of it (at most 506K an owner on the 10M-record benchmark at 2 ranks: one
+/// doubling to 24 MiB); a larger reserve is memory held for nothing.
 [[nodiscard]] std::size_t input_order_reserve(const RunManifest& m, std::uint32_t ranks);
 
 /// The input-order strategy alone, its memory sized for `reserve` keys.

@@ -116,9 +116,10 @@ class FileOrder {
 
   /// Across inputs: every record before `watermark` (an order_position) has
   /// been decided on every rank, so no earlier copy can retract a kept copy
-  /// before it; their entries are dropped (the table is rebuilt at its size
-  /// with the survivors). A watermark below the current one is ignored.
-  /// Cost: one pass over the table. Within one input: a no-op.
+  /// before it; their entries are dropped (the table is rebuilt in place
+  /// with the survivors: no second table). A watermark below the
+  /// current one is ignored. Cost: one pass over the table and one memset of
+  /// it. Within one input: a no-op.
   void forget_before(std::uint64_t watermark);
   /// The current watermark (0 before any forget_before()).
   [[nodiscard]] std::uint64_t watermark() const noexcept { return watermark_; }
@@ -150,12 +151,17 @@ class FileOrder {
   void rehash(std::size_t slots);
   void remember(const KeyHash& h, OrderTag t);
   [[nodiscard]] bool precedes_kept(OrderTag candidate, OrderTag kept) const noexcept;
+  // Whether a kept copy with tag `t` can no longer be retracted (one of
+  // range 0 within an input; across inputs, one the watermark makes final):
+  // such a copy is not remembered.
+  [[nodiscard]] bool is_final(OrderTag t) const noexcept;
 
   // The slots live in a zero-filled anonymous mapping advised for huge
   // pages (core/memory/huge_page_mapping.hpp): no zeroing pass, and 512 times
   // fewer page faults than 4 KiB pages when the table is first touched.
   struct Table;
   std::unique_ptr<Table> table_;
+  std::vector<Slot> survivors_;  // forget_before()'s scratch
   Slot* slots_ = nullptr;
   std::size_t slot_count_ = 0;  // a power of two, or 0
   std::size_t used_ = 0;
