@@ -261,6 +261,41 @@ void KeyRouter::return_verdicts(const RoutedBatch& batch, std::span<const core::
   stats_.verdict_bytes_received += out.size();
 }
 
+void KeyRouter::return_answers(const RoutedBatch& batch, std::span<const std::uint8_t> answers,
+                               std::size_t width, std::span<std::uint8_t> out) {
+  if (width == 0 || answers.size() != batch.size() * width ||
+      out.size() != batch.keys_sent() * width || batch.recv_counts_.size() != comm_.usize()) {
+    throw std::invalid_argument("return_answers: " + std::to_string(answers.size()) +
+                                " answer bytes for " + std::to_string(batch.size()) +
+                                " received keys, output of " + std::to_string(out.size()) +
+                                " bytes for " + std::to_string(batch.keys_sent()) + " sent keys, " +
+                                std::to_string(width) + " bytes a key");
+  }
+  // As return_verdicts, counts and displacements in bytes of width a key.
+  const auto widen = [width](const std::vector<int>& keys, std::vector<int>& counts,
+                             std::vector<int>& displs) {
+    counts.resize(keys.size());
+    for (std::size_t r = 0; r < keys.size(); ++r) {
+      counts[r] = static_cast<int>(static_cast<std::size_t>(keys[r]) * width);
+    }
+    displs.resize(counts.size());
+    std::exclusive_scan(counts.begin(), counts.end(), displs.begin(), 0);
+  };
+  widen(batch.recv_counts_, send_counts_, send_displs_);
+  widen(batch.sent_counts_, recv_counts_, recv_displs_);
+  answer_buffer_.resize(out.size());
+  alltoallv_bytes(answers.data(), send_counts_, send_displs_, answer_buffer_.data(), recv_counts_,
+                  recv_displs_);
+  cursor_.assign(recv_displs_.begin(), recv_displs_.end());
+  for (std::size_t i = 0; i < batch.keys_sent(); ++i) {
+    std::size_t& at = cursor_[batch.owner_of_sent_[i]];
+    std::memcpy(out.data() + i * width, answer_buffer_.data() + at, width);
+    at += width;
+  }
+  stats_.answer_bytes_sent += answers.size();
+  stats_.answer_bytes_received += out.size();
+}
+
 bool KeyRouter::all_done(bool local_done) { return comm_.all(local_done); }
 
 }  // namespace bloomshard::comm

@@ -11,6 +11,9 @@
 // every rank at once instead of leaving some ranks hanging), and one
 // MPI_Alltoallv of the payload. return_verdicts() is one MPI_Alltoallv of one
 // byte per key; it needs no count exchange because the batch remembers them.
+// return_answers() is the same for answers of a fixed width a key (route()'s
+// RouteOptions::answer_bytes; annotate mode with --confirm-jaccard, 12
+// bytes); without answers nothing more moves.
 //
 // Limit: MPI counts and displacements are int, so a rank's total payload
 // sent AND its total payload received in one round must each stay below
@@ -98,6 +101,18 @@ struct RouteOptions {
   /// per sending rank, and a destination's share by the chance imbalance
   /// of the keys' owners.
   std::span<const std::uint32_t> key_groups = {};
+  /// Bytes of an answer the owner gives each key beside its verdict (0:
+  /// none, and verdicts cost their one byte a key as always). With
+  /// answer_bytes > 0, `answer` is called at the owner right after each
+  /// `decide`, to write answer_bytes per key of that decision (in its
+  /// order), and `answers` (keys.size() x answer_bytes) receives each key's
+  /// answer in the sender's order; a later copy combined at the sender gets
+  /// zeros (callers that need its own answer keep copies distinct, e.g. by
+  /// a position in the key bytes). Cost: one more MPI_Alltoallv of
+  /// answer_bytes a key per sub-round.
+  std::size_t answer_bytes = 0;
+  std::function<void(std::span<std::uint8_t> answers)> answer = nullptr;
+  std::span<std::uint8_t> answers = {};
 };
 
 /// A round too large for one MPI_Alltoallv (see the limit above). Thrown on
@@ -123,6 +138,8 @@ struct RouterStats {
   std::uint64_t subrounds = 0;                   ///< exchanges route() made (>= rounds)
   std::uint64_t split_rounds = 0;                ///< route() calls that needed > 1 sub-round
   std::uint64_t keys_combined = 0;               ///< later copies of a key in one batch, never sent
+  std::uint64_t answer_bytes_sent = 0;      ///< RouteOptions::answer_bytes per key decided here
+  std::uint64_t answer_bytes_received = 0;  ///< the same per key sent
 };
 
 /// The keys one rank received in one round, owned together with the buffer
@@ -197,6 +214,13 @@ class KeyRouter {
   void return_verdicts(const RoutedBatch& batch, std::span<const core::Verdict> verdicts,
                        std::span<core::Verdict> out);
 
+  /// Collective: as return_verdicts, for answers of a fixed `width` bytes
+  /// a key (answers.size() == batch.size() x width, out.size() ==
+  /// batch.keys_sent() x width). Throws std::invalid_argument as
+  /// return_verdicts, before any communication.
+  void return_answers(const RoutedBatch& batch, std::span<const std::uint8_t> answers,
+                      std::size_t width, std::span<std::uint8_t> out);
+
   /// Collective: one whole round. Every key's first copy in `keys` (same
   /// hash and bytes) travels to its owner; the owner judges what it
   /// receives with `decide`; the verdicts come back, and each later copy of
@@ -270,6 +294,7 @@ class KeyRouter {
   std::vector<std::uint32_t> piece_index_;  // original index of each key sent this sub-round
   std::vector<OutgoingKey> piece_keys_;
   std::vector<core::Verdict> piece_owner_verdicts_, piece_verdicts_;
+  std::vector<std::uint8_t> piece_owner_answers_, piece_answers_, answer_buffer_;
   RoutedBatch piece_batch_;
   // Node-aware exchanges (null: flat).
   std::unique_ptr<NodeTopology> topology_;

@@ -43,6 +43,12 @@ void KeyRouter::route(std::span<const OutgoingKey> keys, const DecideFn& decide,
   }
   const std::uint64_t budget = options.budget;
   if (budget == 0) throw std::invalid_argument("route: the sub-round budget must be >= 1");
+  const std::size_t width = options.answer_bytes;
+  if (width != 0 && (!options.answer || options.answers.size() != keys.size() * width)) {
+    throw std::invalid_argument("route: " + std::to_string(options.answers.size()) +
+                                " answer bytes for " + std::to_string(keys.size()) + " keys of " +
+                                std::to_string(width) + " bytes, or no answer function");
+  }
   if (!options.key_groups.empty() && options.key_groups.size() != keys.size()) {
     throw std::invalid_argument("route: " + std::to_string(options.key_groups.size()) +
                                 " key groups for " + std::to_string(keys.size()) + " keys");
@@ -121,11 +127,24 @@ void KeyRouter::route(std::span<const OutgoingKey> keys, const DecideFn& decide,
     piece_verdicts_.resize(piece_keys_.size());
     return_verdicts(piece_batch_, piece_owner_verdicts_, piece_verdicts_);
     for (std::size_t j = 0; j < piece_index_.size(); ++j) out[piece_index_[j]] = piece_verdicts_[j];
+    if (width == 0) continue;
+    piece_owner_answers_.assign(piece_batch_.size() * width, 0);
+    options.answer(piece_owner_answers_);
+    piece_answers_.resize(piece_keys_.size() * width);
+    return_answers(piece_batch_, piece_owner_answers_, width, piece_answers_);
+    for (std::size_t j = 0; j < piece_index_.size(); ++j) {
+      std::copy_n(piece_answers_.begin() + static_cast<std::ptrdiff_t>(j * width), width,
+                  options.answers.begin() + static_cast<std::ptrdiff_t>(piece_index_[j] * width));
+    }
   }
 
   // 5. Later copies: the first copy was decided before them.
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (first_of_[i] != i) out[i] = core::Verdict::kDuplicate;
+    if (first_of_[i] == i) continue;
+    out[i] = core::Verdict::kDuplicate;
+    if (width != 0) {
+      std::fill_n(options.answers.begin() + static_cast<std::ptrdiff_t>(i * width), width, 0);
+    }
   }
   stats_.rounds += 1;
   stats_.subrounds += pieces;

@@ -148,5 +148,58 @@ TEST_F(AnnotateTest, DolmaSpansCountCharactersOfText) {
             "\"reject\":\"malformed JSON\"}\n");
 }
 
+TEST_F(AnnotateTest, NearMatchesGiveTheEstimateAndThePositionMatched) {
+  std::vector<io::OutputWriter> outputs;
+  outputs.push_back(io::OutputWriter::create(dir_ / "b.jsonl", io::Compression::kNone));
+  outputs.push_back(io::OutputWriter::create(dir_ / "d.jsonl", io::Compression::kNone));
+  // Input 2 at byte 14253 (order_position: input + 1 above bit 42).
+  const std::uint64_t position = (std::uint64_t{3} << 42) | 14253U;
+  const std::vector<std::optional<NearMatch>> matches{NearMatch{0.8761904761904762, position},
+                                                      std::nullopt, NearMatch{1.0, 0}};
+  RoundAnnotations b(AnnotateFormat::kBloomshard, false);
+  RoundAnnotations d(AnnotateFormat::kDolma, false);
+  for (int i = 0; i < 3; ++i) {
+    b.add_minhash_record(0, io::Format::kJsonLines, "{\"text\":\"abc\"}");
+    d.add_minhash_record(1, io::Format::kJsonLines, "{\"id\":\"x\",\"text\":\"abc\"}");
+  }
+  b.add_reject(0, io::Format::kJsonLines, "{", std::nullopt, "malformed JSON");
+  (void)b.write_near_matches(matches, outputs);
+  (void)d.write_near_matches(matches, outputs);
+  for (auto& o : outputs) o.close();
+  EXPECT_EQ(read(dir_ / "b.jsonl"),
+            "{\"duplicate\":true,\"similarity\":0.8761904761904762,"
+            "\"match\":{\"input\":2,\"offset\":14253}}\n"
+            "{\"duplicate\":false}\n"
+            "{\"duplicate\":true,\"similarity\":1,\"match\":null}\n"
+            "{\"key\":null,\"duplicate\":false,\"reject\":\"malformed JSON\"}\n");
+  EXPECT_EQ(read(dir_ / "d.jsonl"),
+            "{\"id\":\"x\",\"attributes\":{\"bloomshard_duplicate\":[[0,3,1.0]],"
+            "\"bloomshard_similarity\":[[0,3,0.8761904761904762]],"
+            "\"bloomshard_match_input\":[[0,3,2]],\"bloomshard_match_offset\":[[0,3,14253]]}}\n"
+            "{\"id\":\"x\",\"attributes\":{\"bloomshard_duplicate\":[],"
+            "\"bloomshard_similarity\":[],\"bloomshard_match_input\":[],"
+            "\"bloomshard_match_offset\":[]}}\n"
+            "{\"id\":\"x\",\"attributes\":{\"bloomshard_duplicate\":[[0,3,1.0]],"
+            "\"bloomshard_similarity\":[[0,3,1]],\"bloomshard_match_input\":[],"
+            "\"bloomshard_match_offset\":[]}}\n");
+}
+
+TEST_F(AnnotateTest, ConfirmedAnnotateIsRefusedOnlyWithAState) {
+  const std::string in = (dir_ / "in").string();
+  const std::vector<std::string> base{
+      "--input", in,        "--output", "o",        "--key-field",       "text",
+      "--unit",  "minhash", "--mode",   "annotate", "--confirm-jaccard", "0.8"};
+  ParsedDedup p = parse_dedup_options(base);
+  EXPECT_FALSE(p.exit_code) << p.message;
+  std::vector<std::string> with_state = base;
+  with_state.insert(with_state.end(), {"--state", (dir_ / "st").string()});
+  p = parse_dedup_options(with_state);
+  ASSERT_TRUE(p.exit_code);
+  EXPECT_EQ(*p.exit_code, kExitUsage);
+  EXPECT_NE(p.message.find("--confirm-jaccard with --mode annotate cannot apply with --state"),
+            std::string::npos)
+      << p.message;
+}
+
 }  // namespace
 }  // namespace bloomshard::app

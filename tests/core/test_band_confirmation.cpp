@@ -200,3 +200,92 @@ TEST(BandConfirmation, SliceStreamsRefuseWhatDoesNotFit) {
 
 }  // namespace
 }  // namespace bloomshard::core
+
+namespace bloomshard::core {
+namespace {
+
+// A wire key with a position: the band key, the form, the record's position.
+std::string wire_at(const std::string& name, const std::vector<std::uint32_t>& sig,
+                    std::uint64_t position) {
+  std::string key = wire(name, sig);
+  key.append(reinterpret_cast<const char*>(&position), sizeof position);
+  return key;
+}
+
+std::vector<BandMatch> decide_answered(BandConfirmer& c, TwoTierSet& set,
+                                       const std::vector<std::string>& keys,
+                                       std::vector<Verdict>& out) {
+  std::vector<KeyRef> refs;
+  for (const std::string& k : keys) {
+    refs.push_back({hash_key(std::string_view(k).substr(0, kBandKeyBytes)), k});
+  }
+  out.assign(refs.size(), Verdict::kNew);
+  std::vector<std::uint8_t> answers(refs.size() * kBandMatchBytes, 0xEE);
+  c.decide(set, refs, out, answers);
+  std::vector<BandMatch> matches;
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    matches.push_back(get_band_match(answers.data() + i * kBandMatchBytes));
+  }
+  return matches;
+}
+
+TEST(BandConfirmation, PositionsAnswerEachHitWithItsFirstRecord) {
+  TwoTierSet set(params(), {0, 8});
+  BandConfirmer c(0.8, kValues, kBits, true);
+  EXPECT_TRUE(c.keeps_positions());
+  EXPECT_EQ(c.wire_bytes(), kBandKeyBytes + 8 + kBandPositionBytes);
+  std::vector<Verdict> v;
+  // A and B inserted by records at 100 and 200; a later copy of A in the
+  // same batch (another record, so not combined) is answered with 100.
+  auto m = decide_answered(c, set,
+                           {wire_at("A", signature(16), 100), wire_at("B", signature(16), 200),
+                            wire_at("A", signature(16), 300)},
+                           v);
+  EXPECT_TRUE(is_kept(v[0]) && is_kept(v[1]));
+  EXPECT_EQ(m[0].position, 0U);
+  EXPECT_EQ(m[0].matches, 0U);
+  EXPECT_EQ(v[2], Verdict::kDuplicate);
+  EXPECT_EQ(m[2].position, 100U);
+  EXPECT_EQ(m[2].matches, kValues);
+  // Later batches: a confirmed hit and an unconfirmed one, each answered
+  // with the first record's position and the matching values.
+  m = decide_answered(c, set, {wire_at("A", signature(13), 400), wire_at("B", signature(12), 500)},
+                      v);
+  EXPECT_EQ(v[0], Verdict::kDuplicate);
+  EXPECT_EQ(m[0].position, 100U);
+  EXPECT_EQ(m[0].matches, 13U);
+  EXPECT_EQ(v[1], Verdict::kUnconfirmedHit);
+  EXPECT_EQ(m[1].position, 200U);
+  EXPECT_EQ(m[1].matches, 12U);
+  BandKey a{};
+  std::memcpy(a.data(), "A", 1);
+  EXPECT_EQ(c.find_position(a), 100U);  // never replaced by a later record
+  // A form adopted from a state has no position: 0, "unknown".
+  BandKey d{};
+  std::memcpy(d.data(), "D", 1);
+  EXPECT_TRUE(c.adopt_form(d, pack_bbit(signature(16), kBits).packed));
+  EXPECT_EQ(c.find_position(d), 0U);
+  // 8 more bytes a key in the plan's figure.
+  EXPECT_EQ(confirm_table_bytes(10, kValues, kBits, true),
+            confirm_table_bytes(10, kValues, kBits) + 10 * kBandPositionBytes);
+}
+
+TEST(BandConfirmation, PositionsAndAnswersGoTogether) {
+  TwoTierSet set(params(), {0, 8});
+  BandConfirmer with(0.8, kValues, kBits, true);
+  EXPECT_THROW(decide(with, set, {wire_at("A", signature(16), 1)}), std::invalid_argument);
+  std::vector<Verdict> v;
+  EXPECT_THROW(decide_answered(with, set, {wire("A", signature(16))}, v),
+               std::invalid_argument);  // a wire key without its position
+  BandConfirmer without(0.8, kValues, kBits);
+  EXPECT_THROW(decide_answered(without, set, {wire("A", signature(16))}, v), std::invalid_argument);
+  BandMatch m{0x0102030405060708ULL, 77};
+  std::uint8_t bytes[kBandMatchBytes];
+  put_band_match(m, bytes);
+  const BandMatch back = get_band_match(bytes);
+  EXPECT_EQ(back.position, m.position);
+  EXPECT_EQ(back.matches, m.matches);
+}
+
+}  // namespace
+}  // namespace bloomshard::core

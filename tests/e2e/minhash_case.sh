@@ -35,8 +35,16 @@
 #               guarantees with confirmation (none removed below T), exact at
 #               1 rank, also with --exchange node from 3 ranks; (3, 2 ranks)
 #               refusals before any work: T outside (0, 1], with --window,
-#               --mode annotate, without --unit minhash, and query
-#               --confirm-jaccard
+#               --mode annotate with --state, without --unit minhash, and
+#               query --confirm-jaccard
+#        annotate_confirm  --mode annotate --confirm-jaccard 0.8 on N ranks:
+#               (1) one input file, one reader: both formats' flags,
+#               estimates and matched positions exactly the streaming rule's
+#               (the oracle's first inserter), the flags exactly the records
+#               filter mode removes, the plan line counts the positions;
+#               (2) four files read in parallel: the guarantees (each match a
+#               record sharing a band key, at the estimate written, >= T),
+#               exact at 1 rank
 #        confirm_state  --confirm-jaccard with --state on N ranks: a run over
 #               the first half of one file, then an incremental run over the
 #               second half on another rank count (the forms move to the new
@@ -266,8 +274,11 @@ case_confirm() {
   refused "with a window" "--confirm-jaccard cannot apply with --window" \
     --confirm-jaccard 0.8 --state "$TMP/st-c" --window 1 --slot-records 100
   [[ ! -e $TMP/st-c ]] || fail "the refused --confirm-jaccard run created its --state"
-  refused "annotate mode" "--confirm-jaccard applies to --mode filter only" \
-    --confirm-jaccard 0.8 --mode annotate
+  rm -rf "$TMP/st-a"
+  refused "annotate mode with a state" \
+    "--confirm-jaccard with --mode annotate cannot apply with --state yet" \
+    --confirm-jaccard 0.8 --mode annotate --state "$TMP/st-a"
+  [[ ! -e $TMP/st-a ]] || fail "the refused annotate run created its --state"
   local said rc
   set +e
   said=$("$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" dedup --input "$TMP/one" \
@@ -510,8 +521,42 @@ case_annotate() {
   log "annotate: both formats flag exactly the records filter mode removes"
 }
 
+# Annotate mode with confirmation: the estimate and the record matched.
+case_annotate_confirm() {
+  corpus "$TMP/one" --files 1 --clusters 60 --seed 47
+  corpus "$TMP/four" --files 4 --clusters 80 --seed 48 --plain
+  local opts=("${SMALL[@]}" --split-inputs off --confirm-jaccard 0.8) fmt m a b
+  # 1. One reader: exact, and the flags are filter mode's removals.
+  dedup_ok "$TMP/one" "$TMP/out-f" "$RANKS" "${opts[@]}"
+  for fmt in bloomshard dolma; do
+    dedup_ok "$TMP/one" "$TMP/out-$fmt" "$RANKS" "${opts[@]}" --mode annotate \
+      --annotate-format "$fmt"
+    oracle --exact --annotate "$fmt" --confirm-jaccard 0.8 --input "$TMP/one" \
+      --output "$TMP/out-$fmt"
+  done
+  "$PY" -c "$ANNOTATE_CHECK" "$TMP/one/part-000.jsonl" "$TMP/out-f/part-000.jsonl" \
+    "$TMP/out-bloomshard/part-000.jsonl" "$TMP/out-dolma/part-000.jsonl" ||
+    fail "the attribute files do not flag what filter mode removed"
+  for m in kept dropped tier2_keys; do
+    a=$(json_field "$TMP/out-f/metrics.json" $m)
+    b=$(json_field "$TMP/out-bloomshard/metrics.json" $m)
+    [[ $a == "$b" ]] || fail "metrics $m: filter mode $a, annotate mode $b"
+  done
+  grep -q -- "in memory ~[0-9.]* MiB/rank (with the positions of annotate mode)" \
+    "$TMP/out-bloomshard.log" || fail "the plan line does not count the positions"
+  log "one file: flags, estimates and matches exact in both formats, flags as filter mode's"
+  # 2. Several readers: the guarantees; exact at 1 rank.
+  dedup_ok "$TMP/four" "$TMP/out-four" "$RANKS" "${SMALL[@]}" --confirm-jaccard 0.8 \
+    --mode annotate
+  local exact=()
+  [[ $RANKS == 1 ]] && exact=(--exact)
+  oracle "${exact[@]}" --annotate bloomshard --confirm-jaccard 0.8 --input "$TMP/four" \
+    --output "$TMP/out-four"
+  log "four files: every match a record sharing a band key at its estimate${exact:+, exact}"
+}
+
 case "$CASE" in
-  dedup | kill | annotate | confirm | confirm_state | confirm_kill) "case_$CASE" ;;
+  dedup | kill | annotate | confirm | confirm_state | confirm_kill | annotate_confirm) "case_$CASE" ;;
   *) echo "minhash_case.sh: unknown case '$CASE'" >&2; exit 2 ;;
 esac
 log "PASS in $((SECONDS - start)) s"

@@ -32,6 +32,15 @@ estimate >= T (none removed below T); two kept records sharing a band key
 have an estimate below T; every group linked by band keys keeps a record;
 the metrics' band hits split into confirmed and unconfirmed (exact counts
 with --exact).
+--annotate bloomshard|dolma (with --confirm-jaccard T): OUT holds the
+attribute files of `--mode annotate`, one line per input line; a record's
+line flags it as a near-duplicate when a counted band hit exists, with the
+best estimate over its counted hits (the first in band order on a tie) and
+the position of the record that first inserted that band key (input index
+in sorted order, byte offset of its line). --exact: flags, estimates and
+positions are the streaming rule's in input order. Always: the guarantees
+above on the flags, every flagged record's estimate reaches T, and its match
+is a record sharing a band key with it, at exactly that estimate.
 --query --state-input DIR ...: OUT is `query --emit hits` of IN against a
 state built from the DIRs: byte for byte the records of IN with a band key
 that a record of the DIRs has, in input order.
@@ -211,9 +220,103 @@ def check_query(a, kind, n):
     print("minhash_oracle: query: %d hits" % hits)
 
 
+def records_with_offsets(path, kind, n, bands, rows):
+    """records_of's list, each with its line's byte offset."""
+    recs, at = [], 0
+    for line, ks in records_of(path, kind, n, bands, rows):
+        recs.append((line, ks, at))
+        at += len(line)
+    return recs
+
+
+def annotated(line, fmt):
+    """(flag, similarity or None, (input, offset) or None, reject) of one
+    attribute line."""
+    doc = json.loads(line)
+    reject = "reject" in doc
+    if fmt == "bloomshard":
+        sim = doc.get("similarity")
+        m = doc.get("match")
+        if doc["duplicate"] != ("similarity" in doc) and not reject:
+            fail("a line with duplicate=%s has similarity: %r" % (doc["duplicate"], line))
+        return doc["duplicate"], sim, (m["input"], m["offset"]) if m else None, reject
+    at = doc["attributes"]
+    flag = bool(at["bloomshard_duplicate"])
+    if reject:
+        return flag, None, None, True
+    spans = [at[k] for k in ("bloomshard_similarity", "bloomshard_match_input",
+                             "bloomshard_match_offset")]
+    if any(bool(x) != flag for x in spans):
+        fail("dolma attributes disagree on the flag: %r" % line)
+    if not flag:
+        return False, None, None, False
+    end = at["bloomshard_duplicate"][0][1]
+    if any(x[0][:2] != [0, end] for x in spans):
+        fail("dolma spans differ: %r" % line)
+    return True, spans[0][0][2], (spans[1][0][2], spans[2][0][2]), False
+
+
+def check_annotate(a, kind, n):
+    confirm = a.confirm_jaccard
+    files = inputs(a.input)
+    recs = {}
+    by_pos = {}
+    for idx, rel in enumerate(files):
+        recs[rel] = records_with_offsets(os.path.join(a.input, rel), kind, n, a.bands, a.rows)
+        for line, ks, at in recs[rel]:
+            if ks is not None:
+                by_pos[(idx, at)] = ks
+    seen = {}  # band key -> (keys, position) of the record that inserted it
+    all_keys, all_kept, flagged, stream_flagged = [], [], 0, 0
+    for idx, rel in enumerate(files):
+        with open(os.path.join(a.output, rel), "rb") as f:
+            lines = f.read().splitlines()
+        if len(lines) != len(recs[rel]):
+            fail("%s: %d attribute lines for %d input lines" % (rel, len(lines), len(recs[rel])))
+        for (line, ks, at), got_line in zip(recs[rel], lines):
+            flag, sim, match, reject = annotated(got_line, a.annotate)
+            if ks is None:
+                if not reject or flag:
+                    fail("%s at %d: a reject's line %r" % (rel, at, got_line))
+                continue
+            if reject:
+                fail("%s at %d: a valid record annotated as a reject" % (rel, at))
+            best = None
+            for k in ks:
+                if k in seen:
+                    e = estimate(seen[k][0], ks)
+                    if e >= confirm and (best is None or e > best[0]):
+                        best = (e, seen[k][1])
+            for k in ks:
+                seen.setdefault(k, (ks, (idx, at)))
+            stream_flagged += best is not None
+            if a.exact and (flag != (best is not None) or
+                            (best and (sim != best[0] or match != best[1]))):
+                fail("%s at %d: annotated %s %r %r, the streaming rule %r" %
+                     (rel, at, flag, sim, match, best))
+            if flag:
+                flagged += 1
+                if sim < confirm:
+                    fail("%s at %d: flagged with estimate %r below T" % (rel, at, sim))
+                other = by_pos.get(tuple(match) if match else None)
+                if other is None or not set(other).intersection(ks):
+                    fail("%s at %d: its match %r is no record sharing a band key" %
+                         (rel, at, match))
+                if estimate(other, ks) != sim:
+                    fail("%s at %d: estimate %r against its match, the line says %r" %
+                         (rel, at, estimate(other, ks), sim))
+            all_keys.append(ks)
+            all_kept.append(not flag)
+    groups, distinct = check_guarantees(all_keys, all_kept, confirm)
+    print("minhash_oracle: annotate %s: %d records, %d flagged (streaming in input order: %d), "
+          "%d groups, %d band keys" % (a.annotate, len(all_keys), flagged, stream_flagged,
+                                       groups, distinct))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--query", action="store_true")
+    ap.add_argument("--annotate", choices=["bloomshard", "dolma"])
     ap.add_argument("--state-input", action="append", default=[])
     ap.add_argument("--input", required=True)
     ap.add_argument("--output", required=True)
@@ -229,6 +332,11 @@ def main():
     n = int(n)
     if a.query:
         check_query(a, kind, n)
+        return
+    if a.annotate:
+        if not confirm:
+            fail("--annotate checks the matches of --confirm-jaccard")
+        check_annotate(a, kind, n)
         return
     all_keys, all_kept, rejects, stream_removed = [], [], 0, 0
     seen = {}  # band key -> the keys (and form) of the record that inserted it

@@ -63,6 +63,8 @@ void minhash_json(JsonWriter& j, const MinHashPlan& m) {
   j.value("delta_bytes", m.confirmed.delta_bytes);
   j.value("peak_rss_bytes", m.confirmed.peak_rss_bytes);
   j.value("state_bytes", m.confirmed.state_bytes);
+  j.value("annotate_position_bytes_per_key", static_cast<std::uint64_t>(core::kBandPositionBytes));
+  j.value("annotate_answer_bytes_per_key", static_cast<std::uint64_t>(core::kBandMatchBytes));
   j.end_object();
   j.end_object();
 }
@@ -170,8 +172,13 @@ void print_minhash_table(const MinHashPlan& m) {
   std::printf("  band keys           %10llu B\n", static_cast<unsigned long long>(m.payload));
   std::printf(
       "  with confirmation   %10llu B (b = %u bits per value beside each key; "
-      "--confirm-jaccard keeps them in memory for the run, not yet in a state)\n",
+      "--confirm-jaccard keeps them in memory for the run and in a state)\n",
       static_cast<unsigned long long>(m.payload_confirmed), core::kDefaultConfirmBits);
+  std::printf(
+      "  annotate mode       %10llu B more in memory (the first record's position, %zu B a "
+      "key) and %zu B a key on the return path\n",
+      static_cast<unsigned long long>(m.bands * core::kBandPositionBytes), core::kBandPositionBytes,
+      core::kBandMatchBytes);
   std::printf("with confirmation (per rank unless said)\n");
   std::printf("  tier 2 on disk      %10.1f MiB\n", m.confirmed.tier2_disk_bytes / kMiB);
   std::printf("  delta in RAM        %10.1f MiB\n", m.confirmed.delta_bytes / kMiB);
@@ -308,10 +315,13 @@ std::string dedup_plan_line(const DedupConfig& c, const InputSample& sample, std
     line += facts;
     if (c.key.confirm_jaccard > 0.0) {  // the owners' forms, beside the plan below
       const std::uint64_t keys = in.records * c.key.bands / std::max<std::uint32_t>(1, ranks);
-      std::snprintf(facts, sizeof facts, ", forms of --confirm-jaccard in memory ~%.1f MiB/rank",
-                    static_cast<double>(core::confirm_table_bytes(keys, c.key.bands * c.key.rows,
-                                                                  core::kDefaultConfirmBits)) /
-                        (1024.0 * 1024.0));
+      // Annotate mode keeps each key's first record's position beside its form.
+      const bool positions = c.annotate.mode == RunMode::kAnnotate;
+      std::snprintf(facts, sizeof facts, ", forms of --confirm-jaccard in memory ~%.1f MiB/rank%s",
+                    static_cast<double>(core::confirm_table_bytes(
+                        keys, c.key.bands * c.key.rows, core::kDefaultConfirmBits, positions)) /
+                        (1024.0 * 1024.0),
+                    positions ? " (with the positions of annotate mode)" : "");
       line += facts;
     }
     // Which band keys repeat is not sampled: every one is counted new.

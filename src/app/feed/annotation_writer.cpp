@@ -1,8 +1,11 @@
 #include "app/feed/annotation_writer.hpp"
 
+#include <charconv>
 #include <limits>
+#include <system_error>
 #include <utility>
 
+#include "core/order/file_order.hpp"
 #include "io/output/json_escape.hpp"
 
 namespace bloomshard::app {
@@ -22,6 +25,22 @@ std::uint64_t code_points(std::string_view utf8) {
   std::uint64_t n = 0;
   for (const char c : utf8) n += (static_cast<unsigned char>(c) & 0xC0U) != 0x80U ? 1U : 0U;
   return n;
+}
+
+// The shortest decimal text that reads back as `v` (as Python's repr).
+std::string shortest(double v) {
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc{} ? std::string(buf, end) : std::string("null");
+}
+
+// `name` as one Dolma attribute of one span over the whole text, or none.
+void append_dolma_span(std::string& out, std::string_view name, std::uint64_t chars,
+                       const std::string* score) {
+  out += ",\"";
+  out += name;
+  out += "\":";
+  out += score == nullptr ? "[]" : "[[0," + std::to_string(chars) + "," + *score + "]]";
 }
 
 }  // namespace
@@ -181,6 +200,38 @@ std::uint64_t RoundAnnotations::write(std::span<const core::Verdict> verdicts,
         } else {
           tail = duplicate ? "true}\n" : "false}\n";
         }
+      },
+      outputs);
+}
+
+std::uint64_t RoundAnnotations::write_near_matches(
+    std::span<const std::optional<NearMatch>> matches, std::span<io::OutputWriter> outputs) {
+  std::vector<std::uint64_t> chars;  // dolma: each record's text length
+  for (const Entry& e : entries_) {
+    if (!e.reject) chars.push_back(e.text_chars);
+  }
+  return write_entries(
+      [&](std::size_t i, std::string& tail) {
+        const std::optional<NearMatch>& m = matches[i];
+        const bool known = m && m->position != 0;
+        const std::string similarity = m ? shortest(m->similarity) : "";
+        const std::string input = known ? std::to_string(core::order_input(m->position)) : "null";
+        const std::string offset = known ? std::to_string(core::order_offset(m->position)) : "null";
+        if (format_ == AnnotateFormat::kDolma) {
+          tail = m ? "[[0," + std::to_string(chars[i]) + ",1.0]]" : "[]";
+          append_dolma_span(tail, kDolmaSimilarityAttribute, chars[i], m ? &similarity : nullptr);
+          append_dolma_span(tail, kDolmaMatchInputAttribute, chars[i], known ? &input : nullptr);
+          append_dolma_span(tail, kDolmaMatchOffsetAttribute, chars[i], known ? &offset : nullptr);
+          tail += "}}\n";
+          return;
+        }
+        if (!m) {
+          tail = "false}\n";
+          return;
+        }
+        tail = "true,\"similarity\":" + similarity + ",\"match\":";
+        tail += known ? "{\"input\":" + input + ",\"offset\":" + offset + "}" : "null";
+        tail += "}\n";
       },
       outputs);
 }

@@ -31,6 +31,17 @@
 // key (the text is not repeated): "duplicate" is its near-duplicate flag,
 //   bloomshard: {"duplicate":true}
 //   dolma:      as for records, the whole text's span when it is one.
+// With --confirm-jaccard (write_near_matches) a near-duplicate's line adds
+// its best confirmed estimate and the record it matched (input index in the
+// run's sorted inputs, byte offset of the record's first byte in the
+// decompressed input; null when the state did not keep it):
+//   bloomshard: {"duplicate":true,"similarity":0.9107,"match":{"input":3,"offset":10452}}
+//               {"duplicate":false}
+//   dolma:      "bloomshard_duplicate":[[0,N,1.0]],"bloomshard_similarity":[[0,N,0.9107]],
+//               "bloomshard_match_input":[[0,N,3]],"bloomshard_match_offset":[[0,N,10452]]
+//               (each [] for a kept record)
+// The estimate is written as the shortest text that reads back as the
+// same double.
 // Cost: dolma parses each JSON line twice more (the id and text fields).
 #pragma once
 
@@ -43,6 +54,7 @@
 #include <vector>
 
 #include "app/feed/annotate_mode.hpp"
+#include "app/feed/minhash_records.hpp"
 #include "app/feed/paragraph_records.hpp"
 #include "bloomshard/core/two_tier.hpp"
 #include "io/output/output_writer.hpp"
@@ -53,6 +65,10 @@ namespace bloomshard::app {
 
 /// The Dolma attribute name of a duplicate document.
 inline constexpr std::string_view kDolmaDuplicateAttribute = "bloomshard_duplicate";
+/// The Dolma attributes of a confirmed near-duplicate's match.
+inline constexpr std::string_view kDolmaSimilarityAttribute = "bloomshard_similarity";
+inline constexpr std::string_view kDolmaMatchInputAttribute = "bloomshard_match_input";
+inline constexpr std::string_view kDolmaMatchOffsetAttribute = "bloomshard_match_offset";
 
 class RoundAnnotations {
  public:
@@ -85,6 +101,12 @@ class RoundAnnotations {
   /// (the batch's), to outputs[file_slot], then clears. Returns the bytes
   /// written. Throws io::OutputError.
   std::uint64_t write(std::span<const core::Verdict> verdicts, std::span<io::OutputWriter> outputs);
+
+  /// Under --unit minhash with --confirm-jaccard: like write(), the i-th
+  /// record a near-duplicate when matches[i] holds its best confirmed
+  /// match, written with it (see the banner).
+  std::uint64_t write_near_matches(std::span<const std::optional<NearMatch>> matches,
+                                   std::span<io::OutputWriter> outputs);
 
   /// Under --unit paragraph: like write(), the i-th record's line made
   /// from decide(i), called once per record in batch order.

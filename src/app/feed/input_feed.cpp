@@ -75,7 +75,10 @@ InputFeed::InputFeed(const InputFeedConfig& config, std::vector<FileTask> tasks,
   if (config.key.unit == core::KeyUnit::kParagraph) {
     paragraphs_.emplace(config.key, config.hash_seed);
   }
-  if (config.key.unit == core::KeyUnit::kMinHash) minhash_.emplace(config.key, config.hash_seed);
+  if (config.key.unit == core::KeyUnit::kMinHash) {
+    // Annotate mode with confirmation names the record each match points at.
+    minhash_.emplace(config.key, config.hash_seed, config.annotate.mode == RunMode::kAnnotate);
+  }
   states_.reserve(tasks_.size());
   for (const FileTask& t : tasks_) {
     states_.push_back(
@@ -273,19 +276,6 @@ void InputFeed::take_fields(const io::Record& record, const io::FieldsResult& re
   if (annotations_) annotations_->add_record(slot, file.format, record.line, result.values, key);
 }
 
-void InputFeed::take_minhash(const io::Record& record, std::string_view text, RoundBatch& batch) {
-  const io::InputFile& file = tasks_[next_ - 1].file;
-  const std::string_view why =
-      minhash_->add(batch, static_cast<std::uint32_t>(next_ - 1), record.line, record.terminator,
-                    text, file.format == io::Format::kJsonLines);
-  if (!why.empty()) {
-    reject(record, why, std::nullopt);
-  } else if (annotations_) {
-    annotations_->add_minhash_record(static_cast<std::uint32_t>(next_ - 1), file.format,
-                                     record.line);
-  }
-}
-
 namespace {
 
 // order_position() of a record of input `index` at `offset`, clamped to the
@@ -297,6 +287,20 @@ std::uint64_t position_of(std::size_t index, std::uint64_t offset) {
 }
 
 }  // namespace
+
+void InputFeed::take_minhash(const io::Record& record, std::string_view text, RoundBatch& batch) {
+  const io::InputFile& file = tasks_[next_ - 1].file;
+  const std::uint64_t start = record.end_offset - record.line.size() - record.terminator.size();
+  const std::string_view why = minhash_->add(
+      batch, static_cast<std::uint32_t>(next_ - 1), record.line, record.terminator, text,
+      file.format == io::Format::kJsonLines, position_of(tasks_[next_ - 1].index, start));
+  if (!why.empty()) {
+    reject(record, why, std::nullopt);
+  } else if (annotations_) {
+    annotations_->add_minhash_record(static_cast<std::uint32_t>(next_ - 1), file.format,
+                                     record.line);
+  }
+}
 
 std::uint64_t InputFeed::unread_position() const {
   // Tasks are read in list order, which is the one order: the first record
@@ -395,9 +399,10 @@ void InputFeed::fill_batch(RoundBatch& batch) {
   }
 }
 
-void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdict> verdicts) {
+void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdict> verdicts,
+                           std::span<const std::uint8_t> answers) {
   if (annotations_) {
-    write_annotations(batch, verdicts);
+    write_annotations(batch, verdicts, answers);
     return;
   }
   if (paragraphs_) {  // verdicts per paragraph key: the record is decided from its keys'
@@ -470,8 +475,8 @@ void InputFeed::write_near_duplicates_removed(const RoundBatch& batch,
   }
 }
 
-void InputFeed::write_annotations(const RoundBatch& batch,
-                                  std::span<const core::Verdict> verdicts) {
+void InputFeed::write_annotations(const RoundBatch& batch, std::span<const core::Verdict> verdicts,
+                                  std::span<const std::uint8_t> answers) {
   if (paragraphs_) {  // a record is decided from its paragraph keys' verdicts
     counters_.output_bytes += annotations_->write_paragraphs(
         [&](std::size_t i) {
@@ -485,11 +490,22 @@ void InputFeed::write_annotations(const RoundBatch& batch,
   }
   if (minhash_) {  // one verdict per record, from its band keys'
     record_verdicts_.clear();
+    near_matches_.clear();
     for (std::size_t i = 0; i < batch.size(); ++i) {
       record_verdicts_.push_back(minhash_->decide(batch, i, verdicts) ? core::Verdict::kNew
                                                                       : core::Verdict::kDuplicate);
+      if (!answers.empty()) {  // --confirm-jaccard: the best match goes with the flag
+        near_matches_.push_back(minhash_->best_match(batch, i, verdicts, answers));
+      }
     }
-    verdicts = record_verdicts_;
+    for (const core::Verdict v : record_verdicts_) {
+      ++(core::is_kept(v) ? counters_.kept : counters_.dropped);
+    }
+    counters_.output_bytes += answers.empty()
+                                  ? annotations_->write(record_verdicts_, outputs_)
+                                  : annotations_->write_near_matches(near_matches_, outputs_);
+    close_finished_outputs();
+    return;
   }
   for (std::size_t i = 0; i < batch.size(); ++i) {
     ++(core::is_kept(verdicts[i]) ? counters_.kept : counters_.dropped);

@@ -138,8 +138,10 @@ class InputFeed {
 
   /// Writes the kept records of `batch` (verdicts in batch order), or in
   /// annotate mode every line read in the round, and closes the outputs of
-  /// files read to their end.
-  void write_kept(const RoundBatch& batch, std::span<const core::Verdict> verdicts);
+  /// files read to their end. `answers`: in annotate mode with
+  /// --confirm-jaccard, the owners' core::BandMatch of each key (else empty).
+  void write_kept(const RoundBatch& batch, std::span<const core::Verdict> verdicts,
+                  std::span<const std::uint8_t> answers = {});
 
   /// At a cut (after write_kept): ends the open output's frame, flushes it
   /// and the reject file (and fsyncs them when durable), and returns every
@@ -221,7 +223,8 @@ class InputFeed {
               std::optional<std::span<const std::string_view>> values);
   std::string_view stream_key(std::string_view escaped);
   void hold(const io::InputError& e);
-  void write_annotations(const RoundBatch& batch, std::span<const core::Verdict> verdicts);
+  void write_annotations(const RoundBatch& batch, std::span<const core::Verdict> verdicts,
+                         std::span<const std::uint8_t> answers);
   void write_near_duplicates_removed(const RoundBatch& batch,
                                      std::span<const core::Verdict> verdicts);
   void take_minhash(const io::Record& record, std::string_view text, RoundBatch& batch);
@@ -253,6 +256,7 @@ class InputFeed {
   std::optional<ParagraphRecords> paragraphs_;  // --unit paragraph only
   std::optional<MinHashRecords> minhash_;       // --unit minhash only
   std::vector<core::Verdict> record_verdicts_;  // annotate mode of minhash: one per record
+  std::vector<std::optional<NearMatch>> near_matches_;  // and, confirming, its best match
   FeedCounters counters_;
   std::uint64_t finished_input_bytes_ = 0;  // on-disk bytes of tasks done (read or skipped)
   std::uint64_t open_input_bytes_ = 0;      // of the task read last, up to its position

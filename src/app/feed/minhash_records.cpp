@@ -3,6 +3,7 @@
 #include <string>
 
 #include "bloomshard/core/key_hash.hpp"
+#include "core/minhash/band_confirmation.hpp"
 
 namespace bloomshard::app {
 
@@ -10,15 +11,17 @@ core::MinHashConfig minhash_config(const core::KeyScheme& key) {
   return {.shingle = core::parse_shingle_spec(key.shingle), .bands = key.bands, .rows = key.rows};
 }
 
-MinHashRecords::MinHashRecords(const core::KeyScheme& key, std::uint64_t hash_seed)
+MinHashRecords::MinHashRecords(const core::KeyScheme& key, std::uint64_t hash_seed, bool positions)
     : hash_seed_(hash_seed),
       sketcher_(minhash_config(key)),
       field_(key.fields.front()),
-      confirm_bits_(key.confirm_jaccard > 0.0 ? core::kDefaultConfirmBits : 0) {}
+      confirm_bits_(key.confirm_jaccard > 0.0 ? core::kDefaultConfirmBits : 0),
+      values_(key.bands * key.rows),
+      positions_(positions && confirm_bits_ != 0) {}
 
 std::string_view MinHashRecords::add(RoundBatch& batch, std::uint32_t file_slot,
                                      std::string_view line, std::string_view terminator,
-                                     std::string_view text, bool json) {
+                                     std::string_view text, bool json, std::uint64_t position) {
   // A missing field read as empty (--missing-field empty) has no token;
   // any other value must be a JSON string.
   if (json && !text.empty() && !field_.find_string(line)) return kRejectMinHashNotString;
@@ -38,6 +41,7 @@ std::string_view MinHashRecords::add(RoundBatch& batch, std::uint32_t file_slot,
     }
     wire_key_.assign(bytes);
     wire_key_.append(reinterpret_cast<const char*>(form_.packed.data()), form_.packed.size());
+    if (positions_) wire_key_.append(reinterpret_cast<const char*>(&position), sizeof position);
     batch.add_key(core::hash_key(bytes, hash_seed_), wire_key_);
   }
   counters_.band_keys += sketch_.band_keys.size();
@@ -65,6 +69,20 @@ bool MinHashRecords::decide(const RoundBatch& batch, std::size_t i,
   if (hit) ++counters_.candidates;
   if (!kept) ++counters_.near_duplicates;
   return kept;
+}
+
+std::optional<NearMatch> MinHashRecords::best_match(const RoundBatch& batch, std::size_t i,
+                                                    std::span<const core::Verdict> verdicts,
+                                                    std::span<const std::uint8_t> answers) const {
+  std::optional<NearMatch> best;
+  const std::size_t first = batch.first_key(i);
+  for (std::size_t k = first; k < first + batch.key_count(i); ++k) {
+    if (verdicts[k] != core::Verdict::kDuplicate) continue;
+    const core::BandMatch m = core::get_band_match(answers.data() + k * core::kBandMatchBytes);
+    const double similarity = core::bbit_estimate(m.matches, values_, confirm_bits_);
+    if (!best || similarity > best->similarity) best = NearMatch{similarity, m.position};
+  }
+  return best;
 }
 
 }  // namespace bloomshard::app

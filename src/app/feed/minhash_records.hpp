@@ -15,11 +15,16 @@
 // of core/minhash/band_confirmation.hpp; its hash is the band key's), and a
 // band hit counts only when the owner confirmed it (Verdict::kDuplicate,
 // not kUnconfirmedHit): a record whose hits are all unconfirmed is kept.
+// In annotate mode with confirmation (`positions`) the wire key ends in the
+// record's position as well, and the owners answer each key with a
+// core::BandMatch (app/round/confirmed_band_order.hpp), which best_match()
+// turns into the record's best estimate and the record it matched.
 // Not collective; one per rank. Memory: one sketcher (a normalization
 // chunk, a shingle window, the signature) and one wire key.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -48,10 +53,21 @@ struct MinHashCounters {
   std::uint64_t unconfirmed_hits = 0;  ///< band hits below --confirm-jaccard
 };
 
+/// A near-duplicate's confirmed match: the b-bit estimate of the Jaccard
+/// similarity and the position of the record that first inserted the band
+/// key (core/order/file_order.hpp order_position: input index + 1 in bits
+/// 42-62, the record's byte offset in bits 0-41; 0 when unknown).
+struct NearMatch {
+  double similarity = 0.0;
+  std::uint64_t position = 0;
+};
+
 class MinHashRecords {
  public:
-  /// `key` must be a valid minhash scheme; `hash_seed` the job's.
-  MinHashRecords(const core::KeyScheme& key, std::uint64_t hash_seed);
+  /// `key` must be a valid minhash scheme; `hash_seed` the job's;
+  /// `positions`: wire keys carry the record's position (annotate mode with
+  /// --confirm-jaccard).
+  MinHashRecords(const core::KeyScheme& key, std::uint64_t hash_seed, bool positions = false);
 
   /// Adds a record whose text field value is `text` (unescaped; for a
   /// plain-line file the line) to `batch` with its band keys; the line
@@ -61,12 +77,20 @@ class MinHashRecords {
   /// added. `json`: the line is a JSONL record whose field must be a string.
   [[nodiscard]] std::string_view add(RoundBatch& batch, std::uint32_t file_slot,
                                      std::string_view line, std::string_view terminator,
-                                     std::string_view text, bool json);
+                                     std::string_view text, bool json, std::uint64_t position = 0);
 
   /// Decides record i of `batch` from its band keys' verdicts (all of the
   /// batch's, in key order) and counts it: true when kept (no band hit, or
   /// only unconfirmed ones), false when a near-duplicate.
   bool decide(const RoundBatch& batch, std::size_t i, std::span<const core::Verdict> verdicts);
+
+  /// Record i's best confirmed band hit, from the owners' answers to the
+  /// batch's keys (core::kBandMatchBytes a key, in key order): the highest
+  /// estimate over its keys with Verdict::kDuplicate, the first such key
+  /// in band order on a tie; nullopt without a confirmed hit.
+  [[nodiscard]] std::optional<NearMatch> best_match(const RoundBatch& batch, std::size_t i,
+                                                    std::span<const core::Verdict> verdicts,
+                                                    std::span<const std::uint8_t> answers) const;
 
   [[nodiscard]] const MinHashCounters& counters() const noexcept { return counters_; }
 
@@ -76,6 +100,8 @@ class MinHashRecords {
   core::MinHashSketch sketch_;
   io::JsonFieldToken field_;
   std::uint32_t confirm_bits_;  // 0: no confirmation form after the keys
+  std::uint32_t values_;        // K = bands x rows, for the estimate
+  bool positions_;              // the record's position after the form
   core::BbitSignature form_;    // the record's confirmation form
   std::string wire_key_;        // a band key and the form
   std::string error_;           // the sketch's reason for an invalid text

@@ -1,7 +1,10 @@
 #include "app/round/confirmed_band_order.hpp"
 
+#include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "core/minhash/band_confirmation.hpp"
 
@@ -10,8 +13,8 @@ namespace {
 
 class ConfirmedBandOrder final : public KeyOrder {
  public:
-  ConfirmedBandOrder(double threshold, std::uint32_t values, std::uint32_t bits)
-      : confirmer_(threshold, values, bits) {}
+  ConfirmedBandOrder(double threshold, std::uint32_t values, std::uint32_t bits, bool positions)
+      : confirmer_(threshold, values, bits, positions) {}
 
   std::span<const core::KeyRef> keys_to_route(const RoundBatch& batch, InputFeed&) override {
     return batch.keys();
@@ -21,7 +24,22 @@ class ConfirmedBandOrder final : public KeyOrder {
   }
   void decide(core::TwoTierSet& set, std::span<const core::KeyRef> keys,
               std::span<core::Verdict> verdicts) override {
-    confirmer_.decide(set, keys, verdicts);
+    if (!confirmer_.keeps_positions()) {
+      confirmer_.decide(set, keys, verdicts);
+      return;
+    }
+    answers_.resize(keys.size() * core::kBandMatchBytes);
+    confirmer_.decide(set, keys, verdicts, answers_);
+  }
+  std::size_t answer_bytes() const noexcept override {
+    return confirmer_.keeps_positions() ? core::kBandMatchBytes : 0;
+  }
+  void take_answers(std::span<std::uint8_t> out) override {
+    if (out.size() != answers_.size()) {
+      throw std::logic_error("confirm: " + std::to_string(out.size()) + " answer bytes asked, " +
+                             std::to_string(answers_.size()) + " decided");
+    }
+    std::copy(answers_.begin(), answers_.end(), out.begin());
   }
   void settle(std::span<core::Verdict>, InputFeed&) override {}
   std::uint64_t remember_committed(comm::KeyRouter&, const RunManifest&, InputFeed&,
@@ -34,13 +52,14 @@ class ConfirmedBandOrder final : public KeyOrder {
 
  private:
   core::BandConfirmer confirmer_;
+  std::vector<std::uint8_t> answers_;  // the last decide()'s, with positions
 };
 
 }  // namespace
 
 std::unique_ptr<KeyOrder> make_confirmed_band_order(double threshold, std::uint32_t values,
-                                                    std::uint32_t bits) {
-  return std::make_unique<ConfirmedBandOrder>(threshold, values, bits);
+                                                    std::uint32_t bits, bool positions) {
+  return std::make_unique<ConfirmedBandOrder>(threshold, values, bits, positions);
 }
 
 core::BandConfirmer* band_confirmer_of(KeyOrder& order) noexcept {

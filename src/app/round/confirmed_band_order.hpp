@@ -6,6 +6,11 @@
 // below T comes back as Verdict::kUnconfirmedHit. The router's combining
 // stays correct: two copies of a band key in one batch combine only when
 // their forms are equal too, and then the later one's estimate is 1.
+// In annotate mode (`positions`) each wire key ends in its record's
+// position too, and every key's verdict comes back with a core::BandMatch
+// (the router's answers: kBandMatchBytes a key), from which the sender
+// writes the estimate and the record matched; copies never combine then,
+// the owner decides the later one against the first.
 #pragma once
 
 #include <cstdint>
@@ -17,10 +22,13 @@
 namespace bloomshard::app {
 
 /// The confirming batch order: threshold T, forms of `values` values of
-/// `bits` bits each. Throws std::invalid_argument as core::BandConfirmer.
+/// `bits` bits each; `positions`: wire keys carry positions and each key
+/// is answered (annotate mode). Throws std::invalid_argument as
+/// core::BandConfirmer.
 [[nodiscard]] std::unique_ptr<KeyOrder> make_confirmed_band_order(double threshold,
                                                                   std::uint32_t values,
-                                                                  std::uint32_t bits);
+                                                                  std::uint32_t bits,
+                                                                  bool positions = false);
 
 /// The forms of `order` when it is the confirming order (what a checkpoint
 /// writes beside tier 2's keys), else nullptr. Valid while `order` lives.

@@ -179,7 +179,8 @@ std::unique_ptr<KeyOrder> make_key_order(const DedupConfig& config, const RunMan
                                          std::uint32_t ranks, InputFeed& feed) {
   if (config.key.unit == core::KeyUnit::kMinHash && config.key.confirm_jaccard > 0.0) {
     return make_confirmed_band_order(config.key.confirm_jaccard, config.key.bands * config.key.rows,
-                                     core::kDefaultConfirmBits);
+                                     core::kDefaultConfirmBits,
+                                     config.annotate.mode == RunMode::kAnnotate);
   }
   if (keeps_input_order(config)) {
     feed.tag_keys_in_input_order();

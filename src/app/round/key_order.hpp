@@ -58,6 +58,14 @@ class KeyOrder {
                                            InputFeed& feed, const std::filesystem::path& output_dir,
                                            std::uint64_t budget) = 0;
 
+  /// Bytes of the answer the owner gives each key beside its verdict
+  /// (comm::RouteOptions::answer_bytes); 0 for every order but the
+  /// confirming one in annotate mode.
+  [[nodiscard]] virtual std::size_t answer_bytes() const noexcept { return 0; }
+  /// With answer_bytes() > 0: the answers of the last decide(), in its
+  /// key order, into `out` (answer_bytes() a key).
+  virtual void take_answers(std::span<std::uint8_t> /*out*/) {}
+
   /// True for the file-order strategy.
   [[nodiscard]] virtual bool in_file_order() const noexcept = 0;
   /// True for the input-order strategy (the one order of all inputs).

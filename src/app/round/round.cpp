@@ -32,6 +32,10 @@ void Round::route() {
   set_activity("exchanging keys and deciding", number_ + 1);
   PhaseTotals round;  // this round's decide (and route) times
   verdicts_.resize(batch_.keys().size());
+  // Annotate mode with confirmation: each key's match comes back beside
+  // its verdict (the confirming order routes the batch's keys as they are).
+  const std::size_t answer_bytes = p_.order.answer_bytes();
+  answers_.resize(answer_bytes * keys_.size());
   p_.router.route(keys_,
                   [&](std::span<const core::KeyRef> owned_keys, std::span<core::Verdict> verdicts) {
                     const PhaseTimer deciding;
@@ -43,7 +47,10 @@ void Round::route() {
                    .max_keys = p_.growth.max_keys(p_.set),
                    .before_subround =
                        [&](std::uint64_t upcoming) { p_.growth.before_subround(p_.set, upcoming); },
-                   .key_groups = key_groups_});
+                   .key_groups = key_groups_,
+                   .answer_bytes = answer_bytes,
+                   .answer = [&](std::span<std::uint8_t> out) { p_.order.take_answers(out); },
+                   .answers = answers_});
   routing.add_to(round.wall.route, round.system.route);
   p_.order.settle(verdicts_, p_.feed);
   phases_.wall.decide += round.wall.decide;
@@ -60,7 +67,7 @@ void Round::write(const std::function<void()>& fence) {
   const PhaseTimer writing;
   set_activity("writing outputs", number_ + 1);
   fence();
-  p_.feed.write_kept(batch_, verdicts_);
+  p_.feed.write_kept(batch_, verdicts_, answers_);
   writing.add_to(phases_.wall.write, phases_.system.write);
   ++number_;
   sample_rss_anon();

@@ -95,6 +95,7 @@ class Round {
   std::span<const core::KeyRef> keys_;     // this round's keys to route (read())
   std::vector<std::uint32_t> key_groups_;  // record_keys_together: each key's record
   std::vector<core::Verdict> verdicts_;
+  std::vector<std::uint8_t> answers_;  // KeyOrder::answer_bytes() a key of the batch, or none
   std::string input_error_;
   PhaseTotals phases_;
   std::uint64_t number_ = 0;

@@ -40,6 +40,23 @@ std::uint64_t confirm_table_bytes(std::uint64_t keys, std::uint32_t values,
   return keys * (bbit_bytes(values, bits) + kConfirmIndexBytesPerKey);
 }
 
+std::uint64_t confirm_table_bytes(std::uint64_t keys, std::uint32_t values, std::uint32_t bits,
+                                  bool positions) noexcept {
+  return confirm_table_bytes(keys, values, bits) + (positions ? keys * kBandPositionBytes : 0);
+}
+
+void put_band_match(const BandMatch& m, std::uint8_t* out) noexcept {
+  std::memcpy(out, &m.position, sizeof m.position);
+  std::memcpy(out + sizeof m.position, &m.matches, sizeof m.matches);
+}
+
+BandMatch get_band_match(const std::uint8_t* in) noexcept {
+  BandMatch m;
+  std::memcpy(&m.position, in, sizeof m.position);
+  std::memcpy(&m.matches, in + sizeof m.position, sizeof m.matches);
+  return m;
+}
+
 std::size_t BandConfirmer::BandKeyHash::operator()(const BandKey& k) const noexcept {
   // Band keys are XXH3-128 digests: any 8 of their bytes are uniform.
   std::uint64_t h = 0;
@@ -47,8 +64,13 @@ std::size_t BandConfirmer::BandKeyHash::operator()(const BandKey& k) const noexc
   return static_cast<std::size_t>(h);
 }
 
-BandConfirmer::BandConfirmer(double threshold, std::uint32_t values, std::uint32_t bits)
-    : threshold_(threshold), values_(values), bits_(bits), form_bytes_(bbit_bytes(values, bits)) {
+BandConfirmer::BandConfirmer(double threshold, std::uint32_t values, std::uint32_t bits,
+                             bool positions)
+    : threshold_(threshold),
+      values_(values),
+      bits_(bits),
+      form_bytes_(bbit_bytes(values, bits)),
+      positions_(positions) {
   if (!(threshold > 0.0 && threshold <= 1.0)) {
     throw std::invalid_argument("confirmation threshold " + std::to_string(threshold) +
                                 " is not in (0, 1]");
@@ -70,12 +92,38 @@ bool BandConfirmer::adopt_form(const BandKey& key, std::span<const std::uint8_t>
     throw std::invalid_argument("confirm: a form of " + std::to_string(form.size()) +
                                 " bytes, want " + std::to_string(form_bytes_));
   }
+  return remember(key, form.data(), 0);
+}
+
+bool BandConfirmer::remember(const BandKey& key, const std::uint8_t* form, std::uint64_t position) {
   if (!index_.try_emplace(key, static_cast<std::uint32_t>(index_.size())).second) return false;
-  forms_.insert(forms_.end(), form.begin(), form.end());
+  forms_.insert(forms_.end(), form, form + form_bytes_);
+  if (positions_) first_positions_.push_back(position);
   return true;
 }
 
+std::uint64_t BandConfirmer::find_position(const BandKey& key) const noexcept {
+  if (!positions_) return 0;
+  const auto found = index_.find(key);
+  return found == index_.end() ? 0 : first_positions_[found->second];
+}
+
 void BandConfirmer::decide(TwoTierSet& set, std::span<const KeyRef> wire, std::span<Verdict> out) {
+  if (positions_) {
+    throw std::invalid_argument("confirm: wire keys with positions are decided with answers");
+  }
+  decide(set, wire, out, {});
+}
+
+void BandConfirmer::decide(TwoTierSet& set, std::span<const KeyRef> wire, std::span<Verdict> out,
+                           std::span<std::uint8_t> answers) {
+  if (positions_ && answers.size() != wire.size() * kBandMatchBytes) {
+    throw std::invalid_argument("confirm: " + std::to_string(answers.size()) +
+                                " answer bytes for " + std::to_string(wire.size()) + " keys");
+  }
+  if (!positions_ && !answers.empty()) {
+    throw std::invalid_argument("confirm: answers asked of a confirmer without positions");
+  }
   if (out.size() != wire.size()) {
     throw std::invalid_argument("confirm: " + std::to_string(out.size()) + " verdicts for " +
                                 std::to_string(wire.size()) + " keys");
@@ -94,10 +142,12 @@ void BandConfirmer::decide(TwoTierSet& set, std::span<const KeyRef> wire, std::s
     BandKey key;
     std::memcpy(key.data(), wire[i].bytes.data(), kBandKeyBytes);
     const auto* form = reinterpret_cast<const std::uint8_t*>(wire[i].bytes.data()) + kBandKeyBytes;
+    BandMatch match;
     if (is_kept(out[i])) {  // inserted now: this record is the key's first
-      if (index_.try_emplace(key, static_cast<std::uint32_t>(index_.size())).second) {
-        forms_.insert(forms_.end(), form, form + form_bytes_);
-      }
+      std::uint64_t position = 0;
+      if (positions_) std::memcpy(&position, form + form_bytes_, sizeof position);
+      remember(key, form, position);
+      if (positions_) put_band_match(match, answers.data() + i * kBandMatchBytes);
       continue;
     }
     const auto found = index_.find(key);
@@ -106,6 +156,10 @@ void BandConfirmer::decide(TwoTierSet& set, std::span<const KeyRef> wire, std::s
     }
     const std::uint32_t m =
         bbit_matches(form_of(found->second), {form, form_bytes_}, values_, bits_);
+    if (positions_) {
+      match = {first_positions_[found->second], m};
+      put_band_match(match, answers.data() + i * kBandMatchBytes);
+    }
     if (bbit_estimate(m, values_, bits_) >= threshold_) {
       ++counters_.confirmed;
     } else {

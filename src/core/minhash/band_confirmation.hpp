@@ -15,6 +15,16 @@
 // at 14 x 8, b = 4) plus about 60 bytes of hash-table node, bucket and
 // growth per band key the owner inserted (116 B a key measured at 14 x 8,
 // 4M keys, peak RSS). Not collective; one per rank.
+//
+// With positions (annotate mode, app/round/confirmed_band_order.hpp) each
+// wire key also ends in its record's 64-bit position (kBandPositionBytes,
+// host byte order), the owner keeps the inserting record's position beside
+// its form (8 more bytes a key), and decide() answers every key with a
+// BandMatch: for a band hit the key's first record's position and the
+// matching b-bit values, so the sender can give the estimate and the
+// record matched. Two copies of one band key from two records then differ
+// in their positions, so the router never combines them: the later one is
+// decided here against the first (all values match: estimate 1).
 #pragma once
 
 #include <cstddef>
@@ -45,6 +55,24 @@ inline constexpr std::size_t kBandKeyBytes = sizeof(BandKey);
 [[nodiscard]] double bbit_estimate(std::uint32_t matches, std::uint32_t values,
                                    std::uint32_t bits) noexcept;
 
+/// Bytes of a record's position at the end of a wire key with positions,
+/// and beside each form the owner keeps.
+inline constexpr std::size_t kBandPositionBytes = sizeof(std::uint64_t);
+
+/// What the owner answers for one wire key when it keeps positions: for a
+/// band hit (confirmed or not) the position of the record that inserted
+/// the key (0: unknown, e.g. a form adopted without one) and the matching
+/// b-bit values of the two forms; all zero for a key inserted now.
+struct BandMatch {
+  std::uint64_t position = 0;
+  std::uint32_t matches = 0;
+};
+/// Bytes of a BandMatch on the wire: position (u64) then matches (u32).
+inline constexpr std::size_t kBandMatchBytes = 12;
+/// Writes `m` into `out` (kBandMatchBytes), and reads it back.
+void put_band_match(const BandMatch& m, std::uint8_t* out) noexcept;
+[[nodiscard]] BandMatch get_band_match(const std::uint8_t* in) noexcept;
+
 /// Bytes of the side table beside each form (node, bucket, growth; see
 /// the banner), for the plan.
 inline constexpr std::uint64_t kConfirmIndexBytesPerKey = 60;
@@ -53,6 +81,9 @@ inline constexpr std::uint64_t kConfirmIndexBytesPerKey = 60;
 /// values of `bits` bits), index included.
 [[nodiscard]] std::uint64_t confirm_table_bytes(std::uint64_t keys, std::uint32_t values,
                                                 std::uint32_t bits) noexcept;
+/// As above, with `positions`: kBandPositionBytes more a key.
+[[nodiscard]] std::uint64_t confirm_table_bytes(std::uint64_t keys, std::uint32_t values,
+                                                std::uint32_t bits, bool positions) noexcept;
 
 /// Counters of one owner's confirmations (band-key level).
 struct ConfirmCounters {
@@ -63,11 +94,18 @@ struct ConfirmCounters {
 class BandConfirmer {
  public:
   /// `threshold` T in (0, 1]; forms of `values` values of `bits` bits.
-  /// Throws std::invalid_argument otherwise.
-  BandConfirmer(double threshold, std::uint32_t values, std::uint32_t bits);
+  /// `positions`: wire keys end in their record's position, kept beside
+  /// the form and answered (see the banner). Throws std::invalid_argument
+  /// otherwise.
+  BandConfirmer(double threshold, std::uint32_t values, std::uint32_t bits, bool positions = false);
 
-  /// Bytes a wire key has: the band key and the form.
-  [[nodiscard]] std::size_t wire_bytes() const noexcept { return kBandKeyBytes + form_bytes_; }
+  /// Bytes a wire key has: the band key, the form, and with positions the
+  /// record's position.
+  [[nodiscard]] std::size_t wire_bytes() const noexcept {
+    return kBandKeyBytes + form_bytes_ + (positions_ ? kBandPositionBytes : 0);
+  }
+  /// Whether wire keys carry positions and decide() answers them.
+  [[nodiscard]] bool keeps_positions() const noexcept { return positions_; }
 
   /// Decides `wire` keys into `out` in order (see the banner): tier 2 on
   /// their first 16 bytes (the KeyRef hash must be the band key's), then
@@ -76,6 +114,12 @@ class BandConfirmer {
   /// key has no remembered form (tier 2 held keys this owner neither saw
   /// inserted nor adopted from the state).
   void decide(TwoTierSet& set, std::span<const KeyRef> wire, std::span<Verdict> out);
+  /// As above, with positions: also writes each key's BandMatch into
+  /// `answers` (kBandMatchBytes a key, put_band_match's layout). Throws
+  /// std::invalid_argument when answers.size() != wire.size() x
+  /// kBandMatchBytes or the confirmer keeps no positions.
+  void decide(TwoTierSet& set, std::span<const KeyRef> wire, std::span<Verdict> out,
+              std::span<std::uint8_t> answers);
 
   /// Bytes of one form.
   [[nodiscard]] std::size_t form_bytes() const noexcept { return form_bytes_; }
@@ -88,6 +132,9 @@ class BandConfirmer {
   /// from a state); a key that has one keeps it. Returns whether `form` was
   /// taken. Throws std::invalid_argument for a form of another size.
   bool adopt_form(const BandKey& key, std::span<const std::uint8_t> form);
+  /// The position of `key`'s first record (0: unknown or no such key;
+  /// always 0 without positions).
+  [[nodiscard]] std::uint64_t find_position(const BandKey& key) const noexcept;
 
   [[nodiscard]] const ConfirmCounters& counters() const noexcept { return counters_; }
   /// Band keys with a remembered form.
@@ -101,10 +148,15 @@ class BandConfirmer {
     return {forms_.data() + n * form_bytes_, form_bytes_};
   }
 
+  // Remembers `form` (and `position`) for `key` unless it has one.
+  bool remember(const BandKey& key, const std::uint8_t* form, std::uint64_t position);
+
   double threshold_;
   std::uint32_t values_;
   std::uint32_t bits_;
   std::size_t form_bytes_;
+  bool positions_;
+  std::vector<std::uint64_t> first_positions_;  // by form number, with positions only
   std::unordered_map<BandKey, std::uint32_t, BandKeyHash> index_;  // form number by band key
   std::vector<std::uint8_t> forms_;                                // the forms, back to back
   std::vector<KeyRef> band_keys_;                                  // decide()'s scratch
