@@ -44,8 +44,7 @@
 #               the whole file (near copies of the first run's records removed
 #               only when confirmed); another T or none refused naming both
 #               values; a flipped byte of /tier2/forms refused by the next run
-#               and by verify, naming the run file, slice and dataset; (2
-#               ranks) merge refuses a confirming state
+#               and by verify, naming the run file, slice and dataset
 #        confirm_kill  as kill, with --confirm-jaccard 0.8 and one unsplit input
 #               file (one reader): after the kills, the bytes of an
 #               uninterrupted run at 1 rank, exact against the streaming rule
@@ -450,17 +449,8 @@ case_confirm_state() {
   [[ $rc != 0 && $said == *"forms of tier-2 slice "*"/tier2/forms"* ]] ||
     { echo "$said" >&2; fail "verify of a flipped forms byte: exit $rc, want a failure naming it"; }
   log "a flipped byte of /tier2/forms refused by the next run and by verify"
-  [[ $RANKS == 2 ]] || return 0
-  # 4. (2 ranks only) merge does not use forms yet: refused (query of a
-  # confirming state: minhash_query_case.sh).
-  set +e
-  said=$("$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" merge --from "$TMP/st" \
-    --from "$TMP/st" --into "$TMP/st-merged" 2>&1)
-  rc=$?
-  set -e
-  [[ $rc == 2 && $said == *"confirms band hits (--confirm-jaccard)"* && ! -e $TMP/st-merged ]] ||
-    { echo "$said" >&2; fail "merge of a confirming state: exit $rc, want 2"; }
-  log "merge refuses a confirming state"
+  # query and merge of a confirming state: minhash_query_case.sh,
+  # minhash_merge_case.sh.
 }
 
 # annotate_check.py INPUT FILTERED BLOOMSHARD DOLMA: one attribute line per
