@@ -13,7 +13,8 @@
 #               checked), holds SAB's band keys, each key with the form of
 #               the first --from state holding it (minhash_merge_forms.py
 #               reads the run files; some keys are shared with other forms), and an incremental run over C
-#               against SM keeps byte for byte what one against SAB keeps (a
+#               against SM (its plan line counting the state's forms it
+#               loads) keeps byte for byte what one against SAB keeps (a
 #               key both hold keeps A's form, its first record's in A then B),
 #               with near copies removed and band hits unconfirmed; a merge of
 #               SA with a state of another T, or with one that does not
@@ -89,6 +90,8 @@ case_confirm() {
   dedup "$other" "$TMP/c" "$TMP/out-cm" "${t8[@]}" --state "$TMP/sm"
   dedup "$RANKS" "$TMP/c" "$TMP/out-cab" "${t8[@]}" --state "$TMP/sab"
   grep -q "incremental run" "$TMP/out-cm.log" || fail "the run over C did not continue the merged state"
+  grep -q "; the state's forms of [0-9.]*k band keys loaded ~[0-9.]* MiB/rank" "$TMP/out-cm.log" ||
+    fail "the plan line of the run over C does not count the forms it loads from the state"
   cmp -s "$TMP/out-cm/part-000.jsonl" "$TMP/out-cab/part-000.jsonl" ||
     fail "C against the merged state kept other records than C against one run over A then B"
   local dropped unconfirmed
