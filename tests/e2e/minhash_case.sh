@@ -34,7 +34,7 @@
 #               least 0.0095); (2) four files read in parallel: the documented
 #               guarantees with confirmation (none removed below T), exact at
 #               1 rank, also with --exchange node from 3 ranks; (3, 2 ranks)
-#               refusals before any work: T outside (0, 1], with --window,
+#               refusals before any work: T outside (0, 1],
 #               --mode annotate, without --unit minhash, and query
 #               --confirm-jaccard
 #        confirm_state  --confirm-jaccard with --state on N ranks: a run over
@@ -261,10 +261,6 @@ case_confirm() {
     refused "T = $t" "--confirm-jaccard must be a number T with 0 < T <= 1, not '$t'" \
       --confirm-jaccard "$t"
   done
-  rm -rf "$TMP/st-c"
-  refused "with a window" "--confirm-jaccard cannot apply with --window" \
-    --confirm-jaccard 0.8 --state "$TMP/st-c" --window 1 --slot-records 100
-  [[ ! -e $TMP/st-c ]] || fail "the refused --confirm-jaccard run created its --state"
   refused "annotate mode" "--confirm-jaccard applies to --mode filter only" \
     --confirm-jaccard 0.8 --mode annotate
   local said rc

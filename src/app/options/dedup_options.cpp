@@ -146,10 +146,7 @@ std::string kept_copy_problem(const DedupConfig& c) {
 std::string minhash_problem(const DedupConfig& c) {
   if (c.key.unit != core::KeyUnit::kMinHash) return {};
   if (c.key.confirm_jaccard == 0.0) return {};
-  // A state carries the forms beside tier 2's keys, but a rolling window
-  // expires keys whose first form would stay behind, and an attribute file
-  // has no place for the estimate yet.
-  if (c.window.window != 0) return "--confirm-jaccard cannot apply with --window yet";
+  // An attribute file has no place for the estimate yet.
   if (c.annotate.mode != RunMode::kFilter) {
     return "--confirm-jaccard applies to --mode filter only (not yet to annotate)";
   }

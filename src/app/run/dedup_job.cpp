@@ -221,7 +221,7 @@ class DedupJob {
     // --- windows: slot 0 of a fresh state, or the next slot.
     s->slot_clock.emplace(config_.window, s->begun.window_progress);
     s->slot_clock->start(s->set(), s->plan.kind == StartKind::kFresh,
-                         s->plan.kind == StartKind::kIncremental);
+                         s->plan.kind == StartKind::kIncremental, s->begun.forms.get());
     if (s->plan.kind == StartKind::kResume) {
       prepare_resumed_outputs(world_, config_, s->begun.manifest);
     }
@@ -328,7 +328,7 @@ class DedupJob {
       fault_pause_until_stop(kPauseAfterFirstCheckpoint, world_.rank());
     }
     if (slot_due && !stopped) {  // the delta is now a run of the closing slot
-      s.slot_clock->open_next(s.set());
+      s.slot_clock->open_next(s.set(), band_confirmer_of(*s.order));
       s.growth->layer_opened();
     }
     comm::heartbeat();
