@@ -5,7 +5,9 @@
 # expired) kept, as the window rule says; and the state's forms follow the
 # slots (minhash_window_forms.py): B's keys refreshed into slot 1 by B1 keep
 # B's form after slot 0 expires, A's keys are forgotten with slot 0 and take
-# A1's form when A1 inserts them again.
+# A1's form when A1 inserts them again. The same inputs in one run with
+# --slot-records 32 (a record per round): the forgetting at round ends,
+# checked the same way.
 #
 # usage: minhash_window_confirm_case.sh --ranks N --bin BLOOMSHARD --dir TESTS_E2E
 #                                       [--mpiexec MPIEXEC] [--np-flag -n] [--python PYTHON3]
@@ -41,21 +43,32 @@ log "--window 1 with --confirm-jaccard 0.8: B1, B2 and C1 removed, A1 kept; afte
 
 # Slots that end inside a run (--slot-records): the forgetting runs at
 # round ends (SlotClock::open_next from the round loop, not from start).
-# One run over the three inputs, slots of ~20 records, through several
-# expiries, must finish and leave a state that verifies. This corpus has no
-# key live in two slots at an expiry, so which forms are kept is checked by
-# the per-run part above only.
+# One run over the three inputs, each record padded past --batch-bytes so
+# that a round reads one record (one reader: --split-inputs off) and a slot
+# is exactly 32 records; the state's forms are then checked as above against
+# the slots cut from the same file (32, 32, 32 and the last record).
 mkdir -p "$TMP/all"
-cat "$TMP"/in/run-{0,1,2}/*.jsonl >"$TMP/all/part-000.jsonl"
+cat "$TMP"/in/run-{0,1,2}/*.jsonl |
+  "$PY" -c 'import json, sys
+for line in sys.stdin:
+    d = json.loads(line)
+    d["pad"] = "x" * 4200
+    print(json.dumps(d))' >"$TMP/all/part-000.jsonl"
+for s in 0 1 2 3; do
+  mkdir -p "$TMP/slot-$s"
+  sed -n "$((s * 32 + 1)),$((s * 32 + 32))p" "$TMP/all/part-000.jsonl" >"$TMP/slot-$s/part-000.jsonl"
+done
 rc=0
 "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" dedup --input "$TMP/all" \
   --output "$TMP/rec" --key-field text --unit minhash --state "$TMP/st-rec" --window 1 \
-  --slot-records 20 --batch-bytes 4096 --confirm-jaccard 0.8 --slices 16 >"$TMP/rec.log" 2>&1 ||
-  rc=$?
+  --slot-records 32 --batch-bytes 4096 --split-inputs off --confirm-jaccard 0.8 --slices 16 \
+  >"$TMP/rec.log" 2>&1 || rc=$?
 [[ $rc == 0 ]] || { cat "$TMP/rec.log" >&2; fail "the --slot-records run exited $rc (want 0)"; }
 "$BIN" info --json --state "$TMP/st-rec" >"$TMP/rec-info.json"
 slot=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["current_slot"])' "$TMP/rec-info.json")
-((slot >= 3)) || fail "the --slot-records run reached slot $slot only (want >= 3: slots expired)"
+[[ $slot == 3 ]] || fail "the --slot-records run ended in slot $slot (want 3: slots of 32 records)"
+"$PY" "$DIR/minhash_window_forms.py" "$TMP/st-rec" --window 1 --inputs "$TMP"/slot-{0,1,2,3} ||
+  fail "after slots inside one run the state's forms do not follow the window"
 "$BIN" verify --state "$TMP/st-rec" >"$TMP/verify-rec.log" 2>&1 ||
   { cat "$TMP/verify-rec.log" >&2; fail "the --slot-records confirming state does not verify"; }
-log "--slot-records 20: slot $slot reached inside one run, the state verifies"
+log "--slot-records 32: slots 0..3 inside one run, every live key with its first form; verify passes"
