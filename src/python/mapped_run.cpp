@@ -21,7 +21,7 @@ static_assert(std::endian::native == std::endian::little,
 MappedRun MappedRun::open(const std::filesystem::path& path,
                           const std::filesystem::path& generation,
                           const store::CheckpointRunRef& ref, std::uint32_t p,
-                          bool format1_generation) {
+                          bool format1_generation, std::uint64_t form_bytes) {
   MappedRun run;
   run.path_ = path;
   const auto fail = [&](const std::string& why) { throw StateError(path.string() + ": " + why); };
@@ -51,7 +51,9 @@ MappedRun MappedRun::open(const std::filesystem::path& path,
       index = store::read_run_index(src, path.string(), h, ref);
     }
     run.checksums_ = store::read_tier2_checksums(src, path.string(), p);
-    run.slices_ = store::Tier2Slices(src, store::FileMapping::map(path), std::move(index));
+    std::shared_ptr<const store::FileMapping> mapping = store::FileMapping::map(path);
+    run.open_forms(src, mapping, index, p, form_bytes);
+    run.slices_ = store::Tier2Slices(src, std::move(mapping), std::move(index));
     f.close("H5Fclose");
   } catch (const store::CheckpointError& e) {
     throw StateError(std::string(e.what()) + " (" + listed_by + ")");
@@ -62,8 +64,40 @@ MappedRun MappedRun::open(const std::filesystem::path& path,
   return run;
 }
 
+void MappedRun::open_forms(const store::FileSource& src,
+                           std::shared_ptr<const store::FileMapping> mapping,
+                           const store::Tier2Index& index, std::uint32_t p,
+                           std::uint64_t form_bytes) {
+  namespace ckpt = store::ckpt;
+  for (const char* name : {ckpt::kTier2Forms, ckpt::kTier2FormChecksums}) {
+    const bool there = src.has_link(name);
+    if (form_bytes != 0 && !there) {
+      throw StateError(path_.string() + ": dataset " + name +
+                       " is missing, but the key scheme says confirm-jaccard (every run of a "
+                       "confirming state holds its keys' forms)");
+    }
+    if (form_bytes == 0 && there) {
+      throw StateError(path_.string() + ": holds dataset " + name +
+                       ", but the key scheme has no confirm-jaccard item");
+    }
+  }
+  if (form_bytes == 0) return;
+  if (src.dims(ckpt::kTier2FormChecksums) != std::vector<std::uint64_t>{p}) {
+    throw StateError(path_.string() + ": dataset " + ckpt::kTier2FormChecksums + " is not 1-D of " +
+                     std::to_string(p) + " values (one per slice)");
+  }
+  form_checksums_ = src.read_u64(ckpt::kTier2FormChecksums);
+  try {
+    forms_.emplace(src, std::move(mapping), index, form_bytes);
+  } catch (const store::CheckpointError& e) {
+    throw StateError(path_.string() + ": " + e.what());
+  }
+}
+
 std::string MappedRun::check_slice(std::uint32_t s) const {
-  return slices_.check(s, checksums_[s], true, path_.string());
+  std::string problem = slices_.check(s, checksums_[s], true, path_.string());
+  if (problem.empty() && forms_) problem = forms_->check(s, form_checksums_[s], path_.string());
+  return problem;
 }
 
 core::SliceBaseView MappedRun::checked_slice(std::uint32_t s) const {

@@ -5,18 +5,24 @@
 // Each slice is checked on its first lookup (offsets in range, its XXH3
 // checksum, key order) and the verdict kept, so a damaged slice gives a
 // StateError naming file and slice, never a wrong answer or a read outside
-// the mapping. Layout: docs/checkpoint-format.md.
+// the mapping. A run of a confirming minhash state (--confirm-jaccard) also
+// holds its keys' confirmation forms: they must be there exactly then, of
+// the run's size, and each slice's form stream is checked against
+// /tier2/form_checksums with the slice's keys. Layout:
+// docs/checkpoint-format.md.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "bloomshard/core/sorted_run.hpp"
 #include "bloomshard/store/header.hpp"
+#include "bloomshard/store/tier2_forms.hpp"
 #include "bloomshard/store/tier2_slices.hpp"
 #include "slice_verdicts.hpp"
 
@@ -29,12 +35,15 @@ class MappedRun {
   /// (content "tier2-run", format_version 2, tier2_run id, num_slices);
   /// `format1_generation` skips those checks (the generation file itself
   /// holds tier 2). The key and byte totals must equal the generation's
-  /// listing. Not thread-safe (serial HDF5). Throws StateError naming the
-  /// file (and the generation file where they disagree).
+  /// listing. `form_bytes` (0: none) is the size of one confirmation form
+  /// of a confirming state: /tier2/forms and /tier2/form_checksums must be
+  /// there exactly when it is not 0, of the run's size. Not thread-safe
+  /// (serial HDF5). Throws StateError naming the file and the dataset (and
+  /// the generation file where they disagree).
   [[nodiscard]] static MappedRun open(const std::filesystem::path& path,
                                       const std::filesystem::path& generation,
                                       const store::CheckpointRunRef& ref, std::uint32_t p,
-                                      bool format1_generation);
+                                      bool format1_generation, std::uint64_t form_bytes = 0);
 
   /// Exact membership of `key` (hash fingerprint `fp`) in slice `s`: a
   /// binary search of the slice's fingerprints, then a byte compare.
@@ -61,12 +70,19 @@ class MappedRun {
 
  private:
   MappedRun() = default;
-  // "" or what is wrong with slice s, naming file and slice.
+  // Locates the forms of a confirming state (form_bytes != 0) and checks
+  // that they are there exactly then; throws StateError naming the dataset.
+  void open_forms(const store::FileSource& src, std::shared_ptr<const store::FileMapping> mapping,
+                  const store::Tier2Index& index, std::uint32_t p, std::uint64_t form_bytes);
+  // "" or what is wrong with slice s (its keys, then its forms), naming
+  // file, slice and, for the forms, the dataset.
   [[nodiscard]] std::string check_slice(std::uint32_t s) const;
 
   std::filesystem::path path_;
-  store::Tier2Slices slices_;             // the run's index and views, in its mapping
-  std::vector<std::uint64_t> checksums_;  // per slice, as stored
+  store::Tier2Slices slices_;                  // the run's index and views, in its mapping
+  std::vector<std::uint64_t> checksums_;       // per slice, as stored
+  std::optional<store::Tier2Forms> forms_;     // a confirming state's forms
+  std::vector<std::uint64_t> form_checksums_;  // per slice, as stored
   SliceVerdicts verdicts_;
 };
 

@@ -147,6 +147,9 @@ py::dict info_base(const ReadOnlyState& st) {
   d["written_by_ranks"] = s.written_by_ranks;
   d["exact_keys"] = s.tier2_keys;
   d["exact_key_bytes"] = s.tier2_bytes;
+  // As `bloomshard info --json`: a confirming minhash state's forms, one per key.
+  d["confirmation_forms"] = st.form_bytes() != 0 ? s.tier2_keys : 0;
+  d["confirmation_form_bytes"] = st.form_bytes();
   py::list runs;
   const std::vector<std::filesystem::path> files = st.run_files();
   std::uint64_t run_file_bytes = 0;

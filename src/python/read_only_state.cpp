@@ -17,6 +17,7 @@
 #include "bloomshard/store/layout.hpp"
 #include "bloomshard/store/state_dir.hpp"
 #include "bloomshard/store/validate.hpp"
+#include "core/minhash/minhash_jaccard.hpp"
 #include "core/window/slot_window.hpp"
 #include "dataset_address.hpp"
 #include "io/checkpoint/checkpoint_summary.hpp"
@@ -145,6 +146,11 @@ std::unique_ptr<ReadOnlyState> ReadOnlyState::open(const fs::path& path,
   }
   const std::uint32_t p = h.params.num_slices;
   const bool format1 = h.format_version == 1;
+  if (st->scheme_.unit == core::KeyUnit::kMinHash && st->scheme_.confirm_jaccard > 0.0) {
+    // The forms pack bands x rows values of the scheme's 4 bits (/b4).
+    st->form_bytes_ =
+        core::bbit_bytes(st->scheme_.bands * st->scheme_.rows, core::kDefaultConfirmBits);
+  }
 
   try {
     io::quiet_hdf5_errors();
@@ -164,7 +170,7 @@ std::unique_ptr<ReadOnlyState> ReadOnlyState::open(const fs::path& path,
     for (const store::CheckpointRunRef& ref : st->summary_.runs) {
       const fs::path run_file = format1 ? file : store::run_path(file.parent_path(), ref.id);
       try {
-        st->runs_.push_back(MappedRun::open(run_file, file, ref, p, format1));
+        st->runs_.push_back(MappedRun::open(run_file, file, ref, p, format1, st->form_bytes_));
       } catch (const StateError&) {
         throw;
       } catch (const std::exception& e) {

@@ -87,6 +87,10 @@ class ReadOnlyState {
   [[nodiscard]] core::NormalizePolicy policy() const noexcept { return policy_; }
   /// How a key value becomes the stored key bytes (fields, text rule, policy, digest).
   [[nodiscard]] const core::KeyScheme& key_scheme() const noexcept { return scheme_; }
+  /// Bytes of one confirmation form of a confirming minhash state
+  /// (--confirm-jaccard: one form per key beside tier 2, checked with each
+  /// slice), else 0.
+  [[nodiscard]] std::uint64_t form_bytes() const noexcept { return form_bytes_; }
 
   /// The key bytes the filter stores for `key` under the state's policy.
   /// Throws core::InvalidUtf8Error when the policy needs UTF-8 and `key` is not.
@@ -133,8 +137,9 @@ class ReadOnlyState {
   std::filesystem::path file_;
   store::CheckpointSummary summary_;
   core::NormalizePolicy policy_ = core::NormalizePolicy::kNone;
-  core::KeyScheme scheme_;     // fields, text rule, policy, digest (core/key_scheme.hpp)
-  bool legacy_scheme_ = true;  // one field, no text rule, no digest: policy_ alone
+  core::KeyScheme scheme_;        // fields, text rule, policy, digest (core/key_scheme.hpp)
+  bool legacy_scheme_ = true;     // one field, no text rule, no digest: policy_ alone
+  std::uint64_t form_bytes_ = 0;  // of a confirmation form (0: the state has none)
   std::shared_ptr<const store::FileMapping> generation_mapping_;  // the Bloom words live here
   std::vector<Layer> layers_;
   const std::uint64_t* bloom_checksums_ = nullptr;  // [L][P] in the mapped generation file

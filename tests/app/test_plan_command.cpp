@@ -113,6 +113,23 @@ TEST(PlanCommand, MinHashStartLinePlansBandKeys) {
       << line;
 }
 
+// A confirming run that continues a state loads the forms of the state's
+// band keys on top of the new ones: 116 B a key (56 B form + 60 B index)
+// spread over the ranks; nothing for a run that does not confirm.
+TEST(PlanCommand, LoadedFormsOfAConfirmingState) {
+  DedupConfig c;
+  c.key.unit = core::KeyUnit::kMinHash;
+  c.key.bands = 14;
+  c.key.rows = 8;
+  c.key.confirm_jaccard = 0.8;
+  // 4M keys on 2 ranks: 2M x 116 B = 221.3 MiB a rank.
+  EXPECT_EQ(loaded_forms_plan(c, 4000000, 2),
+            "; the state's forms of 4.0M band keys loaded ~221.3 MiB/rank");
+  EXPECT_EQ(loaded_forms_plan(c, 0, 2), "");
+  c.key.confirm_jaccard = 0.0;
+  EXPECT_EQ(loaded_forms_plan(c, 4000000, 2), "");
+}
+
 TEST(PlanCommand, RefusesWhatDoesNotApply) {
   EXPECT_EQ(run_plan({"--unit", "minhash", "--records", "10", "--ranks", "1", "--key-bytes", "8"}),
             kExitUsage);

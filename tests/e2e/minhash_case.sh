@@ -34,7 +34,7 @@
 #               least 0.0095); (2) four files read in parallel: the documented
 #               guarantees with confirmation (none removed below T), exact at
 #               1 rank, also with --exchange node from 3 ranks; (3, 2 ranks)
-#               refusals before any work: T outside (0, 1], with --window,
+#               refusals before any work: T outside (0, 1],
 #               --mode annotate with --state, without --unit minhash, and
 #               query --confirm-jaccard
 #        annotate_confirm  --mode annotate --confirm-jaccard 0.8 on N ranks:
@@ -52,8 +52,7 @@
 #               the whole file (near copies of the first run's records removed
 #               only when confirmed); another T or none refused naming both
 #               values; a flipped byte of /tier2/forms refused by the next run
-#               and by verify, naming the run file, slice and dataset; (2
-#               ranks) query and merge refuse a confirming state
+#               and by verify, naming the run file, slice and dataset
 #        confirm_kill  as kill, with --confirm-jaccard 0.8 and one unsplit input
 #               file (one reader): after the kills, the bytes of an
 #               uninterrupted run at 1 rank, exact against the streaming rule
@@ -270,10 +269,6 @@ case_confirm() {
     refused "T = $t" "--confirm-jaccard must be a number T with 0 < T <= 1, not '$t'" \
       --confirm-jaccard "$t"
   done
-  rm -rf "$TMP/st-c"
-  refused "with a window" "--confirm-jaccard cannot apply with --window" \
-    --confirm-jaccard 0.8 --state "$TMP/st-c" --window 1 --slot-records 100
-  [[ ! -e $TMP/st-c ]] || fail "the refused --confirm-jaccard run created its --state"
   rm -rf "$TMP/st-a"
   refused "annotate mode with a state" \
     "--confirm-jaccard with --mode annotate cannot apply with --state yet" \
@@ -461,23 +456,8 @@ case_confirm_state() {
   [[ $rc != 0 && $said == *"forms of tier-2 slice "*"/tier2/forms"* ]] ||
     { echo "$said" >&2; fail "verify of a flipped forms byte: exit $rc, want a failure naming it"; }
   log "a flipped byte of /tier2/forms refused by the next run and by verify"
-  [[ $RANKS == 2 ]] || return 0
-  # 4. (2 ranks only) query and merge do not use forms yet: refused.
-  set +e
-  said=$("$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" query --state "$TMP/st" \
-    --input "$TMP/third" --output "$TMP/out-q" 2>&1)
-  rc=$?
-  set -e
-  [[ $rc == 2 && $said == *"written with --confirm-jaccard"* && ! -e $TMP/out-q ]] ||
-    { echo "$said" >&2; fail "query of a confirming state: exit $rc, want 2"; }
-  set +e
-  said=$("$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" merge --from "$TMP/st" \
-    --from "$TMP/st" --into "$TMP/st-merged" 2>&1)
-  rc=$?
-  set -e
-  [[ $rc == 2 && $said == *"confirms band hits (--confirm-jaccard)"* && ! -e $TMP/st-merged ]] ||
-    { echo "$said" >&2; fail "merge of a confirming state: exit $rc, want 2"; }
-  log "query and merge refuse a confirming state"
+  # query and merge of a confirming state: minhash_query_case.sh,
+  # minhash_merge_case.sh.
 }
 
 # annotate_check.py INPUT FILTERED BLOOMSHARD DOLMA: one attribute line per

@@ -41,9 +41,14 @@ in sorted order, byte offset of its line). --exact: flags, estimates and
 positions are the streaming rule's in input order. Always: the guarantees
 above on the flags, every flagged record's estimate reaches T, and its match
 is a record sharing a band key with it, at exactly that estimate.
---query --state-input DIR ...: OUT is `query --emit hits` of IN against a
-state built from the DIRs: byte for byte the records of IN with a band key
-that a record of the DIRs has, in input order.
+--query --state-input DIR ... [--emit hits|misses]: OUT is `query --emit
+hits` (or misses) of IN against a state built from the DIRs: byte for byte
+the records of IN with a band key that a record of the DIRs has (or the
+others), in input order; with --confirm-jaccard T (a confirming state
+built with one reader) a band key counts only when the estimate against
+the form of its first record in the DIRs reaches T. --metrics: the query's
+record counts, its candidates (records with any band key in the state)
+and the state's T.
 """
 import argparse
 import json
@@ -199,25 +204,48 @@ def check_guarantees(keys, kept, confirm=0.0):
 
 
 def check_query(a, kind, n):
-    """query --emit hits: a record is written when one of its band keys is a
-    key of some record of the state's inputs."""
-    state_keys = set()
+    """query --emit hits|misses: a record is a hit when one of its band keys
+    is a key of some record of the state's inputs; with --confirm-jaccard T
+    (a confirming state, built with one reader) only when the estimate
+    against the form of the key's first record in the state's inputs reaches
+    T. The output holds the hits (or the misses) in input order."""
+    state = {}  # band key -> the keys (and form) of its first record
     for root in a.state_input:
         for rel in inputs(root):
             for _, ks in records_of(os.path.join(root, rel), kind, n, a.bands, a.rows):
-                state_keys.update(ks or [])
-    hits = 0
+                for k in ks or []:
+                    state.setdefault(k, ks)
+    hits = candidates = records = rejects = 0
     for rel in inputs(a.input):
         want = b""
         for line, ks in records_of(os.path.join(a.input, rel), kind, n, a.bands, a.rows):
-            if ks is not None and state_keys.intersection(ks):
+            records += 1
+            if ks is None:
+                rejects += 1
+                continue
+            found = [k for k in ks if k in state]
+            counted = [k for k in found
+                       if not a.confirm_jaccard or estimate(state[k], ks) >= a.confirm_jaccard]
+            candidates += bool(found)
+            hits += bool(counted)
+            if bool(counted) == (a.emit == "hits"):
                 want += line
-                hits += 1
         with open(os.path.join(a.output, rel), "rb") as f:
             if f.read() != want:
-                fail("%s: query output differs from the records with a band key in the state"
-                     % rel)
-    print("minhash_oracle: query: %d hits" % hits)
+                fail("%s: query --emit %s output differs from the records %s a (confirmed) "
+                     "band key in the state" % (rel, a.emit,
+                                                "with" if a.emit == "hits" else "without"))
+    if a.metrics:
+        with open(a.metrics) as f:
+            m = json.load(f)
+        want = {"records": records, "rejected": rejects, "hits": hits,
+                "misses": records - rejects - hits, "candidates": candidates,
+                "confirm_jaccard": a.confirm_jaccard}
+        for name, v in want.items():
+            if m[name] != v:
+                fail("query metrics %s = %s, want %s" % (name, m[name], v))
+    print("minhash_oracle: query: %d hits, %d candidates (a band key in the state)"
+          % (hits, candidates))
 
 
 def records_with_offsets(path, kind, n, bands, rows):
@@ -318,6 +346,7 @@ def main():
     ap.add_argument("--query", action="store_true")
     ap.add_argument("--annotate", choices=["bloomshard", "dolma"])
     ap.add_argument("--state-input", action="append", default=[])
+    ap.add_argument("--emit", choices=["hits", "misses"], default="hits")
     ap.add_argument("--input", required=True)
     ap.add_argument("--output", required=True)
     ap.add_argument("--exact", action="store_true")

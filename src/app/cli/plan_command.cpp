@@ -274,6 +274,21 @@ core::PlanInputs minhash_key_inputs(const core::PlanInputs& records, std::uint32
   return keys;
 }
 
+std::string loaded_forms_plan(const DedupConfig& c, std::uint64_t state_keys, std::uint32_t ranks) {
+  if (c.key.unit != core::KeyUnit::kMinHash || c.key.confirm_jaccard <= 0.0 || state_keys == 0) {
+    return {};
+  }
+  const std::uint32_t r = std::max<std::uint32_t>(1, ranks);
+  const std::uint64_t per_rank = (state_keys + r - 1) / r;  // slices spread the keys evenly
+  char text[160];
+  std::snprintf(text, sizeof text, "; the state's forms of %s band keys loaded ~%.1f MiB/rank",
+                core::count_label(static_cast<double>(state_keys)).c_str(),
+                static_cast<double>(core::confirm_table_bytes(per_rank, c.key.bands * c.key.rows,
+                                                              core::kDefaultConfirmBits)) /
+                    (1024.0 * 1024.0));
+  return text;
+}
+
 std::string dedup_plan_line(const DedupConfig& c, std::span<const io::InputFile> files,
                             std::uint64_t capacity, std::uint32_t ranks, std::uint32_t slices) {
   return dedup_plan_line(c, sample_inputs(c, files), capacity, ranks, slices);

@@ -50,6 +50,14 @@ int run_plan(const std::vector<std::string>& args);
                                           std::uint64_t capacity, std::uint32_t ranks,
                                           std::uint32_t slices);
 
+/// What a confirming run (--unit minhash --confirm-jaccard) that continues
+/// a state (resume, incremental) also holds: the forms of the state's
+/// `state_keys` band keys, loaded by each rank for its slices (about 116
+/// bytes a key resident, core::confirm_table_bytes), as "; the state's
+/// forms of N band keys loaded ~X MiB/rank"; "" for any other run.
+[[nodiscard]] std::string loaded_forms_plan(const DedupConfig& config, std::uint64_t state_keys,
+                                            std::uint32_t ranks);
+
 /// The same line from a sample already taken (exposed for tests).
 [[nodiscard]] std::string dedup_plan_line(const DedupConfig& config, const InputSample& sample,
                                           std::uint64_t capacity, std::uint32_t ranks,

@@ -146,10 +146,8 @@ std::string kept_copy_problem(const DedupConfig& c) {
 std::string minhash_problem(const DedupConfig& c) {
   if (c.key.unit != core::KeyUnit::kMinHash) return {};
   if (c.key.confirm_jaccard == 0.0) return {};
-  // A state carries the forms beside tier 2's keys, but a rolling window
-  // expires keys whose first form would stay behind; annotate mode names
+  // A state carries the forms beside tier 2's keys, but annotate mode names
   // each match's first record, whose position a state does not keep yet.
-  if (c.window.window != 0) return "--confirm-jaccard cannot apply with --window yet";
   if (c.annotate.mode != RunMode::kFilter && !c.state_dir.empty()) {
     return "--confirm-jaccard with --mode annotate cannot apply with --state yet (a state "
            "does not keep the position of each band key's first record)";

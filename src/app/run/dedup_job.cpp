@@ -46,6 +46,8 @@
 #include "comm/heartbeat.hpp"
 #include "comm/router.hpp"
 #include "core/bloom/sizing_plan.hpp"
+#include "io/checkpoint/checkpoint_generations.hpp"
+#include "io/checkpoint/checkpoint_summary.hpp"
 
 namespace bloomshard::app {
 namespace {
@@ -137,12 +139,7 @@ class DedupJob {
       }
       return kExitUsage;
     }
-    if (world_.rank() == 0 && setup.plan.kind != StartKind::kResume) {
-      std::cerr << "bloomshard dedup: "
-                << dedup_plan_line(config_, setup.files, initial_capacity(config_, setup.files),
-                                   world_.usize(), slices)
-                << '\n';
-    }
+    if (world_.rank() == 0) print_plan_line(setup, slices);
     const std::unique_ptr<Segment> s = open_segment(std::move(setup), slices);
     if (!s) return kExitFailure;
     const RoundsEnd end = run_rounds(*s);
@@ -153,6 +150,33 @@ class DedupJob {
     if (end == RoundsEnd::kFailed) return end_failed(*s);
     if (end == RoundsEnd::kStopped) return end_stopped(*s);
     return finish_run(*s, start);
+  }
+
+  // Rank 0: the start-up plan line. A resume prints none (its filter is
+  // sized already) unless it loads a confirming state's forms.
+  void print_plan_line(const JobSetup& setup, std::uint32_t slices) const {
+    std::string loaded;
+    if (setup.plan.kind != StartKind::kFresh && !setup.plan.candidates.empty()) {
+      std::uint64_t state_keys = 0;
+      try {  // the header only; a generation that cannot be read is fallen back from later
+        state_keys = io::read_checkpoint_summary(
+                         io::generation_path(config_.state_dir, setup.plan.candidates.front()))
+                         .tier2_keys;
+      } catch (const std::exception&) {
+      }
+      loaded = loaded_forms_plan(config_, state_keys, world_.usize());
+    }
+    if (setup.plan.kind == StartKind::kResume) {
+      if (!loaded.empty()) {
+        std::cerr << "bloomshard dedup: plan: " << world_.size() << " ranks, resume" << loaded
+                  << '\n';
+      }
+      return;
+    }
+    std::cerr << "bloomshard dedup: "
+              << dedup_plan_line(config_, setup.files, initial_capacity(config_, setup.files),
+                                 world_.usize(), slices)
+              << loaded << '\n';
   }
 
   // A state keeps its slice count; a new filter takes --slices or the
@@ -197,7 +221,7 @@ class DedupJob {
     // --- windows: slot 0 of a fresh state, or the next slot.
     s->slot_clock.emplace(config_.window, s->begun.window_progress);
     s->slot_clock->start(s->set(), s->plan.kind == StartKind::kFresh,
-                         s->plan.kind == StartKind::kIncremental);
+                         s->plan.kind == StartKind::kIncremental, s->begun.forms.get());
     if (s->plan.kind == StartKind::kResume) {
       prepare_resumed_outputs(world_, config_, s->begun.manifest);
     }
@@ -304,7 +328,7 @@ class DedupJob {
       fault_pause_until_stop(kPauseAfterFirstCheckpoint, world_.rank());
     }
     if (slot_due && !stopped) {  // the delta is now a run of the closing slot
-      s.slot_clock->open_next(s.set());
+      s.slot_clock->open_next(s.set(), band_confirmer_of(*s.order));
       s.growth->layer_opened();
     }
     comm::heartbeat();

@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <sstream>
 
@@ -71,6 +72,14 @@ ParsedOptions<MergeConfig> parse(const std::vector<std::string>& args) {
   return out;
 }
 
+// A state's --confirm-jaccard as the refusal names it: "off" or T.
+std::string confirm_label(double t) {
+  if (t == 0.0) return "off";
+  std::ostringstream text;
+  text << t;
+  return text.str();
+}
+
 // The temporary sibling of --into the merge is written in ("history/"
 // names the same dir as "history": its staging dir is ".history.merge-tmp").
 fs::path staging_dir(const fs::path& into) {
@@ -122,10 +131,13 @@ std::string setup_on_rank0(const MergeConfig& c) {
                                     "); merge reads only states without --window");
       }
       const StateScheme scheme = state_scheme_of(s.header);
-      if (scheme.key.confirm_jaccard != 0.0) {  // its runs hold forms a merge would drop
-        return fail(kExitUsage, "'" + from +
-                                    "' confirms band hits (--confirm-jaccard); merge does not "
-                                    "carry confirmation forms yet");
+      if (first && scheme.key.confirm_jaccard != first->key.confirm_jaccard) {
+        // Forms of one T cannot answer for another, and keys without forms
+        // cannot be confirmed: both states named, each with its T.
+        return fail(kExitUsage, "cannot merge '" + from + "' with '" + c.from.front() +
+                                    "': --confirm-jaccard differs: '" + c.from.front() + "' has " +
+                                    confirm_label(first->key.confirm_jaccard) + ", '" + from +
+                                    "' has " + confirm_label(scheme.key.confirm_jaccard));
       }
       if (!first) {
         first = scheme;
@@ -229,6 +241,8 @@ class MergeJob {
     }
     const core::SliceRange owned =
         core::slices_of_rank(world_.urank(), world_.usize(), s.num_slices);
+    // A confirming state's forms of the owned slices come with each source;
+    // the first's confirmer collects the union (see fold_into).
     io::LoadedCheckpoint base = load(0, s.generations[0], owned);
     core::TwoTierSet& set = *base.set;
     set.bloom().set_auto_grow(false);  // layers open collectively, below
@@ -241,10 +255,10 @@ class MergeJob {
       counters += manifest_from_json(other.summary.header.manifest_json).counters;
       run_ids += ' ' + other.summary.header.run_id;
       source_keys += other.summary.tier2_keys;
-      fold_into(set, *other.set, scheme.hash_seed);
+      fold_into(set, *other.set, scheme.hash_seed, base.forms.get(), other.forms.get());
     }
     const std::uint64_t keys = world_.allreduce_sum(set.exact().size());
-    write_state(set, scheme, counters, run_ids);
+    write_state(set, scheme, counters, run_ids, base.forms.get());
     if (world_.rank() == 0) {
       std::printf(
           "bloomshard merge: %zu states, %llu tier-2 keys in all, %llu distinct -> %s "
@@ -261,7 +275,7 @@ class MergeJob {
   // Collective: loads source i, verifying both tiers of the owned slices.
   io::LoadedCheckpoint load(std::size_t i, std::uint64_t g, core::SliceRange owned) {
     try {
-      return io::load_checkpoint(world_, io::generation_path(c_.from[i], g), owned);
+      return io::load_checkpoint(world_, io::generation_path(c_.from[i], g), owned, true, true);
     } catch (const std::exception& e) {
       throw std::runtime_error("cannot read '" + c_.from[i] + "': " + one_line(e.what()));
     }
@@ -270,7 +284,11 @@ class MergeJob {
   // Collective: decides every tier-2 key of `other` into `set`, in steps
   // that every rank takes together; before each step the next Bloom layer
   // opens when the step could overfill the newest (like dedup's sub-rounds).
-  void fold_into(core::TwoTierSet& set, const core::TwoTierSet& other, std::uint64_t seed) {
+  // Confirming states (`forms` and `other_forms` given): each key's form
+  // from `other_forms` is adopted into `forms` unless `forms` has one, so a
+  // key both states hold keeps the form of the state given first.
+  void fold_into(core::TwoTierSet& set, const core::TwoTierSet& other, std::uint64_t seed,
+                 core::BandConfirmer* forms, const core::BandConfirmer* other_forms) {
     Tier2Keys source(other, seed);
     std::vector<core::KeyRef> step;
     std::vector<core::Verdict> verdicts;
@@ -291,14 +309,36 @@ class MergeJob {
       if (g[1] + g[0] > capacity) bloom.add_layer();
       verdicts.resize(step.size());
       set.decide_batch(step, verdicts);
+      if (forms != nullptr) adopt_forms(step, *forms, *other_forms);
+    }
+  }
+
+  // The forms of `keys` (band keys of a confirming state) from `from` into
+  // `into`, where `into` has none yet. Throws std::runtime_error for a key
+  // without a form in `from` (the loader checked every slice's forms, so
+  // only a state whose forms miss keys gets here).
+  static void adopt_forms(std::span<const core::KeyRef> keys, core::BandConfirmer& into,
+                          const core::BandConfirmer& from) {
+    core::BandKey band;
+    for (const core::KeyRef& k : keys) {
+      if (k.bytes.size() != band.size()) {
+        throw std::runtime_error("a tier-2 key of a confirming state is not a band key");
+      }
+      std::memcpy(band.data(), k.bytes.data(), band.size());
+      const std::span<const std::uint8_t> form = from.find_form(band);
+      if (form.empty()) throw std::runtime_error("a band key of a confirming state has no form");
+      into.adopt_form(band, form);
     }
   }
 
   // Collective: generation 1 of the new state in the staging dir (all runs
   // folded into one, so it needs no file of the sources), verified, then
   // renamed to --into by rank 0.
+  // Confirming states: `forms` holds the form of every key of `set`'s
+  // owned slices, written beside them (/tier2/forms).
   void write_state(const core::TwoTierSet& set, const StateScheme& scheme,
-                   const JobCounters& counters, const std::string& run_ids) {
+                   const JobCounters& counters, const std::string& run_ids,
+                   const core::BandConfirmer* forms) {
     io::CheckpointHeader h;
     store_state_scheme(scheme, h);
     h.tool_version = std::string(tool_version());
@@ -321,9 +361,11 @@ class MergeJob {
       layers.push_back({st.geometry, world_.allreduce_sum(st.inserted)});
     }
     const fs::path staging = staging_dir(c_.into);
-    const fs::path file = io::write_checkpoint(
-        world_, staging, h, layers, set,
-        {.keep = 1, .data_path = c_.data_path, .compaction = {.fanout = 4, .max_runs = 1}});
+    const fs::path file = io::write_checkpoint(world_, staging, h, layers, set,
+                                               {.keep = 1,
+                                                .data_path = c_.data_path,
+                                                .compaction = {.fanout = 4, .max_runs = 1},
+                                                .forms = forms});
     if (world_.rank() == 0) {
       const std::string prune = io::wait_for_background_prune();
       if (!prune.empty()) std::cerr << "bloomshard merge: warning: " << prune << '\n';

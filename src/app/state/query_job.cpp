@@ -24,12 +24,14 @@
 #include "app/run/metrics_file.hpp"
 #include "app/run/run_state.hpp"
 #include "app/split/rank_tasks.hpp"
+#include "app/state/query_confirmation.hpp"
 #include "app/state/state_key_scheme.hpp"
 #include "bloomshard/core/membership_query.hpp"
 #include "comm/environment.hpp"
 #include "comm/router.hpp"
 #include "core/bloom/sizing_plan.hpp"
 #include "core/order/first_occurrence.hpp"
+#include "io/checkpoint/checkpoint_forms.hpp"
 #include "io/checkpoint/checkpoint_store.hpp"
 
 namespace bloomshard::app {
@@ -47,11 +49,15 @@ struct QueryRecordSums {
   std::uint64_t hits = 0;
   std::uint64_t emitted = 0;
   std::uint64_t output_bytes = 0;
+  std::uint64_t candidates = 0;        // records with a band hit, confirmed or not
+  std::uint64_t unconfirmed_hits = 0;  // band hits below T, at the owners
 };
 inline constexpr core::CounterOf<QueryRecordSums> kQueryRecordFields[] = {
     {"records", &QueryRecordSums::records},
     {"rejected", &QueryRecordSums::rejected},
     {"hits", &QueryRecordSums::hits},
+    {"candidates", &QueryRecordSums::candidates},
+    {"unconfirmed_hits", &QueryRecordSums::unconfirmed_hits},
     {"emitted", &QueryRecordSums::emitted},
     {"output_bytes", &QueryRecordSums::output_bytes},
 };
@@ -124,11 +130,6 @@ std::string setup_on_rank0(const QueryConfig& q) {
                   "the state holds paragraph keys (--unit paragraph); query answers one key "
                   "per record and cannot use it yet");
     }
-    if (scheme.key.confirm_jaccard != 0.0) {  // its hits count only when confirmed
-      return fail(kExitUsage,
-                  "the state was written with --confirm-jaccard; query does not confirm band "
-                  "hits against its forms yet");
-    }
     std::vector<fs::path> args(q.feed.inputs.begin(), q.feed.inputs.end());
     const std::vector<io::InputFile> files = io::discover_inputs(args);
     if (files.empty()) return fail(kExitUsage, "no input files found");
@@ -164,6 +165,11 @@ struct QueryTotals {
   std::uint64_t rejected = 0;
   std::uint64_t hits = 0;    ///< records whose key the state holds
   std::uint64_t misses = 0;  ///< records with a key it does not hold
+  /// Records with a band hit, confirmed or not (a confirming state; else
+  /// the hits).
+  std::uint64_t candidates = 0;
+  std::uint64_t unconfirmed_hits = 0;  ///< band hits below the state's T
+  double confirm_jaccard = 0;          ///< the state's T (0: it does not confirm)
   std::uint64_t emitted = 0;
   std::uint64_t output_bytes = 0;
   std::uint64_t input_bytes = 0;
@@ -182,6 +188,8 @@ constexpr JsonField<QueryTotals> kRecordFields[] = {
     {"rejected", &QueryTotals::rejected},
     {"hits", &QueryTotals::hits},
     {"misses", &QueryTotals::misses},
+    {"candidates", &QueryTotals::candidates},
+    {"unconfirmed_hits", &QueryTotals::unconfirmed_hits},
     {"emitted", &QueryTotals::emitted},
     {"output_bytes", &QueryTotals::output_bytes},
     {"input_bytes", &QueryTotals::input_bytes},
@@ -208,6 +216,7 @@ std::string totals_json(const QueryTotals& t, const QueryConfig& q) {
   j.value("state", q.state_dir);
   j.value("generation", t.generation);
   j.value("emit", q.emit == QueryEmit::kHits ? "hits" : "misses");
+  j.value("confirm_jaccard", t.confirm_jaccard);
   write_fields(j, t, kRecordFields);
   write_fields(j, t.keys, kKeyFields);
   write_fields(j, t, kTimeFields);
@@ -247,6 +256,12 @@ class QueryJob {
     totals.load_seconds = world_.allreduce_max(seconds_since(start));
     totals.generation = loaded->summary.header.generation;
     apply_state_scheme(state_scheme_of(loaded->summary.header), q_.feed);
+    if (const std::optional<io::FormScheme> forms = io::form_scheme_of(loaded->summary.header)) {
+      // The feed routes wire keys (the key scheme says confirm-jaccard).
+      totals.confirm_jaccard = forms->threshold;
+      confirmation_.emplace(*loaded->forms,
+                            QueryFormScheme{forms->threshold, forms->values, forms->bits});
+    }
 
     RunManifest m;
     for (const io::InputFile& f : s.inputs) m.inputs.push_back({f, {}, false, 0, {}, {}, {}});
@@ -269,7 +284,8 @@ class QueryJob {
     for (const std::uint64_t g : candidates) {
       const fs::path path = io::generation_path(q_.state_dir, g);
       try {
-        return io::load_checkpoint(world_, path, owned);
+        // A confirming state's forms of the owned slices come with it.
+        return io::load_checkpoint(world_, path, owned, true, true);
       } catch (const std::exception& e) {
         if (world_.rank() == 0) {
           std::cerr << "bloomshard query: warning: checkpoint generation " << g
@@ -302,6 +318,10 @@ class QueryJob {
       // Owners answer "in the state" as kDuplicate, "not in it" as kNew.
       router.route(keys,
                    [&](std::span<const core::KeyRef> owned_keys, std::span<core::Verdict> out) {
+                     if (confirmation_) {
+                       confirmation_->answer(set, owned_keys, out, key_counters_);
+                       return;
+                     }
                      hits.resize(owned_keys.size());
                      core::query_batch(set, owned_keys, hits, key_counters_);
                      for (std::size_t i = 0; i < out.size(); ++i) {
@@ -315,15 +335,20 @@ class QueryJob {
       emit.resize(keys.size());
       // A record is in the state when one of its keys is (one key per
       // record, or under --unit minhash its band keys: a near-duplicate of
-      // a record the state saw). Every key of it gets the record's answer.
+      // a record the state saw; of a confirming state, a band hit whose
+      // estimate reached T). Every key of it gets the record's answer.
       for (std::size_t r = 0; r < batch.size(); ++r) {
         const std::size_t first = batch.first_key(r);
         const std::size_t end = first + batch.key_count(r);
         bool in_state = false;
+        bool candidate = false;
         for (std::size_t i = first; i < end && !in_state; ++i) {
-          in_state = membership[first_of[i]] == core::Verdict::kDuplicate;
+          const core::Verdict v = membership[first_of[i]];
+          in_state = v == core::Verdict::kDuplicate;
+          candidate = candidate || in_state || v == core::Verdict::kUnconfirmedHit;
         }
         record_hits_ += in_state ? 1 : 0;
+        record_candidates_ += candidate ? 1 : 0;
         const bool wanted = in_state == (q_.emit == QueryEmit::kHits);
         // InputFeed writes the records it calls kept.
         std::fill(emit.begin() + static_cast<std::ptrdiff_t>(first),
@@ -371,13 +396,17 @@ class QueryJob {
   // --metrics. Exit 3 over --max-reject-fraction.
   int report(const InputFeed& feed, QueryTotals& t, double seconds) {
     const FeedCounters& c = feed.counters();
-    const QueryRecordSums records =
-        sum_over_ranks(world_, {c.records, c.rejected, record_hits_, c.kept, c.output_bytes},
-                       key_counters_, t.keys);
+    const QueryRecordSums records = sum_over_ranks(
+        world_,
+        {c.records, c.rejected, record_hits_, c.kept, c.output_bytes, record_candidates_,
+         confirmation_ ? confirmation_->counters().unconfirmed : 0},
+        key_counters_, t.keys);
     t.records = records.records;
     t.rejected = records.rejected;
     t.hits = records.hits;
     t.misses = t.records - t.rejected - t.hits;
+    t.candidates = records.candidates;
+    t.unconfirmed_hits = records.unconfirmed_hits;
     t.emitted = records.emitted;
     t.output_bytes = records.output_bytes;
     t.skipped_inputs = skipped_;
@@ -408,6 +437,13 @@ class QueryJob {
         static_cast<unsigned long long>(t.keys.false_positives),
         static_cast<unsigned long long>(t.generation), t.seconds, t.load_seconds,
         t.seconds > 0 ? static_cast<double>(t.input_bytes) / 1e6 / t.seconds : 0.0);
+    if (confirmation_) {
+      std::printf(
+          "  confirmation (--confirm-jaccard %g of the state): %llu candidates, %llu band "
+          "hits below it\n",
+          t.confirm_jaccard, static_cast<unsigned long long>(t.candidates),
+          static_cast<unsigned long long>(t.unconfirmed_hits));
+    }
     std::fflush(stdout);
     if (reject_fraction > q_.feed.max_reject_fraction) {
       std::cerr << "bloomshard query: " << t.rejected << " of " << t.records
@@ -420,9 +456,12 @@ class QueryJob {
 
   comm::Communicator world_;
   QueryConfig q_;
-  core::QueryCounters key_counters_;  // this rank as owner
-  std::uint64_t record_hits_ = 0;     // this rank's records found in the state
-  std::uint64_t skipped_ = 0;         // broken inputs skipped, all ranks
+  core::QueryCounters key_counters_;     // this rank as owner
+  std::uint64_t record_hits_ = 0;        // this rank's records found in the state
+  std::uint64_t record_candidates_ = 0;  // of its records, those with a band hit
+  // A confirming state's owner answer (its forms live in the loaded state).
+  std::optional<QueryConfirmation> confirmation_;
+  std::uint64_t skipped_ = 0;  // broken inputs skipped, all ranks
   std::uint64_t peak_rss_anon_ = 0;
 };
 

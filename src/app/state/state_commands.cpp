@@ -200,6 +200,9 @@ void add_identity_json(JsonWriter& j, const InfoFacts& f) {
   j.value("written_by_ranks", static_cast<std::uint64_t>(f.summary.written_by_ranks));
   j.value("exact_keys", f.summary.tier2_keys);
   j.value("exact_key_bytes", f.summary.tier2_bytes);
+  // A confirming minhash state keeps one form per key (0 and 0 otherwise).
+  j.value("confirmation_forms", f.form_bytes != 0 ? f.summary.tier2_keys : 0);
+  j.value("confirmation_form_bytes", f.form_bytes);
 }
 
 void add_runs_json(JsonWriter& j, const InfoFacts& f) {

@@ -1,9 +1,42 @@
 #include "app/state/window_slots.hpp"
 
+#include <cstring>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
 namespace bloomshard::app {
+namespace {
+
+// A band key of an expiring run, with what finds it in tier 2.
+struct ExpiringKey {
+  std::uint32_t slice;
+  std::uint64_t fingerprint;
+  core::BandKey key;
+};
+
+// The keys of the owned slices of the runs that opening `slot` drops.
+std::vector<ExpiringKey> expiring_keys(const core::TwoTierSet& set, std::uint64_t slot) {
+  std::vector<std::uint64_t> tags;
+  for (const core::RunInfo& r : set.exact().runs()) tags.push_back(r.slot);
+  const std::size_t expiring = core::expired_prefix(tags, slot, set.bloom().window());
+  std::vector<ExpiringKey> out;
+  for (std::size_t run = 0; run < expiring; ++run) {
+    for (std::uint32_t s = set.owned().first; s < set.owned().last; ++s) {
+      const core::SliceBaseView view = set.exact().run_view(run, s);
+      for (std::size_t i = 0; i < view.size(); ++i) {
+        const std::string_view bytes = view.key(i);
+        if (bytes.size() != sizeof(core::BandKey)) continue;  // not a band key: no form
+        ExpiringKey k{s, view.fingerprints[i], {}};
+        std::memcpy(k.key.data(), bytes.data(), k.key.size());
+        out.push_back(k);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 core::WindowSpec parse_window_options(std::uint32_t window, std::uint64_t slot_records,
                                       const std::string& slot_every) {
@@ -62,7 +95,8 @@ void put_window(const core::WindowSpec& w, const core::TwoTierSet& set, std::uin
 SlotClock::SlotClock(const core::WindowSpec& w, std::uint64_t progress)
     : spec_(w), progress_(progress), base_progress_(progress) {}
 
-void SlotClock::start(core::TwoTierSet& set, bool fresh, bool incremental) {
+void SlotClock::start(core::TwoTierSet& set, bool fresh, bool incremental,
+                      core::BandConfirmer* forms) {
   if (spec_.window == 0) return;
   if (fresh) {
     const std::vector<std::uint64_t> first{0};
@@ -71,7 +105,7 @@ void SlotClock::start(core::TwoTierSet& set, bool fresh, bool incremental) {
   }
   const bool per_run_boundary = incremental && spec_.rule == core::SlotRule::kPerRun;
   const bool full_boundary = spec_.rule != core::SlotRule::kPerRun && progress_ >= spec_.every;
-  if (per_run_boundary || full_boundary) open_next(set);
+  if (per_run_boundary || full_boundary) open_next(set, forms);
 }
 
 bool SlotClock::due(const comm::Communicator& comm, std::uint64_t segment_records) {
@@ -95,8 +129,19 @@ bool SlotClock::due(const comm::Communicator& comm, std::uint64_t segment_record
   return false;
 }
 
-void SlotClock::open_next(core::TwoTierSet& set) {
-  set.open_slot(set.bloom().current_slot() + 1);
+void SlotClock::open_next(core::TwoTierSet& set, core::BandConfirmer* forms) {
+  const std::uint64_t slot = set.bloom().current_slot() + 1;
+  std::vector<ExpiringKey> expiring;
+  if (forms != nullptr) expiring = expiring_keys(set, slot);
+  set.open_slot(slot);
+  if (forms != nullptr) {
+    std::vector<core::BandKey> gone;
+    for (const ExpiringKey& k : expiring) {
+      const std::string_view bytes(reinterpret_cast<const char*>(k.key.data()), k.key.size());
+      if (!set.exact().contains(k.slice, k.fingerprint, bytes)) gone.push_back(k.key);
+    }
+    forms->forget_forms(gone);
+  }
   progress_ = 0;
   base_progress_ = 0;
   base_time_ = std::chrono::steady_clock::now();

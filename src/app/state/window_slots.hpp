@@ -2,7 +2,9 @@
 // the slot arithmetic is core/window/slot_window.hpp): parsing the options,
 // refusing a state whose window differs, stamping the window into a
 // checkpoint header, opening slots at a run's start, and the per-round
-// clock that says when a --slot-records / --slot-every slot is full.
+// clock that says when a --slot-records / --slot-every slot is full. With
+// --confirm-jaccard the owner's confirmation forms follow the slots: a key
+// whose last slot expires loses its form with it.
 // Docs: docs/commands.md ("Windows"), docs/checkpoint-format.md.
 #pragma once
 
@@ -12,6 +14,7 @@
 
 #include "bloomshard/core/two_tier.hpp"
 #include "comm/communicator.hpp"
+#include "core/minhash/band_confirmation.hpp"
 #include "core/window/slot_window.hpp"
 #include "io/checkpoint/checkpoint_store.hpp"
 
@@ -50,16 +53,23 @@ class SlotClock {
   /// slots opens the next slot; a state whose current slot was already full
   /// at its last checkpoint (a segment that stopped right at a boundary)
   /// opens the next one, as the uninterrupted job would have. `fresh` and
-  /// `incremental` describe the start.
-  void start(core::TwoTierSet& set, bool fresh, bool incremental);
+  /// `incremental` describe the start; `forms` as for open_next.
+  void start(core::TwoTierSet& set, bool fresh, bool incremental,
+             core::BandConfirmer* forms = nullptr);
 
   /// Collective, once per round: true when the current slot is full.
   /// `segment_records` is the records all ranks read in this segment so far
   /// (summed). --slot-every uses rank 0's clock, agreed by an allreduce (only
   /// then does this call communicate).
   [[nodiscard]] bool due(const comm::Communicator& comm, std::uint64_t segment_records);
-  /// Opens the next slot after the checkpoint that flushed the delta.
-  void open_next(core::TwoTierSet& set);
+  /// Opens the next slot after the checkpoint that flushed the delta. With
+  /// `forms` (a confirming run: the owner's forms of the set's keys), the
+  /// form of each key of the expired slots that no live slot holds is
+  /// forgotten, so that its next record is its first; a key refreshed into
+  /// a newer slot keeps its form. Costs one pass over the expired runs'
+  /// keys of the owned slices (16 + 8 + 4 bytes a key held meanwhile) and
+  /// one over the remaining forms.
+  void open_next(core::TwoTierSet& set, core::BandConfirmer* forms = nullptr);
   /// Records or seconds the current slot holds as of the last due() (the
   /// same on every rank): what a checkpoint stores.
   [[nodiscard]] std::uint64_t progress() const noexcept { return progress_; }

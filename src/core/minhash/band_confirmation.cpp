@@ -217,4 +217,25 @@ std::size_t adopt_slice_form_stream(BandConfirmer& confirmer, const SliceBaseVie
   return taken;
 }
 
+std::size_t BandConfirmer::forget_forms(std::span<const BandKey> keys) {
+  std::size_t forgotten = 0;
+  for (const BandKey& k : keys) forgotten += index_.erase(k);
+  if (forgotten == 0) return 0;
+  // Form numbers must stay 0..forms()-1 (a new key takes number forms()):
+  // the live forms are renumbered in place, in their old order.
+  std::vector<std::uint32_t*> by_number(forms_.size() / form_bytes_, nullptr);
+  for (auto& entry : index_) by_number[entry.second] = &entry.second;
+  std::uint32_t next = 0;
+  for (std::size_t old = 0; old < by_number.size(); ++old) {
+    if (by_number[old] == nullptr) continue;  // forgotten
+    if (old != next) {
+      std::memmove(forms_.data() + std::size_t{next} * form_bytes_,
+                   forms_.data() + old * form_bytes_, form_bytes_);
+    }
+    *by_number[old] = next++;
+  }
+  forms_.resize(std::size_t{next} * form_bytes_);
+  return forgotten;
+}
+
 }  // namespace bloomshard::core

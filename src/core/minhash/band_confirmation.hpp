@@ -139,6 +139,11 @@ class BandConfirmer {
   [[nodiscard]] const ConfirmCounters& counters() const noexcept { return counters_; }
   /// Band keys with a remembered form.
   [[nodiscard]] std::size_t forms() const noexcept { return index_.size(); }
+  /// Forgets the forms of `keys` (keys with none are skipped): a windowed
+  /// state's keys whose last slot expired, so that a record inserting one
+  /// again is its first record. Then packs the remaining forms (one pass
+  /// over them). Returns the forms forgotten.
+  std::size_t forget_forms(std::span<const BandKey> keys);
 
  private:
   struct BandKeyHash {
