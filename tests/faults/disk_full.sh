@@ -57,7 +57,8 @@ log "ended $(elapsed "$T0" "$T1") s after the disk filled (exit $RC, by the $HOW
 compgen -G "$STATE/*.h5.tmp" >/dev/null && log "a checkpoint temp file is left (the next commit replaces it)"
 
 rm -f "$FULL/_filler" "$FULL/_filler2"
-run_job d2 3 120 "${ARGS[@]}"
+resume_args "${ARGS[@]}"
+run_job d2 3 120 "${RESUME[@]}"
 ((RC == 0)) || fail "the job exited $RC after the space was freed"
 grep -q "resuming checkpoint generation" "$TMP/d2.log" || fail "the restart did not resume"
 check_outputs "$OUT"

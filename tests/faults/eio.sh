@@ -45,7 +45,8 @@ detect "eio-$WHERE" "$(elapsed "$T0" "$T1")" $((STALL + 8))
 log "ended $(elapsed "$T0" "$T1") s after the device failed (exit $RC, by the $HOW): $(grep -m1 -E 'rank [0-9]+ .*(Input/output|no progress)' "$TMP/e1.log" | cut -c1-220)"
 
 rm -f "$TRIGGER"
-run_job e2 3 120 "${ARGS[@]}"
+resume_args "${ARGS[@]}"
+run_job e2 3 120 "${RESUME[@]}"
 ((RC == 0)) || fail "the job exited $RC once the device was healthy"
 grep -q "resuming checkpoint generation" "$TMP/e2.log" || fail "the restart did not resume"
 check_outputs "$OUT"

@@ -27,7 +27,8 @@ read -r G1 <"$STATE/LATEST"
 ((G1 >= G0)) || fail "LATEST went back from $G0 to $G1"
 log "job ended $(elapsed "$T0" "$T1") s after the kill (exit $RC); LATEST $G1"
 
-run_job k2 2 120 "${ARGS[@]}"
+resume_args "${ARGS[@]}"
+run_job k2 2 120 "${RESUME[@]}"
 ((RC == 0)) || fail "the resumed job exited $RC"
 grep -q "resuming checkpoint generation $G1 " "$TMP/k2.log" ||
   fail "the restart did not resume from generation $G1: $(grep -m1 resum "$TMP/k2.log" || true)"

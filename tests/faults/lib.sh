@@ -34,6 +34,25 @@ unmount_all() {
   for m in "${MOUNTS[@]}"; do umount -l "$m" 2>/dev/null || true; done
 }
 
+# resume_args ARGS...: sets RESUME to ARGS without `--batch-bytes N`: the
+# resume (or rerun) of a job a test stopped, in the default rounds. The
+# stopped job reads in small rounds so that the fault finds it mid-input;
+# what its resume proves is the cut and exactly-once, and a round's size is
+# not part of the state (a resume may change it, as a user may). In small
+# rounds the resume of a 400k-record corpus took ~3,000 rounds of
+# collectives, most of a fault test's time (faults.signal_ranks 33 -> 20 s).
+resume_args() {
+  RESUME=()
+  while (($#)); do
+    if [[ $1 == --batch-bytes ]]; then
+      shift 2
+      continue
+    fi
+    RESUME+=("$1")
+    shift
+  done
+}
+
 # A corpus of gz, zst and plain JSONL with cross-file duplicates:
 # RECORDS records in all (default 400000; ~5 s on 2 ranks at --batch-bytes 8192).
 make_corpus() { # [RECORDS]

@@ -26,7 +26,8 @@ T0=$(now)
 wait "$JOB" 2>/dev/null || true
 ORPHANS_AT_RESTART=0
 any_alive "${RANKS[@]}" && ORPHANS_AT_RESTART=1
-start_job a2 2 "${ARGS[@]}"
+resume_args "${ARGS[@]}"
+start_job a2 2 "${RESUME[@]}"
 RESTART=$JOB
 wait_until 10 "the orphans of attempt 1 to end" bash -c "! { $(declare -f alive_pid any_alive); any_alive ${RANKS[*]}; }"
 T1=$(now)
@@ -70,7 +71,7 @@ log "part 2: refused after $(elapsed "$T0" "$T1") s: $(grep -m1 -o 'still holds.
 kill -TERM "$SINGLETON"
 wait_job "$SINGLETON" 60 b1
 ((RC == 75)) || fail "the earlier attempt exited $RC on SIGTERM, want 75"
-run_job b3 3 120 "${ARGS[@]}"
+run_job b3 3 120 "${RESUME[@]}"
 ((RC == 0)) || fail "the restart after the earlier attempt ended exited $RC"
 grep -q "resuming checkpoint generation" "$TMP/b3.log" || fail "the restart did not resume"
 check_outputs "$OUT"

@@ -91,7 +91,8 @@ for sig in $SIGNALS; do # SIGNALS=...: a subset, when debugging
   fi
   log "SIG$sig to $TARGET: caller saw $RC"
 
-  run_job "$tag-rerun" 2 300 "${ARGS[@]}"
+  resume_args "${ARGS[@]}"
+  run_job "$tag-rerun" 2 300 "${RESUME[@]}"
   ((RC == 0)) || fail "SIG$sig to $TARGET: the rerun exited $RC"
   grep -q "resuming checkpoint generation" "$TMP/$tag-rerun.log" ||
     fail "SIG$sig to $TARGET: the rerun did not resume from the state dir"

@@ -30,7 +30,8 @@ wait_until 10 "every rank of the stalled job to be gone" bash -c "! { $(declare 
 detect stall "$(elapsed "$T0" "$T1")" $((STALL + 3))
 log "ended $(elapsed "$T0" "$T1") s after the stall: $(grep -m1 -o 'rank [0-9] on .*watchdog)' "$TMP/s1.log")"
 
-run_job s2 2 120 "${ARGS[@]}" --stall-timeout $STALL
+resume_args "${ARGS[@]}"
+run_job s2 2 120 "${RESUME[@]}" --stall-timeout $STALL
 ((RC == 0)) || fail "the resumed job exited $RC"
 grep -q "resuming checkpoint generation" "$TMP/s2.log" || fail "the restart did not resume"
 check_outputs "$OUT"
