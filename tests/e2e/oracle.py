@@ -137,10 +137,11 @@ def _no_constants(name):
 
 
 def _first_member_wins(pairs):
-    obj = {}
-    for k, v in pairs:
-        obj.setdefault(k, v)
-    return obj
+    return dict(reversed(pairs))  # a repeated name: its first member is the one kept
+
+
+# One decoder for every line: json.loads(..., hooks) builds a new one per call.
+_DECODER = json.JSONDecoder(parse_constant=_no_constants, object_pairs_hook=_first_member_wins)
 
 
 # Unicode White_Space (PropList.txt, Unicode 15.0): what --text-normalize ws
@@ -251,8 +252,7 @@ class KeyPolicy:
         if not body.strip(b" \t\r\n"):
             return None, "empty line"
         try:
-            obj = json.loads(body.decode("utf-8"), parse_constant=_no_constants,
-                             object_pairs_hook=_first_member_wins)
+            obj = _DECODER.decode(body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
             return None, "malformed JSON"
         if not isinstance(obj, dict):
