@@ -165,6 +165,8 @@ TEST(PlanCommand, KeptCopyFirstPlansTheOrderTable) {
   sample.estimated_records = 10000000;
   const std::string line = dedup_plan_line(c, sample, 10000000, 2, 0);
   EXPECT_NE(line.find(", order table 36.0 MiB)"), std::string::npos) << line;
+  EXPECT_NE(line.find("--ranks 2 --kept-copy first --inputs 16 for the table]"), std::string::npos)
+      << line;
   c.kept_copy = KeptCopy::kArrival;
   EXPECT_EQ(dedup_plan_line(c, sample, 10000000, 2, 0).find("order table"), std::string::npos);
 }

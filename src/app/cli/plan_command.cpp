@@ -378,9 +378,10 @@ std::string dedup_plan_line(const DedupConfig& c, const InputSample& sample, std
   char table[256];
   std::snprintf(table, sizeof table,
                 " [bloomshard plan --records %llu --unique-fraction %.3f --key-bytes %.0f "
-                "--record-bytes %.0f --ranks %u for the table]",
+                "--record-bytes %.0f --ranks %u%s%s for the table]",
                 static_cast<unsigned long long>(in.records), in.unique_fraction, in.key_bytes,
-                in.record_bytes, ranks);
+                in.record_bytes, ranks, in.input_order ? " --kept-copy first --inputs " : "",
+                in.input_order ? std::to_string(in.inputs).c_str() : "");
   try {
     return line + plan_figures(in, "distinct", table);
   } catch (const std::exception& e) {
