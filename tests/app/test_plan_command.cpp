@@ -130,6 +130,47 @@ TEST(PlanCommand, LoadedFormsOfAConfirmingState) {
   EXPECT_EQ(loaded_forms_plan(c, 4000000, 2), "");
 }
 
+// --kept-copy first plans each owner's order table (docs/inputs.md "Which
+// copy of a duplicate is kept"): in the JSON, the table and the start line.
+TEST(PlanCommand, KeptCopyFirstPlansTheOrderTable) {
+  const std::vector<std::string> bench = {"--records",  "10000000", "--unique-fraction", "0.7",
+                                          "--ranks",    "2",        "--record-bytes",    "160",
+                                          "--capacity", "10000000"};
+  std::vector<std::string> first = bench;
+  first.insert(first.end(), {"--kept-copy", "first", "--inputs", "16"});
+  simdjson::dom::parser parser;
+  const std::string a = plan_json(bench);
+  const std::string f = plan_json(first);
+  ASSERT_FALSE(a.empty());
+  ASSERT_FALSE(f.empty());
+  const simdjson::dom::element arrival = parser.parse(a);
+  EXPECT_EQ(number(arrival, "/per_rank/order_table_bytes"), 0.0);
+  simdjson::dom::parser parser2;
+  const simdjson::dom::element ordered = parser2.parse(f);
+  EXPECT_NEAR(number(ordered, "/per_rank/order_table_bytes"), 36.0 * 1048576, 1e3);
+  std::string_view kept;
+  EXPECT_EQ(ordered.at_pointer("/inputs/kept_copy").get(kept), simdjson::SUCCESS);
+  EXPECT_EQ(kept, "first");
+
+  DedupConfig c;
+  c.kept_copy = KeptCopy::kFirstInInputOrder;
+  InputSample sample;
+  sample.files = 3;
+  sample.inputs = 16;
+  sample.records = 30000;
+  sample.keys = 30000;
+  sample.duplicates = 9000;
+  sample.text_bytes = 160.0 * 30000;
+  sample.key_bytes = 16;
+  sample.estimated_records = 10000000;
+  const std::string line = dedup_plan_line(c, sample, 10000000, 2, 0);
+  EXPECT_NE(line.find(", order table 36.0 MiB)"), std::string::npos) << line;
+  EXPECT_NE(line.find("--ranks 2 --kept-copy first --inputs 16 for the table]"), std::string::npos)
+      << line;
+  c.kept_copy = KeptCopy::kArrival;
+  EXPECT_EQ(dedup_plan_line(c, sample, 10000000, 2, 0).find("order table"), std::string::npos);
+}
+
 TEST(PlanCommand, RefusesWhatDoesNotApply) {
   EXPECT_EQ(run_plan({"--unit", "minhash", "--records", "10", "--ranks", "1", "--key-bytes", "8"}),
             kExitUsage);
@@ -138,6 +179,11 @@ TEST(PlanCommand, RefusesWhatDoesNotApply) {
   EXPECT_EQ(run_plan({"--unit", "minhash", "--records", "10", "--ranks", "1", "--bands", "64",
                       "--rows", "65"}),
             kExitUsage);
+  EXPECT_EQ(run_plan({"--records", "10", "--ranks", "1", "--kept-copy", "sometimes"}), kExitUsage);
+  EXPECT_EQ(run_plan({"--records", "10", "--ranks", "1", "--inputs", "4"}), kExitUsage);
+  EXPECT_EQ(
+      run_plan({"--unit", "minhash", "--records", "10", "--ranks", "1", "--kept-copy", "first"}),
+      kExitUsage);
 }
 
 }  // namespace

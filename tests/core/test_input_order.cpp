@@ -313,5 +313,26 @@ TEST(InputOrder, WithinOneInputTheWatermarkIsIgnored) {
   EXPECT_EQ(order.watermark(), 0u);
 }
 
+// The plan's figure for an owner's order table: the table for the keys
+// (24 B a slot, at most 3/4 full, a power of two), and 1.5x when it grew
+// past its reserve (the half-size table beside it while rehashing).
+TEST(InputOrder, OrderTablePeakBytesFollowTheTablesGrowth) {
+  constexpr std::uint64_t kMiB = 1 << 20;
+  // The 10M-record benchmark at 2 ranks: reserved 256K keys (512K slots,
+  // 12 MiB), 437.5K keys remembered: 1M slots (24 MiB) + the 12 MiB it
+  // grew from: the 24-36 MiB a rank measured.
+  EXPECT_EQ(order_table_peak_bytes(kInputOrderMaxReserveKeys, 437500), 36 * kMiB);
+  // Within the reserve: the reserved table alone.
+  EXPECT_EQ(order_table_peak_bytes(kInputOrderMaxReserveKeys, 300000), 12 * kMiB);
+  EXPECT_EQ(order_table_peak_bytes(kInputOrderMaxReserveKeys, 0), 12 * kMiB);
+  // At most 3/4 full: 3072 keys fit 4096 slots, 3073 need 8192.
+  EXPECT_EQ(order_table_peak_bytes(0, 3072), 4096u * 24);
+  EXPECT_EQ(order_table_peak_bytes(0, 3073), 8192u * 24 + 4096u * 24);
+  // What FileOrder really maps for a reserve.
+  FileOrder order(OrderScope::kAcrossInputs);
+  order.reserve(kInputOrderMaxReserveKeys);
+  EXPECT_EQ(order.table_bytes(), order_table_peak_bytes(kInputOrderMaxReserveKeys, 0));
+}
+
 }  // namespace
 }  // namespace bloomshard::core

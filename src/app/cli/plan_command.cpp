@@ -12,6 +12,7 @@
 #include "app/options/exact_options.hpp"
 #include "app/options/minhash_options.hpp"
 #include "app/report/json_writer.hpp"
+#include "app/round/key_order.hpp"
 #include "core/bloom/sizing_plan.hpp"
 #include "core/minhash/band_confirmation.hpp"
 #include "core/minhash/minhash_jaccard.hpp"
@@ -90,12 +91,15 @@ std::string plan_json(const core::SizingPlan& p, const MinHashPlan* minhash) {
   j.value("records_per_second", p.in.records_per_second);
   j.value("disk_bandwidth", p.in.disk_bandwidth);
   j.value("batch_duplicate_fraction", p.in.batch_duplicate_fraction);
+  j.value("kept_copy", p.in.input_order ? "first" : "arrival");
+  j.value("inputs", p.in.inputs);
   j.end_object();
   j.begin_object("per_rank");
   j.value("bloom_bytes", p.bloom_bytes);
   j.value("tier2_disk_bytes", p.tier2_disk_bytes);
   j.value("delta_bytes", p.delta_bytes);
   j.value("round_buffer_bytes", p.round_buffer_bytes);
+  j.value("order_table_bytes", p.order_table_bytes);
   j.value("peak_rss_bytes", p.peak_rss_bytes);
   j.end_object();
   j.begin_object("per_checkpoint");
@@ -139,6 +143,15 @@ void print_table(const core::SizingPlan& p, const char* what) {
   std::printf("  delta in RAM        %10.1f MiB (largest, between checkpoints)\n",
               p.delta_bytes / kMiB);
   std::printf("  round buffers       %10.1f MiB\n", p.round_buffer_bytes / kMiB);
+  if (p.in.input_order) {
+    std::printf("  order table         %10.1f MiB (--kept-copy first: kept copies of ~%s)\n",
+                p.order_table_bytes / kMiB,
+                p.in.inputs > 0
+                    ? (std::to_string(std::min<std::uint64_t>(p.in.ranks, p.in.inputs)) + " of " +
+                       std::to_string(p.in.inputs) + " inputs")
+                          .c_str()
+                    : "every input, --inputs not given");
+  }
   std::printf("  peak RSS            %10.1f MiB\n", p.peak_rss_bytes / kMiB);
   std::printf("per checkpoint (whole job)\n");
   std::printf("  checkpoints         %10llu\n", static_cast<unsigned long long>(p.checkpoints));
@@ -204,6 +217,8 @@ core::PlanInputs sampled_plan_inputs(const DedupConfig& c, const InputSample& sa
   in.checkpoint_every = c.checkpoint_every;
   in.max_delta_bytes = c.max_delta_bytes;
   in.checkpoints = !c.state_dir.empty();
+  in.input_order = keeps_input_order(c);
+  in.inputs = sample.inputs;
   return in;
 }
 
@@ -223,6 +238,9 @@ std::string plan_figures(const core::PlanInputs& in, const char* keys_word,
       core::mib_label(p.peak_rss_bytes).c_str(), core::mib_label(p.bloom_bytes).c_str(),
       core::mib_label(p.delta_bytes).c_str(), core::mib_label(p.round_buffer_bytes).c_str());
   std::string line = plan;
+  if (in.input_order) {  // --kept-copy first: each owner's order table, inside the parenthesis
+    line.insert(line.size() - 1, ", order table " + core::mib_label(p.order_table_bytes));
+  }
   if (in.checkpoints) {
     std::snprintf(plan, sizeof plan, ", state ~%s, %llu checkpoint(s) of ~%s",
                   core::mib_label(p.state_bytes).c_str(),
@@ -360,9 +378,10 @@ std::string dedup_plan_line(const DedupConfig& c, const InputSample& sample, std
   char table[256];
   std::snprintf(table, sizeof table,
                 " [bloomshard plan --records %llu --unique-fraction %.3f --key-bytes %.0f "
-                "--record-bytes %.0f --ranks %u for the table]",
+                "--record-bytes %.0f --ranks %u%s%s for the table]",
                 static_cast<unsigned long long>(in.records), in.unique_fraction, in.key_bytes,
-                in.record_bytes, ranks);
+                in.record_bytes, ranks, in.input_order ? " --kept-copy first --inputs " : "",
+                in.input_order ? std::to_string(in.inputs).c_str() : "");
   try {
     return line + plan_figures(in, "distinct", table);
   } catch (const std::exception& e) {
@@ -378,6 +397,7 @@ int run_plan(const std::vector<std::string>& args) {
   const MinHashFlags minhash_defaults;
   std::uint32_t bands = minhash_defaults.bands;
   std::uint32_t rows = minhash_defaults.rows;
+  std::string kept_copy = "arrival";
   po::options_description desc("plan options");
   // clang-format off
   desc.add_options()
@@ -412,6 +432,12 @@ int run_plan(const std::vector<std::string>& args) {
     ("bands", po::value(&bands)->default_value(bands), "--unit minhash: dedup's --bands")
     ("rows", po::value(&rows)->default_value(rows),
      "--unit minhash: dedup's --rows (sizes the confirmation's b-bit signatures)")
+    ("kept-copy", po::value(&kept_copy)->default_value(kept_copy),
+     "dedup's --kept-copy: arrival | first (plans each owner's order table, and no "
+     "--state: dedup refuses one with first)")
+    ("inputs", po::value(&in.inputs)->default_value(0),
+     "--kept-copy first: the job's input files (0: unknown, the order table planned for "
+     "every distinct key)")
     ("json", po::bool_switch(&json), "print one JSON object");
   // clang-format on
   try {
@@ -425,6 +451,19 @@ int run_plan(const std::vector<std::string>& args) {
     in.disk_bandwidth = bandwidth_gb * 1e9;
     check_unit_options(unit, vm);
     const bool minhash = unit == "minhash";
+    if (kept_copy != "arrival" && kept_copy != "first") {
+      throw std::invalid_argument("--kept-copy must be arrival or first, not '" + kept_copy + "'");
+    }
+    in.input_order = kept_copy == "first";
+    // dedup refuses --kept-copy first with --state: such a run has none.
+    if (in.input_order) in.checkpoints = false;
+    if (minhash && in.input_order) {
+      throw std::invalid_argument(
+          "--kept-copy first does not apply with --unit minhash (dedup refuses it)");
+    }
+    if (!in.input_order && !vm["inputs"].defaulted()) {
+      throw std::invalid_argument("--inputs applies with --kept-copy first only");
+    }
     if (minhash) {
       const MinHashPlan m = make_minhash_plan(in, bands, rows);
       if (json) {

@@ -155,6 +155,7 @@ std::vector<std::size_t> files_to_sample(std::size_t n) {
 
 InputSample sample_inputs(const DedupConfig& config, std::span<const io::InputFile> files) {
   InputSample out;
+  out.inputs = files.size();
   struct Rate {
     double records = 0;
     double disk_bytes = 0;

@@ -30,6 +30,7 @@ inline constexpr std::size_t kSampleFiles = 4;
 
 struct InputSample {
   std::uint64_t files = 0;              ///< inputs sampled
+  std::uint64_t inputs = 0;             ///< inputs of the job, sampled or not
   std::uint64_t records = 0;            ///< records read in the samples (rejects included)
   std::uint64_t keys = 0;               ///< of them with a key (not rejected)
   double disk_bytes = 0;                ///< on-disk bytes those records take (compressed share)

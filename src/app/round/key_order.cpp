@@ -172,7 +172,8 @@ bool keeps_input_order(const DedupConfig& config) {
 std::size_t input_order_reserve(const RunManifest& m, std::uint32_t ranks) {
   std::uint64_t bytes = 0;
   for (const InputProgress& p : m.inputs) bytes += p.file.size;
-  return static_cast<std::size_t>(std::min<std::uint64_t>(bytes / 128 / ranks, 1U << 18));
+  return static_cast<std::size_t>(std::min<std::uint64_t>(
+      bytes / core::kInputOrderReserveBytesPerKey / ranks, core::kInputOrderMaxReserveKeys));
 }
 
 std::unique_ptr<KeyOrder> make_key_order(const DedupConfig& config, const RunManifest& m,

@@ -5,9 +5,11 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "app/round/retracted_line_cut.hpp"
 #include "io/durable/durable_file.hpp"
 #include "io/output/output_writer.hpp"
 #include "io/records/record_reader.hpp"
@@ -17,29 +19,53 @@ namespace {
 
 using HashPair = std::pair<std::uint64_t, std::uint64_t>;
 
-// Every rank's retractions, grouped by input: each input's key hashes,
-// sorted and unique.
-std::map<std::size_t, std::vector<HashPair>> gather_by_input(
+// Every rank's retractions, grouped by input: each input's retracted
+// copies, sorted by input offset and unique.
+std::map<std::size_t, std::vector<RetractedLine>> gather_by_input(
     const comm::Communicator& world, std::span<const core::CrossInputRetraction> mine) {
   std::vector<std::uint64_t> flat;
   flat.reserve(mine.size() * 3);
   for (const core::CrossInputRetraction& r : mine) {
-    flat.insert(flat.end(), {core::order_input(r.tag), r.hash.hi, r.hash.lo});
+    flat.insert(flat.end(), {r.tag, r.hash.hi, r.hash.lo});
   }
   const std::vector<std::uint64_t> all = world.allgather(flat);
-  std::map<std::size_t, std::vector<HashPair>> by_input;
+  std::map<std::size_t, std::vector<RetractedLine>> by_input;
   for (std::size_t j = 0; j + 2 < all.size(); j += 3) {
-    by_input[static_cast<std::size_t>(all[j])].emplace_back(all[j + 1], all[j + 2]);
+    by_input[static_cast<std::size_t>(core::order_input(all[j]))].push_back(
+        {core::order_offset(all[j]), {all[j + 1], all[j + 2]}});
   }
-  for (auto& [input, hashes] : by_input) {
-    std::sort(hashes.begin(), hashes.end());
-    hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+  const auto before = [](const RetractedLine& a, const RetractedLine& b) {
+    return std::tie(a.input_offset, a.hash.hi, a.hash.lo) <
+           std::tie(b.input_offset, b.hash.hi, b.hash.lo);
+  };
+  for (auto& [input, lines] : by_input) {
+    std::sort(lines.begin(), lines.end(), before);
+    lines.erase(std::unique(lines.begin(), lines.end(),
+                            [](const RetractedLine& a, const RetractedLine& b) {
+                              return a.input_offset == b.input_offset && a.hash == b.hash;
+                            }),
+                lines.end());
   }
   return by_input;
 }
 
-// Rewrites one output without the lines of `retracted` keys; returns the
-// lines and bytes left out. Throws std::runtime_error naming the output.
+// Cuts the retracted lines out of an uncompressed output by byte ranges
+// (retracted_line_cut.hpp); returns the lines and bytes left out.
+std::pair<std::uint64_t, std::uint64_t> cut_output(const io::InputFile& input,
+                                                   const std::filesystem::path& out,
+                                                   const std::vector<RetractedLine>& retracted,
+                                                   InputFeed& feed, bool durable) {
+  const PartWithoutRetracted plan = plan_output_without_retracted(
+      input.absolute_path, input.size, out, std::filesystem::file_size(out), retracted,
+      [&](std::string_view line) { return feed.key_hash_of(input.format, line); });
+  write_output_without_retracted(out, plan, durable);
+  return {plan.removed_lines, plan.removed_bytes};
+}
+
+// Rewrites one compressed output without the lines of `retracted` keys
+// (decompressed, each line's key parsed and hashed, compressed again);
+// returns the lines and bytes left out. Throws std::runtime_error naming
+// the output.
 std::pair<std::uint64_t, std::uint64_t> rewrite_output(const io::InputFile& input,
                                                        const std::filesystem::path& out,
                                                        const std::vector<HashPair>& retracted,
@@ -90,16 +116,26 @@ RetractedCopiesPass leave_out_retracted_copies(const comm::Communicator& world,
                                                InputFeed& feed,
                                                const std::filesystem::path& output_dir,
                                                std::uint64_t max_line_bytes, bool durable) {
-  const std::map<std::size_t, std::vector<HashPair>> by_input = gather_by_input(world, mine);
+  const std::map<std::size_t, std::vector<RetractedLine>> by_input = gather_by_input(world, mine);
   RetractedCopiesPass done;
   std::string error;
-  for (const auto& [input, hashes] : by_input) {
+  for (const auto& [input, retracted] : by_input) {
     if (input % world.usize() != static_cast<std::size_t>(world.rank())) continue;
     try {
       const io::InputFile& file = m.inputs.at(input).file;
-      const auto [lines, bytes] =
-          rewrite_output(file, io::output_path_for(output_dir, file.relative_path), hashes, feed,
-                         max_line_bytes, durable);
+      const std::filesystem::path out = io::output_path_for(output_dir, file.relative_path);
+      std::pair<std::uint64_t, std::uint64_t> left_out;
+      if (file.compression == io::Compression::kNone) {
+        left_out = cut_output(file, out, retracted, feed, durable);
+      } else {
+        std::vector<HashPair> hashes;
+        hashes.reserve(retracted.size());
+        for (const RetractedLine& r : retracted) hashes.emplace_back(r.hash.hi, r.hash.lo);
+        std::sort(hashes.begin(), hashes.end());
+        hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+        left_out = rewrite_output(file, out, hashes, feed, max_line_bytes, durable);
+      }
+      const auto [lines, bytes] = left_out;
       feed.count_left_out(lines, bytes);
       ++done.outputs;
       done.lines += lines;

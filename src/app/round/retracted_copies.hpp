@@ -2,11 +2,14 @@
 // OrderScope::kAcrossInputs): a kept copy that an earlier copy in another
 // input retracted was written to its input's output already, so once every
 // input is read (and split inputs are joined) those lines leave the outputs.
-// A retracted copy is known by its input and its key hash: an output holds
-// at most one line of a key (a whole input keeps only its first copy, and
-// the join leaves a split input's later copies out), so the hash finds the
-// line without walking the input, plain or compressed. Only the outputs
-// that hold a retracted copy are rewritten.
+// A retracted copy is known by its order tag (input and input offset) and
+// its key hash. An uncompressed output is cut by byte ranges: the input
+// walked beside it places each retracted record's line, whose key is
+// checked against the hash (retracted_line_cut.hpp). A compressed output
+// holds at most one line of a key (a whole input keeps only its first copy,
+// and the join leaves a split input's later copies out), so the hash finds
+// the line there, each line decompressed and parsed. Only the outputs that
+// hold a retracted copy are rewritten.
 #pragma once
 
 #include <cstdint>
@@ -29,15 +32,19 @@ struct RetractedCopiesPass {
 /// Collective (every rank, the same `m`, once every input is read). Gathers
 /// every rank's `mine` (KeyOrder::cross_input_retractions(); 24 bytes each,
 /// one allgather); the rank (input index mod ranks) rewrites each output
-/// that holds a retracted copy: every line is copied as it is (for .gz/.zst
-/// decompressed and compressed again, in the input's compression) except
-/// those whose key hash (InputFeed::key_hash_of) is retracted for that
-/// input, into a temporary file renamed over the output (fsynced first
-/// when `durable`). The lines left out count as dropped in `feed`
-/// (count_left_out). Throws std::runtime_error on every rank if any rank
-/// failed: a retracted copy missing from its output, or an I/O error (the
-/// failing rank names the file first). Cost: one read and one write of the
-/// rewritten outputs.
+/// that holds a retracted copy into a temporary file renamed over the
+/// output (fsynced first when `durable`): an uncompressed one without the
+/// byte ranges of the retracted records' lines (each cut line's key hash,
+/// InputFeed::key_hash_of, checked against the retracted one), a .gz/.zst
+/// one line by line, decompressed and compressed again in the input's
+/// compression, without the lines whose key hash is retracted for that
+/// input. The lines left out count as dropped in `feed` (count_left_out).
+/// Throws std::runtime_error on every rank if any rank failed: a retracted
+/// copy missing from its output or holding another key, or an I/O error
+/// (the failing rank names the file first). Cost: uncompressed, one read of
+/// the input and the output up to the last cut (memchr/memcmp, no parse)
+/// and an in-kernel copy of the output; compressed, one parse of every line
+/// and a recompression.
 RetractedCopiesPass leave_out_retracted_copies(const comm::Communicator& world,
                                                const RunManifest& m,
                                                std::span<const core::CrossInputRetraction> mine,

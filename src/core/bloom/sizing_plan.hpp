@@ -84,6 +84,13 @@ struct PlanInputs {
   /// collective I/O buffers) and there are no state, checkpoint or tier-2
   /// disk bytes.
   bool checkpoints = true;
+  /// --kept-copy first: each owner holds the order table
+  /// (core/order/file_order.hpp), sized by `inputs`.
+  bool input_order = false;
+  /// --kept-copy first: the job's input files, read in order about `ranks`
+  /// at a time; 0 when unknown (the table is then planned for every
+  /// distinct key, an upper bound).
+  std::uint64_t inputs = 0;
 };
 
 struct SizingPlan {
@@ -99,6 +106,10 @@ struct SizingPlan {
   double tier2_disk_bytes = 0;
   double delta_bytes = 0;  ///< largest delta between checkpoints
   double round_buffer_bytes = 0;
+  /// --kept-copy first: the order table at its peak (kept copies ahead of
+  /// the watermark: the distinct keys of `ranks` inputs of the mean size,
+  /// spread over the owners); 0 otherwise.
+  double order_table_bytes = 0;
   double peak_rss_bytes = 0;
   // Per checkpoint (whole job).
   std::uint64_t checkpoints = 0;

@@ -108,7 +108,24 @@ void FileOrder::remember(const KeyHash& h, OrderTag t) {
   s = {h.hi, h.lo, t};
 }
 
+namespace {
+// Slots FileOrder::reserve() gives `keys` keys.
+std::uint64_t slots_for_keys(std::uint64_t keys) {
+  std::uint64_t slots = kMinSlots;
+  while (slots / 4 * 3 < keys) slots *= 2;
+  return slots;
+}
+}  // namespace
+
+std::uint64_t order_table_peak_bytes(std::uint64_t reserved, std::uint64_t keys) {
+  constexpr std::uint64_t kSlotBytes = 3 * sizeof(std::uint64_t);  // FileOrder::Slot
+  const std::uint64_t reserved_slots = slots_for_keys(reserved);
+  const std::uint64_t slots = slots_for_keys(std::max(reserved, keys));
+  return slots > reserved_slots ? slots * kSlotBytes + slots / 2 * kSlotBytes : slots * kSlotBytes;
+}
+
 void FileOrder::reserve(std::size_t keys) {
+  static_assert(sizeof(Slot) == 3 * sizeof(std::uint64_t), "order_table_peak_bytes() counts 24");
   std::size_t slots = kMinSlots;
   while (slots / 4 * 3 < keys) slots *= 2;
   if (slots > slot_count_) rehash(slots);

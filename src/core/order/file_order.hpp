@@ -74,6 +74,22 @@ struct CrossInputRetraction {
   KeyHash hash;  ///< its key's
 };
 
+/// An owner's across-inputs FileOrder is reserved for its share of the
+/// input bytes at this many bytes a record (a guess between short URL lines
+/// and long documents; growing later is slower, never wrong) ...
+inline constexpr std::uint64_t kInputOrderReserveBytesPerKey = 128;
+/// ... and for at most this many keys (a 12 MiB table): the watermark keeps
+/// the table to the kept keys of the inputs read ahead of it.
+inline constexpr std::uint64_t kInputOrderMaxReserveKeys = std::uint64_t{1} << 18;
+
+/// Peak bytes of one owner's across-inputs FileOrder (the table of
+/// `--kept-copy first`) that is reserved for `reserved` keys and comes to
+/// remember at most `keys` keys: the table that holds them (24 bytes a slot,
+/// at most 3/4 full, a power of two of at least 4096 slots) and, when it
+/// had to grow past the reserve, the half-size table it was rehashed from,
+/// mapped beside it for a moment (1.5x). Pure arithmetic, for plans.
+[[nodiscard]] std::uint64_t order_table_peak_bytes(std::uint64_t reserved, std::uint64_t keys);
+
 /// Which copies an owner's FileOrder orders: the ranges of one split input
 /// (a copy of another input keeps the arrival order), or every input.
 enum class OrderScope { kWithinInput, kAcrossInputs };
