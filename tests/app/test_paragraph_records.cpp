@@ -130,5 +130,33 @@ TEST_F(ParagraphRecordsTest, CutsDuplicatesKeepsTheRestAndDropsOverTheFraction) 
   EXPECT_EQ(c.bytes_removed, 2U + 6U);
 }
 
+TEST_F(ParagraphRecordsTest, CanonicalAndOtherTokensGiveTheSameCut) {
+  // The same text as a token the writer's escaper would write (cut as
+  // pieces of the line) and as two it would write otherwise, \u00e9 and
+  // \u000a / \u0009 (unescaped and escaped again): all three come out as
+  // the escaper writes the kept text.
+  ParagraphRecords paragraphs(key_, 1);
+  RoundBatch batch;
+  const std::string text = "caf\xc3\xa9 \"q\"\nbb\ncc\td";
+  const std::string canonical = R"({"text":"café \"q\"\nbb\ncc\td", "n": 1})";
+  const std::string unicode = R"({"text":"caf\u00e9 \"q\"\nbb\ncc\td", "n": 1})";
+  const std::string controls = R"({"text":"café \"q\"\u000abb\ncc\u0009d", "n": 1})";
+  ASSERT_EQ(paragraphs.add(batch, 0, canonical, "\n", text, true), "");
+  ASSERT_EQ(paragraphs.add(batch, 0, unicode, "\n", text, true), "");
+  ASSERT_EQ(paragraphs.add(batch, 0, controls, "\n", text, true), "");
+  using V = core::Verdict;
+  // Paragraph "bb" is a duplicate in every record.
+  const std::vector<V> verdicts{V::kNew, V::kDuplicate, V::kNew,       V::kNew, V::kDuplicate,
+                                V::kNew, V::kNew,       V::kDuplicate, V::kNew};
+  io::OutputWriter out = io::OutputWriter::create(dir_ / "out.jsonl", io::Compression::kNone);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(paragraphs.write(batch, i, verdicts, out), ParagraphOutcome::kChanged);
+  }
+  out.close();
+  const std::string want = R"({"text":"café \"q\"\ncc\td", "n": 1})"
+                           "\n";
+  EXPECT_EQ(read(dir_ / "out.jsonl"), want + want + want);
+}
+
 }  // namespace
 }  // namespace bloomshard::app

@@ -72,6 +72,27 @@ TEST(KeyDigest, PiecesGiveTheOneShotDigest) {
   }
 }
 
+TEST(KeyDigest, OneCallDigestIsTheStreamedOne) {
+  // Every XXH3 size class (0, 1-3, 4-8, 9-16, 17-128, 129-240, longer),
+  // and streaming keeps working between one-call digests.
+  std::string text;
+  for (int i = 0; i < 5000; ++i) text += static_cast<char>('a' + (i * 7) % 29);
+  for (const KeyDigest kind : {KeyDigest::kXxh3_128, KeyDigest::kSha256}) {
+    KeyDigester d(kind);
+    for (const std::size_t n :
+         {0UL, 1UL, 3UL, 4UL, 8UL, 9UL, 16UL, 17UL, 128UL, 129UL, 240UL, 241UL, 1024UL, 5000UL}) {
+      const std::string_view bytes = std::string_view(text).substr(0, n);
+      std::string one;
+      d.digest(bytes, one);
+      EXPECT_EQ(one, digest_key(kind, bytes)) << key_digest_name(kind) << " n " << n;
+      std::string streamed;
+      d.update(bytes);
+      d.finish(streamed);
+      EXPECT_EQ(streamed, one) << key_digest_name(kind) << " n " << n;
+    }
+  }
+}
+
 TEST(KeyDigest, NamesAndVersions) {
   for (const KeyDigest d : kAllKeyDigests) {
     EXPECT_EQ(parse_key_digest(key_digest_name(d)), d);

@@ -57,6 +57,13 @@ class KeyDigester {
   /// `out` (replacing it); starts the next key.
   void finish(std::string& out);
 
+  /// The digest of `bytes` alone, written into `out`: what update(bytes)
+  /// then finish() give, when nothing was fed since the last finish(). For
+  /// xxh3-128 one call of XXH3's one-shot form, without the streaming
+  /// state's buffering (a paragraph key is ~100-200 bytes: the stream's
+  /// set-up costs about what hashing them does).
+  void digest(std::string_view bytes, std::string& out);
+
   [[nodiscard]] KeyDigest kind() const noexcept { return kind_; }
 
  private:

@@ -110,10 +110,13 @@ ParagraphOutcome ParagraphRecords::write(const RoundBatch& batch, std::size_t i,
     return ParagraphOutcome::kDropped;
   }
   const std::string_view text(texts_.data() + e.text_offset, e.text_length);
-  const std::string_view kept_text = core::remove_paragraphs(text, spans, dup, text_scratch_);
   const std::string_view record = batch.record_bytes(i);
   const std::string_view line = record.substr(0, e.line_length);
   const std::string_view terminator = record.substr(e.line_length);
+  if (e.json && write_cut_line(line, e.token, text, spans, dup, terminator, out)) {
+    return ParagraphOutcome::kChanged;
+  }
+  const std::string_view kept_text = core::remove_paragraphs(text, spans, dup, text_scratch_);
   if (e.json) {
     out.write_bytes(io::replace_string_token(line, e.token, kept_text, line_scratch_));
   } else {
@@ -121,6 +124,32 @@ ParagraphOutcome ParagraphRecords::write(const RoundBatch& batch, std::size_t i,
   }
   out.write_bytes(terminator);
   return ParagraphOutcome::kChanged;
+}
+
+bool ParagraphRecords::write_cut_line(std::string_view line, io::TokenSpan token,
+                                      std::string_view text,
+                                      std::span<const core::ParagraphSpan> spans,
+                                      std::span<const bool> dup, std::string_view terminator,
+                                      io::OutputWriter& out) {
+  // The kept stretches of the text, [offsets_[2j], offsets_[2j + 1]).
+  offsets_.clear();
+  offsets_.push_back(0);
+  for (std::size_t p = 0; p < spans.size(); ++p) {
+    if (!dup[p]) continue;
+    offsets_.push_back(spans[p].start);
+    offsets_.push_back(spans[p].cut_end);
+  }
+  offsets_.push_back(text.size());
+  if (!io::map_canonical_token_offsets(line, token, text, offsets_)) return false;
+  pieces_.clear();
+  pieces_.push_back(line.substr(0, offsets_.front()));  // through the opening quote
+  for (std::size_t j = 0; j + 1 < offsets_.size(); j += 2) {
+    pieces_.push_back(line.substr(offsets_[j], offsets_[j + 1] - offsets_[j]));
+  }
+  pieces_.push_back(line.substr(offsets_.back()));  // from the closing quote
+  pieces_.push_back(terminator);
+  out.write_pieces(pieces_);
+  return true;
 }
 
 std::vector<core::TextSpan> ParagraphRecords::duplicate_spans(

@@ -107,6 +107,15 @@ class ParagraphRecords {
   void flag_duplicates(const RoundBatch& batch, std::size_t i,
                        std::span<const core::Verdict> verdicts);
 
+  // Writes a JSONL record whose field token is written as the escaper
+  // would write it with the duplicates' cuts taken out as pieces of the
+  // line itself (no unescape, no escape, no scratch copy); false, having
+  // written nothing, for a token written otherwise (then write() escapes
+  // the kept text again: the same bytes either way).
+  bool write_cut_line(std::string_view line, io::TokenSpan token, std::string_view text,
+                      std::span<const core::ParagraphSpan> spans, std::span<const bool> dup,
+                      std::string_view terminator, io::OutputWriter& out);
+
   core::KeyScheme key_;
   std::uint64_t hash_seed_;
   core::ParagraphKeyer keyer_;
@@ -119,6 +128,8 @@ class ParagraphRecords {
   std::size_t dup_capacity_ = 0;
   std::string text_scratch_;
   std::string line_scratch_;
+  std::vector<std::size_t> offsets_;      // write_cut_line's scratch
+  std::vector<std::string_view> pieces_;  // write_cut_line's scratch
   ParagraphCounters counters_;
 };
 

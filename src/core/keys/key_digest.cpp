@@ -129,4 +129,15 @@ std::string digest_key(KeyDigest kind, std::string_view bytes) {
   return out;
 }
 
+void KeyDigester::digest(std::string_view bytes, std::string& out) {
+  if (kind_ != KeyDigest::kXxh3_128) {
+    update(bytes);
+    finish(out);
+    return;
+  }
+  XXH128_canonical_t canon;
+  XXH128_canonicalFromHash(&canon, XXH3_128bits(bytes.data(), bytes.size()));
+  out.assign(reinterpret_cast<const char*>(canon.digest), sizeof canon.digest);
+}
+
 }  // namespace bloomshard::core

@@ -30,8 +30,7 @@ void ParagraphKeyer::key_text(std::string_view text) {
         text.substr(spans_[i].start, spans_[i].end - spans_[i].start)};
     const std::string_view normalized = normalizer_.build(value);
     if (normalized.size() < scheme_.min_paragraph_bytes) continue;
-    digester_.update(normalized);
-    digester_.finish(digest_);
+    digester_.digest(normalized, digest_);
     keyed_[i] = true;
     key_offset_[i] = keys_.size();
     keys_ += digest_;

@@ -76,4 +76,92 @@ std::string_view replace_string_token(std::string_view line, TokenSpan token,
   return out;
 }
 
+namespace {
+
+// The value of a lower-case hex digit, or -1 (upper case is not what the
+// escaper writes).
+int lower_hex(char c) noexcept {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+// The byte an escape `\e` that append_json_string_contents writes stands
+// for, or -1 when `esc` (the bytes from the backslash on) is not one.
+// `len` gets the escape's length.
+int canonical_escape(std::string_view esc, std::size_t& len) noexcept {
+  if (esc.size() < 2) return -1;
+  len = 2;
+  switch (esc[1]) {
+    case '"':
+      return '"';
+    case '\\':
+      return '\\';
+    case 'n':
+      return '\n';
+    case 'r':
+      return '\r';
+    case 't':
+      return '\t';
+    case 'b':
+      return '\b';
+    case 'f':
+      return '\f';
+    case 'u':
+      break;
+    default:
+      return -1;
+  }
+  // \u00XX: only for the control characters without a short escape.
+  if (esc.size() < 6 || esc[2] != '0' || esc[3] != '0') return -1;
+  const int hi = lower_hex(esc[4]);
+  const int lo = lower_hex(esc[5]);
+  if (hi < 0 || lo < 0) return -1;
+  const int c = hi * 16 + lo;
+  if (c >= 0x20 || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f') return -1;
+  len = 6;
+  return c;
+}
+
+bool has_control_byte(std::string_view run) noexcept {
+  unsigned char low = 0;  // OR of "byte < 0x20" over the run: vectorizes
+  for (const char ch : run)
+    low |= static_cast<unsigned char>(static_cast<unsigned char>(ch) < 0x20);
+  return low != 0;
+}
+
+}  // namespace
+
+bool map_canonical_token_offsets(std::string_view line, TokenSpan token, std::string_view value,
+                                 std::span<std::size_t> offsets) noexcept {
+  if (token.end > line.size() || token.end < token.begin + 2) return false;
+  const std::size_t base = token.begin + 1;  // the contents, after the quote
+  const std::string_view raw = line.substr(base, token.end - token.begin - 2);
+  std::size_t r = 0;  // into raw
+  std::size_t u = 0;  // into value, at the same point
+  std::size_t k = 0;  // next offset to map
+  for (;;) {
+    std::size_t slash = raw.find('\\', r);
+    if (slash == std::string_view::npos) slash = raw.size();
+    const std::size_t run = slash - r;  // copied as is by the escaper
+    if (u + run > value.size() || raw.compare(r, run, value.substr(u, run)) != 0 ||
+        has_control_byte(raw.substr(r, run))) {
+      return false;
+    }
+    for (; k < offsets.size() && offsets[k] <= u + run; ++k) {
+      if (offsets[k] < u) return false;  // not ascending
+      offsets[k] = base + r + (offsets[k] - u);
+    }
+    r += run;
+    u += run;
+    if (r == raw.size()) break;
+    std::size_t len = 0;
+    const int c = canonical_escape(raw.substr(r), len);
+    if (c < 0 || u >= value.size() || static_cast<unsigned char>(value[u]) != c) return false;
+    r += len;
+    ++u;
+  }
+  return u == value.size() && k == offsets.size();
+}
+
 }  // namespace bloomshard::io
