@@ -21,7 +21,7 @@ static_assert(std::endian::native == std::endian::little,
 MappedRun MappedRun::open(const std::filesystem::path& path,
                           const std::filesystem::path& generation,
                           const store::CheckpointRunRef& ref, std::uint32_t p,
-                          bool format1_generation, std::uint64_t form_bytes) {
+                          bool format1_generation, std::uint64_t form_bytes, bool origins) {
   MappedRun run;
   run.path_ = path;
   const auto fail = [&](const std::string& why) { throw StateError(path.string() + ": " + why); };
@@ -52,7 +52,7 @@ MappedRun MappedRun::open(const std::filesystem::path& path,
     }
     run.checksums_ = store::read_tier2_checksums(src, path.string(), p);
     std::shared_ptr<const store::FileMapping> mapping = store::FileMapping::map(path);
-    run.open_forms(src, mapping, index, p, form_bytes);
+    run.open_forms(src, mapping, index, p, form_bytes, origins);
     run.slices_ = store::Tier2Slices(src, std::move(mapping), std::move(index));
     f.close("H5Fclose");
   } catch (const store::CheckpointError& e) {
@@ -67,8 +67,20 @@ MappedRun MappedRun::open(const std::filesystem::path& path,
 void MappedRun::open_forms(const store::FileSource& src,
                            std::shared_ptr<const store::FileMapping> mapping,
                            const store::Tier2Index& index, std::uint32_t p,
-                           std::uint64_t form_bytes) {
+                           std::uint64_t form_bytes, bool origins) {
   namespace ckpt = store::ckpt;
+  for (const char* name : {ckpt::kTier2FormOrigins, ckpt::kTier2FormOriginChecksums}) {
+    const bool there = src.has_link(name);
+    if (origins && !there) {
+      throw StateError(path_.string() + ": dataset " + name +
+                       " is missing, but the key scheme says confirm-origins (every run of such "
+                       "a state holds its keys' origins)");
+    }
+    if (!origins && there) {
+      throw StateError(path_.string() + ": holds dataset " + name +
+                       ", but the key scheme has no confirm-origins item");
+    }
+  }
   for (const char* name : {ckpt::kTier2Forms, ckpt::kTier2FormChecksums}) {
     const bool there = src.has_link(name);
     if (form_bytes != 0 && !there) {
@@ -87,7 +99,15 @@ void MappedRun::open_forms(const store::FileSource& src,
                      std::to_string(p) + " values (one per slice)");
   }
   form_checksums_ = src.read_u64(ckpt::kTier2FormChecksums);
+  if (origins && src.dims(ckpt::kTier2FormOriginChecksums) != std::vector<std::uint64_t>{p}) {
+    throw StateError(path_.string() + ": dataset " + ckpt::kTier2FormOriginChecksums +
+                     " is not 1-D of " + std::to_string(p) + " values (one per slice)");
+  }
   try {
+    if (origins) {
+      origin_checksums_ = src.read_u64(ckpt::kTier2FormOriginChecksums);
+      origins_.emplace(src, mapping, index, store::kFormOriginRecordBytes, store::kFormOriginsData);
+    }
     forms_.emplace(src, std::move(mapping), index, form_bytes);
   } catch (const store::CheckpointError& e) {
     throw StateError(path_.string() + ": " + e.what());
@@ -97,6 +117,9 @@ void MappedRun::open_forms(const store::FileSource& src,
 std::string MappedRun::check_slice(std::uint32_t s) const {
   std::string problem = slices_.check(s, checksums_[s], true, path_.string());
   if (problem.empty() && forms_) problem = forms_->check(s, form_checksums_[s], path_.string());
+  if (problem.empty() && origins_) {
+    problem = origins_->check(s, origin_checksums_[s], path_.string());
+  }
   return problem;
 }
 

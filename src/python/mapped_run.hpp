@@ -37,13 +37,16 @@ class MappedRun {
   /// holds tier 2). The key and byte totals must equal the generation's
   /// listing. `form_bytes` (0: none) is the size of one confirmation form
   /// of a confirming state: /tier2/forms and /tier2/form_checksums must be
-  /// there exactly when it is not 0, of the run's size. Not thread-safe
+  /// there exactly when it is not 0, of the run's size; `origins` (the
+  /// key scheme's confirm-origins): /tier2/form_origins and
+  /// /tier2/form_origin_checksums too, exactly then. Not thread-safe
   /// (serial HDF5). Throws StateError naming the file and the dataset (and
   /// the generation file where they disagree).
   [[nodiscard]] static MappedRun open(const std::filesystem::path& path,
                                       const std::filesystem::path& generation,
                                       const store::CheckpointRunRef& ref, std::uint32_t p,
-                                      bool format1_generation, std::uint64_t form_bytes = 0);
+                                      bool format1_generation, std::uint64_t form_bytes = 0,
+                                      bool origins = false);
 
   /// Exact membership of `key` (hash fingerprint `fp`) in slice `s`: a
   /// binary search of the slice's fingerprints, then a byte compare.
@@ -73,16 +76,19 @@ class MappedRun {
   // Locates the forms of a confirming state (form_bytes != 0) and checks
   // that they are there exactly then; throws StateError naming the dataset.
   void open_forms(const store::FileSource& src, std::shared_ptr<const store::FileMapping> mapping,
-                  const store::Tier2Index& index, std::uint32_t p, std::uint64_t form_bytes);
+                  const store::Tier2Index& index, std::uint32_t p, std::uint64_t form_bytes,
+                  bool origins);
   // "" or what is wrong with slice s (its keys, then its forms), naming
   // file, slice and, for the forms, the dataset.
   [[nodiscard]] std::string check_slice(std::uint32_t s) const;
 
   std::filesystem::path path_;
-  store::Tier2Slices slices_;                  // the run's index and views, in its mapping
-  std::vector<std::uint64_t> checksums_;       // per slice, as stored
-  std::optional<store::Tier2Forms> forms_;     // a confirming state's forms
-  std::vector<std::uint64_t> form_checksums_;  // per slice, as stored
+  store::Tier2Slices slices_;                    // the run's index and views, in its mapping
+  std::vector<std::uint64_t> checksums_;         // per slice, as stored
+  std::optional<store::Tier2Forms> forms_;       // a confirming state's forms
+  std::vector<std::uint64_t> form_checksums_;    // per slice, as stored
+  std::optional<store::Tier2Forms> origins_;     // their origins (confirm-origins)
+  std::vector<std::uint64_t> origin_checksums_;  // per slice, as stored
   SliceVerdicts verdicts_;
 };
 

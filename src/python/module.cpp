@@ -150,6 +150,7 @@ py::dict info_base(const ReadOnlyState& st) {
   // As `bloomshard info --json`: a confirming minhash state's forms, one per key.
   d["confirmation_forms"] = st.form_bytes() != 0 ? s.tier2_keys : 0;
   d["confirmation_form_bytes"] = st.form_bytes();
+  d["confirmation_form_origins"] = st.form_bytes() != 0 && st.origins() ? s.tier2_keys : 0;
   py::list runs;
   const std::vector<std::filesystem::path> files = st.run_files();
   std::uint64_t run_file_bytes = 0;

@@ -170,7 +170,8 @@ std::unique_ptr<ReadOnlyState> ReadOnlyState::open(const fs::path& path,
     for (const store::CheckpointRunRef& ref : st->summary_.runs) {
       const fs::path run_file = format1 ? file : store::run_path(file.parent_path(), ref.id);
       try {
-        st->runs_.push_back(MappedRun::open(run_file, file, ref, p, format1, st->form_bytes_));
+        st->runs_.push_back(MappedRun::open(run_file, file, ref, p, format1, st->form_bytes_,
+                                            st->scheme_.confirm_origins));
       } catch (const StateError&) {
         throw;
       } catch (const std::exception& e) {

@@ -91,6 +91,8 @@ class ReadOnlyState {
   /// (--confirm-jaccard: one form per key beside tier 2, checked with each
   /// slice), else 0.
   [[nodiscard]] std::uint64_t form_bytes() const noexcept { return form_bytes_; }
+  /// Whether the forms keep their origins (key scheme item confirm-origins).
+  [[nodiscard]] bool origins() const noexcept { return scheme_.confirm_origins; }
 
   /// The key bytes the filter stores for `key` under the state's policy.
   /// Throws core::InvalidUtf8Error when the policy needs UTF-8 and `key` is not.

@@ -17,18 +17,26 @@ std::uint64_t tier2_forms_checksum(std::span<const std::uint8_t> forms) noexcept
 
 Tier2Forms::Tier2Forms(const FileSource& src, std::shared_ptr<const FileMapping> mapping,
                        const Tier2Index& index, std::uint64_t form_bytes)
+    : Tier2Forms(src, std::move(mapping), index, form_bytes, kFormsData) {}
+
+Tier2Forms::Tier2Forms(const FileSource& src, std::shared_ptr<const FileMapping> mapping,
+                       const Tier2Index& index, std::uint64_t record_bytes,
+                       const Tier2SideData& data)
     : slice_keys_(index.slice_keys),
       key_start_(index.key_start),
-      form_bytes_(form_bytes),
-      mapping_(std::move(mapping)) {
-  const std::string name = ckpt::kTier2Forms;
+      form_bytes_(record_bytes),
+      mapping_(std::move(mapping)),
+      data_(data) {
+  const std::string name = data.dataset;
   if (!src.has_link(name)) throw CheckpointError("dataset " + name + " is missing");
-  const std::uint64_t want = index.keys * form_bytes;
+  const std::uint64_t want = index.keys * record_bytes;
+  const std::uint64_t elements = want / data.element_bytes;
   const std::vector<std::uint64_t> dims = src.dims(name);
-  if (dims.size() != 1 || dims[0] != want) {
-    throw CheckpointError("dataset " + name + " is not 1-D of " + std::to_string(want) +
-                          " bytes (" + std::to_string(index.keys) + " keys x " +
-                          std::to_string(form_bytes) + "-byte forms)");
+  if (dims.size() != 1 || dims[0] != elements) {
+    throw CheckpointError("dataset " + name + " is not 1-D of " + std::to_string(elements) +
+                          (data.element_bytes == 1 ? " bytes" : " values") + " (" +
+                          std::to_string(index.keys) + " keys x " + std::to_string(record_bytes) +
+                          " bytes of " + data.what + ")");
   }
   const DatasetPlacement where = src.placement(name);
   if (!where.contiguous) throw CheckpointError("dataset " + name + " is not contiguous");
@@ -39,13 +47,13 @@ Tier2Forms::Tier2Forms(const FileSource& src, std::shared_ptr<const FileMapping>
 
 std::span<const std::uint8_t> Tier2Forms::view(std::uint32_t s) const {
   const auto r = mapping_->range(at_ + key_start_[s] * form_bytes_, slice_keys_[s] * form_bytes_,
-                                 ckpt::kTier2Forms);
+                                 data_.dataset);
   return {reinterpret_cast<const std::uint8_t*>(r.data()), r.size()};
 }
 
 std::string Tier2Forms::check(std::uint32_t s, std::uint64_t stored,
                               const std::string& where) const {
-  const std::string name = where + " forms of tier-2 slice " + std::to_string(s);
+  const std::string name = where + " " + data_.what + " of tier-2 slice " + std::to_string(s);
   std::span<const std::uint8_t> forms;
   try {
     forms = view(s);
@@ -54,7 +62,7 @@ std::string Tier2Forms::check(std::uint32_t s, std::uint64_t stored,
   }
   const std::uint64_t got = tier2_forms_checksum(forms);
   if (got != stored) {
-    return name + ": XXH3 checksum mismatch over " + ckpt::kTier2Forms + " (stored " +
+    return name + ": XXH3 checksum mismatch over " + data_.dataset + " (stored " +
            std::to_string(stored) + ", computed " + std::to_string(got) + ")";
   }
   return {};

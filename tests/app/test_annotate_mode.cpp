@@ -154,7 +154,8 @@ TEST_F(AnnotateTest, NearMatchesGiveTheEstimateAndThePositionMatched) {
   outputs.push_back(io::OutputWriter::create(dir_ / "d.jsonl", io::Compression::kNone));
   // Input 2 at byte 14253 (order_position: input + 1 above bit 42).
   const std::uint64_t position = (std::uint64_t{3} << 42) | 14253U;
-  const std::vector<std::optional<NearMatch>> matches{NearMatch{0.8761904761904762, position},
+  // Run 5 of the state: the run whose inputs the input index names.
+  const std::vector<std::optional<NearMatch>> matches{NearMatch{0.8761904761904762, position, 5},
                                                       std::nullopt, NearMatch{1.0, 0}};
   RoundAnnotations b(AnnotateFormat::kBloomshard, false);
   RoundAnnotations d(AnnotateFormat::kDolma, false);
@@ -168,23 +169,26 @@ TEST_F(AnnotateTest, NearMatchesGiveTheEstimateAndThePositionMatched) {
   for (auto& o : outputs) o.close();
   EXPECT_EQ(read(dir_ / "b.jsonl"),
             "{\"duplicate\":true,\"similarity\":0.8761904761904762,"
-            "\"match\":{\"input\":2,\"offset\":14253}}\n"
+            "\"match\":{\"run\":5,\"input\":2,\"offset\":14253}}\n"
             "{\"duplicate\":false}\n"
             "{\"duplicate\":true,\"similarity\":1,\"match\":null}\n"
             "{\"key\":null,\"duplicate\":false,\"reject\":\"malformed JSON\"}\n");
   EXPECT_EQ(read(dir_ / "d.jsonl"),
             "{\"id\":\"x\",\"attributes\":{\"bloomshard_duplicate\":[[0,3,1.0]],"
             "\"bloomshard_similarity\":[[0,3,0.8761904761904762]],"
-            "\"bloomshard_match_input\":[[0,3,2]],\"bloomshard_match_offset\":[[0,3,14253]]}}\n"
+            "\"bloomshard_match_input\":[[0,3,2]],\"bloomshard_match_offset\":[[0,3,14253]],"
+            "\"bloomshard_match_run\":[[0,3,5]]}}\n"
             "{\"id\":\"x\",\"attributes\":{\"bloomshard_duplicate\":[],"
             "\"bloomshard_similarity\":[],\"bloomshard_match_input\":[],"
-            "\"bloomshard_match_offset\":[]}}\n"
+            "\"bloomshard_match_offset\":[],\"bloomshard_match_run\":[]}}\n"
             "{\"id\":\"x\",\"attributes\":{\"bloomshard_duplicate\":[[0,3,1.0]],"
             "\"bloomshard_similarity\":[[0,3,1]],\"bloomshard_match_input\":[],"
-            "\"bloomshard_match_offset\":[]}}\n");
+            "\"bloomshard_match_offset\":[],\"bloomshard_match_run\":[]}}\n");
 }
 
-TEST_F(AnnotateTest, ConfirmedAnnotateIsRefusedOnlyWithAState) {
+// With a state too: whether the state keeps origins is the start's
+// decision (e2e.minhash_confirm_origins), not the options'.
+TEST_F(AnnotateTest, ConfirmedAnnotateIsAcceptedWithAndWithoutAState) {
   const std::string in = (dir_ / "in").string();
   const std::vector<std::string> base{
       "--input", in,        "--output", "o",        "--key-field",       "text",
@@ -194,11 +198,7 @@ TEST_F(AnnotateTest, ConfirmedAnnotateIsRefusedOnlyWithAState) {
   std::vector<std::string> with_state = base;
   with_state.insert(with_state.end(), {"--state", (dir_ / "st").string()});
   p = parse_dedup_options(with_state);
-  ASSERT_TRUE(p.exit_code);
-  EXPECT_EQ(*p.exit_code, kExitUsage);
-  EXPECT_NE(p.message.find("--confirm-jaccard with --mode annotate cannot apply with --state"),
-            std::string::npos)
-      << p.message;
+  EXPECT_FALSE(p.exit_code) << p.message;
 }
 
 }  // namespace

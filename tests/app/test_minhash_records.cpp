@@ -65,8 +65,6 @@ TEST(MinHashOptions, RefusalsNameTheOption) {
       {{"--confirm-jaccard", "1.01"}, "--confirm-jaccard must be a number T with 0 < T <= 1"},
       {{"--confirm-jaccard", "inf"}, "--confirm-jaccard must be a number T with 0 < T <= 1"},
       {{"--confirm-jaccard", ".8 "}, "--confirm-jaccard must be a number T with 0 < T <= 1"},
-      {{"--confirm-jaccard", "0.8", "--mode", "annotate", "--state", "st"},
-       "--confirm-jaccard with --mode annotate cannot apply with --state yet"},
   };
   for (const auto& [extra, want] : cases) {
     const ParsedDedup p = parse(extra);

@@ -48,9 +48,9 @@ TEST(PlanCommand, MinHashCountsBandKeysPerRecord) {
   EXPECT_EQ(number(doc, "/minhash/with_confirmation/confirm_bits"), 4.0);
   EXPECT_EQ(number(doc, "/minhash/with_confirmation/tier2_payload_per_record"), 1008.0);
   // Annotate mode keeps each key's first record's position (8 B) and
-  // answers each key with 12 B on the return path.
+  // answers each key with 16 B on the return path (position, matches, run).
   EXPECT_EQ(number(doc, "/minhash/with_confirmation/annotate_position_bytes_per_key"), 8.0);
-  EXPECT_EQ(number(doc, "/minhash/with_confirmation/annotate_answer_bytes_per_key"), 12.0);
+  EXPECT_EQ(number(doc, "/minhash/with_confirmation/annotate_answer_bytes_per_key"), 16.0);
   EXPECT_EQ(number(doc, "/per_rank/tier2_disk_bytes"), 7e6 * (16 + 16));
   EXPECT_EQ(number(doc, "/minhash/with_confirmation/tier2_disk_bytes"), 7e6 * (16 + 16 + 56));
   EXPECT_GT(number(doc, "/minhash/with_confirmation/peak_rss_bytes"),

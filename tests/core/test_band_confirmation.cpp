@@ -265,9 +265,9 @@ TEST(BandConfirmation, PositionsAnswerEachHitWithItsFirstRecord) {
   std::memcpy(d.data(), "D", 1);
   EXPECT_TRUE(c.adopt_form(d, pack_bbit(signature(16), kBits).packed));
   EXPECT_EQ(c.find_position(d), 0U);
-  // 8 more bytes a key in the plan's figure.
+  // 8 more bytes a key in the plan's figure, and 4 for the run ordinal.
   EXPECT_EQ(confirm_table_bytes(10, kValues, kBits, true),
-            confirm_table_bytes(10, kValues, kBits) + 10 * kBandPositionBytes);
+            confirm_table_bytes(10, kValues, kBits) + 10 * (kBandPositionBytes + 4));
 }
 
 TEST(BandConfirmation, PositionsAndAnswersGoTogether) {
@@ -279,12 +279,62 @@ TEST(BandConfirmation, PositionsAndAnswersGoTogether) {
                std::invalid_argument);  // a wire key without its position
   BandConfirmer without(0.8, kValues, kBits);
   EXPECT_THROW(decide_answered(without, set, {wire("A", signature(16))}, v), std::invalid_argument);
-  BandMatch m{0x0102030405060708ULL, 77};
+  BandMatch m{0x0102030405060708ULL, 77, 0xA0B0C0D0U};
   std::uint8_t bytes[kBandMatchBytes];
   put_band_match(m, bytes);
   const BandMatch back = get_band_match(bytes);
   EXPECT_EQ(back.position, m.position);
   EXPECT_EQ(back.matches, m.matches);
+  EXPECT_EQ(back.run, m.run);
+}
+
+BandKey named(const char* name) {
+  BandKey k{};
+  std::memcpy(k.data(), name, std::strlen(name));
+  return k;
+}
+
+// Origins: the run ordinal stamped on inserts and answered with a hit, an
+// adopted origin kept, and both following their forms when others are
+// forgotten (a window's expiry renumbers the forms).
+TEST(BandConfirmation, OriginsNameTheRunThatInsertedEachKey) {
+  TwoTierSet set(params(), {0, 8});
+  BandConfirmer c(0.8, kValues, kBits, true);
+  EXPECT_TRUE(c.adopt_form(named("S"), pack_bbit(signature(16), kBits).packed,
+                           FormOrigin{2, 4242}));  // from the state: run 2
+  c.set_run(3);
+  std::vector<Verdict> v;
+  auto m = decide_answered(c, set,
+                           {wire_at("A", signature(16), 100), wire_at("B", signature(16), 200)}, v);
+  EXPECT_EQ(c.find_origin(named("A")), (FormOrigin{3, 100}));
+  EXPECT_EQ(c.find_origin(named("S")), (FormOrigin{2, 4242}));
+  // S's tier-2 key came with the state: insert it, then a hit on it is
+  // answered with the state's run and position.
+  const BandKey s_key = named("S");
+  const std::string s_band(reinterpret_cast<const char*>(s_key.data()), s_key.size());
+  ASSERT_TRUE(is_kept(set.decide({hash_key(s_band), s_band})));
+  m = decide_answered(c, set, {wire_at("S", signature(15), 900), wire_at("A", signature(16), 901)},
+                      v);
+  EXPECT_EQ(v[0], Verdict::kDuplicate);
+  EXPECT_EQ(m[0].run, 2U);
+  EXPECT_EQ(m[0].position, 4242U);
+  EXPECT_EQ(m[1].run, 3U);
+  EXPECT_EQ(m[1].position, 100U);
+  // Forgetting A renumbers B after it: B keeps its own origin.
+  const BandKey gone[] = {named("A")};
+  EXPECT_EQ(c.forget_forms(gone), 1U);
+  EXPECT_EQ(c.find_origin(named("B")), (FormOrigin{3, 200}));
+  EXPECT_EQ(c.find_origin(named("S")), (FormOrigin{2, 4242}));
+  EXPECT_EQ(c.find_origin(named("A")), (FormOrigin{}));
+  // A run beyond what a confirmer keeps is refused, not wrapped.
+  EXPECT_THROW((void)c.adopt_form(named("T"), pack_bbit(signature(16), kBits).packed,
+                                  FormOrigin{kMaxOriginRun + 1, 1}),
+               std::invalid_argument);
+  // Without positions an adopted origin is dropped.
+  BandConfirmer plain(0.8, kValues, kBits);
+  EXPECT_TRUE(
+      plain.adopt_form(named("S"), pack_bbit(signature(16), kBits).packed, FormOrigin{2, 4242}));
+  EXPECT_EQ(plain.find_origin(named("S")), (FormOrigin{}));
 }
 
 }  // namespace

@@ -35,8 +35,7 @@
 #               guarantees with confirmation (none removed below T), exact at
 #               1 rank, also with --exchange node from 3 ranks; (3, 2 ranks)
 #               refusals before any work: T outside (0, 1],
-#               --mode annotate with --state, without --unit minhash, and
-#               query --confirm-jaccard
+#               without --unit minhash, and query --confirm-jaccard
 #        annotate_confirm  --mode annotate --confirm-jaccard 0.8 on N ranks:
 #               (1) one input file, one reader: both formats' flags,
 #               estimates and matched positions exactly the streaming rule's
@@ -56,6 +55,20 @@
 #        confirm_kill  as kill, with --confirm-jaccard 0.8 and one unsplit input
 #               file (one reader): after the kills, the bytes of an
 #               uninterrupted run at 1 rank, exact against the streaming rule
+#        confirm_origins  --mode annotate --confirm-jaccard with --state on
+#               N ranks: run A (filter, then annotate mode) into a state, run B
+#               in annotate mode against it on another rank count: flags,
+#               estimates and matches (run, input, offset) exactly the
+#               streaming rule's over A then B (matches in both runs); verify
+#               and info count the form origins; a flipped byte of
+#               /tier2/form_origins refused by the next run and by verify
+#        confirm_old_state  a confirming state written before form origins
+#               (tests/data/confirm_state_without_origins): annotate mode
+#               refused (exit 2, before any work); filter mode continues it as
+#               one run, and it stays without origins
+#        confirm_origins_kill  SIGKILLs of an annotate run B against a state
+#               of run A, resumed on 1..3 ranks: the bytes of an uninterrupted
+#               run B at 1 rank, exact against the streaming rule
 #        kill   4 SIGKILLs of all ranks at random moments of a checkpointing run
 #               (--checkpoint-rounds 1), resumed on 1..3 ranks each time, then run
 #               to the end on N ranks: the guarantees, and the band key set of
@@ -269,11 +282,6 @@ case_confirm() {
     refused "T = $t" "--confirm-jaccard must be a number T with 0 < T <= 1, not '$t'" \
       --confirm-jaccard "$t"
   done
-  rm -rf "$TMP/st-a"
-  refused "annotate mode with a state" \
-    "--confirm-jaccard with --mode annotate cannot apply with --state yet" \
-    --confirm-jaccard 0.8 --mode annotate --state "$TMP/st-a"
-  [[ ! -e $TMP/st-a ]] || fail "the refused annotate run created its --state"
   local said rc
   set +e
   said=$("$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$BIN" dedup --input "$TMP/one" \
@@ -535,8 +543,142 @@ case_annotate_confirm() {
   log "four files: every match a record sharing a band key at its estimate${exact:+, exact}"
 }
 
+# halves WHOLE FIRST SECOND: the first and second half of WHOLE's one file.
+halves() {
+  local lines half
+  lines=$(wc -l <"$1/part-000.jsonl")
+  half=$((lines / 2))
+  mkdir -p "$2" "$3"
+  head -n "$half" "$1/part-000.jsonl" >"$2/part-000.jsonl"
+  tail -n +$((half + 1)) "$1/part-000.jsonl" >"$3/part-000.jsonl"
+}
+
+# Annotate mode against a state's history (form origins): run A into a
+# state in filter or annotate mode, then annotate run B against it on
+# another rank count: flags, estimates and matches (run, input, offset)
+# exactly the streaming rule's over A then B.
+case_confirm_origins() {
+  corpus "$TMP/whole" --files 1 --clusters 80 --seed 50
+  halves "$TMP/whole" "$TMP/first" "$TMP/second"
+  local t8=(--split-inputs off --confirm-jaccard 0.8 "${SMALL[@]}") other=$((RANKS % 3 + 1))
+  local mode fmt st
+  for mode in filter annotate; do
+    st=$TMP/st-$mode
+    fmt=bloomshard
+    [[ $mode == annotate ]] && fmt=dolma
+    dedup_ok "$TMP/first" "$TMP/out-a-$mode" "$RANKS" "${t8[@]}" --mode "$mode" --state "$st"
+    dedup_ok "$TMP/second" "$TMP/out-b-$mode" "$other" "${t8[@]}" --mode annotate \
+      --annotate-format "$fmt" --state "$st"
+    grep -q "incremental run" "$TMP/out-b-$mode.log" || fail "run B did not continue the state"
+    oracle --exact --annotate "$fmt" --confirm-jaccard 0.8 --history "$TMP/first" \
+      --input "$TMP/second" --output "$TMP/out-b-$mode"
+    "$BIN" verify --state "$st" >"$TMP/verify-$mode.log" 2>&1 ||
+      { cat "$TMP/verify-$mode.log" >&2; fail "the state of origins does not verify"; }
+    grep -q "form origins checked" "$TMP/verify-$mode.log" ||
+      fail "verify does not say it checked the form origins"
+    "$BIN" info --state "$st" | grep -q "^origins .* form origins" ||
+      fail "info does not show the form origins"
+  done
+  # Both runs' records are matched: some lines name run 0, some run 1.
+  local r
+  for r in 0 1; do
+    grep -q "\"match\":{\"run\":$r," "$TMP/out-b-filter/part-000.jsonl" ||
+      fail "no match of run B names run $r"
+  done
+  grep -q '"bloomshard_match_run":\[\[0,[0-9]*,0\]\]' "$TMP/out-b-annotate/part-000.jsonl" ||
+    fail "no dolma match of run B names run 0"
+  log "annotate B against a state of A (filter, annotate) on $RANKS then $other ranks:" \
+    "matches in both runs, exact"
+  # A flipped byte of the origins: the next run and verify refuse it.
+  cp -r "$TMP/st-filter" "$TMP/st-bad"
+  "$PY" - "$TMP/st-bad" <<'PYEOF' || fail "cannot flip a byte of /tier2/form_origins"
+import glob, sys, h5py
+for run in sorted(glob.glob(sys.argv[1] + "/run-*.h5")):
+    with h5py.File(run, "r") as f:
+        d = f["/tier2/form_origins"]
+        at = d.id.get_offset() + d.shape[0] * 4
+    with open(run, "r+b") as raw:
+        raw.seek(at)
+        b = raw.read(1)
+        raw.seek(at)
+        raw.write(bytes([b[0] ^ 0x5A]))
+PYEOF
+  corpus "$TMP/third" --files 1 --clusters 10 --seed 51
+  dedup "$TMP/third" "$TMP/out-bad" "$RANKS" "${t8[@]}" --mode annotate --state "$TMP/st-bad"
+  local said
+  said=$(cat "$TMP/out-bad.log")
+  [[ $JOB_RC != 0 && $said == *"/run-"*".h5 form origins of tier-2 slice "*"XXH3 checksum mismatch over /tier2/form_origins"* ]] ||
+    { echo "$said" >&2; fail "a flipped byte of /tier2/form_origins: exit $JOB_RC, want a refusal"; }
+  set +e
+  said=$("$BIN" verify --state "$TMP/st-bad" 2>&1)
+  local rc=$?
+  set -e
+  [[ $rc != 0 && $said == *"form origins of tier-2 slice "*"/tier2/form_origins"* ]] ||
+    { echo "$said" >&2; fail "verify of a flipped origins byte: exit $rc, want a failure"; }
+  log "a flipped byte of /tier2/form_origins refused by the next run and by verify"
+}
+
+# A confirming state written by the build before form origins
+# (tests/data/confirm_state_without_origins, run A over the first half of
+# the confirm_state corpus): annotate mode is refused before any work, filter
+# mode continues it as before (the bytes of one run over the whole file),
+# and the state stays without origins.
+case_confirm_old_state() {
+  corpus "$TMP/whole" --files 1 --clusters 80 --seed 50
+  halves "$TMP/whole" "$TMP/first" "$TMP/second"
+  local t8=(--split-inputs off --confirm-jaccard 0.8 "${SMALL[@]}")
+  mkdir -p "$TMP/old"
+  tar -xzf "$DIR/../data/confirm_state_without_origins/state.tar.gz" -C "$TMP/old"
+  local st=$TMP/old/state
+  "$BIN" info --state "$st" | grep -q "^origins     none" || fail "info: the old state has origins?"
+  dedup "$TMP/second" "$TMP/out-ann" "$RANKS" "${t8[@]}" --mode annotate --state "$st"
+  local said
+  said=$(cat "$TMP/out-ann.log")
+  [[ $JOB_RC == 2 && $said == *"--confirm-jaccard with --mode annotate needs a state whose confirmation forms keep their origins"* ]] ||
+    { echo "$said" >&2; fail "annotate on a state without origins: exit $JOB_RC, want 2"; }
+  [[ ! -e $TMP/out-ann ]] || fail "the refused annotate run created its output dir"
+  log "annotate mode on a state without origins refused (exit 2) before any work"
+  dedup_ok "$TMP/whole" "$TMP/out-whole" 1 "${t8[@]}"
+  dedup_ok "$TMP/second" "$TMP/out-2" "$RANKS" "${t8[@]}" --state "$st"
+  grep -q "incremental run" "$TMP/out-2.log" || fail "the filter run did not continue the old state"
+  # The archive holds run A's output too: A then B are one run's bytes.
+  cat "$TMP/old/out-a/part-000.jsonl" "$TMP/out-2/part-000.jsonl" |
+    cmp -s - "$TMP/out-whole/part-000.jsonl" ||
+    fail "filter mode over the state without origins kept other records than one run"
+  "$BIN" info --state "$st" | grep -q "^origins     none" ||
+    fail "the state continued in filter mode gained origins"
+  "$BIN" verify --state "$st" >/dev/null 2>&1 || fail "the continued old state does not verify"
+  log "filter mode continues the state without origins as one run, still without origins"
+}
+
+# Kills and resumes (on 1..3 ranks) of an annotate run B against a state
+# of run A: the bytes of an uninterrupted run B at 1 rank, exact against
+# the streaming rule over A then B.
+case_confirm_origins_kill() {
+  corpus "$TMP/whole" --files 1 --clusters 150 --seed 49
+  halves "$TMP/whole" "$TMP/first" "$TMP/second"
+  local confirm=(--split-inputs off --confirm-jaccard 0.8)
+  local job=(--key-field text --unit minhash --max-reject-fraction 0.1 --batch-bytes 32768
+    --slices 32 "${confirm[@]}")
+  dedup_ok "$TMP/first" "$TMP/out-a" 2 --batch-bytes 32768 --slices 32 "${confirm[@]}" \
+    --state "$TMP/state"
+  kill_loop --input "$TMP/second" "${job[@]}" --checkpoint-rounds 1 --mode annotate
+  oracle --exact --annotate bloomshard --confirm-jaccard 0.8 --history "$TMP/first" \
+    --input "$TMP/second" --output "$TMP/out"
+  dedup_ok "$TMP/first" "$TMP/ref-a" 1 --batch-bytes 32768 --slices 32 "${confirm[@]}" \
+    --state "$TMP/st-ref"
+  dedup_ok "$TMP/second" "$TMP/ref" 1 --batch-bytes 32768 --slices 32 "${confirm[@]}" \
+    --mode annotate --state "$TMP/st-ref"
+  cmp -s "$TMP/ref/part-000.jsonl" "$TMP/out/part-000.jsonl" ||
+    fail "after the kills the attribute file differs from an uninterrupted run's at 1 rank"
+  "$BIN" verify --state "$TMP/state" >"$TMP/verify.log" 2>&1 ||
+    { cat "$TMP/verify.log" >&2; fail "the killed run's state does not verify"; }
+  log "after the kills: annotate against the state's history, the bytes of an uninterrupted run"
+}
+
 case "$CASE" in
-  dedup | kill | annotate | confirm | confirm_state | confirm_kill | annotate_confirm) "case_$CASE" ;;
+  dedup | kill | annotate | confirm | confirm_state | confirm_kill | annotate_confirm | \
+    confirm_origins | confirm_old_state | confirm_origins_kill) "case_$CASE" ;;
   *) echo "minhash_case.sh: unknown case '$CASE'" >&2; exit 2 ;;
 esac
 log "PASS in $((SECONDS - start)) s"

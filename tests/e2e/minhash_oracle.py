@@ -36,9 +36,13 @@ with --exact).
 attribute files of `--mode annotate`, one line per input line; a record's
 line flags it as a near-duplicate when a counted band hit exists, with the
 best estimate over its counted hits (the first in band order on a tie) and
-the position of the record that first inserted that band key (input index
-in sorted order, byte offset of its line). --exact: flags, estimates and
-positions are the streaming rule's in input order. Always: the guarantees
+the position of the record that first inserted that band key (the ordinal
+of the state's run that read it, its input index in that run's sorted
+inputs, the byte offset of its line). --history DIR (repeatable, in run
+order): the state's earlier runs read these inputs (runs 0, 1, ...; the
+annotated run is the next): their records' band keys come first in the
+streaming rule. --exact: flags, estimates and positions are the streaming
+rule's in input order. Always: the guarantees
 above on the flags, every flagged record's estimate reaches T, and its match
 is a record sharing a band key with it, at exactly that estimate.
 --query --state-input DIR ... [--emit hits|misses]: OUT is `query --emit
@@ -258,8 +262,8 @@ def records_with_offsets(path, kind, n, bands, rows):
 
 
 def annotated(line, fmt):
-    """(flag, similarity or None, (input, offset) or None, reject) of one
-    attribute line."""
+    """(flag, similarity or None, (run, input, offset) or None, reject) of
+    one attribute line."""
     doc = json.loads(line)
     reject = "reject" in doc
     if fmt == "bloomshard":
@@ -267,13 +271,13 @@ def annotated(line, fmt):
         m = doc.get("match")
         if doc["duplicate"] != ("similarity" in doc) and not reject:
             fail("a line with duplicate=%s has similarity: %r" % (doc["duplicate"], line))
-        return doc["duplicate"], sim, (m["input"], m["offset"]) if m else None, reject
+        return doc["duplicate"], sim, (m["run"], m["input"], m["offset"]) if m else None, reject
     at = doc["attributes"]
     flag = bool(at["bloomshard_duplicate"])
     if reject:
         return flag, None, None, True
     spans = [at[k] for k in ("bloomshard_similarity", "bloomshard_match_input",
-                             "bloomshard_match_offset")]
+                             "bloomshard_match_offset", "bloomshard_match_run")]
     if any(bool(x) != flag for x in spans):
         fail("dolma attributes disagree on the flag: %r" % line)
     if not flag:
@@ -281,21 +285,35 @@ def annotated(line, fmt):
     end = at["bloomshard_duplicate"][0][1]
     if any(x[0][:2] != [0, end] for x in spans):
         fail("dolma spans differ: %r" % line)
-    return True, spans[0][0][2], (spans[1][0][2], spans[2][0][2]), False
+    return True, spans[0][0][2], (spans[3][0][2], spans[1][0][2], spans[2][0][2]), False
 
 
 def check_annotate(a, kind, n):
     confirm = a.confirm_jaccard
+    run = len(a.history)  # the annotated run's ordinal in its state
     files = inputs(a.input)
     recs = {}
     by_pos = {}
+    seen = {}  # band key -> (keys, (run, input, offset)) of the record that inserted it
+    all_keys, all_kept, flagged, stream_flagged = [], [], 0, 0
+    # The state's history: every record's keys inserted, in run order.
+    for r, root in enumerate(a.history):
+        for idx, rel in enumerate(inputs(root)):
+            for line, ks, at in records_with_offsets(os.path.join(root, rel), kind, n, a.bands,
+                                                     a.rows):
+                if ks is None:
+                    continue
+                by_pos[(r, idx, at)] = ks
+                near = any(k in seen and estimate(seen[k][0], ks) >= confirm for k in ks)
+                for k in ks:
+                    seen.setdefault(k, (ks, (r, idx, at)))
+                all_keys.append(ks)
+                all_kept.append(not near)
     for idx, rel in enumerate(files):
         recs[rel] = records_with_offsets(os.path.join(a.input, rel), kind, n, a.bands, a.rows)
         for line, ks, at in recs[rel]:
             if ks is not None:
-                by_pos[(idx, at)] = ks
-    seen = {}  # band key -> (keys, position) of the record that inserted it
-    all_keys, all_kept, flagged, stream_flagged = [], [], 0, 0
+                by_pos[(run, idx, at)] = ks
     for idx, rel in enumerate(files):
         with open(os.path.join(a.output, rel), "rb") as f:
             lines = f.read().splitlines()
@@ -316,7 +334,7 @@ def check_annotate(a, kind, n):
                     if e >= confirm and (best is None or e > best[0]):
                         best = (e, seen[k][1])
             for k in ks:
-                seen.setdefault(k, (ks, (idx, at)))
+                seen.setdefault(k, (ks, (run, idx, at)))
             stream_flagged += best is not None
             if a.exact and (flag != (best is not None) or
                             (best and (sim != best[0] or match != best[1]))):
@@ -346,6 +364,7 @@ def main():
     ap.add_argument("--query", action="store_true")
     ap.add_argument("--annotate", choices=["bloomshard", "dolma"])
     ap.add_argument("--state-input", action="append", default=[])
+    ap.add_argument("--history", action="append", default=[])
     ap.add_argument("--emit", choices=["hits", "misses"], default="hits")
     ap.add_argument("--input", required=True)
     ap.add_argument("--output", required=True)

@@ -148,3 +148,38 @@ def test_confirming_state_with_damaged_or_missing_forms_raises(tmp_path):
                        match=r"run-.*\.h5: dataset /tier2/form_checksums is missing, but the "
                              r"key scheme says confirm-jaccard"):
         bloomshard.open_state(str(missing))
+
+
+def test_confirming_state_checks_its_form_origins(tmp_path):
+    """A confirming state written with --state keeps each band key's origin
+    (/tier2/form_origins, key scheme item confirm-origins=v1): counted by
+    info, checked with each slice like the forms."""
+    state, keys = _confirming_state(tmp_path)
+    info = bloomshard.open_state(str(state), verify=True).info()
+    assert "confirm-origins=v1" in info["key_scheme"]
+    assert info["confirmation_form_origins"] == info["exact_keys"] == len(keys)
+    assert info_json(str(state))["confirmation_form_origins"] == len(keys)
+    flipped = tmp_path / "flipped-origins"
+    shutil.copytree(state, flipped)
+    for path in _run_files(flipped):
+        with h5py.File(path, "r") as f:
+            d = f["/tier2/form_origins"]
+            at = d.id.get_offset() + d.shape[0] * 4  # the middle byte (u64 values)
+        with open(path, "r+b") as raw:
+            raw.seek(at)
+            b = raw.read(1)
+            raw.seek(at)
+            raw.write(bytes([b[0] ^ 0x5A]))
+    with pytest.raises(bloomshard.StateError,
+                       match=r"run-.*\.h5 form origins of tier-2 slice \d+: XXH3 checksum "
+                             r"mismatch over /tier2/form_origins"):
+        bloomshard.open_state(str(flipped), verify=True)
+    missing = tmp_path / "missing-origins"
+    shutil.copytree(state, missing)
+    for path in _run_files(missing):
+        with h5py.File(path, "r+") as f:
+            del f["/tier2/form_origins"]
+    with pytest.raises(bloomshard.StateError,
+                       match=r"run-.*\.h5: dataset /tier2/form_origins is missing, but the "
+                             r"key scheme says confirm-origins"):
+        bloomshard.open_state(str(missing))

@@ -63,6 +63,14 @@ struct KeyScheme {
   /// "confirm-jaccard=T/b4" (only when on), which builds before it refuse;
   /// a state keeps the forms beside tier 2's keys (/tier2/forms).
   double confirm_jaccard = 0.0;
+  /// With confirm_jaccard, in a state: each band key's form goes with its
+  /// origin, the (run ordinal, position) of the record that first
+  /// inserted it (/tier2/form_origins), so annotate mode can name a match
+  /// from an earlier run. Saved as the item "confirm-origins=v1" after
+  /// confirm-jaccard (only when on), which builds before it refuse. A
+  /// property of the state, not a choice of the job: key_scheme_difference
+  /// ignores it (a state written without origins goes on without them).
+  bool confirm_origins = false;
   friend bool operator==(const KeyScheme&, const KeyScheme&) = default;
 };
 

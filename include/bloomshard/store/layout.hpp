@@ -98,6 +98,12 @@ inline constexpr const char* kTier2Checksums = "/tier2/checksums";
 // confirm-jaccard=T/b4 marks the state.
 inline constexpr const char* kTier2Forms = "/tier2/forms";
 inline constexpr const char* kTier2FormChecksums = "/tier2/form_checksums";
+// Beside the forms in every run file of a confirming state whose key
+// scheme has the item confirm-origins=v1, and only there: each key's
+// origin (run ordinal, position: two u64 a key) in the forms' order, and
+// the XXH3-64 of each slice's origin bytes.
+inline constexpr const char* kTier2FormOrigins = "/tier2/form_origins";
+inline constexpr const char* kTier2FormOriginChecksums = "/tier2/form_origin_checksums";
 
 // Attributes of each /bloom/layer_<i> (kFprTarget is shared with the root).
 inline constexpr const char* kCapacity = "capacity";

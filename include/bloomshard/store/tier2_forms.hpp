@@ -7,6 +7,9 @@
 // per-slice check is the XXH3-64 (seed 0) of the slice's form bytes
 // against /tier2/form_checksums. Used in place in a read-only mapping, as
 // Tier2Slices uses the keys; written by io::write_checkpoint.
+// The same views serve the forms' origins (/tier2/form_origins: u64, 2 x N
+// values, each key's run ordinal then position, in the forms' order;
+// checked against /tier2/form_origin_checksums): Tier2SideData names which.
 #pragma once
 
 #include <cstdint>
@@ -17,11 +20,24 @@
 #include "bloomshard/store/file_index.hpp"
 #include "bloomshard/store/file_mapping.hpp"
 #include "bloomshard/store/file_source.hpp"
+#include "bloomshard/store/layout.hpp"
 
 namespace bloomshard::store {
 
 /// XXH3-64 (seed 0) of one slice's form stream.
 [[nodiscard]] std::uint64_t tier2_forms_checksum(std::span<const std::uint8_t> forms) noexcept;
+
+/// A per-key dataset beside tier 2's keys, laid out as the keys are.
+struct Tier2SideData {
+  const char* dataset;          ///< e.g. /tier2/forms
+  const char* what;             ///< how a refusal names it: "forms"
+  std::uint64_t element_bytes;  ///< bytes of one HDF5 element (1: u8, 8: u64)
+};
+/// The confirmation forms (u8) and their origins (u64).
+inline constexpr Tier2SideData kFormsData{ckpt::kTier2Forms, "forms", 1};
+inline constexpr Tier2SideData kFormOriginsData{ckpt::kTier2FormOrigins, "form origins", 8};
+/// Bytes of one key's origin: run ordinal and position, u64 each.
+inline constexpr std::uint64_t kFormOriginRecordBytes = 16;
 
 class Tier2Forms {
  public:
@@ -33,6 +49,10 @@ class Tier2Forms {
   /// another size, not contiguous, no address).
   Tier2Forms(const FileSource& src, std::shared_ptr<const FileMapping> mapping,
              const Tier2Index& index, std::uint64_t form_bytes);
+  /// As above for `data` (record_bytes a key: the form size, or
+  /// kFormOriginBytes for origins); its dimension counts HDF5 elements.
+  Tier2Forms(const FileSource& src, std::shared_ptr<const FileMapping> mapping,
+             const Tier2Index& index, std::uint64_t record_bytes, const Tier2SideData& data);
 
   [[nodiscard]] std::uint64_t form_bytes() const noexcept { return form_bytes_; }
 
@@ -50,8 +70,9 @@ class Tier2Forms {
  private:
   std::vector<std::uint64_t> slice_keys_, key_start_;
   std::uint64_t form_bytes_ = 0;
-  std::uint64_t at_ = 0;  // file address of /tier2/forms
+  std::uint64_t at_ = 0;  // file address of the dataset
   std::shared_ptr<const FileMapping> mapping_;
+  Tier2SideData data_ = kFormsData;
 };
 
 }  // namespace bloomshard::store

@@ -217,11 +217,13 @@ std::uint64_t RoundAnnotations::write_near_matches(
         const std::string similarity = m ? shortest(m->similarity) : "";
         const std::string input = known ? std::to_string(core::order_input(m->position)) : "null";
         const std::string offset = known ? std::to_string(core::order_offset(m->position)) : "null";
+        const std::string run = known ? std::to_string(m->run) : "null";
         if (format_ == AnnotateFormat::kDolma) {
           tail = m ? "[[0," + std::to_string(chars[i]) + ",1.0]]" : "[]";
           append_dolma_span(tail, kDolmaSimilarityAttribute, chars[i], m ? &similarity : nullptr);
           append_dolma_span(tail, kDolmaMatchInputAttribute, chars[i], known ? &input : nullptr);
           append_dolma_span(tail, kDolmaMatchOffsetAttribute, chars[i], known ? &offset : nullptr);
+          append_dolma_span(tail, kDolmaMatchRunAttribute, chars[i], known ? &run : nullptr);
           tail += "}}\n";
           return;
         }
@@ -230,7 +232,8 @@ std::uint64_t RoundAnnotations::write_near_matches(
           return;
         }
         tail = "true,\"similarity\":" + similarity + ",\"match\":";
-        tail += known ? "{\"input\":" + input + ",\"offset\":" + offset + "}" : "null";
+        tail += known ? "{\"run\":" + run + ",\"input\":" + input + ",\"offset\":" + offset + "}"
+                      : "null";
         tail += "}\n";
       },
       outputs);

@@ -69,6 +69,8 @@ inline constexpr std::string_view kDolmaDuplicateAttribute = "bloomshard_duplica
 inline constexpr std::string_view kDolmaSimilarityAttribute = "bloomshard_similarity";
 inline constexpr std::string_view kDolmaMatchInputAttribute = "bloomshard_match_input";
 inline constexpr std::string_view kDolmaMatchOffsetAttribute = "bloomshard_match_offset";
+/// The ordinal of the state's run whose inputs the match's input index names.
+inline constexpr std::string_view kDolmaMatchRunAttribute = "bloomshard_match_run";
 
 class RoundAnnotations {
  public:

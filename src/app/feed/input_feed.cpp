@@ -77,7 +77,9 @@ InputFeed::InputFeed(const InputFeedConfig& config, std::vector<FileTask> tasks,
   }
   if (config.key.unit == core::KeyUnit::kMinHash) {
     // Annotate mode with confirmation names the record each match points at.
-    minhash_.emplace(config.key, config.hash_seed, config.annotate.mode == RunMode::kAnnotate);
+    minhash_.emplace(
+        config.key, config.hash_seed,
+        wire_keys_carry_positions(config.key, config.annotate.mode == RunMode::kAnnotate));
   }
   states_.reserve(tasks_.size());
   for (const FileTask& t : tasks_) {

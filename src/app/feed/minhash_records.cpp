@@ -80,7 +80,7 @@ std::optional<NearMatch> MinHashRecords::best_match(const RoundBatch& batch, std
     if (verdicts[k] != core::Verdict::kDuplicate) continue;
     const core::BandMatch m = core::get_band_match(answers.data() + k * core::kBandMatchBytes);
     const double similarity = core::bbit_estimate(m.matches, values_, confirm_bits_);
-    if (!best || similarity > best->similarity) best = NearMatch{similarity, m.position};
+    if (!best || similarity > best->similarity) best = NearMatch{similarity, m.position, m.run};
   }
   return best;
 }

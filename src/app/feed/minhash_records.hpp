@@ -56,11 +56,23 @@ struct MinHashCounters {
 /// A near-duplicate's confirmed match: the b-bit estimate of the Jaccard
 /// similarity and the position of the record that first inserted the band
 /// key (core/order/file_order.hpp order_position: input index + 1 in bits
-/// 42-62, the record's byte offset in bits 0-41; 0 when unknown).
+/// 42-62, the record's byte offset in bits 0-41; 0 when unknown) in the
+/// inputs of run `run` (the ordinal of the state's run that inserted the
+/// key: 0 without a state; docs/near-duplicates.md section 6).
 struct NearMatch {
   double similarity = 0.0;
   std::uint64_t position = 0;
+  std::uint32_t run = 0;
 };
+
+/// Whether a confirming run's wire keys end in their record's position:
+/// in annotate mode (each match is named) and in every run of a state
+/// whose forms keep their origins (key.confirm_origins), so the owner can
+/// keep each new key's origin. False without --confirm-jaccard.
+[[nodiscard]] constexpr bool wire_keys_carry_positions(const core::KeyScheme& key,
+                                                       bool annotate) noexcept {
+  return key.confirm_jaccard > 0.0 && (annotate || key.confirm_origins);
+}
 
 class MinHashRecords {
  public:

@@ -141,20 +141,6 @@ std::string kept_copy_problem(const DedupConfig& c) {
   return {};
 }
 
-// What --unit minhash does not do yet is refused before any work rather
-// than run with another meaning.
-std::string minhash_problem(const DedupConfig& c) {
-  if (c.key.unit != core::KeyUnit::kMinHash) return {};
-  if (c.key.confirm_jaccard == 0.0) return {};
-  // A state carries the forms beside tier 2's keys, but annotate mode names
-  // each match's first record, whose position a state does not keep yet.
-  if (c.annotate.mode != RunMode::kFilter && !c.state_dir.empty()) {
-    return "--confirm-jaccard with --mode annotate cannot apply with --state yet (a state "
-           "does not keep the position of each band key's first record)";
-  }
-  return {};
-}
-
 // The first problem, group by group; whether the inputs exist comes last
 // (it touches the file system).
 std::string validate(const DedupConfig& c) {
@@ -170,7 +156,6 @@ std::string validate(const DedupConfig& c) {
       [](const DedupConfig& d) { return fault_problem(d); },
       window_problem,
       kept_copy_problem,
-      minhash_problem,
       [](const DedupConfig& d) { return input_problem(d); },
   };
   for (const Check check : kChecks) {

@@ -72,8 +72,10 @@ void adopt_loaded_forms(KeyOrder& order, std::unique_ptr<core::BandConfirmer> lo
   if (forms == nullptr || loaded == nullptr) {
     throw std::logic_error("confirmation forms loaded for a run that does not confirm");
   }
-  if (loaded->threshold() != forms->threshold() || loaded->form_bytes() != forms->form_bytes()) {
-    throw std::logic_error("the state's confirmation forms are not the job's (threshold or size)");
+  if (loaded->threshold() != forms->threshold() || loaded->form_bytes() != forms->form_bytes() ||
+      loaded->keeps_positions() != forms->keeps_positions()) {
+    throw std::logic_error(
+        "the state's confirmation forms are not the job's (threshold, size or origins)");
   }
   *forms = std::move(*loaded);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "app/feed/minhash_records.hpp"
 #include "app/round/confirmed_band_order.hpp"
 #include "app/split/file_order_rebuild.hpp"
 #include "app/split/order_tag_wire.hpp"
@@ -179,9 +180,9 @@ std::size_t input_order_reserve(const RunManifest& m, std::uint32_t ranks) {
 std::unique_ptr<KeyOrder> make_key_order(const DedupConfig& config, const RunManifest& m,
                                          std::uint32_t ranks, InputFeed& feed) {
   if (config.key.unit == core::KeyUnit::kMinHash && config.key.confirm_jaccard > 0.0) {
-    return make_confirmed_band_order(config.key.confirm_jaccard, config.key.bands * config.key.rows,
-                                     core::kDefaultConfirmBits,
-                                     config.annotate.mode == RunMode::kAnnotate);
+    return make_confirmed_band_order(
+        config.key.confirm_jaccard, config.key.bands * config.key.rows, core::kDefaultConfirmBits,
+        wire_keys_carry_positions(config.key, config.annotate.mode == RunMode::kAnnotate));
   }
   if (keeps_input_order(config)) {
     feed.tag_keys_in_input_order();

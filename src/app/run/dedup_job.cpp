@@ -126,6 +126,7 @@ class DedupJob {
                 << core::policy_label(setup.plan.normalize) << " rules; keeping them\n";
     }
     config_.key.normalize = setup.plan.normalize;
+    config_.key.confirm_origins = setup.plan.origins;  // the state's (or a new state's)
     // Rank 0's estimate, the same on every rank (sampling on each could
     // differ if an input changes meanwhile). Not an explicit option: a
     // state's own capacity is never overridden by it.
@@ -260,6 +261,14 @@ class DedupJob {
                        std::cerr);
     s.order = make_key_order(config_, s.begun.manifest, world_.usize(), *s.feed);
     if (s.begun.forms) adopt_loaded_forms(*s.order, std::move(s.begun.forms));
+    // Keys this run inserts carry its ordinal beside their positions.
+    if (core::BandConfirmer* forms = band_confirmer_of(*s.order)) {
+      if (s.begun.manifest.run_ordinal > core::kMaxOriginRun) {
+        throw std::runtime_error("run ordinal " + std::to_string(s.begun.manifest.run_ordinal) +
+                                 " of the state is beyond what its form origins keep");
+      }
+      forms->set_run(static_cast<std::uint32_t>(s.begun.manifest.run_ordinal));
+    }
     if (s.checkpointer) s.checkpointer->set_band_forms(band_confirmer_of(*s.order));
     if (s.order->in_file_order() && s.plan.kind == StartKind::kResume) remember_kept_copies(s);
     s.growth.emplace(world_.usize(), world_.allreduce_sum(s.set().bloom().newest_layer_inserted()));

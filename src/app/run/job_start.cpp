@@ -36,6 +36,7 @@ void adopt_resumed_manifest(const comm::Communicator& world, const DedupConfig& 
   into.rejects = std::move(m.rejects);
   into.counters = std::move(m.counters);
   into.run_id = std::move(m.run_id);
+  into.run_ordinal = m.run_ordinal;
 }
 
 // Collective: generation `g` of the plan's run loaded into `s`; false when
@@ -58,6 +59,9 @@ bool load_generation(const comm::Communicator& world, const DedupConfig& config,
   s.window_progress = loaded.summary.header.window_slot_progress;
   if (plan.kind == StartKind::kResume) {
     adopt_resumed_manifest(world, config, loaded.summary.header.manifest_json, files, s.manifest);
+  } else {  // an incremental run: the next run of the state
+    s.manifest.run_ordinal =
+        manifest_from_json(loaded.summary.header.manifest_json).run_ordinal + 1;
   }
   if (world.rank() == 0) {
     std::cerr << "bloomshard dedup: "

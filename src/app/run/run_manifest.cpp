@@ -201,6 +201,10 @@ std::string manifest_to_json(const RunManifest& m) {
     out += ',';
     put_u64(out, "input_window_bytes", m.input_window_bytes);
   }
+  if (m.run_ordinal != 0) {  // optional: absent for a state's first run
+    out += ",\n";
+    put_u64(out, "run_ordinal", m.run_ordinal);
+  }
   out += ",\n\"inputs\":[";
   for (std::size_t i = 0; i < m.inputs.size(); ++i) {
     const InputProgress& p = m.inputs[i];
@@ -289,6 +293,9 @@ RunManifest manifest_from_json(std::string_view json) {
     }
     m.input_windows_version = kInputWindowsVersion;
     m.input_window_bytes = kInputWindowBytes;
+  }
+  if (doc["run_ordinal"].error() != simdjson::NO_SUCH_FIELD) {  // optional: 0 when absent
+    m.run_ordinal = field<std::uint64_t>(doc, "run_ordinal");
   }
   for (simdjson::dom::element e : field<simdjson::dom::array>(doc, "inputs")) {
     InputProgress p;

@@ -182,6 +182,12 @@ struct RunManifest {
   std::uint32_t input_windows_version = 0;
   /// Bytes per window the digests were taken with (with the version).
   std::uint64_t input_window_bytes = 0;
+  /// Which run of its state this is: 0 for the run that created it, one
+  /// more for each incremental run (kept by a resume). A position names an
+  /// input of its own run, so a state's form origins pair the two
+  /// (docs/near-duplicates.md section 6). Written only when nonzero
+  /// ("run_ordinal"); absent: 0.
+  std::uint64_t run_ordinal = 0;
 };
 
 /// True when any input of the manifest is split into ranges.

@@ -266,11 +266,11 @@ std::string one_line(std::string_view text) {
 }
 
 std::string encode_plan(const StartPlan& plan) {
-  std::string out = std::to_string(static_cast<int>(plan.kind)) + '\n' + plan.run_id + '\n' +
-                    std::to_string(plan.num_slices) + '\n' +
-                    (plan.base_run_id.empty() ? "-" : plan.base_run_id) + ' ' +
-                    (plan.base_finished ? '1' : '0') + ' ' +
-                    std::to_string(static_cast<int>(plan.normalize)) + '\n';
+  std::string out =
+      std::to_string(static_cast<int>(plan.kind)) + '\n' + plan.run_id + '\n' +
+      std::to_string(plan.num_slices) + '\n' + (plan.base_run_id.empty() ? "-" : plan.base_run_id) +
+      ' ' + (plan.base_finished ? '1' : '0') + ' ' +
+      std::to_string(static_cast<int>(plan.normalize)) + ' ' + (plan.origins ? '1' : '0') + '\n';
   for (const std::uint64_t g : plan.candidates) out += std::to_string(g) + ' ';
   return out;
 }
@@ -281,7 +281,10 @@ StartPlan decode_plan(std::string_view bytes) {
   int kind = 0;
   int base_finished = 0;
   int normalize = 0;
-  in >> kind >> plan.run_id >> plan.num_slices >> plan.base_run_id >> base_finished >> normalize;
+  int origins = 0;
+  in >> kind >> plan.run_id >> plan.num_slices >> plan.base_run_id >> base_finished >> normalize >>
+      origins;
+  plan.origins = origins != 0;
   if (plan.base_run_id == "-") plan.base_run_id.clear();
   plan.base_finished = base_finished != 0;
   plan.kind = static_cast<StartKind>(kind);

@@ -34,6 +34,10 @@ struct StartPlan {
   /// The rules the keys are normalized with: the job's, or the state's
   /// version of the same policy (see --normalize in docs/keys.md).
   core::NormalizePolicy normalize = core::NormalizePolicy::kNone;
+  /// --confirm-jaccard with --state: the state's forms keep their origins
+  /// (core::KeyScheme::confirm_origins): true for a new state, the saved
+  /// scheme's for a resume or an incremental run.
+  bool origins = false;
   std::vector<std::uint64_t> candidates;  ///< generations to try, newest first
   /// The only checkpoints this start may load (resume, incremental): those
   /// of run `base_run_id` with finished flag `base_finished`, i.e. what the

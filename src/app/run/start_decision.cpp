@@ -226,8 +226,27 @@ StartDecision decide_without_checkpoint(const StartInputs& in, StartDecision d) 
   return d;
 }
 
+// Whether the state's forms keep their origins is the state's, not the
+// job's: a confirming state written before them (or merged) goes on
+// without them in filter mode. Annotate mode names each match's first
+// record, which such a state cannot tell: refused before any work.
+std::string origins_refusal(const io::CheckpointHeader& h, const DedupConfig& c, StartPlan& plan) {
+  const core::KeyScheme saved = key_scheme_of(h);  // readable: header_difference read it
+  plan.origins = saved.confirm_origins;
+  if (c.key.confirm_jaccard == 0.0 || saved.confirm_origins ||
+      c.annotate.mode == RunMode::kFilter) {
+    return {};
+  }
+  return "--confirm-jaccard with --mode annotate needs a state whose confirmation forms keep "
+         "their origins (the run and position of each band key's first record, "
+         "/tier2/form_origins); this state's have none (written by a build before them, or by "
+         "merge), so the records it matched could not be named. Continue it in filter mode, or "
+         "annotate into a new --state";
+}
+
 // Why the saved header cannot serve this job (normalization, hash and key
-// scheme, window), or "". Sets the plan's normalization and slices.
+// scheme, window, origins for annotate mode), or "". Sets the plan's
+// normalization, slices and origins.
 std::string header_refusal(const StartInputs& in, const io::CheckpointHeader& h, StartPlan& plan) {
   DedupConfig adopted = in.config;
   if (std::string diff = adopt_state_normalization(h.normalization, adopted); !diff.empty()) {
@@ -236,7 +255,7 @@ std::string header_refusal(const StartInputs& in, const io::CheckpointHeader& h,
   plan.normalize = adopted.key.normalize;
   if (std::string diff = header_difference(h, adopted); !diff.empty()) return diff;
   plan.num_slices = h.params.num_slices;
-  return {};
+  return origins_refusal(h, in.config, plan);
 }
 
 // Why the manifest and the header's split-input marks disagree, or "".
@@ -377,6 +396,9 @@ StartDecision decide_start(const DedupConfig& c, std::span<const fs::path> input
   StartDecision d;
   d.plan.run_id = run_identity(c, inputs);
   d.plan.normalize = c.key.normalize;
+  // A new confirming state keeps its forms' origins (a state's own
+  // setting is adopted from its header below).
+  d.plan.origins = !c.state_dir.empty() && c.key.confirm_jaccard > 0.0;
   try {
     if (c.state_dir.empty()) {
       const OutputCheck check = prepare_output_dir(c.output_dir, input_args, inputs, c.overwrite);

@@ -258,7 +258,12 @@ class MergeJob {
       fold_into(set, *other.set, scheme.hash_seed, base.forms.get(), other.forms.get());
     }
     const std::uint64_t keys = world_.allreduce_sum(set.exact().size());
-    write_state(set, scheme, counters, run_ids, base.forms.get());
+    // The merged state keeps no form origins: each source numbers its runs
+    // from 0, so a (run, position) would not say which state's run it
+    // names. It continues in filter mode; annotate mode refuses it.
+    StateScheme merged = scheme;
+    merged.key.confirm_origins = false;
+    write_state(set, merged, counters, run_ids, base.forms.get());
     if (world_.rank() == 0) {
       std::printf(
           "bloomshard merge: %zu states, %llu tier-2 keys in all, %llu distinct -> %s "

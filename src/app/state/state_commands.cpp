@@ -130,6 +130,7 @@ struct InfoFacts {
   double cardinality = 0;        // summed over the layers
   double fpr = 0;                // summed over the layers
   std::uint64_t form_bytes = 0;  // of one confirmation form (0: none, or an unreadable scheme)
+  bool origins = false;          // the forms keep their origins (confirm-origins)
 };
 
 // The record counters info shows, in order: their JSON names and the words
@@ -177,7 +178,10 @@ InfoFacts read_info_facts(const std::string& state, std::uint64_t generation) {
     f.fpr += l.fpr_estimate;
   }
   try {  // an unreadable scheme is shown as such by describe_key_scheme
-    if (const auto forms = io::form_scheme_of(f.summary.header)) f.form_bytes = forms->form_bytes;
+    if (const auto forms = io::form_scheme_of(f.summary.header)) {
+      f.form_bytes = forms->form_bytes;
+      f.origins = forms->origins;
+    }
   } catch (const std::exception&) {
   }
   return f;
@@ -203,6 +207,8 @@ void add_identity_json(JsonWriter& j, const InfoFacts& f) {
   // A confirming minhash state keeps one form per key (0 and 0 otherwise).
   j.value("confirmation_forms", f.form_bytes != 0 ? f.summary.tier2_keys : 0);
   j.value("confirmation_form_bytes", f.form_bytes);
+  // And one origin (run, position) per key when the state keeps them.
+  j.value("confirmation_form_origins", f.origins ? f.summary.tier2_keys : 0);
 }
 
 void add_runs_json(JsonWriter& j, const InfoFacts& f) {
@@ -298,6 +304,15 @@ void print_identity_text(const InfoFacts& f) {
                 static_cast<unsigned long long>(s.tier2_keys),
                 static_cast<unsigned long long>(f.form_bytes),
                 static_cast<double>(s.tier2_keys * f.form_bytes) / 1048576.0);
+    if (f.origins) {
+      std::printf("origins     %llu form origins (run, position; %.1f MiB), one per key\n",
+                  static_cast<unsigned long long>(s.tier2_keys),
+                  static_cast<double>(s.tier2_keys * 16) / 1048576.0);
+    } else {
+      std::printf(
+          "origins     none (a state written before them, or merged: annotate mode "
+          "cannot continue it)\n");
+    }
   }
 }
 
@@ -425,7 +440,9 @@ int run_verify(const std::vector<std::string>& args) {
     std::cout << file.string() << ": " << (report.ok ? "ok" : "FAILED");
     if (report.form_bytes != 0) {
       std::cout << " (" << report.forms << " confirmation forms of " << report.form_bytes
-                << " bytes checked)";
+                << " bytes checked";
+      if (report.origins != 0) std::cout << "; " << report.origins << " form origins checked";
+      std::cout << ')';
     }
     std::cout << '\n';
     for (const std::string& p : report.problems) std::cout << "  " << p << '\n';

@@ -122,6 +122,9 @@ std::string key_scheme_conflict(const StateScheme& s, const KeySchemeFlags& f) {
 
 void apply_state_scheme(const StateScheme& s, KeyOptions& c) {
   c.key = s.key;
+  // Form origins are what the state keeps beside its forms; keys read
+  // against it travel without positions (a query inserts nothing).
+  c.key.confirm_origins = false;
   c.normalize_pinned = true;
   c.hash_seed = s.hash_seed;
 }

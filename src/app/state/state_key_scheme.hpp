@@ -74,7 +74,8 @@ struct KeySchemeFlags {
 
 /// Sets the key group's fields that decide keys (the key scheme, hash seed)
 /// to the state's, so an InputFeed extracts and hashes keys the way the
-/// state did. A DedupConfig or a query's feed converts to its KeyOptions.
+/// state did (without confirm_origins: such a feed's wire keys carry no
+/// positions). A DedupConfig or a query's feed converts to its KeyOptions.
 void apply_state_scheme(const StateScheme& scheme, KeyOptions& keys);
 
 /// The fields of a header that carry the scheme (for a state written from one).

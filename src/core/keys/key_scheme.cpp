@@ -59,6 +59,9 @@ std::string minhash_problem(const KeyScheme& s) {
   if (!(s.confirm_jaccard == 0.0 || (s.confirm_jaccard > 0.0 && s.confirm_jaccard <= 1.0))) {
     return "--confirm-jaccard must be in (0, 1]";
   }
+  if (s.confirm_origins && s.confirm_jaccard == 0.0) {
+    return "the origins of confirmation forms (confirm-origins) need --confirm-jaccard";
+  }
   return {};
 }
 
@@ -114,6 +117,9 @@ double parse_confirm(std::string_view item, std::string_view value) {
   return t;
 }
 
+// The item of a confirming state whose forms keep their origins.
+constexpr std::string_view kOriginsItem = "confirm-origins=v1";
+
 // "off" or T as the scheme item writes it.
 std::string confirm_label(double t) { return t == 0.0 ? "off" : fraction_text(t); }
 
@@ -136,6 +142,7 @@ std::string key_scheme_problem(const KeyScheme& s) {
   }
   if (s.unit == KeyUnit::kMinHash) return minhash_problem(s);
   if (s.confirm_jaccard != 0.0) return "--confirm-jaccard applies to --unit minhash only";
+  if (s.confirm_origins) return "confirm-origins applies to --unit minhash only";
   return {};
 }
 
@@ -168,6 +175,9 @@ std::string key_scheme_items(const KeyScheme& s) {
     // Only with confirmation, so the attribute of every other minhash
     // scheme stays as it was; builds before it refuse the item.
     if (s.confirm_jaccard != 0.0) items += "; confirm-jaccard=" + confirm_text(s.confirm_jaccard);
+    // Origins beside the forms: builds before them refuse the item rather
+    // than continue the state with runs that lack them.
+    if (s.confirm_jaccard != 0.0 && s.confirm_origins) items += "; " + std::string(kOriginsItem);
   }
   return items;
 }
@@ -221,6 +231,8 @@ KeyScheme key_scheme_from_state(std::string_view key_field, std::string_view nor
       s.rows = parse_u32(item, value);
     } else if (name == "confirm-jaccard") {
       s.confirm_jaccard = parse_confirm(item, value);
+    } else if (item == kOriginsItem) {
+      s.confirm_origins = true;
     } else if (name == "split") {
       s.paragraph_split = parse_paragraph_split(value);
     } else if (name == "min-paragraph-bytes") {

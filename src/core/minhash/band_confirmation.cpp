@@ -42,18 +42,21 @@ std::uint64_t confirm_table_bytes(std::uint64_t keys, std::uint32_t values,
 
 std::uint64_t confirm_table_bytes(std::uint64_t keys, std::uint32_t values, std::uint32_t bits,
                                   bool positions) noexcept {
-  return confirm_table_bytes(keys, values, bits) + (positions ? keys * kBandPositionBytes : 0);
+  return confirm_table_bytes(keys, values, bits) +
+         (positions ? keys * (kBandPositionBytes + sizeof(std::uint32_t)) : 0);
 }
 
 void put_band_match(const BandMatch& m, std::uint8_t* out) noexcept {
   std::memcpy(out, &m.position, sizeof m.position);
   std::memcpy(out + sizeof m.position, &m.matches, sizeof m.matches);
+  std::memcpy(out + sizeof m.position + sizeof m.matches, &m.run, sizeof m.run);
 }
 
 BandMatch get_band_match(const std::uint8_t* in) noexcept {
   BandMatch m;
   std::memcpy(&m.position, in, sizeof m.position);
   std::memcpy(&m.matches, in + sizeof m.position, sizeof m.matches);
+  std::memcpy(&m.run, in + sizeof m.position + sizeof m.matches, sizeof m.run);
   return m;
 }
 
@@ -92,14 +95,39 @@ bool BandConfirmer::adopt_form(const BandKey& key, std::span<const std::uint8_t>
     throw std::invalid_argument("confirm: a form of " + std::to_string(form.size()) +
                                 " bytes, want " + std::to_string(form_bytes_));
   }
-  return remember(key, form.data(), 0);
+  return remember(key, form.data(), 0, 0);
 }
 
-bool BandConfirmer::remember(const BandKey& key, const std::uint8_t* form, std::uint64_t position) {
+bool BandConfirmer::adopt_form(const BandKey& key, std::span<const std::uint8_t> form,
+                               const FormOrigin& origin) {
+  if (form.size() != form_bytes_) {
+    throw std::invalid_argument("confirm: a form of " + std::to_string(form.size()) +
+                                " bytes, want " + std::to_string(form_bytes_));
+  }
+  if (origin.run > kMaxOriginRun) {
+    throw std::invalid_argument("confirm: an origin of run " + std::to_string(origin.run) +
+                                ", beyond the largest run ordinal " +
+                                std::to_string(kMaxOriginRun));
+  }
+  return remember(key, form.data(), origin.position, static_cast<std::uint32_t>(origin.run));
+}
+
+bool BandConfirmer::remember(const BandKey& key, const std::uint8_t* form, std::uint64_t position,
+                             std::uint32_t run) {
   if (!index_.try_emplace(key, static_cast<std::uint32_t>(index_.size())).second) return false;
   forms_.insert(forms_.end(), form, form + form_bytes_);
-  if (positions_) first_positions_.push_back(position);
+  if (positions_) {
+    first_positions_.push_back(position);
+    first_runs_.push_back(run);
+  }
   return true;
+}
+
+FormOrigin BandConfirmer::find_origin(const BandKey& key) const noexcept {
+  if (!positions_) return {};
+  const auto found = index_.find(key);
+  if (found == index_.end()) return {};
+  return {first_runs_[found->second], first_positions_[found->second]};
 }
 
 std::uint64_t BandConfirmer::find_position(const BandKey& key) const noexcept {
@@ -146,7 +174,7 @@ void BandConfirmer::decide(TwoTierSet& set, std::span<const KeyRef> wire, std::s
     if (is_kept(out[i])) {  // inserted now: this record is the key's first
       std::uint64_t position = 0;
       if (positions_) std::memcpy(&position, form + form_bytes_, sizeof position);
-      remember(key, form, position);
+      remember(key, form, position, run_);
       if (positions_) put_band_match(match, answers.data() + i * kBandMatchBytes);
       continue;
     }
@@ -157,7 +185,7 @@ void BandConfirmer::decide(TwoTierSet& set, std::span<const KeyRef> wire, std::s
     const std::uint32_t m =
         bbit_matches(form_of(found->second), {form, form_bytes_}, values_, bits_);
     if (positions_) {
-      match = {first_positions_[found->second], m};
+      match = {first_positions_[found->second], m, first_runs_[found->second]};
       put_band_match(match, answers.data() + i * kBandMatchBytes);
     }
     if (bbit_estimate(m, values_, bits_) >= threshold_) {
@@ -201,6 +229,52 @@ std::vector<std::uint8_t> slice_form_stream(const BandConfirmer& confirmer,
   return stream;
 }
 
+std::vector<std::uint8_t> slice_origin_stream(const BandConfirmer& confirmer,
+                                              const SliceBaseView& slice) {
+  if (!confirmer.keeps_positions()) {
+    throw std::logic_error("confirm: origins asked of a confirmer without positions");
+  }
+  std::vector<std::uint8_t> stream(slice.size() * kFormOriginBytes);
+  for (std::size_t i = 0; i < slice.size(); ++i) {
+    const BandKey key = band_key_at(slice, i);
+    if (confirmer.find_form(key).empty()) {
+      throw std::logic_error("confirm: tier-2 key " + std::to_string(i) +
+                             " of the slice has no confirmation form");
+    }
+    const FormOrigin o = confirmer.find_origin(key);
+    std::memcpy(stream.data() + i * kFormOriginBytes, &o.run, sizeof o.run);
+    std::memcpy(stream.data() + i * kFormOriginBytes + 8, &o.position, sizeof o.position);
+  }
+  return stream;
+}
+
+std::size_t adopt_slice_form_stream(BandConfirmer& confirmer, const SliceBaseView& slice,
+                                    std::span<const std::uint8_t> stream,
+                                    std::span<const std::uint8_t> origins) {
+  if (!confirmer.keeps_positions()) {
+    throw std::invalid_argument("confirm: origins given to a confirmer without positions");
+  }
+  const std::size_t form_bytes = confirmer.form_bytes();
+  if (stream.size() != slice.size() * form_bytes ||
+      origins.size() != slice.size() * kFormOriginBytes) {
+    throw std::invalid_argument("confirm: a form stream of " + std::to_string(stream.size()) +
+                                " bytes and an origin stream of " + std::to_string(origins.size()) +
+                                " bytes for " + std::to_string(slice.size()) + " keys of " +
+                                std::to_string(form_bytes) + "-byte forms");
+  }
+  std::size_t taken = 0;
+  for (std::size_t i = 0; i < slice.size(); ++i) {
+    FormOrigin o;
+    std::memcpy(&o.run, origins.data() + i * kFormOriginBytes, sizeof o.run);
+    std::memcpy(&o.position, origins.data() + i * kFormOriginBytes + 8, sizeof o.position);
+    taken +=
+        confirmer.adopt_form(band_key_at(slice, i), stream.subspan(i * form_bytes, form_bytes), o)
+            ? 1U
+            : 0U;
+  }
+  return taken;
+}
+
 std::size_t adopt_slice_form_stream(BandConfirmer& confirmer, const SliceBaseView& slice,
                                     std::span<const std::uint8_t> stream) {
   const std::size_t form_bytes = confirmer.form_bytes();
@@ -231,10 +305,18 @@ std::size_t BandConfirmer::forget_forms(std::span<const BandKey> keys) {
     if (old != next) {
       std::memmove(forms_.data() + std::size_t{next} * form_bytes_,
                    forms_.data() + old * form_bytes_, form_bytes_);
+      if (positions_) {  // origins follow their forms
+        first_positions_[next] = first_positions_[old];
+        first_runs_[next] = first_runs_[old];
+      }
     }
     *by_number[old] = next++;
   }
   forms_.resize(std::size_t{next} * form_bytes_);
+  if (positions_) {
+    first_positions_.resize(next);
+    first_runs_.resize(next);
+  }
   return forgotten;
 }
 

@@ -25,6 +25,13 @@
 // record matched. Two copies of one band key from two records then differ
 // in their positions, so the router never combines them: the later one is
 // decided here against the first (all values match: estimate 1).
+//
+// Origins: with positions the owner also stamps each key it inserts with
+// the ordinal of the run that inserted it (set_run: 0 for a state's first
+// run, one more for each incremental run, docs/near-duplicates.md section
+// 6), since an incremental run's positions name its own inputs. A key's
+// (run, position) is its FormOrigin, what a state keeps beside the forms
+// (/tier2/form_origins, slice_origin_stream) and what a match answers.
 #pragma once
 
 #include <cstddef>
@@ -66,9 +73,23 @@ inline constexpr std::size_t kBandPositionBytes = sizeof(std::uint64_t);
 struct BandMatch {
   std::uint64_t position = 0;
   std::uint32_t matches = 0;
+  std::uint32_t run = 0;  ///< ordinal of the run whose input `position` names
 };
-/// Bytes of a BandMatch on the wire: position (u64) then matches (u32).
-inline constexpr std::size_t kBandMatchBytes = 12;
+/// Bytes of a BandMatch on the wire: position (u64), matches (u32), run (u32).
+inline constexpr std::size_t kBandMatchBytes = 16;
+
+/// Where a band key came from: the ordinal of the run that inserted it and
+/// its first record's position in that run's inputs (0: unknown).
+struct FormOrigin {
+  std::uint64_t run = 0;
+  std::uint64_t position = 0;
+  friend bool operator==(const FormOrigin&, const FormOrigin&) = default;
+};
+/// Bytes of one origin in a state's origin stream: run then position,
+/// each a u64 in little-endian byte order.
+inline constexpr std::size_t kFormOriginBytes = 16;
+/// Largest run ordinal a confirmer keeps (a u32 beside each form).
+inline constexpr std::uint64_t kMaxOriginRun = 0xFFFFFFFFULL;
 /// Writes `m` into `out` (kBandMatchBytes), and reads it back.
 void put_band_match(const BandMatch& m, std::uint8_t* out) noexcept;
 [[nodiscard]] BandMatch get_band_match(const std::uint8_t* in) noexcept;
@@ -81,7 +102,8 @@ inline constexpr std::uint64_t kConfirmIndexBytesPerKey = 60;
 /// values of `bits` bits), index included.
 [[nodiscard]] std::uint64_t confirm_table_bytes(std::uint64_t keys, std::uint32_t values,
                                                 std::uint32_t bits) noexcept;
-/// As above, with `positions`: kBandPositionBytes more a key.
+/// As above, with `positions`: kBandPositionBytes and a u32 run ordinal
+/// more a key.
 [[nodiscard]] std::uint64_t confirm_table_bytes(std::uint64_t keys, std::uint32_t values,
                                                 std::uint32_t bits, bool positions) noexcept;
 
@@ -132,9 +154,19 @@ class BandConfirmer {
   /// from a state); a key that has one keeps it. Returns whether `form` was
   /// taken. Throws std::invalid_argument for a form of another size.
   bool adopt_form(const BandKey& key, std::span<const std::uint8_t> form);
+  /// As adopt_form, with the key's origin (a confirmer with positions;
+  /// without them the origin is dropped). Throws std::invalid_argument for
+  /// a form of another size or a run beyond kMaxOriginRun.
+  bool adopt_form(const BandKey& key, std::span<const std::uint8_t> form, const FormOrigin& origin);
   /// The position of `key`'s first record (0: unknown or no such key;
   /// always 0 without positions).
   [[nodiscard]] std::uint64_t find_position(const BandKey& key) const noexcept;
+  /// The origin of `key` ({0, 0}: no such key, or no positions kept).
+  [[nodiscard]] FormOrigin find_origin(const BandKey& key) const noexcept;
+  /// The run ordinal decide() stamps on the keys it inserts from now on
+  /// (with positions; 0 until set).
+  void set_run(std::uint32_t run) noexcept { run_ = run; }
+  [[nodiscard]] std::uint32_t run() const noexcept { return run_; }
 
   [[nodiscard]] const ConfirmCounters& counters() const noexcept { return counters_; }
   /// Band keys with a remembered form.
@@ -154,14 +186,17 @@ class BandConfirmer {
   }
 
   // Remembers `form` (and `position`) for `key` unless it has one.
-  bool remember(const BandKey& key, const std::uint8_t* form, std::uint64_t position);
+  bool remember(const BandKey& key, const std::uint8_t* form, std::uint64_t position,
+                std::uint32_t run);
 
   double threshold_;
   std::uint32_t values_;
   std::uint32_t bits_;
   std::size_t form_bytes_;
   bool positions_;
+  std::uint32_t run_ = 0;                       // stamped on keys inserted now
   std::vector<std::uint64_t> first_positions_;  // by form number, with positions only
+  std::vector<std::uint32_t> first_runs_;       // by form number, with positions only
   std::unordered_map<BandKey, std::uint32_t, BandKeyHash> index_;  // form number by band key
   std::vector<std::uint8_t> forms_;                                // the forms, back to back
   std::vector<KeyRef> band_keys_;                                  // decide()'s scratch
@@ -183,5 +218,19 @@ class BandConfirmer {
 /// the state then, so the confirmer is dropped with it).
 std::size_t adopt_slice_form_stream(BandConfirmer& confirmer, const SliceBaseView& slice,
                                     std::span<const std::uint8_t> stream);
+/// As above, with the slice's origin stream (slice_origin_stream's layout)
+/// beside the forms, for a confirmer that keeps positions; throws
+/// std::invalid_argument (before taking any) when it is not slice.size()
+/// origins long or the confirmer keeps no positions.
+std::size_t adopt_slice_form_stream(BandConfirmer& confirmer, const SliceBaseView& slice,
+                                    std::span<const std::uint8_t> stream,
+                                    std::span<const std::uint8_t> origins);
+
+/// The origin stream of a tier-2 slice: each key's FormOrigin in the
+/// slice's stored order, kFormOriginBytes each (run, position: u64 LE).
+/// Throws std::invalid_argument as slice_form_stream, std::logic_error
+/// for a key without a remembered form or a confirmer without positions.
+[[nodiscard]] std::vector<std::uint8_t> slice_origin_stream(const BandConfirmer& confirmer,
+                                                            const SliceBaseView& slice);
 
 }  // namespace bloomshard::core

@@ -38,6 +38,19 @@ void collect_slice_forms(LocalTier2& t, std::size_t i, const core::SliceBaseView
     std::fill(out.begin(), out.end(), 0);
   }
   t.form_checksums[i] = store::tier2_forms_checksum(out);
+  if (!t.origins) return;
+  const std::uint64_t first_key = t.form_starts[i] / form_bytes;
+  const std::span<std::uint8_t> origins(
+      t.form_origins.data() + first_key * store::kFormOriginRecordBytes,
+      merged.size() * store::kFormOriginRecordBytes);
+  try {
+    const std::vector<std::uint8_t> stream = core::slice_origin_stream(*t.confirmer, merged);
+    std::copy(stream.begin(), stream.end(), origins.begin());
+  } catch (const std::exception& e) {
+    if (err.empty()) err = std::string("confirmation form origins: ") + e.what();
+    std::fill(origins.begin(), origins.end(), 0);
+  }
+  t.form_origin_checksums[i] = store::tier2_forms_checksum(origins);
 }
 
 }  // namespace bloomshard::io

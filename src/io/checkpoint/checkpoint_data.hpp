@@ -39,6 +39,11 @@ struct LocalTier2 {
   std::vector<std::uint64_t> form_starts;     ///< per owned slice, its first byte in `forms`
   std::vector<std::uint8_t> forms;            ///< the owned slices' form streams, back to back
   std::vector<std::uint64_t> form_checksums;  ///< per owned slice
+  /// The key scheme has confirm-origins: each key's origin too (16 bytes
+  /// a key, at 16 x the slice's first key, like the forms).
+  bool origins = false;
+  std::vector<std::uint8_t> form_origins;            ///< the owned slices' origin streams
+  std::vector<std::uint64_t> form_origin_checksums;  ///< per owned slice
 };
 
 /// This rank's first element in /tier2/fingerprints, /tier2/offsets, /tier2/bytes.
@@ -73,7 +78,8 @@ std::uint64_t merge_slice_checked(const core::TwoTierSet& set, std::uint32_t sli
                                   std::string& err);
 
 /// With t.confirmer: the form stream of owned slice `i` (its keys as just
-/// merged into `merged`, in stored order) into t.forms, and its checksum.
+/// merged into `merged`, in stored order) into t.forms, and its checksum;
+/// with t.origins their origin stream into t.form_origins too.
 /// A key without a form (a caller bug) zero-fills the slice's forms and
 /// keeps the first error in `err`, as merge_slice_checked does.
 void collect_slice_forms(LocalTier2& t, std::size_t i, const core::SliceBaseView& merged,

@@ -35,11 +35,13 @@ std::optional<FormScheme> form_scheme_of(const store::CheckpointHeader& h) {
   s.values = key.bands * key.rows;
   s.bits = core::kDefaultConfirmBits;  // the item's /b4: the only forms a scheme names
   s.form_bytes = core::bbit_bytes(s.values, s.bits);
+  s.origins = key.confirm_origins;
   return s;
 }
 
 std::unique_ptr<core::BandConfirmer> make_form_confirmer(const FormScheme& scheme) {
-  return std::make_unique<core::BandConfirmer>(scheme.threshold, scheme.values, scheme.bits);
+  return std::make_unique<core::BandConfirmer>(scheme.threshold, scheme.values, scheme.bits,
+                                               scheme.origins);
 }
 
 std::string form_source_problem(const std::optional<FormScheme>& scheme,
@@ -54,6 +56,10 @@ std::string form_source_problem(const std::optional<FormScheme>& scheme,
     return "confirmation forms of " + std::to_string(forms->form_bytes()) +
            " bytes for a key scheme whose forms have " + std::to_string(scheme->form_bytes);
   }
+  if (scheme && scheme->origins && !forms->keeps_positions()) {
+    return "the key scheme keeps the forms' origins (confirm-origins) but the confirmation forms "
+           "given keep no positions";
+  }
   return {};
 }
 
@@ -63,6 +69,19 @@ namespace {
 // scheme (both there exactly when it confirms).
 std::string presence_problem(const store::FileSource& src, const std::string& where,
                              const std::optional<FormScheme>& scheme, std::uint64_t p) {
+  for (const char* name : {ckpt::kTier2FormOrigins, ckpt::kTier2FormOriginChecksums}) {
+    const bool there = src.has_link(name);
+    const bool want = scheme && scheme->origins;
+    if (want && !there) {
+      return where + ": dataset " + name +
+             " is missing, but the key scheme says confirm-origins (every run of such a state "
+             "holds its keys' origins)";
+    }
+    if (!want && there) {
+      return where + ": holds dataset " + name +
+             ", but the key scheme has no confirm-origins item (origins without their mark)";
+    }
+  }
   for (const char* name : {ckpt::kTier2Forms, ckpt::kTier2FormChecksums}) {
     const bool there = src.has_link(name);
     if (scheme && !there) {
@@ -77,10 +96,13 @@ std::string presence_problem(const store::FileSource& src, const std::string& wh
     }
   }
   if (!scheme) return {};
-  const std::vector<std::uint64_t> dims = src.dims(ckpt::kTier2FormChecksums);
-  if (dims.size() != 1 || dims[0] != p) {
-    return where + ": dataset " + ckpt::kTier2FormChecksums + " is not 1-D of " +
-           std::to_string(p) + " values (one per slice)";
+  for (const char* name : {ckpt::kTier2FormChecksums, ckpt::kTier2FormOriginChecksums}) {
+    if (std::string_view(name) == ckpt::kTier2FormOriginChecksums && !scheme->origins) continue;
+    const std::vector<std::uint64_t> dims = src.dims(name);
+    if (dims.size() != 1 || dims[0] != p) {
+      return where + ": dataset " + name + " is not 1-D of " + std::to_string(p) +
+             " values (one per slice)";
+    }
   }
   return {};
 }
@@ -95,7 +117,7 @@ std::vector<std::string> read_run_forms(const comm::Communicator& comm, const Ru
   std::vector<std::string> problems;
   const std::string where = src.path.string();
   const Hdf5FileSource file(src.file, src.dxpl);
-  std::optional<store::Tier2Forms> forms;
+  std::optional<store::Tier2Forms> forms, origins;
   // Every rank reads the same metadata, so every rank finds the same
   // problem here; a mapping that fails on one rank is agreed below, so that
   // none reaches the collective read alone.
@@ -105,7 +127,12 @@ std::vector<std::string> read_run_forms(const comm::Communicator& comm, const Ru
           !p.empty()) {
         problems.push_back(std::move(p));
       } else if (scheme) {
-        forms.emplace(file, FileMapping::map(src.path), *src.index, scheme->form_bytes);
+        const std::shared_ptr<const store::FileMapping> mapped = FileMapping::map(src.path);
+        forms.emplace(file, mapped, *src.index, scheme->form_bytes);
+        if (scheme->origins) {
+          origins.emplace(file, mapped, *src.index, store::kFormOriginRecordBytes,
+                          store::kFormOriginsData);
+        }
       }
       return 0;
     });
@@ -114,12 +141,17 @@ std::vector<std::string> read_run_forms(const comm::Communicator& comm, const Ru
   }
   if (!scheme || (!check_slices && into == nullptr)) return problems;
   if (comm.any(!problems.empty())) return problems;
-  std::vector<std::uint64_t> sums(range.size());
+  std::vector<std::uint64_t> sums(range.size()), origin_sums(range.size());
   try {
     with_file_context(src.path, [&] {
       const Hid d = open_dataset(src.file, ckpt::kTier2FormChecksums);
       read_1d_collective(comm, d.get(), src.dxpl, H5T_NATIVE_UINT64, range.first, sums.data(),
                          sums.size(), 8);
+      if (scheme->origins) {
+        const Hid o = open_dataset(src.file, ckpt::kTier2FormOriginChecksums);
+        read_1d_collective(comm, o.get(), src.dxpl, H5T_NATIVE_UINT64, range.first,
+                           origin_sums.data(), origin_sums.size(), 8);
+      }
       return 0;
     });
   } catch (const std::exception& e) {
@@ -132,8 +164,19 @@ std::vector<std::string> read_run_forms(const comm::Communicator& comm, const Ru
       problems.push_back(std::move(p));
       continue;
     }
+    if (origins) {
+      if (std::string p = origins->check(s, origin_sums[s - range.first], where); !p.empty()) {
+        problems.push_back(std::move(p));
+        continue;
+      }
+    }
     if (into == nullptr) continue;
     try {
+      if (origins) {
+        core::adopt_slice_form_stream(*into, views[s - range.first], forms->view(s),
+                                      origins->view(s));
+        continue;
+      }
       core::adopt_slice_form_stream(*into, views[s - range.first], forms->view(s));
     } catch (const std::exception& e) {
       problems.push_back(where + " forms of tier-2 slice " + std::to_string(s) + ": " + e.what());

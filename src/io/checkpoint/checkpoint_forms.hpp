@@ -33,6 +33,9 @@ struct FormScheme {
   std::uint32_t values = 0;  ///< K = bands x rows values a form packs
   std::uint32_t bits = 0;    ///< bits per value (4)
   std::size_t form_bytes = 0;
+  /// The item confirm-origins=v1: every run also holds each key's origin
+  /// (/tier2/form_origins, /tier2/form_origin_checksums).
+  bool origins = false;
 };
 
 /// The forms a state with header `h` carries: nullopt when its key scheme
@@ -40,11 +43,13 @@ struct FormScheme {
 /// CheckpointError when the key scheme cannot be read.
 [[nodiscard]] std::optional<FormScheme> form_scheme_of(const store::CheckpointHeader& h);
 
-/// An empty confirmer for the forms of `scheme`.
+/// An empty confirmer for the forms of `scheme` (keeping positions, to
+/// hold the origins, when the scheme has them).
 [[nodiscard]] std::unique_ptr<core::BandConfirmer> make_form_confirmer(const FormScheme& scheme);
 
 /// "" or why `forms` cannot serve a state of `scheme` (none given for a
-/// confirming state, given for one that is not, another form size).
+/// confirming state, given for one that is not, another form size, no
+/// positions kept for a scheme with origins).
 [[nodiscard]] std::string form_source_problem(const std::optional<FormScheme>& scheme,
                                               const core::BandConfirmer* forms);
 
@@ -59,11 +64,12 @@ struct RunFormsSource {
 /// Collective: the forms of the run `src` for the slices `range` of a
 /// state of `scheme` (nullopt: a state without confirmation). Checks that
 /// /tier2/forms and /tier2/form_checksums are there exactly when the
-/// scheme confirms and have the run's size; with `check_slices` (or
-/// `into`) every slice of `range` against its checksum; with `into`, hands
-/// slice s's forms to it in `views[s - range.first]`'s key order. Returns
-/// the local problems, each naming the file, the slice and the dataset
-/// (the caller agrees on them).
+/// scheme confirms, /tier2/form_origins and /tier2/form_origin_checksums
+/// exactly when it has origins, each of the run's size; with
+/// `check_slices` (or `into`) every slice of `range` against its
+/// checksums; with `into`, hands slice s's forms (and origins) to it in
+/// `views[s - range.first]`'s key order. Returns the local problems, each
+/// naming the file, the slice and the dataset (the caller agrees on them).
 [[nodiscard]] std::vector<std::string> read_run_forms(const comm::Communicator& comm,
                                                       const RunFormsSource& src,
                                                       const std::optional<FormScheme>& scheme,

@@ -526,6 +526,7 @@ VerifyReport verify_checkpoint(const comm::Communicator& comm, const std::filesy
   if (forms) {
     report.forms = idx.summary.tier2_keys;
     report.form_bytes = forms->form_bytes;
+    if (forms->origins) report.origins = idx.summary.tier2_keys;
   }
   const auto check_forms = [&](const Tier2File& t) {
     const RunFormsSource src{t.path, t.hid, t.dxpl.get(), &t.index};

@@ -165,6 +165,7 @@ struct VerifyReport {
   std::vector<std::string> problems;
   std::uint64_t forms = 0;       ///< confirmation forms checked (every key's, all runs)
   std::uint64_t form_bytes = 0;  ///< bytes of one form (0: the state has none)
+  std::uint64_t origins = 0;     ///< form origins checked (confirm-origins states)
 };
 
 /// Collective: recomputes every checksum of `file` and of every run file it

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "bloomshard/store/tier2_forms.hpp"
 #include "comm/heartbeat.hpp"
 #include "comm/mpi_error.hpp"
 #include "core/window/slot_window.hpp"
@@ -181,7 +182,7 @@ std::string check_tiling(const comm::Communicator& comm, core::SliceRange owned,
 }
 
 LocalTier2 prepare_local(const core::TwoTierSet& set, std::size_t depth,
-                         const core::BandConfirmer* forms) {
+                         const core::BandConfirmer* forms, bool origins) {
   const core::SliceRange owned = set.owned();
   const std::size_t n = owned.size();
   const std::size_t num_layers = set.bloom().num_layers();
@@ -212,6 +213,11 @@ LocalTier2 prepare_local(const core::TwoTierSet& set, std::size_t depth,
     }
     t.forms.resize(at);
     t.form_checksums.resize(n);
+    t.origins = origins;
+    if (origins) {
+      t.form_origins.resize(t.total_keys * store::kFormOriginRecordBytes);
+      t.form_origin_checksums.resize(n);
+    }
   }
   return t;
 }
@@ -383,11 +389,16 @@ std::string write_run_file(const comm::Communicator& comm, const std::filesystem
     targets.bytes = bytes.get();
     // The forms (--confirm-jaccard), created before any data is written.
     const std::uint64_t form_bytes = t.confirmer != nullptr ? t.confirmer->form_bytes() : 0;
-    Hid forms, form_checksums;
+    Hid forms, form_checksums, origins, origin_checksums;
     if (t.confirmer != nullptr) {
       forms = create_contiguous_dataset(file.get(), ckpt::kTier2Forms, H5T_STD_U8LE,
                                         all_keys * form_bytes);
       form_checksums = per_slice_dataset(ckpt::kTier2FormChecksums);
+    }
+    if (t.origins) {  // two u64 a key: run ordinal, position
+      origins = create_contiguous_dataset(file.get(), ckpt::kTier2FormOrigins, H5T_STD_U64LE,
+                                          all_keys * 2);
+      origin_checksums = per_slice_dataset(ckpt::kTier2FormOriginChecksums);
     }
     err = write_data(comm, tmp, set, targets, t, starts, dxpl.get(), wanted, progress, used_direct);
     write_per_slice(checksums.get(), t.checksums);
@@ -396,6 +407,12 @@ std::string write_run_file(const comm::Communicator& comm, const std::filesystem
                           t.forms.data(), t.forms.size(), 1, &progress.tracker);
       write_per_slice(form_checksums.get(), t.form_checksums);
       progress.written += t.forms.size();
+    }
+    if (t.origins) {  // the host's u64 (little-endian on every supported host) as written
+      write_1d_collective(comm, origins.get(), dxpl.get(), H5T_NATIVE_UINT64, starts.keys * 2,
+                          t.form_origins.data(), t.form_origins.size() / 8, 8, &progress.tracker);
+      write_per_slice(origin_checksums.get(), t.form_origin_checksums);
+      progress.written += t.form_origins.size();
     }
   }
   file.close("H5Fclose");
@@ -577,7 +594,7 @@ core::CompactionPlan compaction_plan(const CheckpointHeader& h,
 std::uint64_t space_needed(const CheckpointHeader& h, std::span<const CheckpointLayerInfo> layers,
                            const CheckpointRunRef& new_run, std::uint64_t form_bytes) {
   const std::uint64_t p = h.params.num_slices;
-  std::uint64_t need = new_run.keys * (16 + form_bytes) + new_run.bytes + p * 8 * 5 + (1U << 20);
+  std::uint64_t need = new_run.keys * (16 + form_bytes) + new_run.bytes + p * 8 * 6 + (1U << 20);
   for (const CheckpointLayerInfo& l : layers) {
     need += p * l.geometry.blocks_per_slice * core::kBlockWords * 8 + p * 8;
   }
@@ -708,7 +725,8 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   LocalTier2 local;
   std::uint64_t delta_write_bytes = 0;
   try {
-    local = prepare_local(set, plan.merge_runs, options.forms);
+    const std::optional<FormScheme> scheme = form_scheme_of(h);
+    local = prepare_local(set, plan.merge_runs, options.forms, scheme && scheme->origins);
     for (std::uint32_t s = set.owned().first; s < set.owned().last; ++s) {
       const core::SliceSize d = set.exact().merged_slice_size(s, 0);
       delta_write_bytes += d.keys * 16 + 8 + d.bytes;
@@ -722,7 +740,9 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   refs.push_back({new_run.id, new_run.level, comm.allreduce_sum(local.total_keys),
                   comm.allreduce_sum(local.total_bytes), new_run.slot});
   if (comm.rank() == 0) {
-    const std::uint64_t form_bytes = options.forms != nullptr ? options.forms->form_bytes() : 0;
+    // Origins: 16 more bytes a key.
+    std::uint64_t form_bytes = options.forms != nullptr ? options.forms->form_bytes() : 0;
+    if (local.origins) form_bytes += store::kFormOriginRecordBytes;
     err = reserve_space(state_dir, space_needed(h, layers, refs.back(), form_bytes));
   }
   agree_or_throw(comm, err, context);
