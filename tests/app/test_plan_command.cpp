@@ -126,6 +126,11 @@ TEST(PlanCommand, LoadedFormsOfAConfirmingState) {
   EXPECT_EQ(loaded_forms_plan(c, 4000000, 2),
             "; the state's forms of 4.0M band keys loaded ~221.3 MiB/rank");
   EXPECT_EQ(loaded_forms_plan(c, 0, 2), "");
+  // A state that keeps origins: 12 B more a key (position and run).
+  c.key.confirm_origins = true;
+  EXPECT_EQ(loaded_forms_plan(c, 4000000, 2),
+            "; the state's forms of 4.0M band keys loaded ~244.1 MiB/rank");
+  c.key.confirm_origins = false;
   c.key.confirm_jaccard = 0.0;
   EXPECT_EQ(loaded_forms_plan(c, 4000000, 2), "");
 }

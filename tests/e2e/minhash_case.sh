@@ -530,7 +530,7 @@ case_annotate_confirm() {
     b=$(json_field "$TMP/out-bloomshard/metrics.json" $m)
     [[ $a == "$b" ]] || fail "metrics $m: filter mode $a, annotate mode $b"
   done
-  grep -q -- "in memory ~[0-9.]* MiB/rank (with the positions of annotate mode)" \
+  grep -q -- "in memory ~[0-9.]* MiB/rank (with their origins)" \
     "$TMP/out-bloomshard.log" || fail "the plan line does not count the positions"
   log "one file: flags, estimates and matches exact in both formats, flags as filter mode's"
   # 2. Several readers: the guarantees; exact at 1 rank.

@@ -108,7 +108,8 @@ TEST(StoreTier2Forms, ADatasetOfAnotherSizeOrNoneIsRefused) {
     (void)run.open();
     FAIL() << "a dataset one byte short was taken";
   } catch (const CheckpointError& e) {
-    EXPECT_STREQ(e.what(), "dataset /tier2/forms is not 1-D of 12 bytes (3 keys x 4-byte forms)");
+    EXPECT_STREQ(e.what(),
+                 "dataset /tier2/forms is not 1-D of 12 bytes (3 keys x 4 bytes of forms)");
   }
   run.src.dataset(ckpt::kTier2Forms).dims = {12};
   run.src.dataset(ckpt::kTier2Forms).placement = {false, kFormsAt};

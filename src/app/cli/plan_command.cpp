@@ -301,8 +301,9 @@ std::string loaded_forms_plan(const DedupConfig& c, std::uint64_t state_keys, st
   char text[160];
   std::snprintf(text, sizeof text, "; the state's forms of %s band keys loaded ~%.1f MiB/rank",
                 core::count_label(static_cast<double>(state_keys)).c_str(),
-                static_cast<double>(core::confirm_table_bytes(per_rank, c.key.bands * c.key.rows,
-                                                              core::kDefaultConfirmBits)) /
+                static_cast<double>(core::confirm_table_bytes(
+                    per_rank, c.key.bands * c.key.rows, core::kDefaultConfirmBits,
+                    c.annotate.mode == RunMode::kAnnotate || c.key.confirm_origins)) /
                     (1024.0 * 1024.0));
   return text;
 }
@@ -348,13 +349,15 @@ std::string dedup_plan_line(const DedupConfig& c, const InputSample& sample, std
     line += facts;
     if (c.key.confirm_jaccard > 0.0) {  // the owners' forms, beside the plan below
       const std::uint64_t keys = in.records * c.key.bands / std::max<std::uint32_t>(1, ranks);
-      // Annotate mode keeps each key's first record's position beside its form.
-      const bool positions = c.annotate.mode == RunMode::kAnnotate;
+      // Annotate mode, and every run of a state that keeps origins (a new
+      // confirming state's included), keep each key's first record's
+      // position and run beside its form.
+      const bool positions = c.annotate.mode == RunMode::kAnnotate || c.key.confirm_origins;
       std::snprintf(facts, sizeof facts, ", forms of --confirm-jaccard in memory ~%.1f MiB/rank%s",
                     static_cast<double>(core::confirm_table_bytes(
                         keys, c.key.bands * c.key.rows, core::kDefaultConfirmBits, positions)) /
                         (1024.0 * 1024.0),
-                    positions ? " (with the positions of annotate mode)" : "");
+                    positions ? " (with their origins)" : "");
       line += facts;
     }
     // Which band keys repeat is not sampled: every one is counted new.
