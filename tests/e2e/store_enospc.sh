@@ -48,11 +48,23 @@ log "last committed generation $g verifies"
 # Fix the cause: grow the file system, then the same command resumes.
 umount "$MNT"
 mounted=0
+# The loop device of that mount may be detached only after umount returns
+# (autoclear). While it lives, `mount -o loop` of the same image reuses it,
+# and its cached blocks still hold the 12 MiB file system: the "grown"
+# disk was full at once in one CI run (2026-12-06). Wait until no loop
+# device refers to the image, and check the size after mounting.
+for _ in $(seq 100); do
+  [[ -z $(losetup -j "$IMG" 2>/dev/null) ]] && break
+  sleep 0.1
+done
+[[ -z $(losetup -j "$IMG" 2>/dev/null) ]] || fail "the image's loop device stays attached: $(losetup -j "$IMG")"
 truncate -s 256M "$IMG"
 e2fsck -f -y "$IMG" >/dev/null 2>&1 || true
 resize2fs "$IMG" >/dev/null 2>&1 || fail "resize2fs failed"
 mount -o loop "$IMG" "$MNT"
 mounted=1
+avail=$(df --output=avail -k "$MNT" | tail -1 | tr -d ' ')
+((avail > 200000)) || fail "the file system did not grow: ${avail} KiB free after resize2fs to 256 MiB"
 rc=0
 timeout -s KILL 180 "${CMD[@]}" >"$TMP/resume.log" 2>&1 || rc=$?
 ((rc == 0)) || { cat "$TMP/resume.log" >&2; fail "resume after growing the disk exited $rc"; }

@@ -65,10 +65,19 @@ slurm_stop() { # idempotent: shut the daemons down, kill leftovers by pid, drop 
   SLURM_TMP=""
 }
 
-slurm_free_port() { # a TCP port nobody listens on (two in a row: ctld, d)
-  local port
+# slurm_free_port: a TCP port nobody listens on (two in a row: ctld, d),
+# below the kernel's ephemeral range (ip_local_port_range, 32768 here): a
+# port inside it can be the local end of any connection on the machine (an
+# MPI job's, another test's) when slurmctld binds, which the connect probe
+# cannot see, and slurmctld then dies with "Address already in use" (seen
+# once in a fresh-clone CI run, 2026-12-06).
+slurm_free_port() {
+  local port low=32768 span
+  read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+  span=$((low - 2 - 20000))
+  ((span >= 1000)) || span=1000 # an unusual range: back to the old window
   while :; do
-    port=$((20000 + RANDOM % 20000))
+    port=$((20000 + RANDOM % span))
     if ! (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null &&
       ! (echo >"/dev/tcp/127.0.0.1/$((port + 1))") 2>/dev/null; then
       echo "$port"
