@@ -3,9 +3,9 @@
 //  - --revalidate-inputs' check of a changed input's records read so far
 //    (revalidate_consumed_prefix): each way it refuses, and the one way it
 //    accepts;
-//  - rank 0's setup (setup_on_rank0): inputs that cannot be found, and a
-//    stale temporary of a killed attempt that cannot be deleted (a
-//    read-only tmpfs; root only, skipped elsewhere);
+//  - rank 0's setup (setup_on_rank0): inputs that cannot be found, an input
+//    dir without input files, and a stale temporary of a killed attempt
+//    that cannot be deleted (a read-only tmpfs; root only, skipped elsewhere);
 //  - the metrics of a finished run written from its state
 //    (write_metrics_of_finished_run): never over an existing file, never
 //    from a generation that does not read.
@@ -136,6 +136,18 @@ TEST_F(RunSetupCoverageTest, SetupRefusesInputsThatCannotBeFoundBeforeAnyWork) {
   ASSERT_FALSE(setup.empty());
   EXPECT_EQ(setup[0], static_cast<char>(kExitUsage)) << setup;
   EXPECT_NE(setup.find((dir_ / "missing").string()), std::string::npos) << setup;
+  EXPECT_FALSE(fs::exists(dir_ / "state"));
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+TEST_F(RunSetupCoverageTest, SetupRefusesAnInputDirWithNoInputFiles) {
+  fs::create_directories(dir_ / "in/empty-subdir");
+  DedupConfig c;
+  c.inputs = {(dir_ / "in").string()};
+  c.output_dir = (dir_ / "out").string();
+  c.state_dir = (dir_ / "state").string();
+  EXPECT_EQ(setup_on_rank0(c),
+            std::string(1, static_cast<char>(kExitUsage)) + "no input files found");
   EXPECT_FALSE(fs::exists(dir_ / "state"));
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
