@@ -28,11 +28,13 @@ RunManifest two_inputs() {
     m.inputs.push_back(p);
   }
   m.inputs[0].done = true;
+  m.inputs[0].cursor = {90, 5000};
   m.inputs[0].output_length = 1234;
+  m.inputs[1].cursor = {40, 3000};  // read up to byte 3000
   m.input_order = InputOrderProgress{};
   m.input_order->watermark = core::order_position(tag(0, 100));
   m.input_order->kept = {{tag(0, 200), core::hash_key("x")}, {tag(1, 10), core::hash_key("y")}};
-  m.input_order->retracted = {{tag(1, 4999), core::hash_key("z")}};
+  m.input_order->retracted = {{tag(1, 2999), core::hash_key("z")}};
   m.input_order->cut_outputs = {{0, 1234}};
   return m;
 }
@@ -69,8 +71,11 @@ TEST(InputOrderManifest, DamagedEntriesAreRefusedByName) {
   const std::string kept = std::to_string(tag(0, 200));
   EXPECT_NE(refusal(m, "\"version\":1", "\"version\":2").find("input_order: version 2"),
             std::string::npos);
-  // A tag past its input's size, of no input, or zero.
+  // A tag past what its input had read (its size, its cursor), of no input, or zero.
   EXPECT_NE(refusal(m, kept, std::to_string(tag(0, 5000))).find("'kept' entry 0: tag"),
+            std::string::npos);
+  const std::string retracted = std::to_string(tag(1, 2999));
+  EXPECT_NE(refusal(m, retracted, std::to_string(tag(1, 3000))).find("'retracted' entry 0: tag"),
             std::string::npos);
   EXPECT_NE(refusal(m, kept, std::to_string(tag(2, 1))).find("'kept' entry 0"), std::string::npos);
   EXPECT_NE(refusal(m, kept, "0").find("names no record"), std::string::npos);

@@ -1,5 +1,6 @@
 #include "app/run/input_order_manifest.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <tuple>
 #include <vector>
@@ -58,8 +59,20 @@ std::vector<std::uint64_t> flat(const std::vector<core::CrossInputRetraction>& c
   return v;
 }
 
-// (tag, hi, lo) triples: each tag names a record of an input of `m`, in
-// ascending (tag, hash) order.
+// Whether `offset` (a decompressed offset) lies in what input `p` had read
+// at the cut: before its cursor, or a split input's range cursors (a copy
+// that was decided was read; a compressed input's offsets are past its
+// size).
+bool read_at_cut(const InputProgress& p, std::uint64_t offset) {
+  if (p.ranges.empty()) return offset < p.cursor.decompressed_offset;
+  if (p.done) return offset < p.file.size;  // joined: every range read
+  return std::any_of(p.ranges.begin(), p.ranges.end(), [&](const RangeProgress& r) {
+    return offset >= r.begin && offset < r.cursor.decompressed_offset;
+  });
+}
+
+// (tag, hi, lo) triples: each tag names a record that an input of `m` had
+// read at the cut, in ascending (tag, hash) order.
 std::vector<core::CrossInputRetraction> copies(const std::vector<std::uint64_t>& v, const char* key,
                                                const RunManifest& m) {
   std::vector<core::CrossInputRetraction> out;
@@ -68,8 +81,8 @@ std::vector<core::CrossInputRetraction> copies(const std::vector<std::uint64_t>&
     const core::OrderTag t = v[j];
     const std::string entry = "'" + std::string(key) + "' entry " + std::to_string(j / 3);
     if (t == 0 || core::order_input(t) >= m.inputs.size() ||
-        core::order_offset(t) >= m.inputs[core::order_input(t)].file.size) {
-      throw bad(entry + ": tag " + std::to_string(t) + " names no record of an input");
+        !read_at_cut(m.inputs[core::order_input(t)], core::order_offset(t))) {
+      throw bad(entry + ": tag " + std::to_string(t) + " names no record an input had read");
     }
     const core::CrossInputRetraction c{t, {v[j + 1], v[j + 2]}};
     if (!out.empty() && std::tie(out.back().tag, out.back().hash.hi, out.back().hash.lo) >=

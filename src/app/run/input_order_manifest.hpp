@@ -24,7 +24,8 @@ void put_input_order(std::string& out, const InputOrderProgress& p);
 /// Reads the "input_order" object `e` of a manifest whose inputs are `m`'s
 /// (read before it). Throws std::runtime_error naming the field and the
 /// entry for another version, an odd-sized list, a tag that names no
-/// record of an input (input index, offset past its size), a kept copy
+/// record an input had read at the cut (input index, offset past its
+/// cursor or its ranges' cursors), a kept copy
 /// before the watermark, lists out of order, or a cut output of an input
 /// that is not done or whose output_length is not the cut length.
 [[nodiscard]] InputOrderProgress read_input_order(simdjson::dom::element e, const RunManifest& m);
