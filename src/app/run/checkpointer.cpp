@@ -59,6 +59,9 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
     m.input_order->retracted.clear();
     if (renames_pending_) m.input_order->cut_outputs = *end_pass_;
   }
+  // Only rank 0 writes the manifest: the others drop their copy of the
+  // gathered table at once (it can be tens of MB), keeping the mark.
+  if (m.input_order && comm_.rank() != 0) *m.input_order = InputOrderProgress{};
   std::vector<std::uint64_t> reject_lengths(comm_.usize(), 0);
   reject_lengths[comm_.urank()] = feed.reject_length();
   reject_lengths = comm_.allreduce_sum(reject_lengths);
@@ -94,6 +97,7 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
     try {
       refresh_input_windows(m);  // docs/inputs.md "Replaced inputs"
       h.manifest_json = manifest_to_json(m);
+      if (m.input_order) *m.input_order = InputOrderProgress{};  // in the text now
     } catch (const std::exception& e) {
       manifest_error = e.what();
     }

@@ -51,12 +51,22 @@ void put_list(std::string& out, const char* key, const std::vector<std::uint64_t
   out += ']';
 }
 
-std::vector<std::uint64_t> flat(const std::vector<core::CrossInputRetraction>& copies) {
-  std::vector<std::uint64_t> v;
-  v.reserve(copies.size() * 3);
-  for (const core::CrossInputRetraction& c : copies)
-    v.insert(v.end(), {c.tag, c.hash.hi, c.hash.lo});
-  return v;
+// The copies as (tag, hi, lo) numbers straight into `out` (no list of
+// numbers in between: the table can be a million copies).
+void put_copies(std::string& out, const char* key,
+                const std::vector<core::CrossInputRetraction>& copies) {
+  out += ",\"";
+  out += key;
+  out += "\":[";
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(copies[i].tag);
+    out += ',';
+    out += std::to_string(copies[i].hash.hi);
+    out += ',';
+    out += std::to_string(copies[i].hash.lo);
+  }
+  out += ']';
 }
 
 // Whether `offset` (a decompressed offset) lies in what input `p` had read
@@ -99,8 +109,12 @@ std::vector<core::CrossInputRetraction> copies(const std::vector<std::uint64_t>&
 void put_input_order(std::string& out, const InputOrderProgress& p) {
   out += ",\n\"input_order\":{\"version\":" + std::to_string(kInputOrderVersion) +
          ",\"watermark\":" + std::to_string(p.watermark);
-  put_list(out, "kept", flat(p.kept));
-  put_list(out, "retracted", flat(p.retracted));
+  // Sized once: growing a string of tens of MB by doubling holds two copies.
+  out.reserve(out.size() + 64 +
+              (p.kept.size() + p.retracted.size()) *
+                  static_cast<std::size_t>(core::kInputOrderManifestBytesPerKey));
+  put_copies(out, "kept", p.kept);
+  put_copies(out, "retracted", p.retracted);
   std::vector<std::uint64_t> cuts;
   for (const CutOutput& c : p.cut_outputs) cuts.insert(cuts.end(), {c.input, c.length});
   put_list(out, "cut_outputs", cuts);
