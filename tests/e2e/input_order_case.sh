@@ -50,6 +50,7 @@ paused_run() {
   PAUSES=$((${PAUSES:-0} + 1))
   local marker=$MARK/bs-pause-$PAUSES
   ln -s "$BIN" "$marker"
+  : >"$log" # emptied here: the background job's own redirection may come after the first poll
   "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$marker" dedup "$@" >"$log" 2>&1 &
   local job=$!
   for ((i = 0; i < 6000; i++)); do
@@ -64,7 +65,8 @@ paused_run() {
     pgrep -f -- "$marker" >/dev/null || break
     sleep 0.02
   done
-  grep -q "fault pause at" "$log" || fail "the run never reached its fault pause: $(cat "$log")"
+  grep -q "fault pause at" "$log" ||
+    fail "the run never reached its fault pause: $(cat "$log")"
 }
 # The 1-rank stateless reference of the corpus in $TMP/in: $TMP/out1.
 reference() {
@@ -80,6 +82,8 @@ reference() {
 same_as_reference() {
   local f
   "$PY" "$CORPUS" check "$TMP/in" "$1" || fail "$2: not the first copies in input order"
+  "$PY" "$EDIR/oracle.py" --input "$TMP/in" --output "$1" --key-field id >"$TMP/oracle.txt" 2>&1 ||
+    fail "$2: the exactly-once oracle: $(tail -3 "$TMP/oracle.txt")"
   [[ $(cd "$TMP/out1" && find . -path ./_rejects -prune -o -type f -print | sort) == \
      $(cd "$1" && find . -path ./_rejects -prune -o -type f -print | sort) ]] ||
     fail "$2: other output files than the 1-rank run's: $(cd "$1" && find . -type f | sort)"
