@@ -195,6 +195,22 @@ case $CASE in
     same_as_reference "$TMP/out" "$kills SIGKILLs (ranks:$seen)"
     log "$kills SIGKILLs over $att attempts on ranks:$seen: identical to the 1-rank run"
 
+    # A kill in the end pass before a generation records it: the temporary
+    # files are there, the outputs untouched; the resume removes the files
+    # and cuts again.
+    rm -rf "$TMP/out" "$TMP/st"
+    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-end-pass-checkpoint paused_run "$TMP/cut.log" "$RANKS" \
+      "${ARGS[@]}" "${ST[@]}" --checkpoint-rounds 2
+    [[ -n $(find "$TMP/out" -name '*.retracted-tmp') ]] || fail "no temporary file before the end pass's generation"
+    [[ -f $TMP/st/LATEST ]] || fail "no generation to resume from: $(cat "$TMP/cut.log")"
+    ! manifest_of "$TMP/st" | grep -q '"cut_outputs":\[[0-9]' || fail "a generation records an unfinished cut"
+    n=$(((RANKS + 1) % 4 + 1))
+    mpi "$n" dedup "${ARGS[@]}" "${ST[@]}" >"$TMP/cut2.log" 2>&1 ||
+      fail "the resume after a kill before the end pass's generation failed: $(cat "$TMP/cut2.log")"
+    [[ -z $(find "$TMP/out" -name '*.retracted-tmp') ]] || fail "temporary files left"
+    same_as_reference "$TMP/out" "a kill before the end pass's generation, resumed on $n ranks"
+    log "a kill before the end pass's generation resumed on $n ranks: identical"
+
     # A kill in the end pass: the cut outputs are recorded, no rename done.
     rm -rf "$TMP/out" "$TMP/st"
     rc=0

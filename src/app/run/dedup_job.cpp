@@ -498,6 +498,7 @@ class DedupJob {
         cut_retracted_copies(world_, s.begun.manifest, s.order->cross_input_retractions(), *s.feed,
                              config_.output_dir, config_.max_line_bytes, durable);
     if (s.checkpointer && !pass.cut.empty()) {
+      fault_pause_in_finish(kPauseBeforeEndPassCheckpoint, world_.rank());
       set_activity("recording the end pass in a checkpoint");
       s.checkpointer->set_end_pass(pass.cut, true);
       s.checkpointer->write(*s.feed, s.set(), s.router->stats(), s.round->number(), false, false);
