@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <span>
@@ -71,12 +72,21 @@ std::uint64_t watermark_of(const std::vector<Reader>& readers) {
 // owner decides each round sorted by tag, settles, and forgets before the
 // watermark. Kept copies less the retracted ones must be exactly the first
 // copy of each key in the one order.
-void check_random_arrival(std::uint64_t seed, bool sort_rounds, bool use_watermark) {
+// With `restarts`, at random rounds the owners' tables are saved
+// (remembered() and the watermark) and restored into 1-4 fresh owners, each
+// taking the entries of its keys (by hash), as a resume on another rank
+// count does; every round's keys go to their owner by hash.
+void check_random_arrival(std::uint64_t seed, bool sort_rounds, bool use_watermark,
+                          bool restarts = false) {
   std::mt19937_64 rng(seed);
+  std::size_t total_resumes = 0;
   for (int trial = 0; trial < 40; ++trial) {
     std::map<std::string, OrderTag> first;
     std::vector<Reader> readers = make_readers(rng, first);
-    FileOrder order(OrderScope::kAcrossInputs);
+    std::vector<std::unique_ptr<FileOrder>> owners;
+    owners.push_back(std::make_unique<FileOrder>(OrderScope::kAcrossInputs));
+    const auto owner_of = [&](const KeyHash& h) { return h.hi % owners.size(); };
+    std::size_t resumes = 0;
     std::set<std::string> tier2;
     std::set<OrderTag> kept;  // less the retracted ones
     std::map<OrderTag, std::string> key_of;
@@ -113,7 +123,21 @@ void check_random_arrival(std::uint64_t seed, bool sort_rounds, bool use_waterma
       }
       const std::size_t retracted_before = retracted.size();
       std::vector<CrossInputRetraction> across;
-      order.settle(keys, sorted_tags, verdicts, retracted, &across);
+      for (std::size_t o = 0; o < owners.size(); ++o) {  // each owner its share, in order
+        std::vector<std::size_t> mine;
+        std::vector<KeyRef> owned_keys;
+        std::vector<OrderTag> owned_tags;
+        std::vector<Verdict> owned_verdicts;
+        for (std::size_t j = 0; j < keys.size(); ++j) {
+          if (owner_of(keys[j].hash) != o) continue;
+          mine.push_back(j);
+          owned_keys.push_back(keys[j]);
+          owned_tags.push_back(sorted_tags[j]);
+          owned_verdicts.push_back(verdicts[j]);
+        }
+        owners[o]->settle(owned_keys, owned_tags, owned_verdicts, retracted, &across);
+        for (std::size_t j = 0; j < mine.size(); ++j) verdicts[mine[j]] = owned_verdicts[j];
+      }
       for (const CrossInputRetraction& r : across) {
         // The hash names the key; the line is found by it in its input's output.
         ASSERT_EQ(r.hash, hash_key(key_of.count(r.tag) ? key_of.at(r.tag) : std::string("?")));
@@ -130,24 +154,49 @@ void check_random_arrival(std::uint64_t seed, bool sort_rounds, bool use_waterma
         }
         ASSERT_EQ(kept.erase(retracted[j]), 1u) << "retracted a copy that was not kept";
       }
-      most_remembered = std::max(most_remembered, order.size());
+      std::size_t remembered = 0;
+      for (const auto& o : owners) remembered += o->size();
+      most_remembered = std::max(most_remembered, remembered);
       if (use_watermark) {
         const std::uint64_t w = watermark_of(readers);
-        order.forget_before(w);
+        for (const auto& o : owners) o->forget_before(w);
         for (const OrderTag t : kept) {
           if (order_position(t) >= w) break;
           // A kept copy before the watermark is final: it is the first copy.
           ASSERT_EQ(first.at(key_of.at(t)), t);
         }
       }
+      if (restarts && rng() % 3 == 0) {  // a checkpoint, and a resume on 1-4 owners
+        std::vector<CrossInputRetraction> saved;
+        for (const auto& o : owners) {
+          const std::vector<CrossInputRetraction> part = o->remembered();
+          ASSERT_EQ(part.size(), o->size());
+          saved.insert(saved.end(), part.begin(), part.end());
+        }
+        const std::uint64_t w = owners.front()->watermark();
+        owners.clear();
+        const std::size_t n = 1 + rng() % 4;
+        for (std::size_t o = 0; o < n; ++o) {
+          owners.push_back(std::make_unique<FileOrder>(OrderScope::kAcrossInputs));
+          owners.back()->forget_before(w);
+        }
+        for (const CrossInputRetraction& e : saved) owners[owner_of(e.hash)]->restore(e);
+        ++resumes;
+      }
     }
+    total_resumes += resumes;
     std::set<OrderTag> expected;
     for (const auto& [key, t] : first) expected.insert(t);
     ASSERT_EQ(kept, expected) << "trial " << trial;
     if (use_watermark) {
-      EXPECT_EQ(order.size(), 0u) << "everything was read: nothing to remember";
+      for (const auto& o : owners) {
+        EXPECT_EQ(o->size(), 0u) << "everything was read: nothing to remember";
+      }
     }
     EXPECT_LE(most_remembered, first.size());
+  }
+  if (restarts) {
+    EXPECT_GE(total_resumes, 40u) << "the resumes the case is about";
   }
 }
 
@@ -157,6 +206,38 @@ TEST(InputOrder, KeepsTheFirstCopyInInputOrderForAnyArrival) {
 
 TEST(InputOrder, KeepsTheFirstCopyWhenRoundsAreSortedAndTheWatermarkForgets) {
   check_random_arrival(22, true, true);
+}
+
+// A resume on another owner count: the saved tables, restored at the
+// owners of their keys, keep deciding as one table would.
+TEST(InputOrder, SavedTablesRestoredOnOtherOwnerCountsKeepTheFirstCopy) {
+  check_random_arrival(23, true, true, true);
+  check_random_arrival(24, false, false, true);
+}
+
+// restore() keeps what the watermark makes final out, and refuses what
+// no saved table holds.
+TEST(InputOrder, RestoreSkipsFinalCopiesAndRefusesBadEntries) {
+  FileOrder order(OrderScope::kAcrossInputs);
+  order.forget_before(order_position(tag_of(2, 100)));
+  order.restore({tag_of(1, 5), hash_key("before")});         // before the watermark
+  order.restore({tag_of(2, 50, true), hash_key("behind")});  // so is this later range's copy
+  order.restore({tag_of(2, 150), hash_key("same")});         // the watermark's input: final
+  order.restore({tag_of(2, 150, true), hash_key("later")});  // a later range of it: kept
+  order.restore({tag_of(3, 0), hash_key("next")});
+  EXPECT_EQ(order.size(), 2u);
+  std::vector<CrossInputRetraction> saved = order.remembered();
+  std::sort(saved.begin(), saved.end(),
+            [](const CrossInputRetraction& a, const CrossInputRetraction& b) {
+              return order_position(a.tag) < order_position(b.tag);
+            });
+  ASSERT_EQ(saved.size(), 2u);
+  EXPECT_EQ(saved[0].hash, hash_key("later"));
+  EXPECT_EQ(saved[1].hash, hash_key("next"));
+  EXPECT_THROW(order.restore({0, hash_key("x")}), std::invalid_argument);
+  FileOrder within;
+  EXPECT_THROW(within.restore({tag_of(0, 1, true), hash_key("x")}), std::invalid_argument);
+  EXPECT_TRUE(within.remembered().empty());
 }
 
 TEST(InputOrder, TagsCompareAsInputThenPosition) {

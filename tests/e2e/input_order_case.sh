@@ -13,7 +13,20 @@
 #                 oracle (input_order_corpus.py: awk '!seen[$key]++' over the
 #                 inputs in order) and is byte for byte the 1-rank run's;
 #                 at N > 1 copies were retracted and left out (metrics).
-#         refusals  --kept-copy first with --state, annotate mode or paragraphs,
+#         state   the same corpus with --state (a checkpoint every 3 rounds): every
+#                 output byte for byte the 1-rank stateless run's; the state
+#                 carries the input-order/v1 mark; a resume with --kept-copy
+#                 arrival, and --kept-copy first on an arrival state, exit 2.
+#         state_kill  with --state, a checkpoint every round: SIGKILLs at random
+#                 moments (after a commit, 0-190 ms on), each attempt on 1-4
+#                 ranks (the first on N); then a kill in the end pass (cut
+#                 outputs recorded in a generation, renames pending; half of
+#                 them then renamed by hand as a kill among the renames would
+#                 leave them), resumed on another rank count; every output
+#                 byte for byte the 1-rank stateless run's. A saved table
+#                 damaged in every generation (checksum fixed) is refused
+#                 naming input_order and the entry.
+#         refusals  --kept-copy first with --window, annotate mode or paragraphs,
 #                 and an unknown value: exit 2 naming the option, nothing written.
 # Set KEEP_TMP=1 to keep the temp dir.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
@@ -22,8 +35,66 @@ CORPUS=$EDIR/input_order_corpus.py
 [[ -f $CORPUS ]] || harness_usage "no input_order_corpus.py in --dir $EDIR"
 command -v zstd >/dev/null || harness_usage "needs the zstd command"
 harness_tmp "input-order-$CASE-$RANKS" "input order $CASE, $RANKS ranks"
+harness_marker # state_kill: each attempt runs BIN through its own symlink
 
 json_field() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+latest() { echo "$1/ckpt-$(cat "$1/LATEST").h5"; }
+# The newest generation's manifest text.
+manifest_of() { h5dump -d /manifest_json "$(latest "$1")"; }
+# paused_run LOG RANKS ARGS...: a dedup run that must reach the fault pause
+# named by BLOOMSHARD_FAULT_PAUSE_IN_FINISH; SIGKILLed there (ranks and
+# launcher, found by their marker).
+paused_run() {
+  local log=$1 n=$2 i
+  shift 2
+  PAUSES=$((${PAUSES:-0} + 1))
+  local marker=$MARK/bs-pause-$PAUSES
+  ln -s "$BIN" "$marker"
+  : >"$log" # emptied here: the background job's own redirection may come after the first poll
+  "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$marker" dedup "$@" >"$log" 2>&1 &
+  local job=$!
+  for ((i = 0; i < 6000; i++)); do
+    grep -q "fault pause at" "$log" 2>/dev/null && break
+    kill -0 "$job" 2>/dev/null || break
+    sleep 0.02
+  done
+  kill_marker "$marker"
+  kill -KILL "$job" 2>/dev/null || true
+  wait "$job" 2>/dev/null || true
+  for ((i = 0; i < 300; i++)); do
+    pgrep -f -- "$marker" >/dev/null || break
+    sleep 0.02
+  done
+  grep -q "fault pause at" "$log" ||
+    fail "the run never reached its fault pause: $(cat "$log")"
+}
+# The 1-rank stateless reference of the corpus in $TMP/in: $TMP/out1.
+reference() {
+  "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7
+  ARGS=(--input "$TMP/in" --key-field id --kept-copy first --batch-bytes 65536 --split-min-bytes 65536)
+  mpi 1 dedup "${ARGS[@]}" --output "$TMP/out1" >"$TMP/r1.log" 2>&1 ||
+    fail "1-rank run failed: $(cat "$TMP/r1.log")"
+}
+# same_as_reference OUT WHAT: the same output files (rejects aside) as the
+# 1-rank run, each with its bytes: plain ones byte for byte, .gz/.zst ones
+# decompressed (a checkpoint ends a gzip member or zstd frame, so a
+# checkpointing run's frame boundaries follow its cuts); and the oracle's.
+same_as_reference() {
+  local f
+  "$PY" "$CORPUS" check "$TMP/in" "$1" || fail "$2: not the first copies in input order"
+  "$PY" "$EDIR/oracle.py" --input "$TMP/in" --output "$1" --key-field id >"$TMP/oracle.txt" 2>&1 ||
+    fail "$2: the exactly-once oracle: $(tail -3 "$TMP/oracle.txt")"
+  [[ $(cd "$TMP/out1" && find . -path ./_rejects -prune -o -type f -print | sort) == \
+     $(cd "$1" && find . -path ./_rejects -prune -o -type f -print | sort) ]] ||
+    fail "$2: other output files than the 1-rank run's: $(cd "$1" && find . -type f | sort)"
+  while IFS= read -r f; do
+    case $f in
+      *.gz) cmp -s <(gzip -dc "$TMP/out1/$f") <(gzip -dc "$1/$f") ;;
+      *.zst) cmp -s <(zstd -qdc "$TMP/out1/$f") <(zstd -qdc "$1/$f") ;;
+      *) cmp -s "$TMP/out1/$f" "$1/$f" ;;
+    esac || fail "$2: $f differs from the 1-rank run's bytes"
+  done < <(cd "$TMP/out1" && find . -path ./_rejects -prune -o -type f -print)
+}
 
 case $CASE in
   records)
@@ -44,11 +115,147 @@ case $CASE in
     [[ $(json_field "$TMP/m1.json" kept) == $(json_field "$TMP/mN.json" kept) ]] ||
       fail "kept counts differ"
     ;;
+  state)
+    reference
+    mpi "$RANKS" dedup "${ARGS[@]}" --output "$TMP/outN" --state "$TMP/st" --checkpoint-rounds 3 \
+      --metrics "$TMP/mN.json" >"$TMP/rN.log" 2>&1 || fail "$RANKS-rank run failed: $(cat "$TMP/rN.log")"
+    same_as_reference "$TMP/outN" "$RANKS ranks with --state"
+    retracted=$(json_field "$TMP/mN.json" retracted)
+    [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "no copy was retracted: the case tests nothing"
+    [[ $(json_field "$TMP/mN.json" checkpoints) -gt 1 ]] || fail "no checkpoint before the end"
+    h5dump -a /normalization "$(latest "$TMP/st")" | grep -q "input-order/v1" ||
+      fail "the state lacks the input-order/v1 mark"
+    manifest_of "$TMP/st" | grep -q '"input_order":{"version":1' || fail "no input_order in the manifest"
+    log "$RANKS ranks with --state: identical to 1 rank, $retracted retracted"
+    # A stopped run keeps its rule: the other --kept-copy is refused (exit 2).
+    "$PY" "$CORPUS" make "$TMP/in2" --files 3 --records 2000 --big-records 2000 --seed 8
+    for first in arrival first; do
+      other=$([[ $first == first ]] && echo arrival || echo first)
+      rm -rf "$TMP/o-$first" "$TMP/s-$first"
+      # Stopped (SIGKILL) while paused after its first checkpoint: unfinished.
+      BLOOMSHARD_FAULT_PAUSE_IN_FINISH=after-first-checkpoint paused_run "$TMP/s.log" "$RANKS" \
+        --input "$TMP/in2" --key-field id --output "$TMP/o-$first" --state "$TMP/s-$first" \
+        --kept-copy "$first" --batch-bytes 65536 --checkpoint-rounds 1
+      rc=0
+      mpi "$RANKS" dedup --input "$TMP/in2" --key-field id --output "$TMP/o-$first" \
+        --state "$TMP/s-$first" --kept-copy "$other" >"$TMP/s2.log" 2>&1 || rc=$?
+      [[ $rc == 2 ]] || fail "a $first state resumed with --kept-copy $other: exit $rc ($(cat "$TMP/s2.log"))"
+      grep -q -- "--kept-copy $first" "$TMP/s2.log" || fail "the refusal names no rule: $(cat "$TMP/s2.log")"
+    done
+    ;;
+  state_kill)
+    reference
+    ST=(--output "$TMP/out" --state "$TMP/st")
+    RANDOM=$((RANKS * 13 + 5))
+    kills=0 att=0 finished=0 seen=""
+    while ((kills < 4)); do
+      att=$((att + 1))
+      n=$((att == 1 ? RANKS : RANDOM % 4 + 1))
+      seen+=" $n"
+      marker=$MARK/bs-$att
+      ln -s "$BIN" "$marker"
+      "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$marker" dedup "${ARGS[@]}" "${ST[@]}" \
+        --checkpoint-rounds 1 >"$TMP/att-$att.log" 2>&1 &
+      job=$!
+      gen0=$(cat "$TMP/st/LATEST" 2>/dev/null || echo none)
+      for ((i = 0; i < 1000; i++)); do # once this attempt committed, 0-190 ms later
+        kill -0 "$job" 2>/dev/null || break
+        [[ $(cat "$TMP/st/LATEST" 2>/dev/null || echo none) != "$gen0" ]] && break
+        sleep 0.01
+      done
+      sleep "0.$((RANDOM % 20))"
+      if ! kill -0 "$job" 2>/dev/null; then
+        rc=0
+        wait "$job" || rc=$?
+        ((rc == 0)) || fail "attempt $att failed with exit $rc: $(cat "$TMP/att-$att.log")"
+        finished=1
+        break
+      fi
+      mapfile -t ranks < <(pgrep -P "$job" -f -- "$marker" || true)
+      kill -KILL "${ranks[@]}" "$job" 2>/dev/null || true
+      wait "$job" 2>/dev/null || true
+      kills=$((kills + 1))
+      for ((i = 0; i < 300; i++)); do
+        pgrep -f -- "$marker" >/dev/null || break
+        sleep 0.02
+      done
+      kill_marker "$marker"
+      if ((kills == 1)); then # a copy to damage: its saved table holds kept copies
+        cp -a "$TMP/st" "$TMP/dst"
+        cp -a "$TMP/out" "$TMP/dout"
+      fi
+    done
+    ((kills >= 2)) || fail "only $kills kills before the job finished"
+    if ((finished == 0)); then
+      n=$((RANDOM % 4 + 1))
+      seen+=" $n"
+      mpi "$n" dedup "${ARGS[@]}" "${ST[@]}" >"$TMP/final.log" 2>&1 ||
+        fail "the final resume failed: $(cat "$TMP/final.log")"
+    fi
+    same_as_reference "$TMP/out" "$kills SIGKILLs (ranks:$seen)"
+    log "$kills SIGKILLs over $att attempts on ranks:$seen: identical to the 1-rank run"
+
+    # A kill in the end pass before a generation records it: the temporary
+    # files are there, the outputs untouched; the resume removes the files
+    # and cuts again.
+    rm -rf "$TMP/out" "$TMP/st"
+    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-end-pass-checkpoint paused_run "$TMP/cut.log" "$RANKS" \
+      "${ARGS[@]}" "${ST[@]}" --checkpoint-rounds 2
+    [[ -n $(find "$TMP/out" -name '*.retracted-tmp') ]] || fail "no temporary file before the end pass's generation"
+    [[ -f $TMP/st/LATEST ]] || fail "no generation to resume from: $(cat "$TMP/cut.log")"
+    ! manifest_of "$TMP/st" | grep -q '"cut_outputs":\[[0-9]' || fail "a generation records an unfinished cut"
+    n=$(((RANKS + 1) % 4 + 1))
+    mpi "$n" dedup "${ARGS[@]}" "${ST[@]}" >"$TMP/cut2.log" 2>&1 ||
+      fail "the resume after a kill before the end pass's generation failed: $(cat "$TMP/cut2.log")"
+    [[ -z $(find "$TMP/out" -name '*.retracted-tmp') ]] || fail "temporary files left"
+    same_as_reference "$TMP/out" "a kill before the end pass's generation, resumed on $n ranks"
+    log "a kill before the end pass's generation resumed on $n ranks: identical"
+
+    # A kill in the end pass: the cut outputs are recorded, no rename done.
+    rm -rf "$TMP/out" "$TMP/st"
+    rc=0
+    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-end-pass-renames paused_run "$TMP/end.log" "$RANKS" \
+      "${ARGS[@]}" "${ST[@]}"
+    mapfile -t temps < <(find "$TMP/out" -name '*.retracted-tmp' | sort)
+    ((${#temps[@]} >= 2)) || fail "fewer than 2 cut outputs pending: ${temps[*]}"
+    manifest_of "$TMP/st" | grep -q '"cut_outputs":\[[0-9]' || fail "the end pass's generation lists no cut output"
+    for ((i = 0; i < ${#temps[@]}; i += 2)); do # as a kill among the renames leaves them
+      mv "${temps[$i]}" "${temps[$i]%.retracted-tmp}"
+    done
+    n=$((RANKS % 4 + 1))
+    mpi "$n" dedup "${ARGS[@]}" "${ST[@]}" >"$TMP/end2.log" 2>&1 ||
+      fail "the resume after the end pass's kill failed: $(cat "$TMP/end2.log")"
+    [[ -z $(find "$TMP/out" -name '*.retracted-tmp') ]] || fail "temporary files left"
+    same_as_reference "$TMP/out" "a kill in the end pass resumed on $n ranks"
+    log "a kill in the end pass (${#temps[@]} cut outputs, half renamed) resumed on $n ranks: identical"
+
+    # A saved table damaged in every generation (checksums fixed): refused by name.
+    /usr/bin/python3 - "$TMP/dst" <<'PYEOF' || fail "cannot damage the saved table"
+import glob, re, sys
+import h5py, xxhash
+for path in glob.glob(sys.argv[1] + "/ckpt-*.h5"):
+    with h5py.File(path, "r+") as h:
+        d = h["manifest_json"]
+        text = d[()]
+        m = re.search(rb'"kept":\[(\d+)', text)
+        if not m:
+            continue
+        bad = text[:m.start(1)] + b"9" * len(m.group(1)) + text[m.end(1):]
+        d[()] = bad
+        d.attrs["checksum"] = xxhash.xxh3_64_intdigest(bad)
+PYEOF
+    rc=0
+    mpi "$RANKS" dedup "${ARGS[@]}" --output "$TMP/dout" --state "$TMP/dst" >"$TMP/dmg.log" 2>&1 || rc=$?
+    ((rc != 0)) || fail "a damaged saved table was resumed: $(cat "$TMP/dmg.log")"
+    grep -q "input_order: 'kept' entry 0" "$TMP/dmg.log" ||
+      fail "the refusal does not name the damaged entry: $(cat "$TMP/dmg.log")"
+    log "a damaged saved table: exit $rc, named"
+    ;;
   refusals)
     # --kept-copy first where it cannot apply yet is refused before any
     # work (exit 2, naming the option), never run quietly in arrival order.
     "$PY" "$CORPUS" make "$TMP/in" --files 2 --records 200 --big-records 200 --seed 7
-    for extra in "--state $TMP/st" "--mode annotate" "--unit paragraph" "BOGUS"; do
+    for extra in "--state $TMP/st --window 4" "--mode annotate" "--unit paragraph" "BOGUS"; do
       args=(--input "$TMP/in" --key-field id --output "$TMP/out" --kept-copy first)
       # shellcheck disable=SC2206
       [[ $extra == BOGUS ]] && args[-1]=sometimes || args+=($extra)

@@ -40,6 +40,10 @@ struct CheckpointHeader {
   /// is kSplitInputsRetractedMark instead, which builds before it (that
   /// would join the retracted records in) do not know.
   bool retracted_records = false;
+  /// The manifest keeps the first copy in input order (its `input_order`
+  /// object): `normalization` is stored with kInputOrderNormalizationMark
+  /// appended (after a split mark, before a window mark) and read back without it.
+  bool input_order = false;
   core::ScalableBloomParams params;
   std::uint64_t generation = 0;
   std::string run_id;

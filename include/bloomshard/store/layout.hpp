@@ -55,6 +55,12 @@ inline constexpr const char* kSplitInputsNormalizationMark = " split-inputs/v1";
 // The same, when ranges also list retracted records (first copy in
 // file order): builds that know only v1 would join those records in.
 inline constexpr const char* kSplitInputsRetractedMark = " split-inputs/v2";
+// A state whose manifest holds an `input_order` object (--kept-copy first:
+// the owners' remembered kept copies and pending retractions) marks its
+// normalization text (after a split mark, before a window mark) so that
+// builds before it, which would drop that object and never leave the
+// retracted copies out, refuse the state ("normalization differs").
+inline constexpr const char* kInputOrderNormalizationMark = " input-order/v1";
 /// Bloom layers a generation may hold: 64 (plain; growth doubles capacity,
 /// so 64 is never reached), 1024 in a windowed state, where every live slot
 /// restarts at layer 0 and a slot much larger than the first opens growth

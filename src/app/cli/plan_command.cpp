@@ -436,8 +436,8 @@ int run_plan(const std::vector<std::string>& args) {
     ("rows", po::value(&rows)->default_value(rows),
      "--unit minhash: dedup's --rows (sizes the confirmation's b-bit signatures)")
     ("kept-copy", po::value(&kept_copy)->default_value(kept_copy),
-     "dedup's --kept-copy: arrival | first (plans each owner's order table, and no "
-     "--state: dedup refuses one with first)")
+     "dedup's --kept-copy: arrival | first (plans each owner's order table, and with "
+     "--state its copy in each checkpoint and the end pass's extra checkpoint)")
     ("inputs", po::value(&in.inputs)->default_value(0),
      "--kept-copy first: the job's input files (0: unknown, the order table planned for "
      "every distinct key)")
@@ -458,8 +458,6 @@ int run_plan(const std::vector<std::string>& args) {
       throw std::invalid_argument("--kept-copy must be arrival or first, not '" + kept_copy + "'");
     }
     in.input_order = kept_copy == "first";
-    // dedup refuses --kept-copy first with --state: such a run has none.
-    if (in.input_order) in.checkpoints = false;
     if (minhash && in.input_order) {
       throw std::invalid_argument(
           "--kept-copy first does not apply with --unit minhash (dedup refuses it)");

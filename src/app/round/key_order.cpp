@@ -1,6 +1,7 @@
 #include "app/round/key_order.hpp"
 
 #include <algorithm>
+#include <tuple>
 #include <vector>
 
 #include "app/feed/minhash_records.hpp"
@@ -32,6 +33,26 @@ class BatchOrder final : public KeyOrder {
   }
   bool in_file_order() const noexcept override { return false; }
 };
+
+// Every rank's `mine`, sorted by (tag, hash) and unique (one allgather).
+std::vector<core::CrossInputRetraction> gather_sorted(
+    const comm::Communicator& world, std::span<const core::CrossInputRetraction> mine) {
+  std::vector<std::uint64_t> flat;
+  flat.reserve(mine.size() * 3);
+  for (const core::CrossInputRetraction& c : mine)
+    flat.insert(flat.end(), {c.tag, c.hash.hi, c.hash.lo});
+  const std::vector<std::uint64_t> all = world.allgather(flat);
+  std::vector<core::CrossInputRetraction> out;
+  out.reserve(all.size() / 3);
+  for (std::size_t j = 0; j + 2 < all.size(); j += 3)
+    out.push_back({all[j], {all[j + 1], all[j + 2]}});
+  const auto before = [](const core::CrossInputRetraction& a, const core::CrossInputRetraction& b) {
+    return std::tie(a.tag, a.hash.hi, a.hash.lo) < std::tie(b.tag, b.hash.hi, b.hash.lo);
+  };
+  std::sort(out.begin(), out.end(), before);
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
 
 // Within one input (split inputs) or across all inputs: the same steps;
 // across inputs the owner also decides each sub-round in tag order and
@@ -110,6 +131,24 @@ class FileOrderKeys final : public KeyOrder {
   std::span<const core::CrossInputRetraction> cross_input_retractions() const override {
     return other_inputs_;
   }
+  std::optional<InputOrderProgress> input_order_cut(
+      const comm::Communicator& world) const override {
+    if (!across()) return std::nullopt;
+    InputOrderProgress p;
+    p.watermark = order_.watermark();
+    p.kept = gather_sorted(world, order_.remembered());
+    p.retracted = gather_sorted(world, other_inputs_);
+    return p;
+  }
+  void restore_input_order(const InputOrderProgress& p, const comm::KeyRouter& router,
+                           int rank) override {
+    if (!across()) return;
+    order_.forget_before(p.watermark);
+    for (const core::CrossInputRetraction& e : p.kept) {
+      if (router.owner_of(e.hash) == static_cast<std::uint32_t>(rank)) order_.restore(e);
+    }
+    if (rank == 0) other_inputs_ = p.retracted;  // gathered again at each cut and at the end
+  }
 
  private:
   [[nodiscard]] bool across() const noexcept {
@@ -167,7 +206,7 @@ std::unique_ptr<KeyOrder> make_input_order(std::size_t reserve) {
 bool keeps_input_order(const DedupConfig& config) {
   return config.kept_copy == KeptCopy::kFirstInInputOrder &&
          config.annotate.mode == RunMode::kFilter && config.key.unit == core::KeyUnit::kRecord &&
-         config.window.window == 0 && config.state_dir.empty();
+         config.window.window == 0;
 }
 
 std::size_t input_order_reserve(const RunManifest& m, std::uint32_t ranks) {

@@ -8,7 +8,7 @@
 //    input stay home; the owner remembers kept copies from later ranges and
 //    retracts one when an earlier copy arrives, as one reader would decide.
 //    Whole records only: a paragraph's or a window's verdicts never flip.
-//  - In input order (filter runs of records without a window or --state,
+//  - In input order (filter runs of records without a window,
 //    docs/inputs.md "Which copy of a duplicate is kept"): as in file order,
 //    but every key is tagged, the owner decides in tag order, retracts
 //    across inputs, and forgets behind the watermark; the copies retracted
@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 
 #include "app/feed/input_feed.hpp"
@@ -82,12 +83,28 @@ class KeyOrder {
       const {
     return {};
   }
+
+  /// Collective in input order (every rank calls it at a checkpoint cut):
+  /// what the owners know beyond tier 2, for the manifest's input_order:
+  /// every rank's remembered kept copies and cross-input retractions,
+  /// sorted, and the watermark. One allgather: 24 bytes a remembered copy
+  /// and a retraction, received by every rank (only rank 0 writes the
+  /// manifest). Every other order: nullopt, nothing exchanged.
+  [[nodiscard]] virtual std::optional<InputOrderProgress> input_order_cut(
+      const comm::Communicator&) const {
+    return std::nullopt;
+  }
+  /// Input order, once before the first round of a resumed run (on any
+  /// rank count): the watermark, the saved kept copies whose key `router`
+  /// gives this rank, and (rank 0) the retractions still waiting for the
+  /// end pass. No communication: every rank reads the same manifest.
+  virtual void restore_input_order(const InputOrderProgress&, const comm::KeyRouter&, int) {}
 };
 
 /// Whether a run keeps the one order of all inputs (docs/inputs.md "Which
-/// copy of a duplicate is kept"): a filter run of whole records with no
-/// window and, for now, no --state (a resume would need the owners' memory
-/// back; such runs keep the arrival order across inputs).
+/// copy of a duplicate is kept"): --kept-copy first in a filter run of whole
+/// records with no window, with or without --state (a checkpoint saves the
+/// owners' memory in the manifest's input_order).
 [[nodiscard]] bool keeps_input_order(const DedupConfig& config);
 
 /// Keys an owner's input-order memory is sized for up front: its share of

@@ -49,35 +49,37 @@ std::map<std::size_t, std::vector<RetractedLine>> gather_by_input(
   return by_input;
 }
 
+// Lines and bytes left out of one output, and its cut length.
+struct CutFigures {
+  std::uint64_t lines = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t length = 0;
+};
+
 // Cuts the retracted lines out of an uncompressed output by byte ranges
-// (retracted_line_cut.hpp); returns the lines and bytes left out.
-std::pair<std::uint64_t, std::uint64_t> cut_output(const io::InputFile& input,
-                                                   const std::filesystem::path& out,
-                                                   const std::vector<RetractedLine>& retracted,
-                                                   InputFeed& feed, bool durable) {
+// (retracted_line_cut.hpp) into its temporary file.
+CutFigures cut_output(const io::InputFile& input, const std::filesystem::path& out,
+                      const std::vector<RetractedLine>& retracted, InputFeed& feed, bool durable) {
   const PartWithoutRetracted plan = plan_output_without_retracted(
       input.absolute_path, input.size, out, std::filesystem::file_size(out), retracted,
       [&](std::string_view line) { return feed.key_hash_of(input.format, line); });
-  write_output_without_retracted(out, plan, durable);
-  return {plan.removed_lines, plan.removed_bytes};
+  const std::uint64_t length = write_cut_output(out, plan, durable);
+  return {plan.removed_lines, plan.removed_bytes, length};
 }
 
 // Rewrites one compressed output without the lines of `retracted` keys
-// (decompressed, each line's key parsed and hashed, compressed again);
-// returns the lines and bytes left out. Throws std::runtime_error naming
-// the output.
-std::pair<std::uint64_t, std::uint64_t> rewrite_output(const io::InputFile& input,
-                                                       const std::filesystem::path& out,
-                                                       const std::vector<HashPair>& retracted,
-                                                       InputFeed& feed,
-                                                       std::uint64_t max_line_bytes, bool durable) {
+// (decompressed, each line's key parsed and hashed, compressed again) into
+// its temporary file. Throws std::runtime_error naming the output.
+CutFigures rewrite_output(const io::InputFile& input, const std::filesystem::path& out,
+                          const std::vector<HashPair>& retracted, InputFeed& feed,
+                          std::uint64_t max_line_bytes, bool durable) {
   io::InputFile written = input;  // the output read as an input of the same kind
   written.absolute_path = out;
   written.size = std::filesystem::file_size(out);
   io::RecordReader reader(
       {.max_line_bytes = static_cast<std::size_t>(max_line_bytes), .prefix_digest = false});
   reader.open(written);
-  const std::filesystem::path tmp = out.string() + ".retracted-tmp";
+  const std::filesystem::path tmp = cut_output_temp_path(out);
   io::OutputWriter writer = io::OutputWriter::create(tmp, input.compression, {});
   std::uint64_t lines = 0;
   std::uint64_t bytes = 0;
@@ -103,28 +105,36 @@ std::pair<std::uint64_t, std::uint64_t> rewrite_output(const io::InputFile& inpu
                              " of its " + std::to_string(retracted.size()) +
                              " retracted copies: it does not match this run");
   }
-  std::filesystem::rename(tmp, out);
-  if (durable) io::fsync_path(out.parent_path());
-  return {lines, bytes};
+  return {lines, bytes, std::filesystem::file_size(tmp)};
+}
+
+// Throws on every rank if `error` is set on any (this rank's said first).
+void agree_no_error(const comm::Communicator& world, const std::string& error, const char* step) {
+  if (!error.empty()) {
+    std::cerr << "bloomshard dedup: rank " << world.rank() << ": " << step << ": " << error << '\n';
+  }
+  if (!world.all(error.empty())) {
+    throw std::runtime_error(std::string(step) + " failed" +
+                             (error.empty() ? std::string(" on another rank") : ": " + error));
+  }
 }
 
 }  // namespace
 
-RetractedCopiesPass leave_out_retracted_copies(const comm::Communicator& world,
-                                               const RunManifest& m,
-                                               std::span<const core::CrossInputRetraction> mine,
-                                               InputFeed& feed,
-                                               const std::filesystem::path& output_dir,
-                                               std::uint64_t max_line_bytes, bool durable) {
+RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const RunManifest& m,
+                                         std::span<const core::CrossInputRetraction> mine,
+                                         InputFeed& feed, const std::filesystem::path& output_dir,
+                                         std::uint64_t max_line_bytes, bool durable) {
   const std::map<std::size_t, std::vector<RetractedLine>> by_input = gather_by_input(world, mine);
   RetractedCopiesPass done;
+  std::vector<std::uint64_t> cut;  // (input, length) pairs of this rank
   std::string error;
   for (const auto& [input, retracted] : by_input) {
     if (input % world.usize() != static_cast<std::size_t>(world.rank())) continue;
     try {
       const io::InputFile& file = m.inputs.at(input).file;
       const std::filesystem::path out = io::output_path_for(output_dir, file.relative_path);
-      std::pair<std::uint64_t, std::uint64_t> left_out;
+      CutFigures left_out;
       if (file.compression == io::Compression::kNone) {
         left_out = cut_output(file, out, retracted, feed, durable);
       } else {
@@ -135,25 +145,62 @@ RetractedCopiesPass leave_out_retracted_copies(const comm::Communicator& world,
         hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
         left_out = rewrite_output(file, out, hashes, feed, max_line_bytes, durable);
       }
-      const auto [lines, bytes] = left_out;
-      feed.count_left_out(lines, bytes);
+      feed.count_left_out(left_out.lines, left_out.bytes);
       ++done.outputs;
-      done.lines += lines;
+      done.lines += left_out.lines;
+      cut.insert(cut.end(), {input, left_out.length});
     } catch (const std::exception& e) {
       error = e.what();
       break;
     }
   }
-  if (!error.empty()) {
-    std::cerr << "bloomshard dedup: rank " << world.rank()
-              << ": leaving retracted copies out: " << error << '\n';
-  }
-  if (!world.all(error.empty())) {
-    throw std::runtime_error("leaving retracted copies out of the outputs failed" +
-                             (error.empty() ? std::string(" on another rank") : ": " + error));
-  }
+  agree_no_error(world, error, "leaving retracted copies out of the outputs");
   done.outputs = world.allreduce_sum(done.outputs);
   done.lines = world.allreduce_sum(done.lines);
+  const std::vector<std::uint64_t> all = world.allgather(cut);
+  for (std::size_t j = 0; j + 1 < all.size(); j += 2) {
+    done.cut.push_back({static_cast<std::size_t>(all[j]), all[j + 1]});
+  }
+  std::sort(done.cut.begin(), done.cut.end(),
+            [](const CutOutput& a, const CutOutput& b) { return a.input < b.input; });
+  return done;
+}
+
+void commit_cut_outputs(const comm::Communicator& world, const RunManifest& m,
+                        std::span<const CutOutput> cuts, const std::filesystem::path& output_dir,
+                        bool durable) {
+  std::string error;
+  for (const CutOutput& c : cuts) {
+    if (c.input % world.usize() != static_cast<std::size_t>(world.rank())) continue;
+    try {
+      const std::filesystem::path out =
+          io::output_path_for(output_dir, m.inputs.at(c.input).file.relative_path);
+      const std::filesystem::path tmp = cut_output_temp_path(out);
+      const bool pending = std::filesystem::exists(tmp);
+      const std::filesystem::path& have = pending ? tmp : out;
+      if (const std::uint64_t size = std::filesystem::file_size(have); size != c.length) {
+        throw std::runtime_error("'" + have.string() + "' is " + std::to_string(size) +
+                                 " bytes, but the end pass cut the output to " +
+                                 std::to_string(c.length) + ": it was changed since");
+      }
+      if (pending) commit_cut_output(out, durable);
+    } catch (const std::exception& e) {
+      error = e.what();
+      break;
+    }
+  }
+  agree_no_error(world, error, "renaming the outputs cut of their retracted copies");
+}
+
+RetractedCopiesPass leave_out_retracted_copies(const comm::Communicator& world,
+                                               const RunManifest& m,
+                                               std::span<const core::CrossInputRetraction> mine,
+                                               InputFeed& feed,
+                                               const std::filesystem::path& output_dir,
+                                               std::uint64_t max_line_bytes, bool durable) {
+  RetractedCopiesPass done =
+      cut_retracted_copies(world, m, mine, feed, output_dir, max_line_bytes, durable);
+  commit_cut_outputs(world, m, done.cut, output_dir, durable);
   return done;
 }
 

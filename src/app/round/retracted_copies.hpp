@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <span>
+#include <vector>
 
 #include "app/feed/input_feed.hpp"
 #include "app/run/run_manifest.hpp"
@@ -27,7 +28,31 @@ namespace bloomshard::app {
 struct RetractedCopiesPass {
   std::uint64_t outputs = 0;  ///< outputs rewritten
   std::uint64_t lines = 0;    ///< lines left out
+  /// Every rank's cut outputs, ascending input (the same on every rank).
+  std::vector<CutOutput> cut;
 };
+
+/// Collective: the first half of leave_out_retracted_copies() (below): each
+/// output that holds a retracted copy is written without them into its
+/// temporary file (retracted_line_cut.hpp cut_output_temp_path), fsynced
+/// when `durable`; no output is touched, so a run killed here resumes from
+/// its last checkpoint as if the pass had not begun. A run with --state
+/// records `cut` in a checkpoint before commit_cut_outputs(), so that a
+/// kill during the renames is redone, never cut twice. Throws as below.
+RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const RunManifest& m,
+                                         std::span<const core::CrossInputRetraction> mine,
+                                         InputFeed& feed, const std::filesystem::path& output_dir,
+                                         std::uint64_t max_line_bytes, bool durable);
+
+/// Collective: the second half: the rank (input index mod ranks) renames
+/// each cut output's temporary file over the output (the folder fsynced
+/// when `durable`). At a resume some may be renamed already: an output
+/// without its temporary file must have the cut length. Throws
+/// std::runtime_error on every rank when a temporary file or an output has
+/// another length than `cuts` says (the failing rank names the file).
+void commit_cut_outputs(const comm::Communicator& world, const RunManifest& m,
+                        std::span<const CutOutput> cuts, const std::filesystem::path& output_dir,
+                        bool durable);
 
 /// Collective (every rank, the same `m`, once every input is read). Gathers
 /// every rank's `mine` (KeyOrder::cross_input_retractions(); 24 bytes each,

@@ -152,9 +152,11 @@ PartWithoutRetracted plan_output_without_retracted(const fs::path& input, std::u
   return plan;
 }
 
-void write_output_without_retracted(const fs::path& output, const PartWithoutRetracted& plan,
-                                    bool durable) {
-  const fs::path tmp = output.string() + ".retracted-tmp";
+fs::path cut_output_temp_path(const fs::path& output) { return output.string() + ".retracted-tmp"; }
+
+std::uint64_t write_cut_output(const fs::path& output, const PartWithoutRetracted& plan,
+                               bool durable) {
+  const fs::path tmp = cut_output_temp_path(output);
   try {
     copy_ranges(output, tmp, plan, durable);
   } catch (...) {
@@ -162,8 +164,18 @@ void write_output_without_retracted(const fs::path& output, const PartWithoutRet
     fs::remove(tmp, ignored);
     throw;
   }
-  std::filesystem::rename(tmp, output);
+  return fs::file_size(tmp);
+}
+
+void commit_cut_output(const fs::path& output, bool durable) {
+  fs::rename(cut_output_temp_path(output), output);
   if (durable) io::fsync_path(output.parent_path());
+}
+
+void write_output_without_retracted(const fs::path& output, const PartWithoutRetracted& plan,
+                                    bool durable) {
+  (void)write_cut_output(output, plan, durable);
+  commit_cut_output(output, durable);
 }
 
 }  // namespace bloomshard::app

@@ -48,6 +48,23 @@ using LineKeyHash = std::function<std::optional<core::KeyHash>(std::string_view 
     const std::filesystem::path& output, std::uint64_t output_length,
     std::span<const RetractedLine> retracted, const LineKeyHash& hash_of);
 
+/// Where the end pass writes an output cut of its retracted copies before
+/// renaming it over the output: `output` + ".retracted-tmp".
+[[nodiscard]] std::filesystem::path cut_output_temp_path(const std::filesystem::path& output);
+
+/// Writes the `keep` byte ranges of `output` into cut_output_temp_path(output)
+/// (copy_file_range; pread/pwrite where the kernel or file system cannot),
+/// fsynced when `durable`; the output is left as it is. Returns the
+/// temporary file's length. Throws std::runtime_error naming the file on an
+/// I/O error (the temporary file removed).
+std::uint64_t write_cut_output(const std::filesystem::path& output,
+                               const PartWithoutRetracted& plan, bool durable);
+
+/// Renames cut_output_temp_path(output) over `output` (the folder fsynced
+/// when `durable`). Throws std::filesystem::filesystem_error naming both.
+void commit_cut_output(const std::filesystem::path& output, bool durable);
+
+/// write_cut_output() and commit_cut_output() at once.
 /// Writes the `keep` byte ranges of `output` into `output` + ".retracted-tmp"
 /// (copy_file_range; pread/pwrite where the kernel or file system cannot),
 /// fsynced when `durable`, and renames it over `output` (the folder fsynced

@@ -52,6 +52,16 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   const auto outputs_done = std::chrono::steady_clock::now();
   // 2. The manifest of this cut (the same on every rank).
   RunManifest m = merge_cut(comm_, base_, states, feed.retracted());
+  if (order_ != nullptr) m.input_order = order_->input_order_cut(comm_);  // collective
+  if (end_pass_ && m.input_order) {
+    for (const CutOutput& c : *end_pass_) m.inputs.at(c.input).output_length = c.length;
+    m.input_order->kept.clear();
+    m.input_order->retracted.clear();
+    if (renames_pending_) m.input_order->cut_outputs = *end_pass_;
+  }
+  // Only rank 0 writes the manifest: the others drop their copy of the
+  // gathered table at once (it can be tens of MB), keeping the mark.
+  if (m.input_order && comm_.rank() != 0) *m.input_order = InputOrderProgress{};
   std::vector<std::uint64_t> reject_lengths(comm_.usize(), 0);
   reject_lengths[comm_.urank()] = feed.reject_length();
   reject_lengths = comm_.allreduce_sum(reject_lengths);
@@ -76,6 +86,7 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   h.finished = finished;
   h.split_inputs = has_split_inputs(m);  // marks the state for builds that predate split inputs
   h.retracted_records = has_retracted_records(m);  // and for builds before retractions
+  h.input_order = m.input_order.has_value();       // and for builds before a resumable one
   put_window(config_.window, set, slot_clock_ != nullptr ? slot_clock_->progress() : 0, h);
   // The manifest text is rank 0's alone (the store writes rank 0's copy):
   // the other ranks only sent their cursors (the allreduce above).
@@ -86,6 +97,7 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
     try {
       refresh_input_windows(m);  // docs/inputs.md "Replaced inputs"
       h.manifest_json = manifest_to_json(m);
+      if (m.input_order) *m.input_order = InputOrderProgress{};  // in the text now
     } catch (const std::exception& e) {
       manifest_error = e.what();
     }
@@ -143,6 +155,11 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
 void Checkpointer::note_joined(std::size_t input, std::uint64_t output_length) {
   base_.inputs.at(input).done = true;
   base_.inputs[input].output_length = output_length;
+}
+
+void Checkpointer::set_end_pass(std::vector<CutOutput> cuts, bool renames_pending) {
+  end_pass_ = std::move(cuts);
+  renames_pending_ = renames_pending;
 }
 
 void Checkpointer::wait_for_pruning() const {

@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "app/feed/input_feed.hpp"
 #include "app/options/checkpoint_options.hpp"
@@ -16,6 +18,7 @@
 #include "app/options/option_groups.hpp"
 #include "app/options/window_options.hpp"
 #include "app/report/job_metrics.hpp"
+#include "app/round/key_order.hpp"
 #include "app/run/run_manifest.hpp"
 #include "app/state/window_slots.hpp"
 #include "bloomshard/core/two_tier.hpp"
@@ -77,6 +80,16 @@ class Checkpointer {
   /// --confirm-jaccard: the owner's forms, written beside tier 2's keys
   /// (null: the run does not confirm).
   void set_band_forms(const core::BandConfirmer* forms) { band_forms_ = forms; }
+  /// The run's key order: in input order every generation saves its
+  /// input_order_cut() in the manifest (null, or another order: nothing).
+  /// Not owned; must outlive write() calls.
+  void set_key_order(const KeyOrder* order) { order_ = order; }
+  /// The end pass of the input order cut the outputs `cuts` (into their
+  /// temporary files): later generations record their cut lengths, no
+  /// retraction and no remembered copy (every input is read), and, while
+  /// `renames_pending`, the cuts themselves, so that a resume renames what
+  /// a kill left (app/round/retracted_copies.hpp commit_cut_outputs).
+  void set_end_pass(std::vector<CutOutput> cuts, bool renames_pending);
 
   [[nodiscard]] std::uint64_t written() const noexcept { return written_; }
   [[nodiscard]] double seconds() const noexcept { return seconds_; }
@@ -92,6 +105,9 @@ class Checkpointer {
   std::function<void()> fence_;
   const SlotClock* slot_clock_ = nullptr;
   const core::BandConfirmer* band_forms_ = nullptr;
+  const KeyOrder* order_ = nullptr;
+  std::optional<std::vector<CutOutput>> end_pass_;  // set_end_pass()'s cuts
+  bool renames_pending_ = false;
   std::uint64_t written_ = 0;
   double seconds_ = 0;
   CheckpointMetrics metrics_;

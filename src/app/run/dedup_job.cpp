@@ -25,6 +25,7 @@
 #include "app/round/layer_growth.hpp"
 #include "app/round/phase_timer.hpp"
 #include "app/round/retracted_copies.hpp"
+#include "app/round/retracted_line_cut.hpp"
 #include "app/round/round.hpp"
 #include "app/run/checkpointer.hpp"
 #include "app/run/fault_pause.hpp"
@@ -48,6 +49,7 @@
 #include "core/bloom/sizing_plan.hpp"
 #include "io/checkpoint/checkpoint_generations.hpp"
 #include "io/checkpoint/checkpoint_summary.hpp"
+#include "io/output/output_writer.hpp"
 
 namespace bloomshard::app {
 namespace {
@@ -224,6 +226,9 @@ class DedupJob {
     s->slot_clock->start(s->set(), s->plan.kind == StartKind::kFresh,
                          s->plan.kind == StartKind::kIncremental, s->begun.forms.get());
     if (s->plan.kind == StartKind::kResume) {
+      // Before the outputs are cut to their committed lengths: an end pass
+      // the last generation recorded renames what a kill left.
+      redo_end_pass_renames(*s);
       prepare_resumed_outputs(world_, config_, s->begun.manifest);
     }
     open_feed(*s);
@@ -269,13 +274,41 @@ class DedupJob {
       }
       forms->set_run(static_cast<std::uint32_t>(s.begun.manifest.run_ordinal));
     }
-    if (s.checkpointer) s.checkpointer->set_band_forms(band_confirmer_of(*s.order));
+    if (s.checkpointer) {
+      s.checkpointer->set_band_forms(band_confirmer_of(*s.order));
+      s.checkpointer->set_key_order(s.order.get());
+    }
     if (s.order->in_file_order() && s.plan.kind == StartKind::kResume) remember_kept_copies(s);
+    if (s.order->in_input_order() && s.plan.kind == StartKind::kResume &&
+        s.begun.manifest.input_order) {
+      s.order->restore_input_order(*s.begun.manifest.input_order, *s.router, world_.rank());
+    }
     s.growth.emplace(world_.usize(), world_.allreduce_sum(s.set().bloom().newest_layer_inserted()));
     s.round.emplace(RoundParts{world_, *s.router, s.set(), *s.feed, *s.order, *s.growth,
                                config_.max_exchange_bytes,
                                config_.key.unit == core::KeyUnit::kMinHash});
     s.skipped_inputs = skipped_in_manifest(s.begun.manifest).size();
+  }
+
+  // Collective, at a resume in input order: the outputs the end pass had
+  // cut (the last generation lists them) get their temporary files renamed
+  // over them, if a kill came first (a renamed one is checked by length);
+  // temporary files of an end pass no generation recorded are removed.
+  void redo_end_pass_renames(Segment& s) {
+    const std::optional<InputOrderProgress>& order = s.begun.manifest.input_order;
+    if (!order) return;
+    commit_cut_outputs(world_, s.begun.manifest, order->cut_outputs, config_.output_dir, true);
+    if (world_.rank() != 0) return;
+    for (std::size_t i = 0; i < s.begun.manifest.inputs.size(); ++i) {
+      if (std::any_of(order->cut_outputs.begin(), order->cut_outputs.end(),
+                      [i](const CutOutput& c) { return c.input == i; })) {
+        continue;
+      }
+      std::error_code ignored;
+      fs::remove(cut_output_temp_path(io::output_path_for(
+                     config_.output_dir, s.begun.manifest.inputs[i].file.relative_path)),
+                 ignored);
+    }
   }
 
   void remember_kept_copies(Segment& s) {
@@ -454,11 +487,25 @@ class DedupJob {
   // retracted leave the outputs (app/round/retracted_copies.hpp).
   // No message: the summary must follow the bar; the metrics count the
   // lines as `retracted`.
+  // With --state the cut outputs are recorded in a generation before they
+  // are renamed over the outputs: a kill before that generation resumes
+  // from the last one (no output touched yet), a kill after it renames
+  // what is left (redo_end_pass_renames); no output is ever cut twice.
   void leave_out_retracted(Segment& s) {
     set_activity("leaving retracted copies out of the outputs");
-    leave_out_retracted_copies(world_, s.begun.manifest, s.order->cross_input_retractions(),
-                               *s.feed, config_.output_dir, config_.max_line_bytes,
-                               s.checkpointer.has_value());
+    const bool durable = s.checkpointer.has_value();
+    const RetractedCopiesPass pass =
+        cut_retracted_copies(world_, s.begun.manifest, s.order->cross_input_retractions(), *s.feed,
+                             config_.output_dir, config_.max_line_bytes, durable);
+    if (s.checkpointer && !pass.cut.empty()) {
+      fault_pause_in_finish(kPauseBeforeEndPassCheckpoint, world_.rank());
+      set_activity("recording the end pass in a checkpoint");
+      s.checkpointer->set_end_pass(pass.cut, true);
+      s.checkpointer->write(*s.feed, s.set(), s.router->stats(), s.round->number(), false, false);
+      fault_pause_in_finish(kPauseBeforeEndPassRenames, world_.rank());
+    }
+    commit_cut_outputs(world_, s.begun.manifest, pass.cut, config_.output_dir, durable);
+    if (s.checkpointer) s.checkpointer->set_end_pass(pass.cut, false);
     ProgressSnapshot last = s.last_progress;  // the lines left out count as duplicates
     last.dropped = world_.allreduce_sum(s.feed->counters().dropped);
     s.progress->maybe_report(last);

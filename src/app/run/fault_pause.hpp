@@ -12,6 +12,12 @@ namespace bloomshard::app {
 
 /// Points, in the order the finish passes them.
 inline constexpr const char* kPauseBeforeJoin = "before-join";
+/// Input order with --state: the cut outputs are written into their
+/// temporary files, no generation records them yet ...
+inline constexpr const char* kPauseBeforeEndPassCheckpoint = "before-end-pass-checkpoint";
+/// ... and then recorded in a generation, none renamed yet
+/// (app/round/retracted_copies.hpp).
+inline constexpr const char* kPauseBeforeEndPassRenames = "before-end-pass-renames";
 inline constexpr const char* kPauseBeforeFinalCheckpoint = "before-final-checkpoint";
 inline constexpr const char* kPauseInFinalCommit = "in-final-commit";  ///< rank 0 only
 inline constexpr const char* kPauseAfterFinalCheckpoint = "after-final-checkpoint";

@@ -37,6 +37,7 @@ void adopt_resumed_manifest(const comm::Communicator& world, const DedupConfig& 
   into.counters = std::move(m.counters);
   into.run_id = std::move(m.run_id);
   into.run_ordinal = m.run_ordinal;
+  into.input_order = std::move(m.input_order);  // --kept-copy first: the owners' saved memory
 }
 
 // Collective: generation `g` of the plan's run loaded into `s`; false when

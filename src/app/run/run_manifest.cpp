@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "app/feed/input_windows.hpp"
+#include "app/run/input_order_manifest.hpp"
 #include "io/output/json_escape.hpp"
 
 namespace bloomshard::app {
@@ -267,7 +268,9 @@ std::string manifest_to_json(const RunManifest& m) {
     io::append_json_string_contents(out, reason);
     out += "\":" + std::to_string(n);
   }
-  out += "}}\n";
+  out += '}';
+  if (m.input_order) put_input_order(out, *m.input_order);
+  out += "}\n";
   return out;
 }
 
@@ -354,6 +357,10 @@ RunManifest manifest_from_json(std::string_view json) {
     if (n.get(count) != simdjson::SUCCESS)
       throw std::runtime_error("run manifest: bad reject count");
     m.counters.rejected_by_reason[std::string(reason)] = count;
+  }
+  simdjson::dom::element order;
+  if (doc["input_order"].get(order) == simdjson::SUCCESS) {  // optional: --kept-copy first only
+    m.input_order = read_input_order(order, m);
   }
   return m;
 }

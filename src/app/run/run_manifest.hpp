@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/order/file_order.hpp"
 #include "io/records/input_file.hpp"
 #include "io/records/record_reader.hpp"
 
@@ -167,6 +168,34 @@ inline constexpr CounterField kCounterFields[] = {
     {"unconfirmed_hits", &JobCounters::unconfirmed_hits, false, true},
 };
 
+/// An output that the end pass of the one input order cut into
+/// `<output>.retracted-tmp` (`length` bytes) before a checkpoint recorded
+/// it; the rename over the output may not have happened yet.
+struct CutOutput {
+  std::size_t input = 0;
+  std::uint64_t length = 0;
+  friend bool operator==(const CutOutput&, const CutOutput&) = default;
+};
+
+/// What the owners of a `--kept-copy first` run know beyond tier 2 at the
+/// cut (docs/checkpoint-format.md "input_order"): its presence marks the
+/// run's rule (a manifest without it keeps the arrival order).
+struct InputOrderProgress {
+  /// The watermark (core::order_position) every rank had agreed on.
+  std::uint64_t watermark = 0;
+  /// Every owner's remembered kept copies (core::FileOrder::remembered()),
+  /// sorted by tag; a resume gives each to the owner of its hash.
+  std::vector<core::CrossInputRetraction> kept;
+  /// Kept copies retracted for an earlier copy in another input, not yet
+  /// left out of their outputs (the end pass does), sorted by tag.
+  std::vector<core::CrossInputRetraction> retracted;
+  /// The end pass in flight: the outputs cut into temporary files (their
+  /// inputs' output_length is the cut length already); a resume renames
+  /// those still there and checks the others. Ascending input.
+  std::vector<CutOutput> cut_outputs;
+  friend bool operator==(const InputOrderProgress&, const InputOrderProgress&) = default;
+};
+
 struct RunManifest {
   std::string run_id;
   std::string output_dir;  ///< absolute
@@ -188,6 +217,9 @@ struct RunManifest {
   /// (docs/near-duplicates.md section 6). Written only when nonzero
   /// ("run_ordinal"); absent: 0.
   std::uint64_t run_ordinal = 0;
+  /// Present for a run that keeps the first copy in input order
+  /// (`--kept-copy first`); "input_order", absent in every other manifest.
+  std::optional<InputOrderProgress> input_order;
 };
 
 /// True when any input of the manifest is split into ranges.

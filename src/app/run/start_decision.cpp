@@ -269,7 +269,27 @@ std::string split_marks_refusal(const io::CheckpointHeader& h, const RunManifest
     return "its manifest has retracted records but its normalization text lacks "
            "the split-inputs/v2 mark";
   }
+  if (manifest.input_order.has_value() != h.input_order) {
+    return std::string("its manifest ") + (h.input_order ? "lacks" : "has") +
+           " an input_order object but its normalization text " +
+           (h.input_order ? "has" : "lacks") + " the input-order/v1 mark";
+  }
   return {};
+}
+
+// Why a resume cannot keep the copy the run it goes on keeps, or "": the
+// rule is the state's (an input_order object in its manifest) for the
+// whole run. An arrival-order state has no owners' memory to go on with,
+// and an input-order state's pending retractions must leave the outputs.
+std::string kept_copy_refusal(const DedupConfig& c, const RunManifest& manifest) {
+  const bool first = c.kept_copy == KeptCopy::kFirstInInputOrder;
+  if (manifest.input_order.has_value() == first) return {};
+  return first ? "was started with --kept-copy arrival (or by a build before --kept-copy first "
+                 "could resume), this job asks for --kept-copy first; finish it with "
+                 "--kept-copy arrival, or use another --state"
+               : "was started with --kept-copy first, this job asks for --kept-copy arrival; "
+                 "finish it with --kept-copy first (its retracted copies still wait to leave "
+                 "the outputs), or use another --state";
 }
 
 // A resume of the run that wrote `h`, finished or not: only its own
@@ -304,6 +324,9 @@ StartDecision decide_unfinished(const StartInputs& in, const io::CheckpointHeade
                   ", this job asks for " + run_mode_options(mode) +
                   "; finish it with the same mode (its outputs are half written in it), "
                   "or use another --state");
+  }
+  if (std::string why = kept_copy_refusal(in.config, manifest); !why.empty()) {
+    return refuse(where + " " + why);
   }
   if (std::string lost = lost_outputs_refusal(in.state, manifest, in.config); !lost.empty()) {
     return refuse(lost, kExitFailure);
@@ -363,7 +386,13 @@ StartDecision decide_from_checkpoint(const StartInputs& in, const io::Checkpoint
   const io::CheckpointHeader& h = summary.header;
   const std::string cannot = "cannot use the checkpoint in '" + in.state.string() + "': ";
   if (std::string why = header_refusal(in, h, d.plan); !why.empty()) return refuse(cannot + why);
-  const RunManifest manifest = manifest_from_json(h.manifest_json);
+  RunManifest manifest;
+  try {  // a manifest that does not read (e.g. a damaged input_order) names its generation
+    manifest = manifest_from_json(h.manifest_json);
+  } catch (const std::runtime_error& e) {
+    return refuse(cannot + "generation " + std::to_string(h.generation) + ": " + e.what(),
+                  kExitFailure);
+  }
   if (std::string why = split_marks_refusal(h, manifest); !why.empty()) {
     return refuse(cannot + why);
   }

@@ -209,6 +209,13 @@ void add_identity_json(JsonWriter& j, const InfoFacts& f) {
   j.value("confirmation_form_bytes", f.form_bytes);
   // And one origin (run, position) per key when the state keeps them.
   j.value("confirmation_form_origins", f.origins ? f.summary.tier2_keys : 0);
+  // --kept-copy first: the owners' saved memory (docs/checkpoint-format.md).
+  j.value("kept_copy", f.manifest.input_order ? "first" : "arrival");
+  if (f.manifest.input_order) {
+    j.value("input_order_remembered", f.manifest.input_order->kept.size());
+    j.value("input_order_retracted", f.manifest.input_order->retracted.size());
+    j.value("input_order_cut_outputs", f.manifest.input_order->cut_outputs.size());
+  }
 }
 
 void add_runs_json(JsonWriter& j, const InfoFacts& f) {
@@ -296,6 +303,12 @@ void print_identity_text(const InfoFacts& f) {
               s.header.hash_scheme.c_str(), s.header.normalization.c_str(),
               s.header.key_field.c_str(), s.header.params.num_slices);
   std::printf("key scheme  %s\n", describe_key_scheme(s.header).c_str());
+  if (const auto& order = f.manifest.input_order) {
+    std::printf(
+        "kept copy   first in input order: %zu kept copies remembered, %zu retracted "
+        "copies waiting for the end pass, %zu cut outputs to rename\n",
+        order->kept.size(), order->retracted.size(), order->cut_outputs.size());
+  }
   std::printf("keys        %llu exact (%.1f MiB), estimated %.0f; filter FPR estimate %.3g\n",
               static_cast<unsigned long long>(s.tier2_keys),
               static_cast<double>(s.tier2_bytes) / 1048576.0, f.cardinality, f.fpr);
@@ -425,9 +438,17 @@ int run_verify(const std::vector<std::string>& args) {
     // what the app reads it as); a file verify could not open is named above.
     if (world.rank() == 0 && report.ok) {
       try {
-        if (std::string e = io::normalization_problem(io::read_checkpoint_summary(file).header);
-            !e.empty()) {
+        const io::CheckpointHeader h = io::read_checkpoint_summary(file).header;
+        if (std::string e = io::normalization_problem(h); !e.empty()) {
           report.problems.push_back(file.string() + ": " + e);
+          report.ok = false;
+        }
+        // The manifest as a resume reads it: the input order's saved memory
+        // is checked entry by entry, and against its mark.
+        if (manifest_from_json(h.manifest_json).input_order.has_value() != h.input_order) {
+          report.problems.push_back(file.string() +
+                                    ": the manifest's input_order and the input-order/v1 "
+                                    "normalization mark disagree");
           report.ok = false;
         }
       } catch (const std::exception& e) {

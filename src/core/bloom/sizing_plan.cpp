@@ -139,6 +139,7 @@ SizingPlan make_plan(const PlanInputs& in) {
   }
   p.delta_bytes = delta_keys * delta_per_key + 65536.0;
   p.round_buffer_bytes = kRoundBufferFactor * static_cast<double>(p.in.batch_bytes);
+  double remembered_keys = 0;  // the whole job's, --kept-copy first
   if (in.input_order) {
     // The watermark sits in the slowest rank's input; the kept copies of
     // the inputs the others read ahead are remembered: about `ranks`
@@ -153,6 +154,7 @@ SizingPlan make_plan(const PlanInputs& in) {
         static_cast<double>(kInputOrderMaxReserveKeys));
     p.order_table_bytes = static_cast<double>(order_table_peak_bytes(
         static_cast<std::uint64_t>(reserved), static_cast<std::uint64_t>(std::ceil(remembered))));
+    remembered_keys = remembered * ranks;
   }
   const double bloom_per_rank = p.bloom_bytes / ranks;
   const bool collective_io = in.ranks > 1 && in.checkpoints;
@@ -167,8 +169,13 @@ SizingPlan make_plan(const PlanInputs& in) {
     p.checkpoints = std::max<std::uint64_t>(
         p.checkpoints, static_cast<std::uint64_t>(std::ceil(read_seconds / in.checkpoint_every)));
   }
-  p.checkpoint_bytes =
-      bloom_per_rank * ranks + delta_keys * ranks * (kTier2BytesPerKey + in.key_bytes);
+  // --kept-copy first saves every owner's remembered kept copies in the
+  // manifest (three decimal numbers each), and its end pass one more
+  // generation (the cut outputs recorded before their renames).
+  p.checkpoint_bytes = bloom_per_rank * ranks +
+                       delta_keys * ranks * (kTier2BytesPerKey + in.key_bytes) +
+                       remembered_keys * kInputOrderManifestBytesPerKey;
+  if (in.input_order) ++p.checkpoints;
   p.checkpoint_seconds = p.checkpoint_bytes / in.disk_bandwidth;
   p.state_bytes = bloom_per_rank * ranks +
                   static_cast<double>(p.unique_keys) * (kTier2BytesPerKey + in.key_bytes);

@@ -131,6 +131,24 @@ void FileOrder::reserve(std::size_t keys) {
   if (slots > slot_count_) rehash(slots);
 }
 
+std::vector<CrossInputRetraction> FileOrder::remembered() const {
+  std::vector<CrossInputRetraction> out;
+  if (scope_ != OrderScope::kAcrossInputs) return out;
+  out.reserve(used_);
+  for (std::size_t i = 0; i < slot_count_; ++i) {
+    if (slots_[i].tag != 0) out.push_back({slots_[i].tag, {slots_[i].hi, slots_[i].lo}});
+  }
+  return out;
+}
+
+void FileOrder::restore(const CrossInputRetraction& entry) {
+  if (scope_ != OrderScope::kAcrossInputs || entry.tag == 0) {
+    throw std::invalid_argument("FileOrder::restore: only nonzero tags across inputs");
+  }
+  if (slot_count_ == 0) rehash(kMinSlots);
+  if (!is_final(entry.tag)) remember(entry.hash, entry.tag);
+}
+
 bool FileOrder::is_final(OrderTag t) const noexcept {
   if (scope_ != OrderScope::kAcrossInputs) return !order_later_range(t);
   // Every input before the watermark's is read, and the earlier records of

@@ -68,10 +68,12 @@ inline constexpr std::uint64_t kOrderLaterRangeBit = std::uint64_t{1} << 63;
   return (t & kOrderLaterRangeBit) != 0;
 }
 
-/// A kept copy retracted for an earlier copy in another input.
+/// A kept copy retracted for an earlier copy in another input; also the
+/// form in which FileOrder::remembered() lists the kept copies it holds.
 struct CrossInputRetraction {
-  OrderTag tag;  ///< the retracted copy's
+  OrderTag tag;  ///< the retracted (or remembered) copy's
   KeyHash hash;  ///< its key's
+  friend bool operator==(const CrossInputRetraction&, const CrossInputRetraction&) = default;
 };
 
 /// An owner's across-inputs FileOrder is reserved for its share of the
@@ -81,6 +83,11 @@ inline constexpr std::uint64_t kInputOrderReserveBytesPerKey = 128;
 /// ... and for at most this many keys (a 12 MiB table): the watermark keeps
 /// the table to the kept keys of the inputs read ahead of it.
 inline constexpr std::uint64_t kInputOrderMaxReserveKeys = std::uint64_t{1} << 18;
+
+/// Bytes of the manifest's input_order a remembered kept copy takes in a
+/// checkpoint: its tag and key hash as three decimal numbers (19, 20 and 20
+/// digits at most) and their commas; a plan's figure.
+inline constexpr double kInputOrderManifestBytesPerKey = 62;
 
 /// Peak bytes of one owner's across-inputs FileOrder (the table of
 /// `--kept-copy first`) that is reserved for `reserved` keys and comes to
@@ -106,7 +113,8 @@ void order_by_tag(std::span<const OrderTag> tags, std::vector<std::uint32_t>& or
 /// table (linear probing) from the key's 128-bit hash to the kept copy's tag
 /// (24 bytes a slot, at most 3/4 full: 32-64 bytes per key). Two different keys with the same
 /// 128-bit hash would share an entry; at 2^-128 per pair that is not guarded against. Not saved in
-/// checkpoints: a resume rebuilds it from the committed parts (app/split/file_order_rebuild.hpp).
+/// checkpoints within one input: a resume rebuilds it from the committed parts
+/// (app/split/file_order_rebuild.hpp). Across inputs it is saved (remembered(), restore()).
 class FileOrder {
  public:
   /// After TwoTierSet::decide_batch(keys, verdicts): for each key with a
@@ -145,6 +153,19 @@ class FileOrder {
   /// every key into fresh memory, which costs more than the probes on a VM
   /// whose first touch of a page is slow). Never shrinks.
   void reserve(std::size_t keys);
+
+  /// Across inputs, for a checkpoint: every remembered kept copy as (its
+  /// tag, its key hash), in table order. With the watermark, this is all an
+  /// owner knows that tier 2 does not: a resume (on any rank count) that
+  /// restore()s each entry at the owner of its hash and sets the watermark
+  /// decides every later copy as this table would. Cost: one pass over the
+  /// table, 24 bytes an entry.
+  [[nodiscard]] std::vector<CrossInputRetraction> remembered() const;
+  /// Across inputs, at a resume: remembers the saved kept copy `entry`
+  /// (one of remembered(), routed to this owner by its hash) unless the
+  /// watermark makes it final. Throws std::invalid_argument for a zero tag
+  /// or within one input (that table is rebuilt from the outputs instead).
+  void restore(const CrossInputRetraction& entry);
 
   /// Keys remembered.
   [[nodiscard]] std::size_t size() const noexcept { return used_; }

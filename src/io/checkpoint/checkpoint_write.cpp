@@ -118,6 +118,7 @@ CheckpointHeader broadcast_header(const comm::Communicator& comm, const Checkpoi
   p.u64(h.window_slot_progress);
   p.u64(h.split_inputs ? 1 : 0);
   p.u64(h.retracted_records ? 1 : 0);
+  p.u64(h.input_order ? 1 : 0);
   // The manifest stays on rank 0: only its length and checksum travel
   // (the collective dataset and attribute creation need them everywhere).
   p.u64(h.manifest_json.size());
@@ -146,6 +147,7 @@ CheckpointHeader broadcast_header(const comm::Communicator& comm, const Checkpoi
   out.window_slot_progress = u.u64();
   out.split_inputs = u.u64() != 0;
   out.retracted_records = u.u64() != 0;
+  out.input_order = u.u64() != 0;
   manifest.size = u.u64();
   manifest.checksum = u.u64();
   if (comm.rank() == 0) out.manifest_json = h.manifest_json;
@@ -237,6 +239,7 @@ void write_header_attributes(hid_t root, const CheckpointHeader& h, std::uint32_
                         (!h.split_inputs       ? ""
                          : h.retracted_records ? ckpt::kSplitInputsRetractedMark
                                                : ckpt::kSplitInputsNormalizationMark) +
+                        (h.input_order ? ckpt::kInputOrderNormalizationMark : "") +
                         (h.window.empty() ? "" : ckpt::kWindowNormalizationMark));
   write_attr_string(root, ckpt::kKeyField, h.key_field);
   write_attr_string(root, ckpt::kKeyEncoding, h.key_encoding);

@@ -1,0 +1,154 @@
+#include "app/run/input_order_manifest.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <tuple>
+#include <vector>
+
+namespace bloomshard::app {
+namespace {
+
+std::runtime_error bad(const std::string& what) {
+  return std::runtime_error("run manifest: input_order: " + what);
+}
+
+std::uint64_t number(simdjson::dom::element e, const char* key) {
+  std::uint64_t v = 0;
+  if (e[key].get(v) != simdjson::SUCCESS)
+    throw bad("missing or bad field '" + std::string(key) + "'");
+  return v;
+}
+
+std::vector<std::uint64_t> numbers(simdjson::dom::element e, const char* key, std::size_t group) {
+  simdjson::dom::array a;
+  if (e[key].get(a) != simdjson::SUCCESS)
+    throw bad("missing or bad list '" + std::string(key) + "'");
+  std::vector<std::uint64_t> out;
+  out.reserve(a.size());
+  for (simdjson::dom::element x : a) {
+    std::uint64_t v = 0;
+    if (x.get(v) != simdjson::SUCCESS) {
+      throw bad("'" + std::string(key) + "' entry " + std::to_string(out.size() / group) +
+                " is not a number");
+    }
+    out.push_back(v);
+  }
+  if (out.size() % group != 0) {
+    throw bad("'" + std::string(key) + "' holds " + std::to_string(out.size()) +
+              " numbers, not groups of " + std::to_string(group));
+  }
+  return out;
+}
+
+void put_list(std::string& out, const char* key, const std::vector<std::uint64_t>& v) {
+  out += ",\"";
+  out += key;
+  out += "\":[";
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(v[i]);
+  }
+  out += ']';
+}
+
+// The copies as (tag, hi, lo) numbers straight into `out` (no list of
+// numbers in between: the table can be a million copies).
+void put_copies(std::string& out, const char* key,
+                const std::vector<core::CrossInputRetraction>& copies) {
+  out += ",\"";
+  out += key;
+  out += "\":[";
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(copies[i].tag);
+    out += ',';
+    out += std::to_string(copies[i].hash.hi);
+    out += ',';
+    out += std::to_string(copies[i].hash.lo);
+  }
+  out += ']';
+}
+
+// Whether `offset` (a decompressed offset) lies in what input `p` had read
+// at the cut: before its cursor, or a split input's range cursors (a copy
+// that was decided was read; a compressed input's offsets are past its
+// size).
+bool read_at_cut(const InputProgress& p, std::uint64_t offset) {
+  if (p.ranges.empty()) return offset < p.cursor.decompressed_offset;
+  if (p.done) return offset < p.file.size;  // joined: every range read
+  return std::any_of(p.ranges.begin(), p.ranges.end(), [&](const RangeProgress& r) {
+    return offset >= r.begin && offset < r.cursor.decompressed_offset;
+  });
+}
+
+// (tag, hi, lo) triples: each tag names a record that an input of `m` had
+// read at the cut, in ascending (tag, hash) order.
+std::vector<core::CrossInputRetraction> copies(const std::vector<std::uint64_t>& v, const char* key,
+                                               const RunManifest& m) {
+  std::vector<core::CrossInputRetraction> out;
+  out.reserve(v.size() / 3);
+  for (std::size_t j = 0; j < v.size(); j += 3) {
+    const core::OrderTag t = v[j];
+    const std::string entry = "'" + std::string(key) + "' entry " + std::to_string(j / 3);
+    if (t == 0 || core::order_input(t) >= m.inputs.size() ||
+        !read_at_cut(m.inputs[core::order_input(t)], core::order_offset(t))) {
+      throw bad(entry + ": tag " + std::to_string(t) + " names no record an input had read");
+    }
+    const core::CrossInputRetraction c{t, {v[j + 1], v[j + 2]}};
+    if (!out.empty() && std::tie(out.back().tag, out.back().hash.hi, out.back().hash.lo) >=
+                            std::tie(c.tag, c.hash.hi, c.hash.lo)) {
+      throw bad(entry + " is out of order");
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace
+
+void put_input_order(std::string& out, const InputOrderProgress& p) {
+  out += ",\n\"input_order\":{\"version\":" + std::to_string(kInputOrderVersion) +
+         ",\"watermark\":" + std::to_string(p.watermark);
+  // Sized once: growing a string of tens of MB by doubling holds two copies.
+  out.reserve(out.size() + 64 +
+              (p.kept.size() + p.retracted.size()) *
+                  static_cast<std::size_t>(core::kInputOrderManifestBytesPerKey));
+  put_copies(out, "kept", p.kept);
+  put_copies(out, "retracted", p.retracted);
+  std::vector<std::uint64_t> cuts;
+  for (const CutOutput& c : p.cut_outputs) cuts.insert(cuts.end(), {c.input, c.length});
+  put_list(out, "cut_outputs", cuts);
+  out += '}';
+}
+
+InputOrderProgress read_input_order(simdjson::dom::element e, const RunManifest& m) {
+  if (!e.is_object()) throw bad("not an object");
+  const std::uint64_t version = number(e, "version");
+  if (version != kInputOrderVersion) {
+    throw bad("version " + std::to_string(version) + "; this build reads version " +
+              std::to_string(kInputOrderVersion));
+  }
+  InputOrderProgress p;
+  p.watermark = number(e, "watermark");
+  p.kept = copies(numbers(e, "kept", 3), "kept", m);
+  for (std::size_t j = 0; j < p.kept.size(); ++j) {
+    if (core::order_position(p.kept[j].tag) < p.watermark) {
+      throw bad("'kept' entry " + std::to_string(j) + " lies before the watermark");
+    }
+  }
+  p.retracted = copies(numbers(e, "retracted", 3), "retracted", m);
+  const std::vector<std::uint64_t> cuts = numbers(e, "cut_outputs", 2);
+  for (std::size_t j = 0; j < cuts.size(); j += 2) {
+    const std::string entry = "'cut_outputs' entry " + std::to_string(j / 2);
+    const std::uint64_t i = cuts[j];
+    if (i >= m.inputs.size() || !m.inputs[i].done || m.inputs[i].output_length != cuts[j + 1]) {
+      throw bad(entry + " names no finished input of that output length");
+    }
+    if (!p.cut_outputs.empty() && p.cut_outputs.back().input >= i)
+      throw bad(entry + " is out of order");
+    p.cut_outputs.push_back({static_cast<std::size_t>(i), cuts[j + 1]});
+  }
+  return p;
+}
+
+}  // namespace bloomshard::app

@@ -1,0 +1,100 @@
+// The manifest's input_order object (app/run/input_order_manifest.hpp,
+// docs/checkpoint-format.md): what a --kept-copy first run's owners know
+// beyond tier 2 round-trips exactly, and a damaged or foreign one is
+// refused naming the field and the entry, never read as something else.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "app/run/input_order_manifest.hpp"
+#include "app/run/run_manifest.hpp"
+#include "bloomshard/core/key_hash.hpp"
+
+namespace bloomshard::app {
+namespace {
+
+core::OrderTag tag(std::uint64_t input, std::uint64_t offset) {
+  return *core::order_tag_base(input, 1U << 20, false) | offset;
+}
+
+RunManifest two_inputs() {
+  RunManifest m;
+  m.run_id = "r";
+  for (const char* name : {"a", "b"}) {
+    InputProgress p;
+    p.file.relative_path = name;
+    p.file.size = 5000;
+    m.inputs.push_back(p);
+  }
+  m.inputs[0].done = true;
+  m.inputs[0].cursor = {90, 5000};
+  m.inputs[0].output_length = 1234;
+  m.inputs[1].cursor = {40, 3000};  // read up to byte 3000
+  m.input_order = InputOrderProgress{};
+  m.input_order->watermark = core::order_position(tag(0, 100));
+  m.input_order->kept = {{tag(0, 200), core::hash_key("x")}, {tag(1, 10), core::hash_key("y")}};
+  m.input_order->retracted = {{tag(1, 2999), core::hash_key("z")}};
+  m.input_order->cut_outputs = {{0, 1234}};
+  return m;
+}
+
+// The JSON with `from` replaced by `to` once, read back: the error text.
+std::string refusal(const RunManifest& m, const std::string& from, const std::string& to) {
+  std::string json = manifest_to_json(m);
+  const std::size_t at = json.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  json.replace(at, from.size(), to);
+  try {
+    (void)manifest_from_json(json);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "(read)";
+}
+
+TEST(InputOrderManifest, RoundTripsAndIsAbsentForArrivalRuns) {
+  const RunManifest m = two_inputs();
+  EXPECT_EQ(manifest_from_json(manifest_to_json(m)).input_order, m.input_order);
+  RunManifest arrival = m;
+  arrival.input_order.reset();
+  const std::string json = manifest_to_json(arrival);
+  EXPECT_EQ(json.find("input_order"), std::string::npos);
+  EXPECT_FALSE(manifest_from_json(json).input_order.has_value());
+  RunManifest empty = arrival;  // a first run with nothing remembered yet
+  empty.input_order = InputOrderProgress{};
+  EXPECT_EQ(manifest_from_json(manifest_to_json(empty)).input_order, InputOrderProgress{});
+}
+
+TEST(InputOrderManifest, DamagedEntriesAreRefusedByName) {
+  const RunManifest m = two_inputs();
+  const std::string kept = std::to_string(tag(0, 200));
+  EXPECT_NE(refusal(m, "\"version\":1", "\"version\":2").find("input_order: version 2"),
+            std::string::npos);
+  // A tag past what its input had read (its size, its cursor), of no input, or zero.
+  EXPECT_NE(refusal(m, kept, std::to_string(tag(0, 5000))).find("'kept' entry 0: tag"),
+            std::string::npos);
+  const std::string retracted = std::to_string(tag(1, 2999));
+  EXPECT_NE(refusal(m, retracted, std::to_string(tag(1, 3000))).find("'retracted' entry 0: tag"),
+            std::string::npos);
+  EXPECT_NE(refusal(m, kept, std::to_string(tag(2, 1))).find("'kept' entry 0"), std::string::npos);
+  EXPECT_NE(refusal(m, kept, "0").find("names no record"), std::string::npos);
+  // Before the watermark, out of order, a group cut short, not a number.
+  EXPECT_NE(refusal(m, kept, std::to_string(tag(0, 50))).find("before the watermark"),
+            std::string::npos);
+  EXPECT_NE(refusal(m, kept, std::to_string(tag(1, 20))).find("'kept' entry 1 is out of order"),
+            std::string::npos);
+  EXPECT_NE(refusal(m, "\"retracted\":[", "\"retracted\":[7,").find("not groups of 3"),
+            std::string::npos);
+  EXPECT_NE(refusal(m, "\"retracted\":[", "\"retracted\":[\"7\",").find("'retracted' entry 0"),
+            std::string::npos);
+  // A cut output of an unfinished input, or of another length.
+  EXPECT_NE(refusal(m, "\"cut_outputs\":[0,", "\"cut_outputs\":[1,").find("'cut_outputs' entry 0"),
+            std::string::npos);
+  EXPECT_NE(refusal(m, "\"cut_outputs\":[0,1234", "\"cut_outputs\":[0,1235").find("cut_outputs"),
+            std::string::npos);
+  EXPECT_NE(refusal(m, "\"watermark\":", "\"watermarc\":").find("'watermark'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace bloomshard::app
