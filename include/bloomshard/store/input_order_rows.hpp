@@ -1,0 +1,70 @@
+// The input order's remembered kept copies as rows grouped by tier-2 slice
+// (issue 32): the serial, pure half of the per-slice form that is to replace
+// the manifest's JSON `kept` list. Each row is one kept copy (order tag, key
+// hash hi, lo: 3 u64); the rows of slice s = slice_of(hash, P) lie in
+// [offsets[s], offsets[s+1]) ascending by (tag, hi, lo), and each slice's
+// rows carry an XXH3-64 (seed 0) over their bytes as stored (little-endian,
+// tag, hi, lo a row), like every other slice of a checkpoint. A rank that
+// owns slices [a, b) reads rows[offsets[a], offsets[b]) and nothing else.
+// No writer or reader of a checkpoint uses it yet: the datasets below are
+// the names the collective write is to give them (docs/checkpoint-format.md
+// still describes the JSON form, which is what the files hold).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bloomshard/core/key_hash.hpp"
+
+namespace bloomshard::store {
+
+/// Datasets the rows are to be written to (not yet written by any build).
+inline constexpr const char* kInputOrderRows = "/input_order/rows";            ///< u64 [N x 3]
+inline constexpr const char* kInputOrderOffsets = "/input_order/offsets";      ///< u64 [P + 1]
+inline constexpr const char* kInputOrderChecksums = "/input_order/checksums";  ///< u64 [P]
+
+/// One remembered kept copy: what core::FileOrder::remembered() lists.
+struct InputOrderRow {
+  std::uint64_t tag = 0;  ///< its order tag (never 0)
+  core::KeyHash hash;     ///< its key's hash
+  friend bool operator==(const InputOrderRow&, const InputOrderRow&) = default;
+};
+static_assert(sizeof(InputOrderRow) == 24, "a row is stored as 3 u64, no padding");
+
+/// Rows grouped by slice, with the offset table and the slices' checksums.
+struct InputOrderSlices {
+  std::vector<InputOrderRow> rows;       ///< slice after slice
+  std::vector<std::uint64_t> offsets;    ///< P + 1 entries, offsets[0] = 0
+  std::vector<std::uint64_t> checksums;  ///< P entries
+};
+
+/// XXH3-64 (seed 0) of one slice's rows as stored.
+[[nodiscard]] std::uint64_t input_order_slice_checksum(
+    std::span<const InputOrderRow> rows) noexcept;
+
+/// Groups `copies` (any order; duplicates kept once) into the `num_slices`
+/// slices of a filter. Pure; O(N log N) time, one copy of the rows.
+/// Throws std::invalid_argument for num_slices 0 or a row with tag 0.
+[[nodiscard]] InputOrderSlices group_input_order_rows(std::span<const InputOrderRow> copies,
+                                                      std::uint32_t num_slices);
+
+/// "" or what is wrong with the offset table `offsets` of a file `where`
+/// holding `rows` rows for `num_slices` slices ("<where>: dataset
+/// /input_order/offsets ..."): not P + 1 entries, not starting at 0, a
+/// slice whose end lies before its start (named), or an end that is not
+/// the row count. Check it before any slice's rows are looked at.
+[[nodiscard]] std::string check_input_order_offsets(std::span<const std::uint64_t> offsets,
+                                                    std::uint64_t rows, std::uint32_t num_slices,
+                                                    const std::string& where);
+
+/// "" or what is wrong with `rows`, slice `s` of `num_slices`, in the file
+/// `where` ("<where> input-order rows of tier-2 slice <s>: ..."): their
+/// XXH3 differs from `stored` (named: dataset /input_order/rows), a row of
+/// tag 0, of another slice, or out of (tag, hi, lo) order.
+[[nodiscard]] std::string check_input_order_slice(std::span<const InputOrderRow> rows,
+                                                  std::uint32_t s, std::uint32_t num_slices,
+                                                  std::uint64_t stored, const std::string& where);
+
+}  // namespace bloomshard::store
