@@ -1,11 +1,39 @@
 #include "io/output/background_drain.hpp"
 
+#include <pthread.h>
+
+#include <csignal>
 #include <system_error>
 #include <utility>
 
 #include "io/errors.hpp"
 
 namespace bloomshard::io {
+namespace {
+
+// Starts `thread` with the asynchronous signals blocked (the mask is
+// inherited), so that a stop signal (SIGUSR1, SIGTERM, SIGINT) is handled
+// on one of the rank's own threads as before; faults of the thread itself
+// stay deliverable.
+std::thread start_with_signals_blocked(std::function<void()> body) {
+  sigset_t blocked;
+  sigfillset(&blocked);
+  for (const int sync_signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP}) {
+    sigdelset(&blocked, sync_signal);
+  }
+  sigset_t old;
+  pthread_sigmask(SIG_BLOCK, &blocked, &old);
+  try {
+    std::thread t(std::move(body));
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return t;
+  } catch (...) {
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    throw;
+  }
+}
+
+}  // namespace
 
 BackgroundDrain::BackgroundDrain(std::string name, std::size_t max_buffers,
                                  std::size_t buffer_bytes, Sink sink)
@@ -34,7 +62,7 @@ char* BackgroundDrain::hand_off(std::size_t len, bool finish) {
   std::unique_lock lock(mutex_);
   if (!thread_.joinable()) {
     try {
-      thread_ = std::thread([this] { run(); });
+      thread_ = start_with_signals_blocked([this] { run(); });
     } catch (const std::system_error& e) {
       throw OutputError(name_, std::string("cannot start the compression thread: ") + e.what());
     }

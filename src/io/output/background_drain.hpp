@@ -8,7 +8,9 @@
 // allocated only when none is free (an output that never fills one holds
 // one). The thread starts at the first hand-off and is joined by the
 // destructor; it never calls MPI or HDF5 (the program asks MPI for
-// MPI_THREAD_FUNNELED, under which a thread that makes no MPI call is fine).
+// MPI_THREAD_FUNNELED, under which a thread that makes no MPI call is fine)
+// and blocks the asynchronous signals (stop signals reach the rank's own
+// threads, as before).
 //
 // Errors: whatever the sink throws on the thread (an OutputError for
 // ENOSPC / EIO, a codec failure) is caught there, never escapes the thread,

@@ -199,6 +199,7 @@ struct OutputWriter::Impl {
   // Throws the drain thread's pending error: every call of the writer
   // checks first, so an error in the background surfaces at the next one.
   void check() const {
+    if (fd < 0) fail("written after close");
     if (drain_thread) drain_thread->rethrow_if_failed();
   }
 
