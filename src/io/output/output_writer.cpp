@@ -2,7 +2,9 @@
 // through libdeflate (one gzip member per drained stage) or zlib deflate (gzip
 // wrapper) / zstd streaming compression; each end_frame() finishes the
 // current gzip member or zstd frame. Pieces of an
-// uncompressed output bypass the stage (writev).
+// uncompressed output bypass the stage (writev). A compressed output drains
+// through a BackgroundDrain where OutputOptions::background_buffers asks for
+// one: the same codec calls in the same order, on the drain's thread.
 #include "io/output/output_writer.hpp"
 
 #include <fcntl.h>
@@ -21,6 +23,7 @@
 
 #include "io/durable/durable_entries.hpp"
 #include "io/errors.hpp"
+#include "io/output/background_drain.hpp"
 #include "io/output/gzip_member_compressor.hpp"
 
 namespace bloomshard::io {
@@ -37,7 +40,8 @@ struct OutputWriter::Impl {
   fs::path path;
   Compression compression = Compression::kNone;
   int fd = -1;
-  std::unique_ptr<char[]> stage;
+  std::unique_ptr<char[]> own_stage;  // the stage when there is no drain
+  char* stage = nullptr;              // the buffer being filled (own_stage or the drain's)
   std::size_t stage_cap = 0;
   std::size_t stage_len = 0;
   std::unique_ptr<char[]> zbuf;
@@ -47,14 +51,20 @@ struct OutputWriter::Impl {
   std::unique_ptr<GzipMemberCompressor> gzip;  // gzip unless gzip_with_zlib
   ZSTD_CCtx* zc = nullptr;
   bool frame_has_data = false;
+  // Bytes in the file. Written by whoever runs the codec: with a drain its
+  // thread, so the caller reads it only after drain->wait() (settle()).
   std::uint64_t file_len = 0;
   std::uint64_t writeback_bytes = 0;  // OutputOptions::writeback_bytes
   std::uint64_t writeback_from = 0;   // bytes below this were handed to writeback
   std::uint64_t bytes_in = 0;
   bool zstd_content_size = true;  // OutputOptions::zstd_content_size
+  // Owns the codec state above (z, gzip, zc, zbuf) and file_len while it
+  // exists: the caller only fills `stage` and hands it off.
+  std::unique_ptr<BackgroundDrain> drain_thread;
 
   Impl(fs::path p, Compression c) : path(std::move(p)), compression(c) {}
   ~Impl() {
+    drain_thread.reset();  // joins: the thread uses the codec and the fd below
     if (z_ready) deflateEnd(&z);
     if (zc != nullptr) ZSTD_freeCCtx(zc);
     if (fd >= 0) ::close(fd);
@@ -76,7 +86,6 @@ struct OutputWriter::Impl {
     stage_cap = std::clamp(options.buffer_bytes, kMinBufferBytes, kMaxBufferBytes);
     writeback_bytes = options.writeback_bytes;
     zstd_content_size = options.zstd_content_size;
-    stage = std::make_unique<char[]>(stage_cap);
     if (compression == Compression::kGzip && !options.gzip_with_zlib) {
       const int level = options.level.value_or(kDefaultGzipLevel);
       if (level < kGzipMinLevel || level > kGzipMaxLevel) {
@@ -107,6 +116,15 @@ struct OutputWriter::Impl {
       zcap = std::max(stage_cap, ZSTD_CStreamOutSize());
     }
     if (zcap != 0) zbuf = std::make_unique<char[]>(zcap);
+    if (compression != Compression::kNone && options.background_buffers > 0) {
+      drain_thread = std::make_unique<BackgroundDrain>(
+          path.string(), options.background_buffers + 1, stage_cap,
+          [this](std::span<const char> data, bool finish) { compress_and_write(data, finish); });
+      stage = drain_thread->stage();
+    } else {
+      own_stage = std::make_unique<char[]>(stage_cap);
+      stage = own_stage.get();
+    }
   }
 
   void write_fd(const char* data, std::size_t n) {
@@ -160,20 +178,46 @@ struct OutputWriter::Impl {
     writeback_from = file_len;
   }
 
-  // Pushes the staged bytes into the file (through the codec); with
-  // `finish`, also ends the current member/frame.
+  // Pushes the staged bytes into the file (through the codec, on the
+  // drain's thread if there is one); with `finish`, also ends the current
+  // member/frame.
   void drain(bool finish) {
+    if (drain_thread) {
+      stage = drain_thread->hand_off(stage_len, finish);
+    } else {
+      compress_and_write({stage, stage_len}, finish);
+    }
+    stage_len = 0;
+  }
+
+  // Waits until everything handed to the drain's thread is in the file (and
+  // file_len says so); throws its pending error.
+  void settle() {
+    if (drain_thread) drain_thread->wait();
+  }
+
+  // Throws the drain thread's pending error: every call of the writer
+  // checks first, so an error in the background surfaces at the next one.
+  void check() const {
+    if (fd < 0) fail("written after close");
+    if (drain_thread) drain_thread->rethrow_if_failed();
+  }
+
+  // `data` through the codec into the file; with `finish`, also ends the
+  // current member/frame.
+  void compress_and_write(std::span<const char> data, bool finish) {
     if (compression == Compression::kNone) {
-      write_fd(stage.get(), stage_len);
+      write_fd(data.data(), data.size());
     } else if (gzip) {
       // Each drained stage is a whole member; `finish` only matters for an
       // empty stage, which makes a member only when asked to (close()).
-      if (stage_len != 0 || finish) {
-        write_fd(zbuf.get(), gzip->compress({stage.get(), stage_len}, {zbuf.get(), zcap}));
+      if (!data.empty() || finish) {
+        write_fd(zbuf.get(), gzip->compress(data, {zbuf.get(), zcap}));
       }
     } else if (compression == Compression::kGzip) {
-      z.next_in = reinterpret_cast<Bytef*>(stage.get());
-      z.avail_in = static_cast<uInt>(stage_len);
+      // deflate reads through a non-const pointer but does not write.
+      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+      z.avail_in = static_cast<uInt>(data.size());
       for (;;) {
         z.next_out = reinterpret_cast<Bytef*>(zbuf.get());
         z.avail_out = static_cast<uInt>(zcap);
@@ -186,12 +230,11 @@ struct OutputWriter::Impl {
       }
       if (finish && deflateReset(&z) != Z_OK) fail("zlib deflateReset failed");
     } else {
-      ZSTD_inBuffer in{stage.get(), stage_len, 0};
+      ZSTD_inBuffer in{data.data(), data.size(), 0};
       // Streamed first, so that ZSTD_e_end never sees the whole frame at once.
-      if (finish && !zstd_content_size && stage_len != 0) pump_zstd(in, false);
+      if (finish && !zstd_content_size && !data.empty()) pump_zstd(in, false);
       pump_zstd(in, finish);
     }
-    stage_len = 0;
   }
 
   // Feeds `in` to the zstd stream (with `finish`, to the frame's end) and
@@ -209,19 +252,21 @@ struct OutputWriter::Impl {
   }
 
   void append(std::string_view data) {
+    check();
     if (data.empty()) return;
     bytes_in += data.size();
     if (compression != Compression::kNone) frame_has_data = true;
     while (!data.empty()) {
       if (stage_len == stage_cap) drain(false);
       const std::size_t n = std::min(data.size(), stage_cap - stage_len);
-      std::memcpy(stage.get() + stage_len, data.data(), n);
+      std::memcpy(stage + stage_len, data.data(), n);
       stage_len += n;
       data.remove_prefix(n);
     }
   }
 
   void append_pieces(std::span<const std::string_view> pieces) {
+    check();
     if (compression != Compression::kNone) {
       for (const std::string_view piece : pieces) append(piece);
       return;
@@ -243,6 +288,7 @@ struct OutputWriter::Impl {
   }
 
   void end_frame() {
+    check();
     if (!frame_has_data) return;
     drain(true);
     frame_has_data = false;
@@ -251,6 +297,7 @@ struct OutputWriter::Impl {
   void flush() {
     end_frame();
     if (stage_len != 0) drain(false);
+    settle();
   }
 
   void sync() {
@@ -259,7 +306,11 @@ struct OutputWriter::Impl {
 
   void close() {
     flush();
-    if (compression != Compression::kNone && file_len == 0) drain(true);  // one empty frame
+    if (compression != Compression::kNone && file_len == 0) {
+      drain(true);  // one empty frame
+      settle();
+    }
+    drain_thread.reset();  // joins; frees the staging buffers
     const int f = fd;
     fd = -1;
     if (::close(f) != 0) fail("close failed", errno);
@@ -368,7 +419,12 @@ Compression OutputWriter::compression() const noexcept {
 
 std::uint64_t OutputWriter::bytes_in() const noexcept { return impl_ ? impl_->bytes_in : 0; }
 
-std::uint64_t OutputWriter::file_length() const noexcept { return impl_ ? impl_->file_len : 0; }
+std::uint64_t OutputWriter::file_length() const noexcept {
+  if (!impl_) return 0;
+  // What the thread still holds is written first; its error stays pending.
+  if (impl_->drain_thread) impl_->drain_thread->wait_quietly();
+  return impl_->file_len;
+}
 
 fs::path output_path_for(const fs::path& output_dir, std::string_view relative_path) {
   const auto refuse = [&](const char* why) {

@@ -8,8 +8,16 @@
 // becomes one member (about 3x zlib's speed at the same level 6, for ~7% more
 // bytes, docs/performance.md), or by zlib where OutputOptions::gzip_with_zlib
 // asks for the bytes of old.
-// zstd frames carry a content checksum. Memory: one staging buffer and one
-// compressed buffer (1 MiB each by default) plus the codec state.
+// zstd frames carry a content checksum.
+// A compressed output compresses and writes on a thread of its own
+// (OutputOptions::background_buffers, io/output/background_drain.hpp): the
+// caller fills the next staging buffer meanwhile; the bytes are the same as
+// a synchronous drain writes, and every call that returns a length
+// (flush, flush_and_sync, file_length) or closes waits for the thread first.
+// An error on the thread is thrown, naming the file, by the writer's next
+// call. Memory: one compressed buffer (1 MiB by default) plus the codec
+// state, and one staging buffer (1 MiB) for an uncompressed output, up to
+// 1 + background_buffers (3 MiB by default) for a compressed one.
 // write_pieces() hands an uncompressed output's bytes to the kernel straight
 // from the caller's memory (writev), without the staging copy.
 #pragma once
@@ -64,6 +72,13 @@ struct OutputOptions {
   /// the bytes `bloomshard synth` wrote its corpora with (fixtures know
   /// inputs by size). About 3x slower at the same level.
   bool gzip_with_zlib = false;
+  /// A compressed output hands each drained staging buffer to a thread of
+  /// its own, which compresses and writes it while the caller fills the
+  /// next: up to this many buffers queued there (each buffer_bytes, a
+  /// buffer allocated only when none is free). 0: the caller's thread
+  /// compresses, as before. The bytes written are the same either way.
+  /// Ignored for uncompressed outputs (they write from the caller's memory).
+  std::size_t background_buffers = 2;
 };
 
 class OutputWriter {
@@ -105,11 +120,13 @@ class OutputWriter {
   void write_pieces(std::span<const std::string_view> pieces);
 
   /// Closes the current gzip member / zstd frame if it holds data (no-op for
-  /// uncompressed outputs or an empty frame). Data may stay buffered.
+  /// uncompressed outputs or an empty frame). Data may stay buffered, or
+  /// queued for the compression thread. Throws OutputError.
   void end_frame();
 
-  /// end_frame(), writes everything out, fsyncs, and returns the committed
-  /// file length: truncating to it later leaves a valid file. Throws OutputError.
+  /// end_frame(), writes everything out (waiting for the compression
+  /// thread), fsyncs, and returns the committed file length: truncating to
+  /// it later leaves a valid file. Throws OutputError.
   std::uint64_t flush_and_sync();
 
   /// flush_and_sync() without the fsync: the length is good as long as the
@@ -129,7 +146,8 @@ class OutputWriter {
   /// resumed prefix).
   [[nodiscard]] std::uint64_t bytes_in() const noexcept;
   /// Bytes written to the file so far (the resumed prefix included, data
-  /// still buffered in memory not).
+  /// still in the staging buffer not). Waits for the compression thread to
+  /// write what it was handed; an error it met is thrown by the next call.
   [[nodiscard]] std::uint64_t file_length() const noexcept;
 
  private:
