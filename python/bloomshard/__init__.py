@@ -80,6 +80,14 @@ class State:
         c = m.get("counters", {})
         for name in ("records", "kept", "duplicates", "rejected"):
             d[name] = c.get(name, 0)
+        # --kept-copy first: the owners' saved memory (docs/checkpoint-format.md).
+        order = m.get("input_order")
+        d["kept_copy"] = "first" if order is not None else "arrival"
+        if order is not None:
+            # Flat lists: three numbers a copy, two an output.
+            d["input_order_remembered"] = len(order.get("kept", [])) // 3
+            d["input_order_retracted"] = len(order.get("retracted", [])) // 3
+            d["input_order_cut_outputs"] = len(order.get("cut_outputs", [])) // 2
         d["inputs"] = [{
             "path": i["relative_path"],
             "size": i["size"],

@@ -179,3 +179,30 @@ def test_state_written_later_is_not_seen_by_an_open_one(job, tmp_path):
             os.unlink(st / n)
     assert all(s.contains(job["kept"][:1000]))
     assert os.path.exists(BIN)
+
+
+def test_info_names_the_kept_copy_rule_and_the_saved_order_as_the_cli(tmp_path):
+    """A --kept-copy first state: info's kept_copy and the sizes of the
+    owners' saved memory (manifest input_order) equal the CLI's, at the last
+    generation and at mid-run ones (a copy of the state whose LATEST names
+    the generation), where the tables are not empty."""
+    from conftest import dedup, synth
+    synth(tmp_path / "in", 20000, 5, dup_rate=0.3, files=4)
+    # 2 ranks whatever RANKS: at 1 rank every kept copy is final at once.
+    dedup(tmp_path / "in", tmp_path / "out", tmp_path / "st", 2, "--kept-copy", "first",
+          "--checkpoint-rounds", "1", "--batch-bytes", "65536", "--keep-generations", "100",
+          "--progress", "0")
+    latest = int((tmp_path / "st" / "LATEST").read_text())
+    names = ("kept_copy", "input_order_remembered", "input_order_retracted",
+             "input_order_cut_outputs")
+    remembered = 0
+    for g in sorted({latest, latest // 4, latest // 2, 3 * latest // 4} - {0}):
+        state = tmp_path / ("st-%d" % g)
+        shutil.copytree(tmp_path / "st", state)
+        (state / "LATEST").write_text("%d\n" % g)
+        mine, cli = bloomshard.open_state(state).info(), info_json(state)
+        assert set(mine) == set(cli), g
+        assert [mine[n] for n in names] == [cli[n] for n in names], g
+        assert mine["kept_copy"] == "first"
+        remembered += mine["input_order_remembered"]
+    assert remembered > 0, "no mid-run generation remembered a kept copy"
