@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "comm/mpi_error.hpp"
@@ -85,26 +86,53 @@ std::vector<std::uint64_t> Communicator::allreduce_max(
   return reduce_vector(comm_, values, MPI_MAX);
 }
 
-std::vector<std::uint64_t> Communicator::allgather(std::span<const std::uint64_t> values) const {
-  const std::uint64_t mine = values.size();
-  std::vector<std::uint64_t> counts(static_cast<std::size_t>(size_));
-  check_mpi(MPI_Allgather(&mine, 1, MPI_UINT64_T, counts.data(), 1, MPI_UINT64_T, comm_),
-            "MPI_Allgather");
-  std::vector<int> int_counts(counts.size());
-  std::vector<int> displs(counts.size());
+namespace {
+
+// Every rank's count (MPI_Allgather), as the int counts and displacements
+// of a v-collective; `total` their sum. Throws std::length_error on every
+// rank alike past 2^31-1 values (`what` names the collective).
+struct GatherLayout {
+  std::vector<int> counts;
+  std::vector<int> displs;
   std::uint64_t total = 0;
+};
+
+GatherLayout gather_layout(MPI_Comm comm, int size, std::uint64_t mine, const char* what) {
+  std::vector<std::uint64_t> counts(static_cast<std::size_t>(size));
+  check_mpi(MPI_Allgather(&mine, 1, MPI_UINT64_T, counts.data(), 1, MPI_UINT64_T, comm),
+            "MPI_Allgather");
+  GatherLayout l;
+  l.counts.resize(counts.size());
+  l.displs.resize(counts.size());
   for (std::size_t r = 0; r < counts.size(); ++r) {
-    if (total + counts[r] > static_cast<std::uint64_t>(INT_MAX)) {
-      throw std::length_error("allgather of more than 2^31-1 values");
+    if (l.total + counts[r] > static_cast<std::uint64_t>(INT_MAX)) {
+      throw std::length_error(std::string(what) + " of more than 2^31-1 values");
     }
-    displs[r] = static_cast<int>(total);
-    int_counts[r] = static_cast<int>(counts[r]);
-    total += counts[r];
+    l.displs[r] = static_cast<int>(l.total);
+    l.counts[r] = static_cast<int>(counts[r]);
+    l.total += counts[r];
   }
-  std::vector<std::uint64_t> all(total);
-  check_mpi(MPI_Allgatherv(values.data(), static_cast<int>(mine), MPI_UINT64_T, all.data(),
-                           int_counts.data(), displs.data(), MPI_UINT64_T, comm_),
+  return l;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> Communicator::allgather(std::span<const std::uint64_t> values) const {
+  const GatherLayout l = gather_layout(comm_, size_, values.size(), "allgather");
+  std::vector<std::uint64_t> all(l.total);
+  check_mpi(MPI_Allgatherv(values.data(), static_cast<int>(values.size()), MPI_UINT64_T, all.data(),
+                           l.counts.data(), l.displs.data(), MPI_UINT64_T, comm_),
             "MPI_Allgatherv");
+  return all;
+}
+
+std::vector<std::uint64_t> Communicator::gather_to_rank0(
+    std::span<const std::uint64_t> values) const {
+  const GatherLayout l = gather_layout(comm_, size_, values.size(), "gather");
+  std::vector<std::uint64_t> all(rank_ == 0 ? l.total : 0);
+  check_mpi(MPI_Gatherv(values.data(), static_cast<int>(values.size()), MPI_UINT64_T, all.data(),
+                        l.counts.data(), l.displs.data(), MPI_UINT64_T, 0, comm_),
+            "MPI_Gatherv");
   return all;
 }
 

@@ -55,6 +55,14 @@ class Communicator {
   /// throws std::length_error).
   [[nodiscard]] std::vector<std::uint64_t> allgather(std::span<const std::uint64_t> values) const;
 
+  /// Collective: as allgather(), but the concatenation lands on rank 0 only
+  /// (the other ranks get an empty vector): for what only rank 0 writes, so
+  /// that no other rank holds every rank's share (MPI_Allgather of the
+  /// counts, so that every rank sees the same total and throws the same
+  /// std::length_error past 2^31-1 values, then MPI_Gatherv).
+  [[nodiscard]] std::vector<std::uint64_t> gather_to_rank0(
+      std::span<const std::uint64_t> values) const;
+
   /// Collective: true if `flag` is true on any rank / on every rank.
   [[nodiscard]] bool any(bool flag) const;
   [[nodiscard]] bool all(bool flag) const;

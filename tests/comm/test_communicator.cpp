@@ -51,6 +51,23 @@ TEST(Communicator, AllgatherConcatenatesInRankOrder) {
   EXPECT_TRUE(comm.allgather(std::vector<std::uint64_t>{}).empty());
 }
 
+TEST(Communicator, GatherToRankZeroConcatenatesInRankOrderThereOnly) {
+  Communicator comm;
+  const auto r = static_cast<std::uint64_t>(comm.rank());
+  const auto n = static_cast<std::uint64_t>(comm.size());
+  // Rank r gives r + 1 values: r*100 + 7, r*100 + 8, ... (rank 0's too).
+  std::vector<std::uint64_t> mine;
+  for (std::uint64_t i = 0; i <= r; ++i) mine.push_back(r * 100 + 7 + i);
+  std::vector<std::uint64_t> expected;
+  if (r == 0) {
+    for (std::uint64_t q = 0; q < n; ++q) {
+      for (std::uint64_t i = 0; i <= q; ++i) expected.push_back(q * 100 + 7 + i);
+    }
+  }
+  EXPECT_EQ(comm.gather_to_rank0(mine), expected) << "rank " << r;
+  EXPECT_TRUE(comm.gather_to_rank0(std::vector<std::uint64_t>{}).empty());
+}
+
 TEST(Communicator, AnyAndAll) {
   Communicator comm;
   const bool last = comm.rank() == comm.size() - 1;

@@ -34,14 +34,16 @@ class BatchOrder final : public KeyOrder {
   bool in_file_order() const noexcept override { return false; }
 };
 
-// Every rank's `mine`, sorted by (tag, hash) and unique (one allgather).
-std::vector<core::CrossInputRetraction> gather_sorted(
+// Every rank's `mine`, sorted by (tag, hash) and unique, on rank 0 (one
+// gather: only rank 0 writes the manifest, and the table can be tens of MB;
+// the other ranks get an empty list).
+std::vector<core::CrossInputRetraction> gather_sorted_to_rank0(
     const comm::Communicator& world, std::span<const core::CrossInputRetraction> mine) {
   std::vector<std::uint64_t> flat;
   flat.reserve(mine.size() * 3);
   for (const core::CrossInputRetraction& c : mine)
     flat.insert(flat.end(), {c.tag, c.hash.hi, c.hash.lo});
-  const std::vector<std::uint64_t> all = world.allgather(flat);
+  const std::vector<std::uint64_t> all = world.gather_to_rank0(flat);
   std::vector<core::CrossInputRetraction> out;
   out.reserve(all.size() / 3);
   for (std::size_t j = 0; j + 2 < all.size(); j += 3)
@@ -136,8 +138,8 @@ class FileOrderKeys final : public KeyOrder {
     if (!across()) return std::nullopt;
     InputOrderProgress p;
     p.watermark = order_.watermark();
-    p.kept = gather_sorted(world, order_.remembered());
-    p.retracted = gather_sorted(world, other_inputs_);
+    p.kept = gather_sorted_to_rank0(world, order_.remembered());
+    p.retracted = gather_sorted_to_rank0(world, other_inputs_);
     return p;
   }
   void restore_input_order(const InputOrderProgress& p, const comm::KeyRouter& router,

@@ -87,9 +87,10 @@ class KeyOrder {
   /// Collective in input order (every rank calls it at a checkpoint cut):
   /// what the owners know beyond tier 2, for the manifest's input_order:
   /// every rank's remembered kept copies and cross-input retractions,
-  /// sorted, and the watermark. One allgather: 24 bytes a remembered copy
-  /// and a retraction, received by every rank (only rank 0 writes the
-  /// manifest). Every other order: nullopt, nothing exchanged.
+  /// sorted, on rank 0 (the other ranks get the watermark and empty lists:
+  /// only rank 0 writes the manifest), and the watermark. One gather to
+  /// rank 0: 24 bytes a remembered copy and a retraction, received by rank 0
+  /// alone. Every other order: nullopt, nothing exchanged.
   [[nodiscard]] virtual std::optional<InputOrderProgress> input_order_cut(
       const comm::Communicator&) const {
     return std::nullopt;
