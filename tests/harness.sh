@@ -211,3 +211,14 @@ mpi() {
   shift
   "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$BIN" "$@"
 }
+
+# dedup_1rank LOG ARGS...: `BIN dedup --key-field id --progress 0 ARGS` on
+# 1 rank under a 120 s timeout, its output in LOG, its exit status in RC
+# (for cases that check refusals and exit codes).
+dedup_1rank() {
+  local log=$1
+  shift
+  RC=0
+  timeout 120 "$MPIEXEC" "$NP_FLAG" 1 "$BIN" dedup --key-field id --progress 0 "$@" >"$log" 2>&1 ||
+    RC=$?
+}

@@ -18,13 +18,7 @@ GZ=in/part-00000.jsonl.gz
 [[ -f $GZ ]] || fail "synth wrote no $GZ"
 SIZE=$(stat -c %s "$GZ")
 head -c $((SIZE / 2)) "$GZ" >cut.gz && mv cut.gz "$GZ"  # a gzip stream cut in its middle
-run() { # LOG ARGS...: the job on 1 rank, its exit status in RC
-  local log=$1
-  shift
-  RC=0
-  timeout 120 "$MPIEXEC" "$NP_FLAG" 1 "$BIN" dedup --input in --key-field id --progress 0 "$@" \
-    >"$log" 2>&1 || RC=$?
-}
+run() { dedup_1rank "$1" --input in "${@:2}"; }  # LOG ARGS...: harness.sh
 
 run fail.log --output out-fail --on-input-error fail
 ((RC == 1)) || { cat fail.log >&2; fail "1: exit $RC, want 1"; }

@@ -18,13 +18,7 @@ harness_tmp mpiio-hints "mpiio hints"
 cd "$TMP" || exit 1
 
 "$BIN" synth --records 2000 --dup-rate 0.3 --files 2 --compress none --seed 9 --out in >/dev/null
-run() { # LOG ARGS...: the job on 1 rank, its exit status in RC
-  local log=$1
-  shift
-  RC=0
-  timeout 120 "$MPIEXEC" "$NP_FLAG" 1 "$BIN" dedup --input in --key-field id --progress 0 "$@" \
-    >"$log" 2>&1 || RC=$?
-}
+run() { dedup_1rank "$1" --input in "${@:2}"; }  # LOG ARGS...: harness.sh
 
 run bad.log --output out-bad --state S-bad --mpiio-hints cb_nodes=1,striping_factor
 ((RC == 2)) || { cat bad.log >&2; fail "1: exit $RC, want 2"; }

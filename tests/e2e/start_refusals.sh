@@ -18,21 +18,14 @@ cd "$TMP" || exit 1
 
 "$BIN" synth --records 1500 --dup-rate 0.3 --files 2 --compress none --seed 17 --out in >/dev/null
 "$BIN" synth --records 800 --dup-rate 0.3 --files 1 --compress none --seed 18 --out new >/dev/null
-run() { # LOG ARGS...: the job on 1 rank, its exit status in RC
-  local log=$1
-  shift
-  RC=0
-  timeout 120 "$MPIEXEC" "$NP_FLAG" 1 "$BIN" dedup --key-field id --progress 0 "$@" >"$log" 2>&1 ||
-    RC=$?
-}
 files_of() { find "$@" -type f -exec sha256sum {} + | sort; }
 
-run first.log --input in --output out --state S
+dedup_1rank first.log --input in --output out --state S
 ((RC == 0)) || { cat first.log >&2; fail "the first run failed ($RC)"; }
 
 # --- 1. finished, same inputs, another output dir.
 before=$(files_of out S)
-run elsewhere.log --input in --output out2 --state S
+dedup_1rank elsewhere.log --input in --output out2 --state S
 ((RC == 2)) || { cat elsewhere.log >&2; fail "1: exit $RC, want 2"; }
 grep -qF "the run in 'S' already finished for these inputs; its outputs are in '$TMP/out', not '$TMP/out2'" \
   elsewhere.log || { cat elsewhere.log >&2; fail "1: the refusal does not name both dirs"; }
@@ -41,7 +34,7 @@ grep -qF "the run in 'S' already finished for these inputs; its outputs are in '
 log "1. finished run, same inputs, another --output: refused (exit 2) naming both dirs"
 
 # --- 2. new inputs into the used output dir with --overwrite: incremental.
-run incremental.log --input new --output out --state S --overwrite
+dedup_1rank incremental.log --input new --output out --state S --overwrite
 ((RC == 0)) || { cat incremental.log >&2; fail "2: exit $RC, want 0"; }
 grep -q "incremental run on checkpoint generation" incremental.log ||
   { cat incremental.log >&2; fail "2: the start was not an incremental run"; }
