@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -85,6 +86,39 @@ TEST(FaultPauseCoverage, AnUntilStopPauseEndsAtTheStopRequestAndOthersDoNotPause
         const bool said_once_by_rank0 = ::testing::internal::GetCapturedStderr() ==
                                         "bloomshard dedup: fault pause at after-first-checkpoint\n";
         std::exit(said_once_by_rank0 ? kOk : kNotSaidOnce);
+      },
+      ::testing::ExitedWithCode(kOk), "");
+}
+
+TEST(FaultPauseCoverage, ARoundPauseHoldsOnlyItsOwnRoundUntilTheStopRequest) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        ::testing::internal::CaptureStderr();
+        install_stop_signal_handlers();
+        // Other rounds (a prefix or an extension of the number too) and the
+        // bare point name: no pause (each would hold 60 s without a stop).
+        Clock::time_point t = Clock::now();
+        ::setenv("BLOOMSHARD_FAULT_PAUSE_IN_FINISH", kPauseBeforeRoundAgreement, 1);
+        fault_pause_before_agreement(4, 0);
+        ::setenv("BLOOMSHARD_FAULT_PAUSE_IN_FINISH", "before-round-agreement:4", 1);
+        for (const std::uint64_t other : {0, 3, 5, 40, 14}) fault_pause_before_agreement(other, 0);
+        fault_pause_until_stop(kPauseAfterFirstCheckpoint, 0);
+        if (Clock::now() - t > std::chrono::seconds(5)) std::exit(kPausedTooLong);
+        // Round 4 holds until the stop a thread sends 0.3 s later.
+        t = Clock::now();
+        std::thread stopper([] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+          std::raise(SIGUSR1);
+        });
+        fault_pause_before_agreement(4, 0);
+        const Clock::duration paused = Clock::now() - t;
+        stopper.join();
+        if (paused < std::chrono::milliseconds(250)) std::exit(kPausedTooShort);
+        if (paused > std::chrono::seconds(5)) std::exit(kPausedTooLong);
+        const bool said_once = ::testing::internal::GetCapturedStderr() ==
+                               "bloomshard dedup: fault pause at before-round-agreement:4\n";
+        std::exit(said_once ? kOk : kNotSaidOnce);
       },
       ::testing::ExitedWithCode(kOk), "");
 }

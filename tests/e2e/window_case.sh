@@ -24,6 +24,20 @@
 #                 ranks) on a new state: slots go on across runs, same oracle
 #        resume   an unfinished --slot-records run (ended by a broken input half
 #                 way through a slot) resumed on 3 ranks: same oracle
+#        slot_stop one --slot-records run stopped (SIGUSR1 through mpiexec) at
+#                 the very round whose end fills slot 0 (a fault pause holds
+#                 every rank before that round's agreement until the stop
+#                 arrives), on the first rank count; exit 75, one generation:
+#                 slot 0 full (1000 records) and not yet closed, the outputs
+#                 exactly the oracle's first 1000 records; resumed on the
+#                 second count: slot 0 closed exactly once, outputs and live
+#                 slots equal to an unstopped run and to the oracle
+#        annotate --mode annotate with --window 2 and --state: 4 incremental
+#                 runs (per-run slots), each stopped mid-run (SIGUSR1 at its
+#                 2nd round end) and resumed on the next rank count; the
+#                 attribute files against the oracle: one line per input
+#                 line in order, a duplicate exactly when the key occurred
+#                 earlier in the run or in one of the 2 runs before
 #        seconds  --slot-every 1s inside one run on 1 rank, long enough (a
 #                 checkpoint every round) to cross several 1 s boundaries: slots open by wall
 #                 time (info: current slot >= 2, every live slot holds keys,
@@ -237,6 +251,144 @@ PYEOF
     --output "$TMP/out/1-a.jsonl" "$TMP/out-b.jsonl" ||
     fail "the resumed run (1 -> 3 ranks) differs from the oracle"
   log "an unfinished windowed run resumed on 3 ranks kept its slot and progress"
+}
+
+# stopped_at_round LOG RANKS ROUND args...: a dedup run held before the
+# agreement of round ROUND (the fault pause), then SIGUSR1 to mpiexec (which
+# forwards it to the ranks): the stop lands on that round's end; it must
+# exit 75 with the stop checkpoint's message.
+stopped_at_round() {
+  local logf=$1 n=$2 round=$3
+  shift 3
+  [[ -n $MARK ]] || harness_marker
+  ln -sf "$BIN" "$MARK/bs-stop"
+  BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-round-agreement:$round \
+    "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$MARK/bs-stop" "$@" >"$logf" 2>&1 &
+  local job=$! i
+  for ((i = 0; i < 3000; i++)); do
+    grep -qs "fault pause at before-round-agreement:$round" "$logf" && break
+    kill -0 "$job" 2>/dev/null || break
+    sleep 0.02
+  done
+  grep -q "fault pause at before-round-agreement:$round" "$logf" ||
+    { cat "$logf" >&2; fail "the run never reached round $round's agreement"; }
+  kill -USR1 "$job"
+  local rc=0
+  wait "$job" || rc=$?
+  [[ $rc == 75 ]] || { cat "$logf" >&2; fail "the stop at round $round exited $rc (want 75)"; }
+  grep -q "stop signal received; checkpointed generation written" "$logf" ||
+    { cat "$logf" >&2; fail "the stop at round $round wrote no stop checkpoint"; }
+}
+
+case_slot_stop() {
+  # Rounds of exactly 250 records (one input file: one rank reads it, the
+  # others have nothing, whatever the rank count): round 4's end fills slot
+  # 0 with 1000 records, so there the stop and the slot's end coincide.
+  mkdir -p "$TMP/in"
+  "$PY" "$ORACLE" gen-records --out "$TMP/in/all.jsonl" --records 6000 --seed 7
+  local len
+  len=$(head -1 "$TMP/in/all.jsonl" | wc -c)
+  local common=(--input "$TMP/in" --key-field id --window 2 --slot-records 1000
+    --batch-bytes $((250 * (len + 7))))
+  run_ok "$TMP/ref.log" "${RANKS[0]}" dedup "${common[@]}" --output "$TMP/ref" \
+    --state "$TMP/ref-state"
+  local args=(dedup "${common[@]}" --output "$TMP/out" --state "$TMP/state")
+  stopped_at_round "$TMP/stop.log" "${RANKS[0]}" 4 "${args[@]}"
+  if grep -q "arrived during checkpoint generation" "$TMP/stop.log"; then
+    fail "the stop reached the job after round 4's agreement, not at it"
+  fi
+  # The stop's checkpoint is the segment's only generation: slot 0 full and
+  # still current (the resume closes it), outputs cut at record 1000.
+  local gens
+  gens=$(find "$TMP/state" -maxdepth 1 -name 'ckpt-*.h5' | wc -l)
+  [[ $gens == 1 ]] || fail "the stopped segment left $gens generations (want its stop's only)"
+  "$BIN" info --state "$TMP/state" --json >"$TMP/info-stop.json"
+  "$PY" - "$TMP/info-stop.json" <<'PYEOF' || { cat "$TMP/info-stop.json" >&2; fail "state at the stop"; }
+import json, sys
+i = json.load(open(sys.argv[1]))
+assert i["state"] == "unfinished", i["state"]
+assert i["current_slot"] == 0 and i["current_slot_progress"] == 1000, i
+assert [s["slot"] for s in i["slots"]] == [0], i["slots"]
+PYEOF
+  head -n 1000 "$TMP/in/all.jsonl" >"$TMP/first-1000.jsonl"
+  "$PY" "$ORACLE" check-records --window 2 --slot-records 1000 --input "$TMP/first-1000.jsonl" \
+    --output "$TMP/out/all.jsonl" --no-expiry-check >/dev/null ||
+    fail "the stopped run's committed output is not the oracle's first 1000 records"
+  run_ok "$TMP/resume.log" "${RANKS[1]:-${RANKS[0]}}" "${args[@]}"
+  grep -q "resuming" "$TMP/resume.log" || fail "the second run did not resume"
+  cmp -s "$TMP/ref/all.jsonl" "$TMP/out/all.jsonl" ||
+    fail "the stopped and resumed run's output differs from the unstopped run's"
+  "$PY" "$ORACLE" check-records --window 2 --slot-records 1000 --input "$TMP/in/all.jsonl" \
+    --output "$TMP/out/all.jsonl" || fail "the resumed run differs from the oracle"
+  "$BIN" info --state "$TMP/ref-state" --json >"$TMP/info-ref.json"
+  "$BIN" info --state "$TMP/state" --json >"$TMP/info-end.json"
+  "$PY" - "$TMP/info-ref.json" "$TMP/info-end.json" <<'PYEOF' || fail "slots after the resume"
+import json, sys
+ref, got = (json.load(open(p)) for p in sys.argv[1:])
+# Slot 0 closed once: the state ends in slot 6 as the unstopped run does
+# (closed twice: slot 7; never: slot 5), with the same keys in each slot.
+view = lambda i: (i["current_slot"], [(s["slot"], s["keys"]) for s in i["slots"]])
+assert got["state"] == "finished", got["state"]
+assert view(got) == view(ref), (view(got), view(ref))
+assert view(ref)[0] == 6, view(ref)
+PYEOF
+  log "stopped at slot 0's end on ${RANKS[0]} rank(s), resumed on ${RANKS[1]:-${RANKS[0]}}: slot closed once, output = unstopped run = oracle"
+}
+
+case_annotate() {
+  # Per-run slots (the default rule): run r is slot r. Every run is stopped
+  # at its 2nd round end (a resumed run stays in its slot) on one rank
+  # count and resumed on the next of the list.
+  local runs=4 window=2
+  "$PY" "$ORACLE" gen --out "$TMP/in" --runs $runs --records 1500 --seed 17 --bad-every 97
+  local inputs=() outputs=() r n m all_one=1
+  for ((r = 0; r < runs; r++)); do
+    n=${RANKS[$((r % ${#RANKS[@]}))]}
+    m=${RANKS[$(((r + 1) % ${#RANKS[@]}))]}
+    ((n == 1 && m == 1)) || all_one=0
+    inputs+=("$TMP/in/run-$r")
+    outputs+=("$TMP/out-$r")
+    local args=(dedup --input "$TMP/in/run-$r" --output "$TMP/out-$r" --key-field id
+      --state "$TMP/state" --window "$window" --mode annotate --batch-bytes 4096
+      --max-reject-fraction 1)
+    stopped_at_round "$TMP/stop-$r.log" "$n" 2 "${args[@]}"
+    "$BIN" info --state "$TMP/state" --json >"$TMP/info-$r.json"
+    "$PY" - "$TMP/info-$r.json" $r <<'PYEOF' || { cat "$TMP/info-$r.json" >&2; fail "run $r's stop"; }
+import json, sys
+i, r = json.load(open(sys.argv[1])), int(sys.argv[2])
+assert i["state"] == "unfinished" and i["current_slot"] == r, (i["state"], i["current_slot"])
+PYEOF
+    run_ok "$TMP/resume-$r.log" "$m" "${args[@]}"
+    grep -q "resuming" "$TMP/resume-$r.log" || fail "run $r did not resume"
+    local got flags=()
+    ((all_one)) && flags+=(--first-in-run)
+    ((r == runs - 1)) && flags+=(--require-expiry)
+    got=$("$PY" "$ORACLE" check-annotate --window $window --inputs "${inputs[@]}" \
+      --outputs "${outputs[@]}" "${flags[@]}" 2>"$TMP/check-$r.err") ||
+      { cat "$TMP/check-$r.err" >&2; fail "run $r (stopped on $n, resumed on $m ranks) differs from the oracle"; }
+    log "run $r stopped on $n, resumed on $m ranks: $got"
+  done
+  # The oracle can fail: a flipped duplicate flag, a lost attribute line.
+  local last=$((runs - 1)) mutation
+  for mutation in flip drop; do
+    rm -rf "$TMP/bad" && cp -r "$TMP/out-$last" "$TMP/bad"
+    "$PY" - "$TMP/bad/day-$last-1.jsonl" $mutation <<'PYEOF'
+import sys
+path, how = sys.argv[1:]
+lines = open(path, "rb").read().splitlines(keepends=True)
+i = next(i for i, l in enumerate(lines) if i > 3 and b"reject" not in l)
+if how == "flip":
+    l = lines[i]
+    lines[i] = l.replace(b"false", b"true") if b"false" in l else l.replace(b"true", b"false")
+else:
+    del lines[i]
+open(path, "wb").write(b"".join(lines))
+PYEOF
+    if "$PY" "$ORACLE" check-annotate --window $window --inputs "${inputs[@]}" \
+      --outputs "${outputs[@]:0:last}" "$TMP/bad" >/dev/null 2>&1; then
+      fail "the oracle accepted attribute files with a '$mutation' mutation"
+    fi
+  done
 }
 
 attr() { # FILE NAME: a root attribute's value as h5dump prints it

@@ -16,6 +16,17 @@ earlier (file order, then line order) nor in any of the N slots before it.
   query-check --window N --inputs D0 ... --probe DIR --output Q
           `query --emit hits` of DIR: exactly the lines whose key the live
           slots (the last N + 1 runs) hold
+          (--bad-every B: a line without a key after every B-th record)
+  check-annotate --window N --inputs D0 ... --outputs O0 ... [--first-in-run]
+                 [--require-expiry]
+          `--mode annotate` runs, one slot per input dir: each attribute file
+          has one JSON line per input line, in order; a line without a key
+          is a reject (key null, duplicate false, a reason); a record is a
+          duplicate whenever its key occurred in one of the N runs before;
+          otherwise exactly one record of its key in the run is not, the
+          first in its file (--first-in-run: the first in the run, files in
+          sorted order, as on one rank); --require-expiry: the runs must
+          hold at least 20 keys new again after expiring, and rejects
   gen-records --out FILE --records K --seed S
           one file of fixed-length lines (every line the same number of bytes)
   check-records --window N --slot-records M --input FILE... --output FILE...
@@ -69,6 +80,14 @@ def cmd_gen(a):
             else:
                 k = f"old-{rng.randrange(4000)}"  # rare: recurs at long distances
             lines.append(json.dumps({"id": k, "run": r, "n": i}) + "\n")
+        if a.bad_every:
+            bad = ["not json\n", '{"no_id": 1}\n', '{"id": null}\n']
+            with_bad = []
+            for i, line in enumerate(lines):
+                with_bad.append(line)
+                if i % a.bad_every == a.bad_every - 1:
+                    with_bad.append(bad[(i // a.bad_every) % len(bad)])
+            lines = with_bad
         half = len(lines) // 2
         for f, part in enumerate((lines[:half], lines[half:])):
             with open(os.path.join(d, f"day-{r}-{f}.jsonl"), "w") as out:
@@ -152,6 +171,93 @@ def cmd_query_check(a):
         sys.exit("query hits differ from the live slots' keys")
 
 
+def key_or_none(line):
+    """The record's key, or None for a line the job rejects."""
+    try:
+        v = json.loads(line).get("id")
+    except (ValueError, AttributeError):
+        return None
+    return v.encode() if isinstance(v, str) else None
+
+
+def cmd_check_annotate(a):
+    if len(a.inputs) != len(a.outputs):
+        sys.exit("check-annotate: as many --inputs as --outputs")
+    bad = []
+    run_keys = []
+    stats = {"lines": 0, "rejects": 0, "duplicates": 0, "expired_new": 0}
+    for slot, (d, o) in enumerate(zip(a.inputs, a.outputs)):
+        earlier = set().union(*run_keys[max(0, slot - a.window):slot])
+        older = set().union(*run_keys[:max(0, slot - a.window)])
+        keys = set()
+        kept = {}  # key -> where its one non-duplicate record is
+        first_in_run = {}
+        for path in input_files(d):
+            name = os.path.basename(path)
+            lines = read_lines(path)
+            out_path = os.path.join(o, name)
+            if not os.path.exists(out_path):
+                bad.append(f"run {slot}: no attribute file {out_path}")
+                continue
+            attrs = read_lines(out_path)
+            if len(attrs) != len(lines):
+                bad.append(f"run {slot}: {name}: {len(attrs)} attribute lines for "
+                           f"{len(lines)} input lines")
+                continue
+            first_in_file = set()
+            for n, (line, attr) in enumerate(zip(lines, attrs), start=1):
+                where = f"run {slot}: {name}:{n}"
+                stats["lines"] += 1
+                try:
+                    got = json.loads(attr)
+                except ValueError:
+                    bad.append(f"{where}: attribute line is not JSON")
+                    continue
+                k = key_or_none(line)
+                if k is None:
+                    stats["rejects"] += 1
+                    if got.get("key") is not None or got.get("duplicate") is not False or \
+                            not got.get("reject"):
+                        bad.append(f"{where}: a line without a key annotated {got}")
+                    continue
+                if got.get("key") != k.decode() or "reject" in got:
+                    bad.append(f"{where}: annotated {got} for key {k.decode()!r}")
+                    continue
+                dup = got.get("duplicate")
+                first = k not in first_in_file
+                first_in_file.add(k)
+                first_in_run.setdefault(k, where)
+                keys.add(k)
+                stats["duplicates"] += bool(dup)
+                if k in earlier:
+                    if dup is not True:
+                        bad.append(f"{where}: {k.decode()!r} occurred in the window, not flagged")
+                elif dup is False:
+                    if k in kept:
+                        bad.append(f"{where}: {k.decode()!r} kept again (first kept {kept[k]})")
+                    elif not first:
+                        bad.append(f"{where}: {k.decode()!r} kept, not its file's first copy")
+                    kept[k] = where
+                    stats["expired_new"] += k in older
+                elif dup is not True:
+                    bad.append(f"{where}: duplicate is {dup!r}")
+        for k in keys - earlier:
+            if k not in kept:
+                bad.append(f"run {slot}: {k.decode()!r} is new to the window, none kept")
+            elif a.first_in_run and kept[k] != first_in_run[k]:
+                bad.append(f"run {slot}: {k.decode()!r} kept at {kept[k]}, "
+                           f"first at {first_in_run[k]}")
+        run_keys.append(keys)
+    if bad:
+        print("\n".join(bad[:20]), file=sys.stderr)
+        sys.exit(f"{len(bad)} difference(s) from the window oracle of annotate mode")
+    # The whole sequence must tell the window apart from plain dedup (keys
+    # new again after they expired) and include rejects.
+    if a.require_expiry and (stats["expired_new"] < 20 or stats["rejects"] == 0):
+        sys.exit(f"the corpus hardly exercises the window or rejects: {stats}")
+    print(json.dumps(stats))
+
+
 def cmd_gen_records(a):
     rng = random.Random(a.seed)
     with open(a.out, "w") as out:
@@ -177,6 +283,9 @@ def cmd_check_records(a):
     got = [l for path in a.output for l in read_lines(path)]
     if got != want:
         sys.exit(f"output has {len(got)} lines, the oracle keeps {len(want)}")
+    if a.no_expiry_check:  # a prefix too short for expiry (a stopped run's output)
+        print(json.dumps({"kept": len(want), "records": len(lines)}))
+        return
     # The corpus must tell the window apart from plain dedup.
     plain = sum(kept_lines([(0, l) for l in lines], a.window))
     if len(want) - plain < 100:
@@ -192,6 +301,7 @@ def main():
     g.add_argument("--runs", type=int, required=True)
     g.add_argument("--records", type=int, required=True)
     g.add_argument("--seed", type=int, default=13)
+    g.add_argument("--bad-every", type=int, default=0)
     c = sub.add_parser("check")
     c.add_argument("--window", type=int, required=True)
     c.add_argument("--inputs", nargs="+", required=True)
@@ -201,6 +311,12 @@ def main():
     q.add_argument("--inputs", nargs="+", required=True)
     q.add_argument("--probe", required=True)
     q.add_argument("--output", required=True)
+    ca = sub.add_parser("check-annotate")
+    ca.add_argument("--window", type=int, required=True)
+    ca.add_argument("--inputs", nargs="+", required=True)
+    ca.add_argument("--outputs", nargs="+", required=True)
+    ca.add_argument("--first-in-run", action="store_true")
+    ca.add_argument("--require-expiry", action="store_true")
     gr = sub.add_parser("gen-records")
     gr.add_argument("--out", required=True)
     gr.add_argument("--records", type=int, required=True)
@@ -210,9 +326,10 @@ def main():
     cr.add_argument("--slot-records", type=int, required=True)
     cr.add_argument("--input", nargs="+", required=True)
     cr.add_argument("--output", nargs="+", required=True)
+    cr.add_argument("--no-expiry-check", action="store_true")
     a = p.parse_args()
     {"gen": cmd_gen, "check": cmd_check, "query-check": cmd_query_check,
-     "gen-records": cmd_gen_records,
+     "check-annotate": cmd_check_annotate, "gen-records": cmd_gen_records,
      "check-records": cmd_check_records}[a.cmd](a)
 
 

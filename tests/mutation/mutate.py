@@ -61,7 +61,8 @@ APP_UNITS = ("gtest", "tests/app/bloomshard_app_tests")
 # the oracle: 5-20 s each here.
 RUN_E2E = ("ctest", r"^(e2e\.(checkpoint_rounds|split_finished|split_resume_remembered|"
                     r"mixed\.3ranks|incremental\.3ranks|finished_metrics|changes\.1ranks|"
-                    r"window_resume\.3ranks|inputs_empty\.2ranks|v1_state|paragraph_kill\.2ranks|"
+                    r"window_resume\.3ranks|window_slot_stop\.2ranks|inputs_empty\.2ranks|v1_state|"
+                    r"paragraph_kill\.2ranks|"
                     r"split\.2ranks)|cli\.plan_line_once)$")
 # Every field a state fixes, every input-change signal: 15-45 s each.
 GUARDS = ("ctest", r"^guards\.(state\.resume|inputs\.running)$")

@@ -335,6 +335,7 @@ class DedupJob {
       // Rank 0's clock decides timed checkpoints so that all ranks agree.
       const bool time_due = world_.rank() == 0 && config_.checkpoint_every > 0 &&
                             seconds_since(s.last_checkpoint) >= config_.checkpoint_every;
+      fault_pause_before_agreement(round.number(), world_.rank());
       const RoundAgreement g = round.agree(time_due, config_.max_delta_bytes);
       const bool slot_due = s.slot_clock->due(world_, g.records);  // collective
       s.last_progress = {g.records, g.dropped, g.rejected, g.input_bytes_done, s.total_bytes};

@@ -14,10 +14,10 @@ namespace bloomshard::app {
 
 namespace {
 
-void pause_at(const char* point, int rank, bool until_stop) {
-  const char* wanted = std::getenv("BLOOMSHARD_FAULT_PAUSE_IN_FINISH");
-  if (wanted == nullptr || std::strcmp(wanted, point) != 0) return;
-  if (rank == 0) write_stderr_line("bloomshard dedup: fault pause at " + std::string(point));
+const char* wanted_point() { return std::getenv("BLOOMSHARD_FAULT_PAUSE_IN_FINISH"); }
+
+void hold(const std::string& point, int rank, bool until_stop) {
+  if (rank == 0) write_stderr_line("bloomshard dedup: fault pause at " + point);
   // Beating keeps the stall watchdog quiet: the pause is the test's, not a hang.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < deadline && !(until_stop && stop_requested())) {
@@ -26,10 +26,23 @@ void pause_at(const char* point, int rank, bool until_stop) {
   }
 }
 
+void pause_at(const char* point, int rank, bool until_stop) {
+  const char* wanted = wanted_point();
+  if (wanted == nullptr || std::strcmp(wanted, point) != 0) return;
+  hold(point, rank, until_stop);
+}
+
 }  // namespace
 
 void fault_pause_in_finish(const char* point, int rank) { pause_at(point, rank, false); }
 
 void fault_pause_until_stop(const char* point, int rank) { pause_at(point, rank, true); }
+
+void fault_pause_before_agreement(std::uint64_t round, int rank) {
+  const char* wanted = wanted_point();
+  if (wanted == nullptr) return;
+  const std::string point = std::string(kPauseBeforeRoundAgreement) + ":" + std::to_string(round);
+  if (point == wanted) hold(point, rank, true);
+}
 
 }  // namespace bloomshard::app
