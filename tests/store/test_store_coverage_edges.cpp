@@ -69,6 +69,21 @@ TEST(StoreCoverageEdges, ABloomLayerTaggedWithASlotNewerThanTheCurrentOneIsRefus
   EXPECT_EQ(refusal(f), "gen.h5: Bloom layer slot tag 3 at #0 is newer than the current slot 2");
 }
 
+// A mark ends a policy text: a normalization that is a mark alone, or
+// shorter than one, is read as it is (unmarked), never stripped to nothing.
+TEST(StoreCoverageEdges, ANormalizationNoLongerThanAMarkIsNotMarked) {
+  for (const std::string text : {std::string(ckpt::kInputOrderNormalizationMark),
+                                 std::string(ckpt::kSplitInputsRetractedMark), std::string("x")}) {
+    MemorySource f = generation();
+    f.attr("/", ckpt::kNormalization, text);
+    const CheckpointHeader h = read_generation_index(f, "gen.h5").summary.header;
+    EXPECT_EQ(h.normalization, text);
+    EXPECT_FALSE(h.input_order) << text;
+    EXPECT_FALSE(h.split_inputs) << text;
+    EXPECT_FALSE(h.retracted_records) << text;
+  }
+}
+
 std::string run_refusal(const MemorySource& run, const CheckpointRunRef& ref) {
   CheckpointHeader h;
   h.params.num_slices = kSlices;

@@ -103,8 +103,8 @@ TEST(StoreCoverageFiles, OnlyRunFileNamesAreListedAsRunsSorted) {
   const TempDir dir("store-runs");
   for (const char* name :
        {"run-2-0000000a.h5", "run-1-ffffffff.h5", "run-1-0000000b.h5.tmp", "run-1-0000000g.h5",
-        "run-1-000000001.h5", "run-x-0000000a.h5", "run-4294967296-00000001.h5", "run-1.h5",
-        "run-1-0000000a.h5.bak", "ckpt-3.h5", "LATEST"}) {
+        "run-1-gggggggg.h5", "run-1-000000001.h5", "run-x-0000000a.h5",
+        "run-4294967296-00000001.h5", "run-1.h5", "run-1-0000000a.h5.bak", "ckpt-3.h5", "LATEST"}) {
     std::ofstream(dir.path() / name) << "x";
   }
   const std::vector<fs::path> runs = list_run_files(dir.path());
