@@ -26,8 +26,17 @@
 #                 byte for byte the 1-rank stateless run's. A saved table
 #                 damaged in every generation (checksum fixed) is refused
 #                 naming input_order and the entry.
-#         refusals  --kept-copy first with --window, annotate mode or paragraphs,
-#                 and an unknown value: exit 2 naming the option, nothing written.
+#         annotate  --mode annotate, both --annotate-formats, on the records
+#                 corpus with texts and rejects (input_order_corpus.py
+#                 --annotate 1): every attribute file equals the oracle
+#                 (check-annotate: line n flags line n of the input a
+#                 duplicate unless it is its key's first copy in input
+#                 order) and is byte for byte the 1-rank run's (compressed
+#                 ones too); the same kept, dropped and output_bytes; at
+#                 N > 1 copies were retracted and flagged by the end pass.
+#         refusals  --kept-copy first with --window, annotate mode with
+#                 --state, or paragraphs, and an unknown value: exit 2
+#                 naming the option, nothing written.
 # Set KEEP_TMP=1 to keep the temp dir.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 harness_parse input_order_case.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --dir=EDIR*" "$@"
@@ -251,11 +260,36 @@ PYEOF
       fail "the refusal does not name the damaged entry: $(cat "$TMP/dmg.log")"
     log "a damaged saved table: exit $rc, named"
     ;;
+  annotate)
+    "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7 --annotate 1
+    for form in bloomshard dolma; do
+      ARGS=(--input "$TMP/in" --key-field id --kept-copy first --batch-bytes 65536
+        --mode annotate --annotate-format "$form")
+      mpi 1 dedup "${ARGS[@]}" --output "$TMP/$form-1" --metrics "$TMP/$form-m1.json" \
+        >"$TMP/$form-r1.log" 2>&1 || fail "$form, 1-rank run failed: $(cat "$TMP/$form-r1.log")"
+      "$PY" "$CORPUS" check-annotate "$TMP/in" "$TMP/$form-1" "$form" ||
+        fail "$form, 1 rank: not the first copies in input order"
+      mpi "$RANKS" dedup "${ARGS[@]}" --output "$TMP/$form-N" --metrics "$TMP/$form-mN.json" \
+        >"$TMP/$form-rN.log" 2>&1 || fail "$form, $RANKS-rank run failed: $(cat "$TMP/$form-rN.log")"
+      "$PY" "$CORPUS" check-annotate "$TMP/in" "$TMP/$form-N" "$form" ||
+        fail "$form, $RANKS ranks: not the first copies in input order ($(cat "$TMP/$form-rN.log"))"
+      diff -r "$TMP/$form-1" "$TMP/$form-N" -x _rejects >/dev/null ||
+        fail "$form, $RANKS ranks: attribute files differ from the 1-rank run's bytes"
+      [[ -z $(find "$TMP/$form-N" -name '*.retracted-tmp') ]] || fail "$form: temporary files left"
+      for field in kept dropped rejected output_bytes; do
+        [[ $(json_field "$TMP/$form-m1.json" $field) == $(json_field "$TMP/$form-mN.json" $field) ]] ||
+          fail "$form, $RANKS ranks: $field $(json_field "$TMP/$form-mN.json" $field), 1 rank $(json_field "$TMP/$form-m1.json" $field)"
+      done
+      retracted=$(json_field "$TMP/$form-mN.json" retracted)
+      log "$form, $RANKS ranks: $retracted kept copies flagged by the end pass, identical to 1 rank"
+      [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "$form: no copy was retracted: the case tests nothing"
+    done
+    ;;
   refusals)
     # --kept-copy first where it cannot apply yet is refused before any
     # work (exit 2, naming the option), never run quietly in arrival order.
     "$PY" "$CORPUS" make "$TMP/in" --files 2 --records 200 --big-records 200 --seed 7
-    for extra in "--state $TMP/st --window 4" "--mode annotate" "--unit paragraph" "BOGUS"; do
+    for extra in "--state $TMP/st --window 4" "--state $TMP/st --mode annotate" "--unit paragraph" "BOGUS"; do
       args=(--input "$TMP/in" --key-field id --output "$TMP/out" --kept-copy first)
       # shellcheck disable=SC2206
       [[ $extra == BOGUS ]] && args[-1]=sometimes || args+=($extra)

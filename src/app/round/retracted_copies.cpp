@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "app/round/retracted_annotations.hpp"
 #include "app/round/retracted_line_cut.hpp"
 #include "io/durable/durable_file.hpp"
 #include "io/output/output_writer.hpp"
@@ -65,6 +66,23 @@ CutFigures cut_output(const io::InputFile& input, const std::filesystem::path& o
       [&](std::string_view line) { return feed.key_hash_of(input.format, line); });
   const std::uint64_t length = write_cut_output(out, plan, durable);
   return {plan.removed_lines, plan.removed_bytes, length};
+}
+
+// Writes one attribute file with the retracted copies' lines flagged a
+// duplicate into its temporary file (retracted_annotations.hpp).
+CutFigures flag_output(const io::InputFile& input, const std::filesystem::path& out,
+                       const std::vector<RetractedLine>& retracted, InputFeed& feed,
+                       const EndPassOptions& how) {
+  const int level = input.compression == io::Compression::kGzip   ? how.gzip_level
+                    : input.compression == io::Compression::kZstd ? how.zstd_level
+                                                                  : 0;
+  const io::OutputOptions options{.level = level == 0 ? std::nullopt : std::optional<int>(level)};
+  const FlaggedLines flagged = flag_retracted_annotations(
+      input, out, retracted,
+      [&](std::string_view line) { return feed.key_hash_of(input.format, line); }, *how.annotate,
+      how.max_line_bytes, options, how.durable);
+  feed.count_flagged(flagged.lines, flagged.growth);
+  return {flagged.lines, 0, flagged.length};
 }
 
 // Rewrites one compressed output without the lines of `retracted` keys
@@ -124,7 +142,7 @@ void agree_no_error(const comm::Communicator& world, const std::string& error, c
 RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const RunManifest& m,
                                          std::span<const core::CrossInputRetraction> mine,
                                          InputFeed& feed, const std::filesystem::path& output_dir,
-                                         std::uint64_t max_line_bytes, bool durable) {
+                                         const EndPassOptions& how) {
   const std::map<std::size_t, std::vector<RetractedLine>> by_input = gather_by_input(world, mine);
   RetractedCopiesPass done;
   std::vector<std::uint64_t> cut;  // (input, length) pairs of this rank
@@ -135,17 +153,20 @@ RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const 
       const io::InputFile& file = m.inputs.at(input).file;
       const std::filesystem::path out = io::output_path_for(output_dir, file.relative_path);
       CutFigures left_out;
-      if (file.compression == io::Compression::kNone) {
-        left_out = cut_output(file, out, retracted, feed, durable);
+      if (how.annotate) {
+        left_out = flag_output(file, out, retracted, feed, how);
+      } else if (file.compression == io::Compression::kNone) {
+        left_out = cut_output(file, out, retracted, feed, how.durable);
+        feed.count_left_out(left_out.lines, left_out.bytes);
       } else {
         std::vector<HashPair> hashes;
         hashes.reserve(retracted.size());
         for (const RetractedLine& r : retracted) hashes.emplace_back(r.hash.hi, r.hash.lo);
         std::sort(hashes.begin(), hashes.end());
         hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
-        left_out = rewrite_output(file, out, hashes, feed, max_line_bytes, durable);
+        left_out = rewrite_output(file, out, hashes, feed, how.max_line_bytes, how.durable);
+        feed.count_left_out(left_out.lines, left_out.bytes);
       }
-      feed.count_left_out(left_out.lines, left_out.bytes);
       ++done.outputs;
       done.lines += left_out.lines;
       cut.insert(cut.end(), {input, left_out.length});
@@ -197,10 +218,9 @@ RetractedCopiesPass leave_out_retracted_copies(const comm::Communicator& world,
                                                std::span<const core::CrossInputRetraction> mine,
                                                InputFeed& feed,
                                                const std::filesystem::path& output_dir,
-                                               std::uint64_t max_line_bytes, bool durable) {
-  RetractedCopiesPass done =
-      cut_retracted_copies(world, m, mine, feed, output_dir, max_line_bytes, durable);
-  commit_cut_outputs(world, m, done.cut, output_dir, durable);
+                                               const EndPassOptions& how) {
+  RetractedCopiesPass done = cut_retracted_copies(world, m, mine, feed, output_dir, how);
+  commit_cut_outputs(world, m, done.cut, output_dir, how.durable);
   return done;
 }
 
