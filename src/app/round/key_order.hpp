@@ -104,9 +104,9 @@ class KeyOrder {
 
 /// Whether a run keeps the one order of all inputs (docs/inputs.md "Which
 /// copy of a duplicate is kept"): --kept-copy first in a run of whole
-/// records with no window: in filter mode with or without --state (a
-/// checkpoint saves the owners' memory in the manifest's input_order), in
-/// annotate mode (the end pass flags the retracted copies' attribute lines).
+/// records with no window, in filter or annotate mode (there the end pass
+/// flags the retracted copies' attribute lines), with or without --state (a
+/// checkpoint saves the owners' memory in the manifest's input_order).
 [[nodiscard]] bool keeps_input_order(const DedupConfig& config);
 
 /// Keys an owner's input-order memory is sized for up front: its share of
