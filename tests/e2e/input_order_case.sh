@@ -5,7 +5,8 @@
 #
 # usage: input_order_case.sh --case NAME --ranks N --bin BLOOMSHARD --dir E2E_DIR
 #                            [--mpiexec M] [--np-flag -n] [--python P]
-# cases: records  6 inputs (plain, .gz, .zst in turn) and a bigger plain one
+# cases: records  6 inputs (plain, .gz, .zst in turn; compressed at
+#                 --gzip-level 9 --zstd-level 19) and a bigger plain one
 #                 first in the order, split into ranges at N > 1 ranks; 30 %
 #                 duplicates spread over all of them, every copy different
 #                 in its other fields; small batches so that later inputs'
@@ -138,7 +139,10 @@ same_as_reference() {
 case $CASE in
   records)
     "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7
-    ARGS=(--input "$TMP/in" --key-field id --kept-copy first --batch-bytes 65536 --split-min-bytes 65536)
+    # Levels other than the codecs' defaults: an output the end pass writes
+    # again must be compressed as the 1-rank run's was.
+    ARGS=(--input "$TMP/in" --key-field id --kept-copy first --batch-bytes 65536 --split-min-bytes 65536
+      --gzip-level 9 --zstd-level 19)
     mpi 1 dedup "${ARGS[@]}" --output "$TMP/out1" --metrics "$TMP/m1.json" >"$TMP/r1.log" 2>&1 ||
       fail "1-rank run failed: $(cat "$TMP/r1.log")"
     "$PY" "$CORPUS" check "$TMP/in" "$TMP/out1" || fail "1 rank: not the first copies in input order"
@@ -294,7 +298,7 @@ PYEOF
     "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7 --annotate 1
     for form in bloomshard dolma; do
       ARGS=(--input "$TMP/in" --key-field id --kept-copy first --batch-bytes 65536
-        --mode annotate --annotate-format "$form")
+        --mode annotate --annotate-format "$form" --gzip-level 9 --zstd-level 19)
       mpi 1 dedup "${ARGS[@]}" --output "$TMP/$form-1" --metrics "$TMP/$form-m1.json" \
         >"$TMP/$form-r1.log" 2>&1 || fail "$form, 1-rank run failed: $(cat "$TMP/$form-r1.log")"
       "$PY" "$CORPUS" check-annotate "$TMP/in" "$TMP/$form-1" "$form" ||

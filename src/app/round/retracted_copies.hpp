@@ -35,7 +35,8 @@ struct EndPassOptions {
   /// flagged a duplicate (retracted_annotations.hpp) instead of cut.
   std::optional<AnnotateFormat> annotate;
   /// The run's compression levels (0: the codec's default) for what is
-  /// written again compressed in annotate mode.
+  /// written again compressed, so that it is what a run that wrote it once
+  /// would have written.
   int gzip_level = 0;
   int zstd_level = 0;
 };
