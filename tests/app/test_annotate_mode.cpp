@@ -12,6 +12,7 @@
 #include "app/cli/exit_codes.hpp"
 #include "app/feed/annotation_writer.hpp"
 #include "app/options/dedup_options.hpp"
+#include "app/round/key_order.hpp"
 #include "app/run/run_manifest.hpp"
 #include "app/run/run_state.hpp"
 
@@ -53,6 +54,24 @@ TEST_F(AnnotateTest, OptionsParseAndBadValuesAreUsageErrors) {
     EXPECT_EQ(*p.exit_code, kExitUsage);
     EXPECT_NE(p.message.find(option), std::string::npos) << p.message;
   }
+}
+
+TEST_F(AnnotateTest, KeptCopyFirstKeepsTheInputOrderWithAndWithoutState) {
+  const std::string in = (dir_ / "in").string();
+  ParsedDedup p = parse_dedup_options(
+      {"--input", in, "--output", "o", "--mode", "annotate", "--kept-copy", "first"});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.kept_copy, KeptCopy::kFirstInInputOrder);
+  EXPECT_TRUE(keeps_input_order(p.config));
+  p = parse_dedup_options({"--input", in, "--output", "o", "--mode", "annotate", "--kept-copy",
+                           "first", "--state", (dir_ / "st").string()});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_TRUE(keeps_input_order(p.config));
+  // --unit paragraph keeps its refusal in annotate mode.
+  p = parse_dedup_options({"--input", in, "--output", "o", "--mode", "annotate", "--kept-copy",
+                           "first", "--unit", "paragraph", "--key-field", "text"});
+  ASSERT_TRUE(p.exit_code);
+  EXPECT_NE(p.message.find("--unit record only"), std::string::npos) << p.message;
 }
 
 TEST_F(AnnotateTest, TheModeIsInTheManifestAndTheRunIdentity) {

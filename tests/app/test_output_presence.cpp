@@ -66,6 +66,33 @@ TEST_F(OutputPresenceTest, MissingFileIsNamedWithItsCommittedLength) {
   EXPECT_NE(why.find("is missing"), std::string::npos) << why;
 }
 
+// An end pass killed before its renames (docs/inputs.md "With --state"): the
+// committed bytes of a recorded cut are in the temporary file, which may be
+// longer than the output (annotate mode flags lines, dolma's grow).
+TEST_F(OutputPresenceTest, ARecordedCutIsCheckedInItsTemporaryFileUntilRenamed) {
+  m_.inputs[0].output_length = 14;
+  m_.input_order.emplace();
+  m_.input_order->cut_outputs.push_back({0, 14});
+  put("a.jsonl.retracted-tmp", 14);  // the output itself still has its 10 bytes
+  EXPECT_EQ(missing_or_short_output(m_, out_), "");
+  put("a.jsonl.retracted-tmp", 12);
+  std::string why = missing_or_short_output(m_, out_);
+  EXPECT_NE(why.find("a.jsonl.retracted-tmp' has 14 committed bytes"), std::string::npos) << why;
+  // Renamed already: the output is checked.
+  fs::remove(out_ / "a.jsonl.retracted-tmp");
+  why = missing_or_short_output(m_, out_);
+  EXPECT_NE(why.find("a.jsonl' has 14 committed bytes in the checkpoint but is only 10 bytes"),
+            std::string::npos)
+      << why;
+  put("a.jsonl", 14);
+  EXPECT_EQ(missing_or_short_output(m_, out_), "");
+  // A temporary file no generation records is not the output.
+  m_.input_order->cut_outputs.clear();
+  put("a.jsonl", 10);
+  put("a.jsonl.retracted-tmp", 14);
+  EXPECT_NE(missing_or_short_output(m_, out_).find("a.jsonl' has 14"), std::string::npos);
+}
+
 TEST_F(OutputPresenceTest, ShortFileIsNamedWithBothLengths) {
   put("a.jsonl", 4);
   const std::string why = missing_or_short_output(m_, out_);

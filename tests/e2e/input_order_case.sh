@@ -5,7 +5,8 @@
 #
 # usage: input_order_case.sh --case NAME --ranks N --bin BLOOMSHARD --dir E2E_DIR
 #                            [--mpiexec M] [--np-flag -n] [--python P]
-# cases: records  6 inputs (plain, .gz, .zst in turn) and a bigger plain one
+# cases: records  6 inputs (plain, .gz, .zst in turn; compressed at
+#                 --gzip-level 9 --zstd-level 19) and a bigger plain one
 #                 first in the order, split into ranges at N > 1 ranks; 30 %
 #                 duplicates spread over all of them, every copy different
 #                 in its other fields; small batches so that later inputs'
@@ -26,8 +27,24 @@
 #                 byte for byte the 1-rank stateless run's. A saved table
 #                 damaged in every generation (checksum fixed) is refused
 #                 naming input_order and the entry.
-#         refusals  --kept-copy first with --window, annotate mode or paragraphs,
-#                 and an unknown value: exit 2 naming the option, nothing written.
+#         annotate  --mode annotate, both --annotate-formats, on the records
+#                 corpus with texts and rejects (input_order_corpus.py
+#                 --annotate 1): every attribute file equals the oracle
+#                 (check-annotate: line n flags line n of the input a
+#                 duplicate unless it is its key's first copy in input
+#                 order) and is byte for byte the 1-rank run's (compressed
+#                 ones too); the same kept, dropped and output_bytes; at
+#                 N > 1 copies were retracted and flagged by the end pass.
+#         annotate_state, annotate_state_kill  the state and state_kill
+#                 cases in --mode annotate (--annotate-format dolma at even
+#                 rank counts, bloomshard at odd ones) on the annotate
+#                 corpus: every attribute file equals check-annotate's
+#                 oracle and the 1-rank stateless annotate run's bytes
+#                 (decompressed for .gz/.zst), after SIGKILLs and kills in
+#                 the end pass too.
+#         refusals  --kept-copy first with --window or paragraphs (also in
+#                 annotate mode), and an unknown value: exit 2 naming the
+#                 option, nothing written.
 # Set KEEP_TMP=1 to keep the temp dir.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 harness_parse input_order_case.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --dir=EDIR*" "$@"
@@ -37,10 +54,26 @@ command -v zstd >/dev/null || harness_usage "needs the zstd command"
 harness_tmp "input-order-$CASE-$RANKS" "input order $CASE, $RANKS ranks"
 harness_marker # state_kill: each attempt runs BIN through its own symlink
 
+# annotate_*: the state cases in annotate mode.
+ANNOTATE=""
+MODE_ARGS=()
+if [[ $CASE == annotate_state* ]]; then
+  ANNOTATE=$( ((RANKS % 2 == 0)) && echo dolma || echo bloomshard)
+  MODE_ARGS=(--mode annotate --annotate-format "$ANNOTATE")
+  CASE=${CASE#annotate_}
+fi
+
 json_field() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 latest() { echo "$1/ckpt-$(cat "$1/LATEST").h5"; }
 # The newest generation's manifest text.
 manifest_of() { h5dump -d /manifest_json "$(latest "$1")"; }
+# manifest_has STATE PATTERN: whether the newest manifest matches (grep -q on
+# a file: in a pipe under pipefail, h5dump's SIGPIPE after an early match
+# would read as no match).
+manifest_has() {
+  manifest_of "$1" >"$TMP/manifest.txt"
+  grep -q -- "$2" "$TMP/manifest.txt"
+}
 # paused_run LOG RANKS ARGS...: a dedup run that must reach the fault pause
 # named by BLOOMSHARD_FAULT_PAUSE_IN_FINISH; SIGKILLed there (ranks and
 # launcher, found by their marker).
@@ -70,8 +103,10 @@ paused_run() {
 }
 # The 1-rank stateless reference of the corpus in $TMP/in: $TMP/out1.
 reference() {
-  "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7
-  ARGS=(--input "$TMP/in" --key-field id --kept-copy first --batch-bytes 65536 --split-min-bytes 65536)
+  "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7 \
+    --annotate "$([[ -n $ANNOTATE ]] && echo 1 || echo 0)"
+  ARGS=(--input "$TMP/in" --key-field id --kept-copy first --batch-bytes 65536 --split-min-bytes 65536
+    "${MODE_ARGS[@]}")
   mpi 1 dedup "${ARGS[@]}" --output "$TMP/out1" >"$TMP/r1.log" 2>&1 ||
     fail "1-rank run failed: $(cat "$TMP/r1.log")"
 }
@@ -81,9 +116,14 @@ reference() {
 # checkpointing run's frame boundaries follow its cuts); and the oracle's.
 same_as_reference() {
   local f
-  "$PY" "$CORPUS" check "$TMP/in" "$1" || fail "$2: not the first copies in input order"
-  "$PY" "$EDIR/oracle.py" --input "$TMP/in" --output "$1" --key-field id >"$TMP/oracle.txt" 2>&1 ||
-    fail "$2: the exactly-once oracle: $(tail -3 "$TMP/oracle.txt")"
+  if [[ -n $ANNOTATE ]]; then
+    "$PY" "$CORPUS" check-annotate "$TMP/in" "$1" "$ANNOTATE" ||
+      fail "$2: not the first copies in input order flagged new"
+  else
+    "$PY" "$CORPUS" check "$TMP/in" "$1" || fail "$2: not the first copies in input order"
+    "$PY" "$EDIR/oracle.py" --input "$TMP/in" --output "$1" --key-field id >"$TMP/oracle.txt" 2>&1 ||
+      fail "$2: the exactly-once oracle: $(tail -3 "$TMP/oracle.txt")"
+  fi
   [[ $(cd "$TMP/out1" && find . -path ./_rejects -prune -o -type f -print | sort) == \
      $(cd "$1" && find . -path ./_rejects -prune -o -type f -print | sort) ]] ||
     fail "$2: other output files than the 1-rank run's: $(cd "$1" && find . -type f | sort)"
@@ -99,7 +139,10 @@ same_as_reference() {
 case $CASE in
   records)
     "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7
-    ARGS=(--input "$TMP/in" --key-field id --kept-copy first --batch-bytes 65536 --split-min-bytes 65536)
+    # Levels other than the codecs' defaults: an output the end pass writes
+    # again must be compressed as the 1-rank run's was.
+    ARGS=(--input "$TMP/in" --key-field id --kept-copy first --batch-bytes 65536 --split-min-bytes 65536
+      --gzip-level 9 --zstd-level 19)
     mpi 1 dedup "${ARGS[@]}" --output "$TMP/out1" --metrics "$TMP/m1.json" >"$TMP/r1.log" 2>&1 ||
       fail "1-rank run failed: $(cat "$TMP/r1.log")"
     "$PY" "$CORPUS" check "$TMP/in" "$TMP/out1" || fail "1 rank: not the first copies in input order"
@@ -125,7 +168,7 @@ case $CASE in
     [[ $(json_field "$TMP/mN.json" checkpoints) -gt 1 ]] || fail "no checkpoint before the end"
     h5dump -a /normalization "$(latest "$TMP/st")" | grep -q "input-order/v1" ||
       fail "the state lacks the input-order/v1 mark"
-    manifest_of "$TMP/st" | grep -q '"input_order":{"version":1' || fail "no input_order in the manifest"
+    manifest_has "$TMP/st" '"input_order":{"version":1' || fail "no input_order in the manifest"
     log "$RANKS ranks with --state: identical to 1 rank, $retracted retracted"
     # A stopped run keeps its rule: the other --kept-copy is refused (exit 2).
     "$PY" "$CORPUS" make "$TMP/in2" --files 3 --records 2000 --big-records 2000 --seed 8
@@ -135,10 +178,10 @@ case $CASE in
       # Stopped (SIGKILL) while paused after its first checkpoint: unfinished.
       BLOOMSHARD_FAULT_PAUSE_IN_FINISH=after-first-checkpoint paused_run "$TMP/s.log" "$RANKS" \
         --input "$TMP/in2" --key-field id --output "$TMP/o-$first" --state "$TMP/s-$first" \
-        --kept-copy "$first" --batch-bytes 65536 --checkpoint-rounds 1
+        --kept-copy "$first" --batch-bytes 65536 --checkpoint-rounds 1 "${MODE_ARGS[@]}"
       rc=0
       mpi "$RANKS" dedup --input "$TMP/in2" --key-field id --output "$TMP/o-$first" \
-        --state "$TMP/s-$first" --kept-copy "$other" >"$TMP/s2.log" 2>&1 || rc=$?
+        --state "$TMP/s-$first" --kept-copy "$other" "${MODE_ARGS[@]}" >"$TMP/s2.log" 2>&1 || rc=$?
       [[ $rc == 2 ]] || fail "a $first state resumed with --kept-copy $other: exit $rc ($(cat "$TMP/s2.log"))"
       grep -q -- "--kept-copy $first" "$TMP/s2.log" || fail "the refusal names no rule: $(cat "$TMP/s2.log")"
     done
@@ -203,7 +246,7 @@ case $CASE in
       "${ARGS[@]}" "${ST[@]}" --checkpoint-rounds 2
     [[ -n $(find "$TMP/out" -name '*.retracted-tmp') ]] || fail "no temporary file before the end pass's generation"
     [[ -f $TMP/st/LATEST ]] || fail "no generation to resume from: $(cat "$TMP/cut.log")"
-    ! manifest_of "$TMP/st" | grep -q '"cut_outputs":\[[0-9]' || fail "a generation records an unfinished cut"
+    ! manifest_has "$TMP/st" '"cut_outputs":\[[0-9]' || fail "a generation records an unfinished cut"
     n=$(((RANKS + 1) % 4 + 1))
     mpi "$n" dedup "${ARGS[@]}" "${ST[@]}" >"$TMP/cut2.log" 2>&1 ||
       fail "the resume after a kill before the end pass's generation failed: $(cat "$TMP/cut2.log")"
@@ -218,7 +261,7 @@ case $CASE in
       "${ARGS[@]}" "${ST[@]}"
     mapfile -t temps < <(find "$TMP/out" -name '*.retracted-tmp' | sort)
     ((${#temps[@]} >= 2)) || fail "fewer than 2 cut outputs pending: ${temps[*]}"
-    manifest_of "$TMP/st" | grep -q '"cut_outputs":\[[0-9]' || fail "the end pass's generation lists no cut output"
+    manifest_has "$TMP/st" '"cut_outputs":\[[0-9]' || fail "the end pass's generation lists no cut output"
     for ((i = 0; i < ${#temps[@]}; i += 2)); do # as a kill among the renames leaves them
       mv "${temps[$i]}" "${temps[$i]%.retracted-tmp}"
     done
@@ -251,11 +294,37 @@ PYEOF
       fail "the refusal does not name the damaged entry: $(cat "$TMP/dmg.log")"
     log "a damaged saved table: exit $rc, named"
     ;;
+  annotate)
+    "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7 --annotate 1
+    for form in bloomshard dolma; do
+      ARGS=(--input "$TMP/in" --key-field id --kept-copy first --batch-bytes 65536
+        --mode annotate --annotate-format "$form" --gzip-level 9 --zstd-level 19)
+      mpi 1 dedup "${ARGS[@]}" --output "$TMP/$form-1" --metrics "$TMP/$form-m1.json" \
+        >"$TMP/$form-r1.log" 2>&1 || fail "$form, 1-rank run failed: $(cat "$TMP/$form-r1.log")"
+      "$PY" "$CORPUS" check-annotate "$TMP/in" "$TMP/$form-1" "$form" ||
+        fail "$form, 1 rank: not the first copies in input order"
+      mpi "$RANKS" dedup "${ARGS[@]}" --output "$TMP/$form-N" --metrics "$TMP/$form-mN.json" \
+        >"$TMP/$form-rN.log" 2>&1 || fail "$form, $RANKS-rank run failed: $(cat "$TMP/$form-rN.log")"
+      "$PY" "$CORPUS" check-annotate "$TMP/in" "$TMP/$form-N" "$form" ||
+        fail "$form, $RANKS ranks: not the first copies in input order ($(cat "$TMP/$form-rN.log"))"
+      diff -r "$TMP/$form-1" "$TMP/$form-N" -x _rejects >/dev/null ||
+        fail "$form, $RANKS ranks: attribute files differ from the 1-rank run's bytes"
+      [[ -z $(find "$TMP/$form-N" -name '*.retracted-tmp') ]] || fail "$form: temporary files left"
+      for field in kept dropped rejected output_bytes; do
+        [[ $(json_field "$TMP/$form-m1.json" $field) == $(json_field "$TMP/$form-mN.json" $field) ]] ||
+          fail "$form, $RANKS ranks: $field $(json_field "$TMP/$form-mN.json" $field), 1 rank $(json_field "$TMP/$form-m1.json" $field)"
+      done
+      retracted=$(json_field "$TMP/$form-mN.json" retracted)
+      log "$form, $RANKS ranks: $retracted kept copies flagged by the end pass, identical to 1 rank"
+      [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "$form: no copy was retracted: the case tests nothing"
+    done
+    ;;
   refusals)
     # --kept-copy first where it cannot apply yet is refused before any
     # work (exit 2, naming the option), never run quietly in arrival order.
     "$PY" "$CORPUS" make "$TMP/in" --files 2 --records 200 --big-records 200 --seed 7
-    for extra in "--state $TMP/st --window 4" "--mode annotate" "--unit paragraph" "BOGUS"; do
+    for extra in "--state $TMP/st --window 4" "--unit paragraph" "--mode annotate --unit paragraph" \
+      "BOGUS"; do
       args=(--input "$TMP/in" --key-field id --output "$TMP/out" --kept-copy first)
       # shellcheck disable=SC2206
       [[ $extra == BOGUS ]] && args[-1]=sometimes || args+=($extra)

@@ -6,18 +6,28 @@ sorted order and the records by position, i.e. awk '!seen[$key]++' over the
 inputs in that order.
 
 usage: input_order_corpus.py make DIR [--files N] [--records N] [--seed S]
-                                      [--big-records N]
+                                      [--big-records N] [--annotate 1]
        input_order_corpus.py check INPUT_DIR OUTPUT_DIR
+       input_order_corpus.py check-annotate INPUT_DIR OUTPUT_DIR bloomshard|dolma
 
 make: N files (plain .jsonl, .jsonl.gz, .jsonl.zst in turn) of about
 --records records each, 30 % of them copies of a key seen in any file
 (earlier or later in the order); each copy carries its own "copy" field
 (file and line), so a kept copy is known by its bytes. With --big-records,
 one more plain file of that many records (for split runs), first in the
-order so that its later ranges' copies race the other files'.
+order so that its later ranges' copies race the other files'. With
+--annotate 1 every record also has a "text" of random length and code
+points of 1 to 4 UTF-8 bytes (so each copy's Dolma span differs), and each
+file a malformed line and a record without "id" (rejects).
 
 check: every input's mirrored output holds exactly the oracle's lines
 (decompressed), in order; exit 1 naming the first difference.
+
+check-annotate: every input's attribute file (`--mode annotate`, docs/commands.md)
+holds one line per input line: a record's line exactly as the oracle writes
+it, `"duplicate":true` (dolma: `[[0,N,1.0]]`, N = len(text)) for every copy
+but the first in input order; a reject's line parses, carries "reject" and
+is not flagged. Exit 1 naming the first difference.
 """
 import gzip
 import json
@@ -55,7 +65,7 @@ def walk(root):
     return sorted(found, key=lambda p: p.encode())
 
 
-def make(root, files, records, seed, big_records):
+def make(root, files, records, seed, big_records, annotate):
     rng = random.Random(seed)
     os.makedirs(root, exist_ok=True)
     names = []
@@ -73,7 +83,15 @@ def make(root, files, records, seed, big_records):
         for line in range(count):
             key = rng.choice(keys)
             pad = "x" * rng.randrange(0, 60)
-            lines.append(json.dumps({"id": key, "copy": f"{name}:{line + 1}", "pad": pad}) + "\n")
+            rec = {"id": key, "copy": f"{name}:{line + 1}", "pad": pad}
+            if annotate:
+                rec["text"] = "".join(rng.choice("a e\u00e9\u20ac\U0001f600")
+                                      for _ in range(rng.randrange(0, 40)))
+            ascii_only = rng.random() < 0.5 if annotate else True  # \u escapes or UTF-8
+            lines.append(json.dumps(rec, ensure_ascii=ascii_only) + "\n")
+        if annotate:
+            lines.insert(rng.randrange(len(lines) + 1), '{"id": "broken\n')
+            lines.insert(rng.randrange(len(lines) + 1), json.dumps({"copy": name}) + "\n")
         data = "".join(lines).encode()
         with open(os.path.join(root, name), "wb") as f:
             f.write(compress(name, data))
@@ -87,13 +105,77 @@ def expected(root):
             data = decompress(rel, f.read())
         kept = []
         for line in data.splitlines(keepends=True):
-            key = json.loads(line)["id"]
+            key = key_of(line)
+            if key is None:  # a reject: no output line
+                continue
             if key in seen:
                 continue
             seen.add(key)
             kept.append(line)
         out[rel] = b"".join(kept)
     return out
+
+
+def key_of(line):
+    """The record's key, or None for a line the program rejects."""
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return None
+    return rec.get("id") if isinstance(rec, dict) and isinstance(rec.get("id"), str) else None
+
+
+def annotation(line, duplicate, form):
+    """The attribute line the oracle expects for a record."""
+    rec = json.loads(line)
+    if form == "dolma":
+        span = f"[[0,{len(rec.get('text', ''))},1.0]]" if duplicate else "[]"
+        return (f'{{"id":{json.dumps(rec["id"], ensure_ascii=False)},'
+                f'"attributes":{{"bloomshard_duplicate":{span}}}}}\n').encode()
+    return (f'{{"key":{json.dumps(rec["id"], ensure_ascii=False)},'
+            f'"duplicate":{"true" if duplicate else "false"}}}\n').encode()
+
+
+def check_annotate(inputs, outputs, form):
+    seen = set()
+    bad = 0
+    flagged = 0
+    for rel in walk(inputs):
+        shown = False  # the first difference of a file is shown; the keys go on into `seen`
+        with open(os.path.join(inputs, rel), "rb") as f:
+            lines = decompress(rel, f.read()).splitlines(keepends=True)
+        path = os.path.join(outputs, rel)
+        if not os.path.exists(path):
+            print(f"{rel}: no attribute file", file=sys.stderr)
+            bad += 1
+            continue
+        with open(path, "rb") as f:
+            got = decompress(rel, f.read()).splitlines(keepends=True)
+        if len(got) != len(lines):
+            print(f"{rel}: {len(got)} attribute lines for {len(lines)} input lines", file=sys.stderr)
+            bad += 1
+            continue
+        for n, (line, out) in enumerate(zip(lines, got), 1):
+            key = key_of(line)
+            if key is None:
+                obj = json.loads(out)
+                flag = obj["attributes"]["bloomshard_duplicate"] if form == "dolma" else obj["duplicate"]
+                ok = "reject" in obj and flag in ([], False)
+                want = b"a reject's line"
+            else:
+                want = annotation(line, key in seen, form)
+                flagged += key in seen
+                seen.add(key)
+                ok = out == want
+            if not ok and not shown:
+                print(f"{rel} line {n}: got {out!r}, want {want!r}", file=sys.stderr)
+                bad += 1
+                shown = True
+    if bad:
+        print(f"{bad} attribute file(s) differ from the first copies in input order",
+              file=sys.stderr)
+        sys.exit(1)
+    print(f"every attribute file flags the copies after the first in input order ({flagged})")
 
 
 def check(inputs, outputs):
@@ -122,16 +204,19 @@ def check(inputs, outputs):
 
 def main(argv):
     if len(argv) >= 2 and argv[0] == "make":
-        opts = {"--files": 6, "--records": 3000, "--seed": 1, "--big-records": 0}
+        opts = {"--files": 6, "--records": 3000, "--seed": 1, "--big-records": 0, "--annotate": 0}
         rest = argv[2:]
         while rest:
             if rest[0] not in opts or len(rest) < 2:
                 sys.exit(f"input_order_corpus.py: unknown or incomplete option {rest[0]}")
             opts[rest[0]] = int(rest[1])
             rest = rest[2:]
-        make(argv[1], opts["--files"], opts["--records"], opts["--seed"], opts["--big-records"])
+        make(argv[1], opts["--files"], opts["--records"], opts["--seed"], opts["--big-records"],
+             opts["--annotate"])
     elif len(argv) == 3 and argv[0] == "check":
         check(argv[1], argv[2])
+    elif len(argv) == 4 and argv[0] == "check-annotate" and argv[3] in ("bloomshard", "dolma"):
+        check_annotate(argv[1], argv[2], argv[3])
     else:
         sys.exit(__doc__)
 

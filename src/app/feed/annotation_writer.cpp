@@ -27,6 +27,26 @@ std::uint64_t code_points(std::string_view utf8) {
   return n;
 }
 
+// Dolma's span length of a record: the code points of its "text" field, of
+// the whole line for plain-line files (they have no fields), 0 without one.
+std::uint64_t text_code_points(io::KeyExtractor& text_field, io::Format format,
+                               std::string_view line) {
+  if (format != io::Format::kJsonLines) return code_points(line);
+  const io::FieldsResult text = text_field.extract_fields(line);
+  return text.ok() ? code_points(text.values.front()) : 0;
+}
+
+// What ends a record's attribute line, kept or duplicate, without "\n"
+// (RoundAnnotations::write; a reject's line ends with its reason instead).
+constexpr std::string_view kKeptTail = "\"duplicate\":false}";
+constexpr std::string_view kDuplicateTail = "\"duplicate\":true}";
+constexpr std::string_view kDolmaKeptSpan = "[]}}";
+constexpr std::string_view kDolmaKeptTail = "\"bloomshard_duplicate\":[]}}";
+
+std::string dolma_duplicate_span(std::uint64_t chars) {
+  return "[[0," + std::to_string(chars) + ",1.0]]}}";
+}
+
 // The shortest decimal text that reads back as `v` (as Python's repr).
 std::string shortest(double v) {
   char buf[32];
@@ -87,10 +107,7 @@ void RoundAnnotations::append_dolma_id(io::Format format, std::string_view line)
 }
 
 std::uint64_t RoundAnnotations::dolma_text_chars(io::Format format, std::string_view line) {
-  // Plain-line files have no "text" field: the span covers the line.
-  if (format != io::Format::kJsonLines) return code_points(line);
-  const io::FieldsResult text = text_field_.extract_fields(line);
-  return text.ok() ? code_points(text.values.front()) : 0;
+  return text_code_points(text_field_, format, line);
 }
 
 void RoundAnnotations::add_record(std::uint32_t file_slot, io::Format format, std::string_view line,
@@ -196,10 +213,11 @@ std::uint64_t RoundAnnotations::write(std::span<const core::Verdict> verdicts,
       [&](std::size_t i, std::string& tail) {
         const bool duplicate = !core::is_kept(verdicts[i]);
         if (format_ == AnnotateFormat::kDolma) {
-          tail = duplicate ? "[[0," + std::to_string(chars[i]) + ",1.0]]}}\n" : "[]}}\n";
+          tail = duplicate ? dolma_duplicate_span(chars[i]) : std::string(kDolmaKeptSpan);
         } else {
-          tail = duplicate ? "true}\n" : "false}\n";
+          tail = duplicate ? "true}" : "false}";
         }
+        tail += '\n';
       },
       outputs);
 }
@@ -281,6 +299,23 @@ std::uint64_t RoundAnnotations::write_paragraphs(
         tail += "]}\n";
       },
       outputs);
+}
+
+DuplicateFlag::DuplicateFlag(AnnotateFormat format)
+    : format_(format), text_field_(field_extractor("text")) {}
+
+std::optional<std::string> DuplicateFlag::flag(std::string_view kept_line, io::Format format,
+                                               std::string_view record_line) {
+  if (format_ == AnnotateFormat::kDolma) {
+    if (!kept_line.ends_with(kDolmaKeptTail)) return std::nullopt;
+    std::string out(kept_line.substr(0, kept_line.size() - kDolmaKeptSpan.size()));
+    out += dolma_duplicate_span(text_code_points(text_field_, format, record_line));
+    return out;
+  }
+  if (!kept_line.ends_with(kKeptTail)) return std::nullopt;
+  std::string out(kept_line.substr(0, kept_line.size() - kKeptTail.size()));
+  out += kDuplicateTail;
+  return out;
 }
 
 }  // namespace bloomshard::app

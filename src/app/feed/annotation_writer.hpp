@@ -72,6 +72,31 @@ inline constexpr std::string_view kDolmaMatchOffsetAttribute = "bloomshard_match
 /// The ordinal of the state's run whose inputs the match's input index names.
 inline constexpr std::string_view kDolmaMatchRunAttribute = "bloomshard_match_run";
 
+/// Turns a kept record's attribute line into its duplicate line, as
+/// RoundAnnotations::write() would have written it with a duplicate verdict:
+/// for the end pass of --kept-copy first (app/round/retracted_annotations.hpp),
+/// where an earlier copy read later retracts a copy already written as kept.
+/// bloomshard: `..."duplicate":false}` becomes `..."duplicate":true}`; dolma:
+/// `..."bloomshard_duplicate":[]}}` becomes `...[[0,N,1.0]]}}`, N the code
+/// points of the record's "text" (of the line for plain-line inputs), read
+/// from the input record itself: a kept line does not carry it.
+class DuplicateFlag {
+ public:
+  explicit DuplicateFlag(AnnotateFormat format);
+
+  /// The duplicate line of `kept_line` (one attribute line without its
+  /// terminator) about the input record `record_line` (without terminator,
+  /// followed by io::kLinePaddingBytes readable bytes) of an input of
+  /// `format`; nullopt when `kept_line` is not a kept record's line of this
+  /// format (a reject's, a duplicate's, another format's).
+  [[nodiscard]] std::optional<std::string> flag(std::string_view kept_line, io::Format format,
+                                                std::string_view record_line);
+
+ private:
+  AnnotateFormat format_;
+  io::KeyExtractor text_field_;  // dolma: "text"
+};
+
 class RoundAnnotations {
  public:
   /// `digest_keys`: the key scheme digests its keys (adds "key_digest").

@@ -66,8 +66,9 @@ struct FeedCounters {
   /// Input bytes this rank consumed in this segment (decompressed bytes for
   /// compressed inputs), counted as each task ends: read_bytes_by_rank.
   std::uint64_t read_bytes = 0;
-  /// Kept records (and their bytes) that the join of a split input left
-  /// out, retracted for an earlier copy (core/order/file_order.hpp). kept,
+  /// Kept records (and their bytes) that the join of a split input or the
+  /// end pass left out (in annotate mode: flagged a duplicate), retracted
+  /// for an earlier copy (core/order/file_order.hpp). kept,
   /// dropped and output_bytes already count them as left out; the join is
   /// done by another rank than the one that wrote them, so a rank's kept
   /// may fall below zero modulo 2^64: only sums over ranks are meaningful.
@@ -205,6 +206,16 @@ class InputFeed {
     counters_.kept -= records;  // modulo 2^64, see FeedCounters::retracted
     counters_.dropped += records;
     counters_.output_bytes -= bytes;
+    counters_.retracted += records;
+  }
+
+  /// The end pass flagged `records` retracted kept records' attribute lines
+  /// a duplicate (annotate mode), the attribute bytes growing by `growth`:
+  /// they count as dropped.
+  void count_flagged(std::uint64_t records, std::int64_t growth) noexcept {
+    counters_.kept -= records;  // modulo 2^64, see FeedCounters::retracted
+    counters_.dropped += records;
+    counters_.output_bytes += static_cast<std::uint64_t>(growth);  // modulo 2^64
     counters_.retracted += records;
   }
 

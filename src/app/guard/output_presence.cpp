@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "app/guard/output_guard.hpp"
+#include "app/round/retracted_line_cut.hpp"
 #include "app/split/split_inputs.hpp"
 #include "io/output/output_writer.hpp"
 
@@ -19,8 +20,15 @@ struct Recorded {
 
 std::vector<Recorded> recorded_outputs(const RunManifest& m, const fs::path& output_dir) {
   std::vector<Recorded> out;
-  for (const InputProgress& p : m.inputs) {
-    const fs::path mirror = io::output_path_for(output_dir, p.file.relative_path);
+  for (std::size_t i = 0; i < m.inputs.size(); ++i) {
+    const InputProgress& p = m.inputs[i];
+    fs::path mirror = io::output_path_for(output_dir, p.file.relative_path);
+    // An end pass killed before its renames: the cut output (of the
+    // committed length, which may be longer than the output in annotate
+    // mode) is the temporary file until the resume renames it.
+    if (const fs::path tmp = cut_output_temp_path(mirror); cut_recorded(m, i) && fs::exists(tmp)) {
+      mirror = tmp;
+    }
     if (!p.ranges.empty() && !p.done) {
       // Range 0 writes the mirror itself, ranges k > 0 their parts.
       for (std::size_t k = 0; k < p.ranges.size(); ++k) {

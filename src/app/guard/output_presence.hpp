@@ -18,8 +18,10 @@ namespace bloomshard::app {
 /// message naming the first missing or short file, its committed length and
 /// its size, and how many more there are. Checked: the mirrored output of
 /// each input with a committed length or done (an input skipped as broken
-/// may have none), the parts of unfinished split inputs, and the reject
-/// files with a committed length. Reads sizes only (one stat per file).
+/// may have none; its end pass's temporary file instead while a recorded
+/// cut waits for its rename), the parts of unfinished split inputs, and the
+/// reject files with a committed length. Reads sizes only (one stat per
+/// file).
 [[nodiscard]] std::string missing_or_short_output(const RunManifest& m,
                                                   const std::filesystem::path& output_dir);
 

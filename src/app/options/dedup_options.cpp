@@ -129,13 +129,12 @@ std::string window_problem(const DedupConfig& c) {
   return {};
 }
 
-// --kept-copy first is implemented for filter runs of whole records without
-// a window (with or without --state); elsewhere it would silently keep the
-// arrival order.
+// --kept-copy first is implemented for whole records without a window, in
+// filter and annotate runs, with or without --state; elsewhere it would
+// silently keep the arrival order.
 std::string kept_copy_problem(const DedupConfig& c) {
   if (c.kept_copy != KeptCopy::kFirstInInputOrder) return {};
   if (c.window.window != 0) return "--kept-copy first cannot apply with --window";
-  if (c.annotate.mode != RunMode::kFilter) return "--kept-copy first applies to --mode filter only";
   if (c.key.unit != core::KeyUnit::kRecord)
     return "--kept-copy first applies to --unit record only";
   return {};

@@ -8,12 +8,12 @@
 //    input stay home; the owner remembers kept copies from later ranges and
 //    retracts one when an earlier copy arrives, as one reader would decide.
 //    Whole records only: a paragraph's or a window's verdicts never flip.
-//  - In input order (filter runs of records without a window,
+//  - In input order (runs of records without a window,
 //    docs/inputs.md "Which copy of a duplicate is kept"): as in file order,
 //    but every key is tagged, the owner decides in tag order, retracts
 //    across inputs, and forgets behind the watermark; the copies retracted
-//    from other inputs leave the outputs at the run's end
-//    (retracted_copies.hpp).
+//    from other inputs leave the outputs at the run's end, or in annotate
+//    mode get their attribute lines flagged (retracted_copies.hpp).
 #pragma once
 
 #include <cstdint>
@@ -103,9 +103,10 @@ class KeyOrder {
 };
 
 /// Whether a run keeps the one order of all inputs (docs/inputs.md "Which
-/// copy of a duplicate is kept"): --kept-copy first in a filter run of whole
-/// records with no window, with or without --state (a checkpoint saves the
-/// owners' memory in the manifest's input_order).
+/// copy of a duplicate is kept"): --kept-copy first in a run of whole
+/// records with no window, in filter or annotate mode (there the end pass
+/// flags the retracted copies' attribute lines), with or without --state (a
+/// checkpoint saves the owners' memory in the manifest's input_order).
 [[nodiscard]] bool keeps_input_order(const DedupConfig& config);
 
 /// Keys an owner's input-order memory is sized for up front: its share of

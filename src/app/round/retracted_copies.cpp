@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "app/round/retracted_annotations.hpp"
 #include "app/round/retracted_line_cut.hpp"
 #include "io/durable/durable_file.hpp"
 #include "io/output/output_writer.hpp"
@@ -67,20 +68,43 @@ CutFigures cut_output(const io::InputFile& input, const std::filesystem::path& o
   return {plan.removed_lines, plan.removed_bytes, length};
 }
 
+// What an output of `input` is compressed again with: the run's level, so
+// that its bytes are those of a run that wrote it once (a 1-rank run).
+io::OutputOptions rewrite_options(const io::InputFile& input, const EndPassOptions& how) {
+  const int level = input.compression == io::Compression::kGzip   ? how.gzip_level
+                    : input.compression == io::Compression::kZstd ? how.zstd_level
+                                                                  : 0;
+  return {.level = level == 0 ? std::nullopt : std::optional<int>(level)};
+}
+
+// Writes one attribute file with the retracted copies' lines flagged a
+// duplicate into its temporary file (retracted_annotations.hpp).
+CutFigures flag_output(const io::InputFile& input, const std::filesystem::path& out,
+                       const std::vector<RetractedLine>& retracted, InputFeed& feed,
+                       const EndPassOptions& how) {
+  const FlaggedLines flagged = flag_retracted_annotations(
+      input, out, retracted,
+      [&](std::string_view line) { return feed.key_hash_of(input.format, line); }, *how.annotate,
+      how.max_line_bytes, rewrite_options(input, how), how.durable);
+  feed.count_flagged(flagged.lines, flagged.growth);
+  return {flagged.lines, 0, flagged.length};
+}
+
 // Rewrites one compressed output without the lines of `retracted` keys
 // (decompressed, each line's key parsed and hashed, compressed again) into
 // its temporary file. Throws std::runtime_error naming the output.
 CutFigures rewrite_output(const io::InputFile& input, const std::filesystem::path& out,
                           const std::vector<HashPair>& retracted, InputFeed& feed,
-                          std::uint64_t max_line_bytes, bool durable) {
+                          const EndPassOptions& how) {
   io::InputFile written = input;  // the output read as an input of the same kind
   written.absolute_path = out;
   written.size = std::filesystem::file_size(out);
   io::RecordReader reader(
-      {.max_line_bytes = static_cast<std::size_t>(max_line_bytes), .prefix_digest = false});
+      {.max_line_bytes = static_cast<std::size_t>(how.max_line_bytes), .prefix_digest = false});
   reader.open(written);
   const std::filesystem::path tmp = cut_output_temp_path(out);
-  io::OutputWriter writer = io::OutputWriter::create(tmp, input.compression, {});
+  io::OutputWriter writer =
+      io::OutputWriter::create(tmp, input.compression, rewrite_options(input, how));
   std::uint64_t lines = 0;
   std::uint64_t bytes = 0;
   io::Record record;
@@ -97,7 +121,7 @@ CutFigures rewrite_output(const io::InputFile& input, const std::filesystem::pat
     }
     writer.write(record.line, record.terminator);
   }
-  if (durable) writer.flush_and_sync();
+  if (how.durable) writer.flush_and_sync();
   writer.close();
   if (lines != retracted.size()) {
     std::filesystem::remove(tmp);
@@ -124,7 +148,7 @@ void agree_no_error(const comm::Communicator& world, const std::string& error, c
 RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const RunManifest& m,
                                          std::span<const core::CrossInputRetraction> mine,
                                          InputFeed& feed, const std::filesystem::path& output_dir,
-                                         std::uint64_t max_line_bytes, bool durable) {
+                                         const EndPassOptions& how) {
   const std::map<std::size_t, std::vector<RetractedLine>> by_input = gather_by_input(world, mine);
   RetractedCopiesPass done;
   std::vector<std::uint64_t> cut;  // (input, length) pairs of this rank
@@ -135,17 +159,20 @@ RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const 
       const io::InputFile& file = m.inputs.at(input).file;
       const std::filesystem::path out = io::output_path_for(output_dir, file.relative_path);
       CutFigures left_out;
-      if (file.compression == io::Compression::kNone) {
-        left_out = cut_output(file, out, retracted, feed, durable);
+      if (how.annotate) {
+        left_out = flag_output(file, out, retracted, feed, how);
+      } else if (file.compression == io::Compression::kNone) {
+        left_out = cut_output(file, out, retracted, feed, how.durable);
+        feed.count_left_out(left_out.lines, left_out.bytes);
       } else {
         std::vector<HashPair> hashes;
         hashes.reserve(retracted.size());
         for (const RetractedLine& r : retracted) hashes.emplace_back(r.hash.hi, r.hash.lo);
         std::sort(hashes.begin(), hashes.end());
         hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
-        left_out = rewrite_output(file, out, hashes, feed, max_line_bytes, durable);
+        left_out = rewrite_output(file, out, hashes, feed, how);
+        feed.count_left_out(left_out.lines, left_out.bytes);
       }
-      feed.count_left_out(left_out.lines, left_out.bytes);
       ++done.outputs;
       done.lines += left_out.lines;
       cut.insert(cut.end(), {input, left_out.length});
@@ -197,10 +224,9 @@ RetractedCopiesPass leave_out_retracted_copies(const comm::Communicator& world,
                                                std::span<const core::CrossInputRetraction> mine,
                                                InputFeed& feed,
                                                const std::filesystem::path& output_dir,
-                                               std::uint64_t max_line_bytes, bool durable) {
-  RetractedCopiesPass done =
-      cut_retracted_copies(world, m, mine, feed, output_dir, max_line_bytes, durable);
-  commit_cut_outputs(world, m, done.cut, output_dir, durable);
+                                               const EndPassOptions& how) {
+  RetractedCopiesPass done = cut_retracted_copies(world, m, mine, feed, output_dir, how);
+  commit_cut_outputs(world, m, done.cut, output_dir, how.durable);
   return done;
 }
 

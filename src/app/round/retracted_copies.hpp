@@ -9,20 +9,37 @@
 // holds at most one line of a key (a whole input keeps only its first copy,
 // and the join leaves a split input's later copies out), so the hash finds
 // the line there, each line decompressed and parsed. Only the outputs that
-// hold a retracted copy are rewritten.
+// hold a retracted copy are rewritten. In annotate mode the lines stay and
+// are flagged a duplicate instead (retracted_annotations.hpp).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "app/feed/annotate_mode.hpp"
 #include "app/feed/input_feed.hpp"
 #include "app/run/run_manifest.hpp"
 #include "comm/communicator.hpp"
 #include "core/order/file_order.hpp"
 
 namespace bloomshard::app {
+
+/// How the end pass rewrites an output.
+struct EndPassOptions {
+  std::uint64_t max_line_bytes = 0;  ///< the run's line limit (its readers')
+  bool durable = false;              ///< fsync what it writes (a run with --state)
+  /// Annotate mode: the attribute files' format; a retracted copy's line is
+  /// flagged a duplicate (retracted_annotations.hpp) instead of cut.
+  std::optional<AnnotateFormat> annotate;
+  /// The run's compression levels (0: the codec's default) for what is
+  /// written again compressed, so that it is what a run that wrote it once
+  /// would have written.
+  int gzip_level = 0;
+  int zstd_level = 0;
+};
 
 /// What the pass did, summed over the ranks.
 struct RetractedCopiesPass {
@@ -33,16 +50,17 @@ struct RetractedCopiesPass {
 };
 
 /// Collective: the first half of leave_out_retracted_copies() (below): each
-/// output that holds a retracted copy is written without them into its
-/// temporary file (retracted_line_cut.hpp cut_output_temp_path), fsynced
-/// when `durable`; no output is touched, so a run killed here resumes from
+/// output that holds a retracted copy is written without them (in annotate
+/// mode: with their lines flagged a duplicate) into its temporary file
+/// (retracted_line_cut.hpp cut_output_temp_path), fsynced when
+/// `how.durable`; no output is touched, so a run killed here resumes from
 /// its last checkpoint as if the pass had not begun. A run with --state
 /// records `cut` in a checkpoint before commit_cut_outputs(), so that a
 /// kill during the renames is redone, never cut twice. Throws as below.
 RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const RunManifest& m,
                                          std::span<const core::CrossInputRetraction> mine,
                                          InputFeed& feed, const std::filesystem::path& output_dir,
-                                         std::uint64_t max_line_bytes, bool durable);
+                                         const EndPassOptions& how);
 
 /// Collective: the second half: the rank (input index mod ranks) renames
 /// each cut output's temporary file over the output (the folder fsynced
@@ -58,7 +76,10 @@ void commit_cut_outputs(const comm::Communicator& world, const RunManifest& m,
 /// every rank's `mine` (KeyOrder::cross_input_retractions(); 24 bytes each,
 /// one allgather); the rank (input index mod ranks) rewrites each output
 /// that holds a retracted copy into a temporary file renamed over the
-/// output (fsynced first when `durable`): an uncompressed one without the
+/// output (fsynced first when `how.durable`): in annotate mode with the
+/// retracted copies' lines flagged a duplicate (retracted_annotations.hpp;
+/// they count as dropped, InputFeed::count_flagged), else an uncompressed
+/// one without the
 /// byte ranges of the retracted records' lines (each cut line's key hash,
 /// InputFeed::key_hash_of, checked against the retracted one), a .gz/.zst
 /// one line by line, decompressed and compressed again in the input's
@@ -75,6 +96,6 @@ RetractedCopiesPass leave_out_retracted_copies(const comm::Communicator& world,
                                                std::span<const core::CrossInputRetraction> mine,
                                                InputFeed& feed,
                                                const std::filesystem::path& output_dir,
-                                               std::uint64_t max_line_bytes, bool durable);
+                                               const EndPassOptions& how);
 
 }  // namespace bloomshard::app

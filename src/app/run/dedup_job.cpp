@@ -485,7 +485,8 @@ class DedupJob {
   }
 
   // Collective, in input order: the copies an earlier copy in another input
-  // retracted leave the outputs (app/round/retracted_copies.hpp).
+  // retracted leave the outputs, or in annotate mode get their attribute
+  // lines flagged a duplicate (app/round/retracted_copies.hpp).
   // No message: the summary must follow the bar; the metrics count the
   // lines as `retracted`.
   // With --state the cut outputs are recorded in a generation before they
@@ -495,9 +496,14 @@ class DedupJob {
   void leave_out_retracted(Segment& s) {
     set_activity("leaving retracted copies out of the outputs");
     const bool durable = s.checkpointer.has_value();
+    EndPassOptions how{.max_line_bytes = config_.max_line_bytes,
+                       .durable = durable,
+                       .gzip_level = config_.gzip_level,
+                       .zstd_level = config_.zstd_level};
+    if (config_.annotate.mode == RunMode::kAnnotate) how.annotate = config_.annotate.format;
     const RetractedCopiesPass pass =
         cut_retracted_copies(world_, s.begun.manifest, s.order->cross_input_retractions(), *s.feed,
-                             config_.output_dir, config_.max_line_bytes, durable);
+                             config_.output_dir, how);
     if (s.checkpointer && !pass.cut.empty()) {
       fault_pause_in_finish(kPauseBeforeEndPassCheckpoint, world_.rank());
       set_activity("recording the end pass in a checkpoint");

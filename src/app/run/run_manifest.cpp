@@ -176,6 +176,12 @@ bool has_retracted_records(const RunManifest& m) {
   return false;
 }
 
+bool cut_recorded(const RunManifest& m, std::size_t input) {
+  return m.input_order &&
+         std::any_of(m.input_order->cut_outputs.begin(), m.input_order->cut_outputs.end(),
+                     [input](const CutOutput& c) { return c.input == input; });
+}
+
 bool has_split_inputs(const RunManifest& m) {
   return std::any_of(m.inputs.begin(), m.inputs.end(),
                      [](const InputProgress& p) { return !p.ranges.empty(); });

@@ -224,6 +224,11 @@ struct RunManifest {
 
 /// True when any input of the manifest is split into ranges.
 [[nodiscard]] bool has_split_inputs(const RunManifest& m);
+/// Whether `m` records the end pass's cut of input `input` with its rename
+/// perhaps still to do (input_order.cut_outputs): until the rename the
+/// output's committed bytes are in its temporary file, not in the output
+/// (app/round/retracted_line_cut.hpp cut_output_temp_path).
+[[nodiscard]] bool cut_recorded(const RunManifest& m, std::size_t input);
 /// True when any range of the manifest has retracted records (saved with
 /// the ` split-inputs/v2` mark, which builds before it refuse).
 [[nodiscard]] bool has_retracted_records(const RunManifest& m);
