@@ -496,11 +496,13 @@ class DedupJob {
   void leave_out_retracted(Segment& s) {
     set_activity("leaving retracted copies out of the outputs");
     const bool durable = s.checkpointer.has_value();
-    EndPassOptions how{.max_line_bytes = config_.max_line_bytes,
-                       .durable = durable,
-                       .gzip_level = config_.gzip_level,
-                       .zstd_level = config_.zstd_level};
-    if (config_.annotate.mode == RunMode::kAnnotate) how.annotate = config_.annotate.format;
+    const bool annotate = config_.annotate.mode == RunMode::kAnnotate;
+    const EndPassOptions how{
+        .max_line_bytes = config_.max_line_bytes,
+        .durable = durable,
+        .annotate = annotate ? std::optional(config_.annotate.format) : std::nullopt,
+        .gzip_level = config_.gzip_level,
+        .zstd_level = config_.zstd_level};
     const RetractedCopiesPass pass =
         cut_retracted_copies(world_, s.begun.manifest, s.order->cross_input_retractions(), *s.feed,
                              config_.output_dir, how);
