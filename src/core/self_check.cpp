@@ -140,29 +140,33 @@ void describe(std::string& text, const TwoTierSet& set, const ScalableBloomParam
        static_cast<double>(set.exact().delta_bytes()) / 1024.0);
 }
 
-// Every way the run can be wrong, each reported through `fail`.
-template <class Fail>
-void check_run(const TwoTierSet& set, const VerdictTally& t, std::size_t keys, double fpr,
-               Fail&& fail) {
-  const DecisionCounters& c = set.counters();
-  if (t.wrong_new != 0) fail(std::to_string(t.wrong_new) + " repeats not found (false negatives)");
-  if (t.wrong_dup != 0) fail(std::to_string(t.wrong_dup) + " first copies dropped as duplicates");
-  if (c.decided != keys) fail("decided counter " + std::to_string(c.decided));
+}  // namespace
+
+std::vector<std::string> self_check_failures(const SelfCheckFacts& f, std::size_t distinct,
+                                             std::size_t repeats, double fpr_target) {
+  std::vector<std::string> failed;
+  const DecisionCounters& c = f.counters;
+  if (f.wrong_new != 0) {
+    failed.push_back(std::to_string(f.wrong_new) + " repeats not found (false negatives)");
+  }
+  if (f.wrong_dup != 0) {
+    failed.push_back(std::to_string(f.wrong_dup) + " first copies dropped as duplicates");
+  }
+  if (c.decided != f.keys) failed.push_back("decided counter " + std::to_string(c.decided));
   if (c.decided != c.tier1_absent + c.tier1_maybe || c.tier1_maybe != c.tier2_lookups ||
       c.tier2_lookups != c.duplicates + c.false_positives) {
-    fail("counters do not add up");
+    failed.emplace_back("counters do not add up");
   }
-  if (c.duplicates != kRepeats) fail("duplicates " + std::to_string(c.duplicates));
-  if (c.false_positives != t.fp_verdicts) fail("false-positive counter != verdicts");
-  if (set.exact().size() != kDistinct) {
-    fail("tier 2 holds " + std::to_string(set.exact().size()) + " keys, expected " +
-         std::to_string(kDistinct));
+  if (c.duplicates != repeats) failed.push_back("duplicates " + std::to_string(c.duplicates));
+  if (c.false_positives != f.fp_verdicts) failed.emplace_back("false-positive counter != verdicts");
+  if (f.tier2_keys != distinct) {
+    failed.push_back("tier 2 holds " + std::to_string(f.tier2_keys) + " keys, expected " +
+                     std::to_string(distinct));
   }
-  if (set.bloom().num_layers() < 2) fail("the filter did not grow past its first layer");
-  if (fpr > 1.5 * kFprTarget) fail("false-positive rate above 1.5x target");
+  if (f.bloom_layers < 2) failed.emplace_back("the filter did not grow past its first layer");
+  if (f.fpr > 1.5 * fpr_target) failed.emplace_back("false-positive rate above 1.5x target");
+  return failed;
 }
-
-}  // namespace
 
 SelfCheckReport run_self_check() {
   SelfCheckReport report;
@@ -186,7 +190,17 @@ SelfCheckReport run_self_check() {
     const double fpr =
         static_cast<double>(set.counters().false_positives) / static_cast<double>(kDistinct);
     describe(report.text, set, params, verdicts.size(), fpr);
-    check_run(set, t, verdicts.size(), fpr, fail);
+    const SelfCheckFacts facts{.keys = verdicts.size(),
+                               .wrong_new = t.wrong_new,
+                               .wrong_dup = t.wrong_dup,
+                               .fp_verdicts = t.fp_verdicts,
+                               .counters = set.counters(),
+                               .tier2_keys = set.exact().size(),
+                               .bloom_layers = set.bloom().num_layers(),
+                               .fpr = fpr};
+    for (const std::string& what : self_check_failures(facts, kDistinct, kRepeats, kFprTarget)) {
+      fail(what);
+    }
   } catch (const std::bad_alloc&) {
     throw;
   } catch (const std::exception& e) {
