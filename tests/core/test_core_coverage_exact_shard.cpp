@@ -17,6 +17,7 @@
 #include "bloomshard/core/exact_shard.hpp"
 #include "bloomshard/core/slice_map.hpp"
 #include "bloomshard/core/sorted_run.hpp"
+#include "bloomshard/core/two_tier.hpp"
 
 namespace bloomshard::core {
 namespace {
@@ -147,6 +148,54 @@ TEST(CoreCoverageExactShard, AReservationPastTheArenaIsRefused) {
   }
   shard.reserve_delta(1000);  // still usable
   EXPECT_TRUE(shard.insert(0, 1, "one"));
+}
+
+// Tier 2 is the authority: two keys whose 64-bit fingerprints are equal are
+// still two keys, in the delta, in another slice, and when the delta is
+// merged with a run that holds the other one (either order of the bytes).
+TEST(CoreCoverageExactShard, KeysOfOneFingerprintStayApartInTheDeltaAndInMerges) {
+  constexpr std::uint64_t kFp = 0x5eed;
+  ExactShard delta_only({0, 2}, 2);
+  EXPECT_TRUE(delta_only.insert(0, kFp, "apple"));
+  EXPECT_TRUE(delta_only.insert(0, kFp, "pear"));
+  EXPECT_TRUE(delta_only.insert(1, kFp, "apple"));
+  EXPECT_FALSE(delta_only.insert(0, kFp, "pear"));
+  EXPECT_EQ(delta_only.size(), 3U);
+  for (const bool run_holds_first : {true, false}) {
+    ExactShard shard({0, 2}, 2);
+    ASSERT_TRUE(shard.insert(0, kFp, run_holds_first ? "apple" : "pear"));
+    shard.fold_delta_into_base();
+    ASSERT_EQ(shard.runs().size(), 1U);
+    ASSERT_TRUE(shard.insert(0, kFp, run_holds_first ? "pear" : "apple"));
+    const SliceBaseData merged = shard.merged_slice(0);
+    ASSERT_EQ(merged.fingerprints, (std::vector<std::uint64_t>{kFp, kFp})) << run_holds_first;
+    EXPECT_EQ(std::string(merged.bytes.begin(), merged.bytes.end()), "applepear");
+    shard.fold_delta_into_base();
+    EXPECT_TRUE(shard.contains(0, kFp, "apple"));
+    EXPECT_TRUE(shard.contains(0, kFp, "pear"));
+    EXPECT_EQ(shard.merged_slice(0).fingerprints.size(), 2U);
+  }
+}
+
+// Folding an empty delta into at most one run changes nothing: no run made.
+TEST(CoreCoverageExactShard, FoldingAnEmptyDeltaMakesNoRun) {
+  ExactShard shard({0, 4}, 4);
+  shard.fold_delta_into_base();
+  EXPECT_TRUE(shard.runs().empty());
+}
+
+// A rank whose share of the newest layer is past kMaxReservedDeltaKeys
+// (8.4M keys, ~90 MB of index) reserves only that much up front; the delta
+// grows its index past it when it must. Unclamped, a 2^25-key share would
+// map and fault in ~360 MB before the first key.
+TEST(CoreCoverageExactShard, TheUpFrontDeltaReservationIsCapped) {
+  ScalableBloomParams p;
+  p.initial_capacity = std::uint64_t{1} << 25;
+  p.fpr_target = 0.5;  // few Bloom bits: the test's memory is the delta's
+  p.num_slices = 1;
+  const TwoTierSet set(p, SliceRange{0, 1});
+  EXPECT_GT(set.exact().delta_mapped_bytes(), std::uint64_t{64} << 20);
+  EXPECT_LT(set.exact().delta_mapped_bytes(), std::uint64_t{128} << 20);
 }
 
 }  // namespace
