@@ -15,9 +15,11 @@
 #include <vector>
 
 #include "bloomshard/core/exact_shard.hpp"
+#include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/slice_map.hpp"
 #include "bloomshard/core/sorted_run.hpp"
 #include "bloomshard/core/two_tier.hpp"
+#include "core_test_util.hpp"
 
 namespace bloomshard::core {
 namespace {
@@ -196,6 +198,33 @@ TEST(CoreCoverageExactShard, TheUpFrontDeltaReservationIsCapped) {
   const TwoTierSet set(p, SliceRange{0, 1});
   EXPECT_GT(set.exact().delta_mapped_bytes(), std::uint64_t{64} << 20);
   EXPECT_LT(set.exact().delta_mapped_bytes(), std::uint64_t{128} << 20);
+}
+
+// Windowed: a Bloom "maybe" that tier 2 does not hold is a false positive,
+// new, never a duplicate; a key held in a run of the current slot is a
+// duplicate that needs no refresh, one held in an older slot's run is
+// refreshed into the current slot.
+TEST(CoreCoverageExactShard, AWindowedSetTellsFalsePositivesAndRefreshesOnlyOlderSlots) {
+  ScalableBloomParams p;
+  p.initial_capacity = 2000;  // filled by the keys below: maybes at the target's rate
+  p.fpr_target = 0.5;
+  p.num_slices = 4;
+  TwoTierSet set(p, {0, 4});
+  set.bloom().start_window(2, 0, std::vector<std::uint64_t>{0});
+  for (int i = 0; i < 2000; ++i) {
+    const std::string key = test::numbered("fp", i);
+    ASSERT_NE(set.decide({hash_key(key), key}), Verdict::kDuplicate) << key;
+  }
+  EXPECT_GT(set.counters().false_positives, 10U);
+  EXPECT_EQ(set.counters().duplicates, 0U);
+  test::flush_delta_into_run(set, 1);  // a run of slot 0, the current slot
+  const std::string again = test::numbered("fp", 7);
+  EXPECT_EQ(set.decide({hash_key(again), again}), Verdict::kDuplicate);
+  EXPECT_EQ(set.counters().refreshed, 0U);
+  test::flush_delta_into_run(set, 2);
+  set.open_slot(1);
+  EXPECT_EQ(set.decide({hash_key(again), again}), Verdict::kDuplicate);
+  EXPECT_EQ(set.counters().refreshed, 1U);
 }
 
 }  // namespace
