@@ -5,6 +5,9 @@
 // shard does not own is refused by every call that takes one, a base is
 // attached only to a shard of at most one run, and a delta reservation past
 // what the arena can address is refused before anything is allocated.
+// Tier 2 stays exact where 64-bit fingerprints collide (delta and merges),
+// an empty fold makes no run, the up-front delta reservation is capped, and
+// a windowed set tells false positives and refreshes only older slots' keys.
 #include <gtest/gtest.h>
 
 #include <cstdint>
