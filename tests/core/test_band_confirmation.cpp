@@ -337,5 +337,56 @@ TEST(BandConfirmation, OriginsNameTheRunThatInsertedEachKey) {
   EXPECT_EQ(plain.find_origin(named("S")), (FormOrigin{}));
 }
 
+// The refusals the whole-suite coverage run found untaken
+// (tests/coverage/reasons/core.txt): a confirmer of no values, an origin
+// form of another size, answers or verdicts of another count, and the
+// origin streams asked of or given to a confirmer without positions, for a
+// key without a form, or of another length; positions are 0 where none
+// are kept or the key is unknown.
+TEST(BandConfirmation, EveryMisfitOfFormsOriginsAndAnswersIsRefused) {
+  EXPECT_THROW(BandConfirmer(0.5, 0, kBits), std::invalid_argument);
+  BandConfirmer with(0.8, kValues, kBits, true);
+  const BbitSignature form = pack_bbit(signature(16), kBits);
+  EXPECT_THROW((void)with.adopt_form(named("A"), std::span(form.packed).first(3), FormOrigin{1, 5}),
+               std::invalid_argument);
+  ASSERT_TRUE(with.adopt_form(named("A"), form.packed, FormOrigin{1, 5}));
+  EXPECT_EQ(with.find_position(named("A")), 5U);
+  EXPECT_EQ(with.find_position(named("Q")), 0U);  // not known
+  BandConfirmer without(0.8, kValues, kBits);
+  ASSERT_TRUE(without.adopt_form(named("A"), form.packed));
+  EXPECT_EQ(without.find_position(named("A")), 0U);  // no positions kept
+
+  TwoTierSet set(params(), {0, 8});
+  const std::string a = wire_at("A", signature(16), 1);
+  const std::vector<KeyRef> refs{{hash_key(std::string_view(a).substr(0, kBandKeyBytes)), a}};
+  std::vector<Verdict> out(1);
+  std::vector<std::uint8_t> answers(kBandMatchBytes + 1);
+  EXPECT_THROW(with.decide(set, refs, out, answers), std::invalid_argument);
+  answers.resize(kBandMatchBytes);
+  std::vector<Verdict> two(2);
+  EXPECT_THROW(with.decide(set, refs, two, answers), std::invalid_argument);
+  EXPECT_EQ(set.counters().decided, 0U);  // refused before any key was decided
+
+  const SliceOfKeys slice = slice_of({"A"});
+  EXPECT_THROW((void)slice_origin_stream(without, slice.view()), std::logic_error);
+  EXPECT_THROW((void)slice_origin_stream(with, slice_of({"A", "B"}).view()), std::logic_error);
+  const std::vector<std::uint8_t> origins = slice_origin_stream(with, slice.view());
+  ASSERT_EQ(origins.size(), kFormOriginBytes);
+  const std::vector<std::uint8_t> forms = slice_form_stream(with, slice.view());
+  BandConfirmer resumed(0.8, kValues, kBits, true);
+  BandConfirmer plain(0.8, kValues, kBits);
+  EXPECT_THROW((void)adopt_slice_form_stream(plain, slice.view(), forms, origins),
+               std::invalid_argument);
+  const std::vector<std::uint8_t> short_origins(origins.begin(), origins.end() - 1);
+  EXPECT_THROW((void)adopt_slice_form_stream(resumed, slice.view(), forms, short_origins),
+               std::invalid_argument);
+  const std::vector<std::uint8_t> long_forms(forms.size() + 1, 0);
+  EXPECT_THROW((void)adopt_slice_form_stream(resumed, slice.view(), long_forms, origins),
+               std::invalid_argument);
+  EXPECT_EQ(resumed.forms(), 0U);  // nothing taken
+  EXPECT_EQ(adopt_slice_form_stream(resumed, slice.view(), forms, origins), 1U);
+  EXPECT_EQ(resumed.find_origin(named("A")), (FormOrigin{1, 5}));
+}
+
 }  // namespace
 }  // namespace bloomshard::core

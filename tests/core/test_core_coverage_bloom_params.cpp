@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bloomshard/core/bloom_math.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/scalable_bloom.hpp"
 #include "bloomshard/core/slice_map.hpp"
@@ -122,6 +123,50 @@ TEST(CoreCoverageBloomParams, QueryBatchRefusesAShortOutput) {
   filter.insert_batch(std::span<const KeyHash>(hashes).first(1));
   filter.query_batch(hashes, out);
   EXPECT_EQ(out[0], 1);
+}
+
+// A layer whose bits fit the block count but not the address space (one
+// slice of 2^61 keys at ~60+ bits per key: past SIZE_MAX / 8 words) is
+// refused by name before any allocation, not sized by a wrapped product.
+TEST(CoreCoverageBloomParams, LayerPastTheAddressSpaceIsRefusedBeforeAllocating) {
+  ScalableBloomParams p = small_params();
+  p.initial_capacity = std::uint64_t{1} << 61;
+  p.num_slices = 1;
+  p.fpr_target = 1e-15;
+  ASSERT_EQ(geometry_refusal(p), "");  // the layer's own geometry is in range
+  try {
+    ScalableBloom filter(p, SliceRange{0, 1});
+    ADD_FAILURE() << "a layer of " << filter.layer_geometry(0).blocks_per_slice << " blocks made";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "layer 0 does not fit in memory");
+  }
+}
+
+// A target no probe count reaches within kMaxBitsPerKey is refused, by the
+// geometry search and by a layer that asks for it (a deep layer's
+// tightened target), not answered with a geometry of 0 probes.
+TEST(CoreCoverageBloomParams, ATargetBeyondTheBitsPerKeyLimitIsRefused) {
+  EXPECT_THROW((void)choose_geometry(1e-30), std::invalid_argument);
+  ScalableBloomParams p = small_params();
+  p.fpr_target = 1e-25;
+  EXPECT_NE(geometry_refusal(p).find("bits per key"), std::string::npos) << geometry_refusal(p);
+}
+
+TEST(CoreCoverageBloomParams, FprModelsRefuseInfiniteBitsAndFillsOutsideTheUnitInterval) {
+  EXPECT_THROW((void)blocked_fpr(std::numeric_limits<double>::infinity(), 8),
+               std::invalid_argument);
+  for (const double bad : {-0.25, 1.25, std::nan("")}) {
+    EXPECT_THROW((void)expected_fpr_from_fill(bad, 8), std::invalid_argument) << bad;
+  }
+  EXPECT_EQ(expected_fpr_from_fill(0.5, 2), 0.25);
+}
+
+// A rank that owns no slice holds no bits: its fill is 0, not 0 / 0.
+TEST(CoreCoverageBloomParams, StatsOfAnEmptySliceRangeAreZero) {
+  const ScalableBloom filter(small_params(), SliceRange{3, 3});
+  const BloomLayerStats s = filter.layer_stats(0);
+  EXPECT_EQ(s.fill_ratio, 0.0);
+  EXPECT_FALSE(std::isnan(s.fpr_estimate));
 }
 
 }  // namespace

@@ -72,5 +72,27 @@ TEST(CoreCoverageBloomPass, StartWindowNamesBadSlotTags) {
   EXPECT_EQ(window_refusal(3, {2, 3, 3}), "(no refusal)");
 }
 
+// k = 1 is chosen only for a first layer target above about 0.41: a
+// compound target of 0.5 with a loose tightening (0.1) gives 0.45.
+TEST(CoreCoverageBloomPass, OneLayerBatchPassWithOneProbeAnswersAsOneKeyInserts) {
+  ScalableBloomParams p = params_for(0.5);
+  p.tightening = 0.1;
+  ScalableBloom batch(p, {0, 4});
+  ScalableBloom single(p, {0, 4});
+  ASSERT_EQ(batch.layer_geometry(0).k, 1U);
+  std::vector<KeyHash> hashes;
+  for (int i = 0; i < 300; ++i) hashes.push_back(hash_key("key-" + std::to_string(i % 200)));
+  std::vector<std::uint8_t> absent(hashes.size(), 9);
+  ASSERT_EQ(batch.insert_if_absent_batch(hashes, absent), hashes.size());
+  for (std::size_t i = 0; i < hashes.size(); ++i) {
+    ASSERT_EQ(absent[i], single.insert_if_absent(hashes[i]) ? 1U : 0U) << "#" << i;
+  }
+  for (std::uint32_t s = 0; s < 4; ++s) {
+    const auto a = batch.slice_words(0, s);
+    const auto b = single.slice_words(0, s);
+    ASSERT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end()));
+  }
+}
+
 }  // namespace
 }  // namespace bloomshard::core

@@ -5,6 +5,9 @@
 // shard does not own is refused by every call that takes one, a base is
 // attached only to a shard of at most one run, and a delta reservation past
 // what the arena can address is refused before anything is allocated.
+// Tier 2 stays exact where 64-bit fingerprints collide (delta and merges),
+// an empty fold makes no run, the up-front delta reservation is capped, and
+// a windowed set tells false positives and refreshes only older slots' keys.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -15,8 +18,11 @@
 #include <vector>
 
 #include "bloomshard/core/exact_shard.hpp"
+#include "bloomshard/core/key_hash.hpp"
 #include "bloomshard/core/slice_map.hpp"
 #include "bloomshard/core/sorted_run.hpp"
+#include "bloomshard/core/two_tier.hpp"
+#include "core_test_util.hpp"
 
 namespace bloomshard::core {
 namespace {
@@ -147,6 +153,81 @@ TEST(CoreCoverageExactShard, AReservationPastTheArenaIsRefused) {
   }
   shard.reserve_delta(1000);  // still usable
   EXPECT_TRUE(shard.insert(0, 1, "one"));
+}
+
+// Tier 2 is the authority: two keys whose 64-bit fingerprints are equal are
+// still two keys, in the delta, in another slice, and when the delta is
+// merged with a run that holds the other one (either order of the bytes).
+TEST(CoreCoverageExactShard, KeysOfOneFingerprintStayApartInTheDeltaAndInMerges) {
+  constexpr std::uint64_t kFp = 0x5eed;
+  ExactShard delta_only({0, 2}, 2);
+  EXPECT_TRUE(delta_only.insert(0, kFp, "apple"));
+  EXPECT_TRUE(delta_only.insert(0, kFp, "pear"));
+  EXPECT_TRUE(delta_only.insert(1, kFp, "apple"));
+  EXPECT_FALSE(delta_only.insert(0, kFp, "pear"));
+  EXPECT_EQ(delta_only.size(), 3U);
+  for (const bool run_holds_first : {true, false}) {
+    ExactShard shard({0, 2}, 2);
+    ASSERT_TRUE(shard.insert(0, kFp, run_holds_first ? "apple" : "pear"));
+    shard.fold_delta_into_base();
+    ASSERT_EQ(shard.runs().size(), 1U);
+    ASSERT_TRUE(shard.insert(0, kFp, run_holds_first ? "pear" : "apple"));
+    const SliceBaseData merged = shard.merged_slice(0);
+    ASSERT_EQ(merged.fingerprints, (std::vector<std::uint64_t>{kFp, kFp})) << run_holds_first;
+    EXPECT_EQ(std::string(merged.bytes.begin(), merged.bytes.end()), "applepear");
+    shard.fold_delta_into_base();
+    EXPECT_TRUE(shard.contains(0, kFp, "apple"));
+    EXPECT_TRUE(shard.contains(0, kFp, "pear"));
+    EXPECT_EQ(shard.merged_slice(0).fingerprints.size(), 2U);
+  }
+}
+
+// Folding an empty delta into at most one run changes nothing: no run made.
+TEST(CoreCoverageExactShard, FoldingAnEmptyDeltaMakesNoRun) {
+  ExactShard shard({0, 4}, 4);
+  shard.fold_delta_into_base();
+  EXPECT_TRUE(shard.runs().empty());
+}
+
+// A rank whose share of the newest layer is past kMaxReservedDeltaKeys
+// (8.4M keys, ~90 MB of index) reserves only that much up front; the delta
+// grows its index past it when it must. Unclamped, a 2^25-key share would
+// map and fault in ~360 MB before the first key.
+TEST(CoreCoverageExactShard, TheUpFrontDeltaReservationIsCapped) {
+  ScalableBloomParams p;
+  p.initial_capacity = std::uint64_t{1} << 25;
+  p.fpr_target = 0.5;  // few Bloom bits: the test's memory is the delta's
+  p.num_slices = 1;
+  const TwoTierSet set(p, SliceRange{0, 1});
+  EXPECT_GT(set.exact().delta_mapped_bytes(), std::uint64_t{64} << 20);
+  EXPECT_LT(set.exact().delta_mapped_bytes(), std::uint64_t{128} << 20);
+}
+
+// Windowed: a Bloom "maybe" that tier 2 does not hold is a false positive,
+// new, never a duplicate; a key held in a run of the current slot is a
+// duplicate that needs no refresh, one held in an older slot's run is
+// refreshed into the current slot.
+TEST(CoreCoverageExactShard, AWindowedSetTellsFalsePositivesAndRefreshesOnlyOlderSlots) {
+  ScalableBloomParams p;
+  p.initial_capacity = 2000;  // filled by the keys below: maybes at the target's rate
+  p.fpr_target = 0.5;
+  p.num_slices = 4;
+  TwoTierSet set(p, {0, 4});
+  set.bloom().start_window(2, 0, std::vector<std::uint64_t>{0});
+  for (int i = 0; i < 2000; ++i) {
+    const std::string key = test::numbered("fp", i);
+    ASSERT_NE(set.decide({hash_key(key), key}), Verdict::kDuplicate) << key;
+  }
+  EXPECT_GT(set.counters().false_positives, 10U);
+  EXPECT_EQ(set.counters().duplicates, 0U);
+  test::flush_delta_into_run(set, 1);  // a run of slot 0, the current slot
+  const std::string again = test::numbered("fp", 7);
+  EXPECT_EQ(set.decide({hash_key(again), again}), Verdict::kDuplicate);
+  EXPECT_EQ(set.counters().refreshed, 0U);
+  test::flush_delta_into_run(set, 2);
+  set.open_slot(1);
+  EXPECT_EQ(set.decide({hash_key(again), again}), Verdict::kDuplicate);
+  EXPECT_EQ(set.counters().refreshed, 1U);
 }
 
 }  // namespace

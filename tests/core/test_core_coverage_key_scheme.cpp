@@ -145,5 +145,49 @@ TEST(CoreCoverageKeyScheme, ParagraphItemsReadBackExactly) {
   EXPECT_EQ(key_scheme_from_state("text", "none/v1", attr), s);
 }
 
+KeyScheme minhash_scheme() {
+  KeyScheme s;
+  s.fields = {"text"};
+  s.unit = KeyUnit::kMinHash;
+  return s;
+}
+
+// --unit minhash refuses each item that cannot apply to it, alone: a text
+// normalization, a band of no rows, a confirmation threshold outside
+// (0, 1], confirmation origins without a threshold (or on another unit).
+TEST(CoreCoverageKeyScheme, MinHashProblemsNameEachItemAlone) {
+  KeyScheme s = minhash_scheme();
+  EXPECT_EQ(key_scheme_problem(s), "");
+  s.text = TextNormalize::kWs;
+  EXPECT_NE(key_scheme_problem(s).find("--text-normalize and --key-digest do not apply"),
+            std::string::npos)
+      << key_scheme_problem(s);
+  s = minhash_scheme();
+  s.rows = 0;
+  EXPECT_EQ(key_scheme_problem(s),
+            "--bands 14 x --rows 0: each must be at least 1 and their product at most 4096");
+  s = minhash_scheme();
+  for (const double bad : {-0.5, 1.5, std::nan("")}) {
+    s.confirm_jaccard = bad;
+    EXPECT_EQ(key_scheme_problem(s), "--confirm-jaccard must be in (0, 1]") << bad;
+  }
+  s.confirm_jaccard = 1.0;
+  EXPECT_EQ(key_scheme_problem(s), "");
+  s = minhash_scheme();
+  s.confirm_origins = true;
+  EXPECT_EQ(key_scheme_problem(s),
+            "the origins of confirmation forms (confirm-origins) need --confirm-jaccard");
+  KeyScheme record;
+  record.fields = {"id"};
+  record.confirm_origins = true;
+  EXPECT_EQ(key_scheme_problem(record), "confirm-origins applies to --unit minhash only");
+}
+
+TEST(CoreCoverageKeyScheme, BandAndRowCountsMustBeWholeNumbers) {
+  const std::string head = "key-scheme/v1; fields=text; unit=minhash/v1; ";
+  EXPECT_EQ(read_refusal("text", head + "bands=8x"), "key_scheme item 'bands=8x' is not a count");
+  EXPECT_EQ(read_refusal("text", head + "rows=4 2"), "key_scheme item 'rows=4 2' is not a count");
+}
+
 }  // namespace
 }  // namespace bloomshard::core

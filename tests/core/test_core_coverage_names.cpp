@@ -134,6 +134,7 @@ TEST(CoreCoverageNames, ProbeIsasAreNamedAndSupportedAsTheCpuFlagsSay) {
   EXPECT_TRUE(probe_isa_supported(ProbeIsa::kScalar));
   EXPECT_EQ(probe_isa_supported(ProbeIsa::kAvx2), cpu_has("avx2"));
   EXPECT_EQ(probe_isa_supported(ProbeIsa::kAvx512), cpu_has("avx512f"));
+  EXPECT_FALSE(probe_isa_supported(static_cast<ProbeIsa>(5)));  // a damaged byte: not supported
   const ProbeIsa widest = cpu_has("avx512f") ? ProbeIsa::kAvx512
                           : cpu_has("avx2")  ? ProbeIsa::kAvx2
                                              : ProbeIsa::kScalar;

@@ -84,5 +84,12 @@ TEST(CoreCoverageSizingPlan, CountLabelsOfEachMagnitude) {
   EXPECT_EQ(mib_label(200.4 * 1048576), "200 MiB");
 }
 
+// docs/performance.md, "Round size": 4 MiB rounds up to 64 ranks, 8 MiB above.
+TEST(CoreCoverageSizingPlan, DefaultRoundSizeDoublesAbove64Ranks) {
+  EXPECT_EQ(default_batch_bytes(1), std::uint64_t{4} << 20);
+  EXPECT_EQ(default_batch_bytes(kSmallBatchMaxRanks), std::uint64_t{4} << 20);
+  EXPECT_EQ(default_batch_bytes(kSmallBatchMaxRanks + 1), std::uint64_t{8} << 20);
+}
+
 }  // namespace
 }  // namespace bloomshard::core

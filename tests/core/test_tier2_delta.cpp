@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/memory/huge_page_mapping.hpp"
@@ -230,6 +232,33 @@ TEST(HugePageMapping, GrowsKeepingContentsAndZeroes) {
   HugePageMapping moved = std::move(m);
   EXPECT_EQ(m.data(), nullptr);
   EXPECT_GE(moved.size(), 5U << 20);
+}
+
+// What a mapping cannot do it leaves alone: a grow_to() that is not larger
+// keeps the size and the bytes (never shrinks), prefault() and zero() stop
+// at the mapping's end or do nothing for 0 bytes, and a self-move keeps the
+// mapping.
+TEST(HugePageMapping, ClampsWhatReachesPastItsEndAndNeverShrinks) {
+  HugePageMapping m;
+  m.prefault(100);  // nothing mapped yet: a no-op, not a write through null
+  m.zero(100);
+  m.grow_to(3U << 20);
+  const std::size_t size = m.size();
+  char* const data = m.data();
+  std::memset(data, 7, size);
+  m.grow_to(4096);
+  EXPECT_EQ(m.size(), size);
+  EXPECT_EQ(m.data(), data);
+  EXPECT_EQ(m.data()[size - 1], 7);
+  m.prefault(size * 4);
+  m.zero(0);
+  EXPECT_EQ(m.data()[0], 7);
+  m.zero(size * 4);  // the whole mapping, not past it
+  EXPECT_EQ(m.data()[size - 1], 0);
+  HugePageMapping& alias = m;
+  m = std::move(alias);
+  EXPECT_EQ(m.data(), data);
+  EXPECT_EQ(m.size(), size);
 }
 
 }  // namespace
