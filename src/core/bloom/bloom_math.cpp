@@ -2,6 +2,7 @@
 
 #include <array>
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -90,8 +91,14 @@ BloomGeometryChoice search_geometry(double p) {
     }
   }
   if (best.k == 0) {
-    throw std::invalid_argument("FPR target " + std::to_string(p) + " needs more than " +
-                                std::to_string(kMaxBitsPerKey) + " bits per key");
+    // Shortest round-trip text: std::to_string's fixed 6 decimals would print
+    // every target this refuses (below ~1e-20) as 0.000000.
+    const auto text = [](double v) {
+      char buf[32];
+      return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+    };
+    throw std::invalid_argument("FPR target " + text(p) + " needs more than " +
+                                text(kMaxBitsPerKey) + " bits per key");
   }
   return best;
 }
