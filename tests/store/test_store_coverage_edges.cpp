@@ -72,8 +72,8 @@ TEST(StoreCoverageEdges, ABloomLayerTaggedWithASlotNewerThanTheCurrentOneIsRefus
 // A mark ends a policy text: a normalization that is a mark alone, or
 // shorter than one, is read as it is (unmarked), never stripped to nothing.
 TEST(StoreCoverageEdges, ANormalizationNoLongerThanAMarkIsNotMarked) {
-  for (const std::string text : {std::string(ckpt::kInputOrderNormalizationMark),
-                                 std::string(ckpt::kSplitInputsRetractedMark), std::string("x")}) {
+  for (const std::string& text : {std::string(ckpt::kInputOrderNormalizationMark),
+                                  std::string(ckpt::kSplitInputsRetractedMark), std::string("x")}) {
     MemorySource f = generation();
     f.attr("/", ckpt::kNormalization, text);
     const CheckpointHeader h = read_generation_index(f, "gen.h5").summary.header;
