@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Edges of a start on a state that 1-rank runs make (a refusal made only by
+# a multi-rank test may go uncounted: docs/coverage.md), through the real
+# binary:
+#  - an unfinished state whose output is gone: refused with exit 1 naming
+#    the output, before any work, the state's files unchanged;
+#  - a reject file that no checkpoint lists (a killed attempt's): deleted
+#    by the resume, which then finishes exactly once (its outputs identical
+#    to a run that was never stopped);
+#  - a tier-2 delta past --max-delta-bytes: it forces checkpoints between
+#    rounds, with no --checkpoint-rounds or --checkpoint-every asking.
+# The unfinished state comes from a stop (TERM) while the job is held after
+# its first checkpoint (BLOOMSHARD_FAULT_PAUSE_IN_FINISH=after-first-checkpoint).
+#
+# usage: resume_edges.sh BIN [--mpiexec M] [--np-flag F] [--python P]
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse resume_edges.sh "BIN" "$@"
+harness_tmp resume-edges "resume edges"
+harness_marker
+cd "$TMP" || exit 1
+
+mkdir in
+"$PY" -c '
+import json
+with open("in/a.jsonl", "w") as f:
+    for i in range(120):
+        f.write(json.dumps({"id": "k%03d" % (i % 90), "text": "x" * 1000}) + "\n")'
+ln -s "$BIN" "$MARK/bs-edges"
+JOB=(--input in --output out --state S --batch-bytes 4096 --checkpoint-rounds 1)
+
+# The reference: the same job never stopped, without a state.
+dedup_1rank ref.log --input in --output ref --batch-bytes 4096
+((RC == 0)) || { cat ref.log >&2; fail "the reference run failed ($RC)"; }
+
+BLOOMSHARD_FAULT_PAUSE_IN_FINISH=after-first-checkpoint \
+  setsid "$MPIEXEC" "$NP_FLAG" 1 "$MARK/bs-edges" dedup --key-field id --progress 0 "${JOB[@]}" \
+  >stop.log 2>&1 &
+PID=$!
+for _ in $(seq 1 300); do
+  grep -q "fault pause at after-first-checkpoint" stop.log && break
+  kill -0 "$PID" 2>/dev/null || break
+  sleep 0.2
+done
+grep -q "fault pause at after-first-checkpoint" stop.log || { cat stop.log >&2; fail "the job never paused"; }
+kill -TERM "$PID"
+wait "$PID" || true
+grep -q "checkpointed generation written; exit 75" stop.log || { cat stop.log >&2; fail "the stop was not checkpointed"; }
+[[ -s out/a.jsonl ]] || fail "the stopped run committed no output"
+
+# The output gone: refused before any work, naming it; nothing changed.
+state_sum() { sha256sum S/ckpt-*.h5 S/LATEST S/RUN.json | sort; }
+before=$(state_sum)
+mv out/a.jsonl a.saved
+dedup_1rank lost.log "${JOB[@]}"
+((RC == 1)) || { cat lost.log >&2; fail "a resume without its output: exit $RC, want 1"; }
+grep -qF "the run in 'S' cannot be used: its output" lost.log ||
+  { cat lost.log >&2; fail "the refusal does not say the output is gone"; }
+grep -q "a.jsonl" lost.log || { cat lost.log >&2; fail "the refusal does not name the output"; }
+[[ ! -e out/a.jsonl && $(state_sum) == "$before" ]] || fail "the refused start changed the state or the outputs"
+mv a.saved out/a.jsonl
+log "an unfinished state without its output: refused (exit 1), named"
+
+# A reject file no checkpoint lists: gone after the resume, which finishes exactly once.
+mkdir -p out/_rejects
+echo '{"stale":"reject of a killed attempt"}' >out/_rejects/rank-0.resume-g99.jsonl
+dedup_1rank resume.log "${JOB[@]}"
+((RC == 0)) || { cat resume.log >&2; fail "the resume failed ($RC)"; }
+grep -q "resuming checkpoint generation" resume.log || { cat resume.log >&2; fail "it did not resume"; }
+[[ ! -e out/_rejects/rank-0.resume-g99.jsonl ]] || fail "the unlisted reject file is still there"
+cmp out/a.jsonl ref/a.jsonl || fail "the resumed output differs from the run never stopped"
+log "an unlisted reject file deleted at the resume; the output identical to the reference"
+
+# --max-delta-bytes: 40,000 keys of 64 bytes pass 1 MiB of delta, so the
+# run checkpoints before its end; the same run without it writes only the
+# final generation.
+"$PY" -c '
+import json
+with open("big.jsonl", "w") as f:
+    for i in range(40000):
+        f.write(json.dumps({"id": "%064d" % i}) + "\n")'
+mkdir big && mv big.jsonl big/
+dedup_1rank delta.log --input big --output dout --state D --max-delta-bytes 1048576
+((RC == 0)) || { cat delta.log >&2; fail "the --max-delta-bytes run failed ($RC)"; }
+dedup_1rank plain.log --input big --output pout --state P
+((RC == 0)) || { cat plain.log >&2; fail "the plain run failed ($RC)"; }
+((($(cat D/LATEST)) > 1)) || fail "--max-delta-bytes forced no checkpoint (LATEST $(cat D/LATEST))"
+(($(cat P/LATEST) == 1)) || fail "without --max-delta-bytes: LATEST $(cat P/LATEST), want 1"
+cmp dout/big.jsonl pout/big.jsonl || fail "the outputs differ"
+log "--max-delta-bytes 1 MiB: generation $(cat D/LATEST) at the end (1 without it)"
+log "ok"
