@@ -8,7 +8,12 @@
 #    by the resume, which then finishes exactly once (its outputs identical
 #    to a run that was never stopped);
 #  - a tier-2 delta past --max-delta-bytes: it forces checkpoints between
-#    rounds, with no --checkpoint-rounds or --checkpoint-every asking.
+#    rounds, with no --checkpoint-rounds or --checkpoint-every asking;
+#  - a finished run whose input was skipped (a gzip member's CRC damaged),
+#    the input then repaired in place under the saved size and mtime: with
+#    --revalidate-inputs the resume reads on after the damage (the window
+#    digest tells the change; every rank must see it, not rank 0 alone), the
+#    output then the whole input's; the next start has nothing to do.
 # The unfinished state comes from a stop (TERM) while the job is held after
 # its first checkpoint (BLOOMSHARD_FAULT_PAUSE_IN_FINISH=after-first-checkpoint).
 #
@@ -87,4 +92,36 @@ dedup_1rank plain.log --input big --output pout --state P
 (($(cat P/LATEST) == 1)) || fail "without --max-delta-bytes: LATEST $(cat P/LATEST), want 1"
 cmp dout/big.jsonl pout/big.jsonl || fail "the outputs differ"
 log "--max-delta-bytes 1 MiB: generation $(cat D/LATEST) at the end (1 without it)"
+
+# A skipped input repaired in place: two gzip members, the first one's CRC
+# damaged, so records 51-100 are skipped; the repaired file has the same
+# size, and its mtime is set back to the damaged one's.
+mkdir rin
+"$PY" -c '
+import gzip, json
+def recs(a, b):
+    return "".join(json.dumps({"id": "r%03d" % i}) + "\n" for i in range(a, b)).encode()
+first, second = gzip.compress(recs(0, 50)), gzip.compress(recs(50, 100))
+open("good.gz", "wb").write(first + second)
+bad = bytearray(first + second)
+bad[len(first) - 8] ^= 0xFF  # the CRC-32 of the first member
+open("rin/r.jsonl.gz", "wb").write(bytes(bad))'
+touch -r rin/r.jsonl.gz stamp
+REPAIR=(--input rin --output rout --state R --on-input-error skip)
+dedup_1rank skip.log "${REPAIR[@]}"
+((RC == 0)) || { cat skip.log >&2; fail "the run with a damaged member failed ($RC)"; }
+grep -q "'r.jsonl.gz' from record 51" skip.log || { cat skip.log >&2; fail "the damaged input was not skipped at record 51"; }
+cat good.gz >rin/r.jsonl.gz
+touch -r stamp rin/r.jsonl.gz
+dedup_1rank repaired.log "${REPAIR[@]}" --revalidate-inputs
+((RC == 0)) || { cat repaired.log >&2; fail "the start after the repair failed ($RC)"; }
+grep -q "it was skipped there (.*), reading goes on now" repaired.log ||
+  { cat repaired.log >&2; fail "the repaired input was not revalidated"; }
+grep -q "100 records, 100 kept" repaired.log || { cat repaired.log >&2; fail "the records after the damage were not read"; }
+cmp <(gzip -dc good.gz) <(gzip -dc rout/r.jsonl.gz) || fail "the output is not the whole repaired input"
+dedup_1rank again.log "${REPAIR[@]}" --revalidate-inputs
+((RC == 0)) || { cat again.log >&2; fail "the start after the read-on failed ($RC)"; }
+grep -q "already finished for these inputs; nothing to do" again.log ||
+  { cat again.log >&2; fail "the start after the read-on is not 'nothing to do'"; }
+log "a skipped input repaired in place: read on after the damage (revalidated), then nothing to do"
 log "ok"
