@@ -124,4 +124,22 @@ dedup_1rank again.log "${REPAIR[@]}" --revalidate-inputs
 grep -q "already finished for these inputs; nothing to do" again.log ||
   { cat again.log >&2; fail "the start after the read-on is not 'nothing to do'"; }
 log "a skipped input repaired in place: read on after the damage (revalidated), then nothing to do"
+
+# The same read on at 2 ranks (every rank takes rank 0's answer).
+mkdir rin2
+"$PY" -c '
+data = bytearray(open("good.gz", "rb").read())
+data[data.index(b"\x1f\x8b", 1) - 8] ^= 0xFF
+open("rin2/r.jsonl.gz", "wb").write(bytes(data))'
+touch -r rin2/r.jsonl.gz stamp2
+REPAIR2=(--input rin2 --output rout2 --state R2 --on-input-error skip)
+dedup_1rank skip2.log "${REPAIR2[@]}"
+((RC == 0)) || { cat skip2.log >&2; fail "the second damaged run failed ($RC)"; }
+cat good.gz >rin2/r.jsonl.gz
+touch -r stamp2 rin2/r.jsonl.gz
+timeout 120 "$MPIEXEC" "$NP_FLAG" 2 --oversubscribe "$BIN" dedup --key-field id --progress 0 \
+  "${REPAIR2[@]}" --revalidate-inputs >repaired2.log 2>&1 || { cat repaired2.log >&2; fail "the 2-rank read on failed"; }
+grep -q "100 records, 100 kept" repaired2.log || { cat repaired2.log >&2; fail "2 ranks: the records after the damage were not read"; }
+cmp <(gzip -dc good.gz) <(gzip -dc rout2/r.jsonl.gz) || fail "2 ranks: the output is not the whole repaired input"
+log "the same read on at 2 ranks: the whole input"
 log "ok"
