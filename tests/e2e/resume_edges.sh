@@ -13,7 +13,11 @@
 #    the input then repaired in place under the saved size and mtime: with
 #    --revalidate-inputs the resume reads on after the damage (the window
 #    digest tells the change; every rank must see it, not rank 0 alone), the
-#    output then the whole input's; the next start has nothing to do.
+#    output then the whole input's; the next start has nothing to do;
+#  - a finished filter run's grown input asked again with --mode annotate and
+#    --revalidate-inputs: not the same run (never read on in the other mode,
+#    which would append annotate lines to filter outputs), so an incremental
+#    start into that dir, refused (exit 4), the output unchanged.
 # The unfinished state comes from a stop (TERM) while the job is held after
 # its first checkpoint (BLOOMSHARD_FAULT_PAUSE_IN_FINISH=after-first-checkpoint).
 #
@@ -142,4 +146,21 @@ timeout 120 "$MPIEXEC" "$NP_FLAG" 2 --oversubscribe "$BIN" dedup --key-field id 
 grep -q "100 records, 100 kept" repaired2.log || { cat repaired2.log >&2; fail "2 ranks: the records after the damage were not read"; }
 cmp <(gzip -dc good.gz) <(gzip -dc rout2/r.jsonl.gz) || fail "2 ranks: the output is not the whole repaired input"
 log "the same read on at 2 ranks: the whole input"
+
+mkdir min
+"$PY" -c '
+import json
+with open("min/a.jsonl", "w") as f:
+    for i in range(50):
+        f.write(json.dumps({"id": "k%02d" % (i % 40)}) + "\n")'
+dedup_1rank mode1.log --input min --output mout --state M
+((RC == 0)) || { cat mode1.log >&2; fail "the filter run failed ($RC)"; }
+echo '{"id":"new"}' >>min/a.jsonl
+before=$(sha256sum mout/a.jsonl)
+dedup_1rank mode2.log --input min --output mout --state M --mode annotate --revalidate-inputs
+((RC == 4)) || { cat mode2.log >&2; fail "the finished filter run read on in annotate mode: exit $RC, want 4"; }
+grep -q "output dir 'mout' holds the outputs of an earlier run" mode2.log ||
+  { cat mode2.log >&2; fail "the refusal does not name the output dir"; }
+[[ $(sha256sum mout/a.jsonl) == "$before" ]] || fail "the refused start changed the filter output"
+log "a finished filter run asked again in annotate mode: not read on (exit 4), output unchanged"
 log "ok"
