@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "app/feed/input_windows.hpp"
 #include "app/guard/output_guard.hpp"
 #include "app/run/job_setup.hpp"
 #include "app/split/split_inputs.hpp"
@@ -29,7 +30,35 @@ void adopt_resumed_manifest(const comm::Communicator& world, const DedupConfig& 
     return std::string();
   };
   const RevalidateFn* revalidated = config.revalidate_inputs ? &trusted : nullptr;
-  for (const std::string& note : reconcile_inputs(m, files, revalidated).notes) {
+  // An input replaced under its saved size and mtime (a skipped input
+  // repaired in place) shows only in its window digest. Rank 0 reads the
+  // windows, as its start decision did, and the other ranks follow its
+  // answer without reading files; without --revalidate-inputs the decision
+  // refused any such input. One mark per input of `m`, in its order.
+  std::string replaced(m.inputs.size(), '0');
+  WindowCheckFn windows;
+  if (config.revalidate_inputs) {
+    if (world.rank() == 0) {
+      for (std::size_t i = 0; i < m.inputs.size(); ++i) {
+        const InputProgress& p = m.inputs[i];
+        const auto now = std::find_if(files.begin(), files.end(), [&](const io::InputFile& f) {
+          return f.relative_path == p.file.relative_path;
+        });
+        if (now != files.end() && now->size == p.file.size && now->mtime_ns == p.file.mtime_ns &&
+            !window_difference(p, *now).empty()) {
+          replaced[i] = '1';
+        }
+      }
+    }
+    replaced = world.broadcast(replaced);
+    windows = [&](const InputProgress& p, const io::InputFile&) {
+      const auto i = static_cast<std::size_t>(&p - m.inputs.data());
+      return replaced.at(i) == '1' ? std::string("its window digest is not the saved one")
+                                   : std::string();
+    };
+  }
+  const WindowCheckFn* checked = config.revalidate_inputs ? &windows : nullptr;
+  for (const std::string& note : reconcile_inputs(m, files, revalidated, checked).notes) {
     if (world.rank() == 0) std::cerr << "bloomshard dedup: " << note << '\n';
   }
   into.inputs = std::move(m.inputs);
