@@ -13,6 +13,11 @@
 #            is kept, not rejected (the limit is for raw keys only)
 #   level    --gzip-level reaches a .gz input's mirrored output: levels 1
 #            and 12 give outputs of different sizes, both the kept records
+#   edited   a .gz input that broke (--on-input-error fail: checkpointed at
+#            its last good record), then damaged before that record under the
+#            same size and mtime, past the first window: the resume cannot
+#            re-read up to the cursor and skips the input from the saved
+#            cursor (record and byte named), the records kept before stay
 #
 # usage: feed_coverage_edges.sh BIN [--mpiexec M] [--np-flag F] [--python P]
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
@@ -89,3 +94,34 @@ for l in 1 12; do
     fail "level: level-$l/g.jsonl.gz is not the input's records"
 done
 log "level: ok ($s1 and $s12 bytes)"
+
+mkdir edited
+"$PY" -c '
+import random
+r = random.Random(11)
+for i in range(3000):
+    print("{\"id\":%d,\"t\":\"%s\"}" % (i, "".join(r.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(40))))
+' | gzip -6 >edited.gz
+size=$(stat -c %s edited.gz)
+head -c $((size * 4 / 5)) edited.gz >edited/a.jsonl.gz # cut: the input breaks there
+args=(--input edited --output edited-out --state edited-state --key-field id)
+rc=0
+timeout 120 "$MPIEXEC" "$NP_FLAG" 1 "$BIN" dedup --progress 0 "${args[@]}" --on-input-error fail \
+  >edited1.log 2>&1 || rc=$?
+((rc == 1)) || { cat edited1.log >&2; fail "edited: the cut input gave exit $rc, want 1"; }
+kept=$(gzip -dc edited-out/a.jsonl.gz | wc -l)
+bytes=$(gzip -dc edited-out/a.jsonl.gz | wc -c)
+((kept > 1000)) || fail "edited: only $kept records kept before the cut"
+touch -r edited/a.jsonl.gz edited.stamp
+"$PY" -c '
+import sys
+with open(sys.argv[1], "r+b") as f:  # 256 bytes of 0xff at 25%: past the 4 KiB window
+    f.seek(int(sys.argv[2]) // 4)
+    f.write(b"\xff" * 256)
+' edited/a.jsonl.gz "$size"
+touch -r edited.stamp edited/a.jsonl.gz # the same size and mtime
+run edited2.log "${args[@]}"
+grep -qF "'a.jsonl.gz' from record $((kept + 1)) (decompressed byte $bytes): corrupt gzip data" \
+  edited2.log || { cat edited2.log >&2; fail "edited: the skip does not name the saved cursor"; }
+[[ $(gzip -dc edited-out/a.jsonl.gz | wc -l) == "$kept" ]] || fail "edited: the output changed"
+log "edited: ok (skipped from record $((kept + 1)))"
