@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Edges of the input feed that the coverage run found untaken, through the
-# real binary on 1 rank (a multi-rank run's counters may be lost:
-# docs/coverage.md):
+# real binary on 1 rank (a multi-rank refusal's counters may be lost:
+# docs/coverage.md), but for one case on 2:
 #   dolma    --annotate-format dolma over a plain-text input (no "id": null;
 #            the span covers the line, in code points) and over JSON lines
 #            without a "text" field (a duplicate's span is [0,0])
@@ -13,6 +13,12 @@
 #            is kept, not rejected (the limit is for raw keys only)
 #   level    --gzip-level reaches a .gz input's mirrored output: levels 1
 #            and 12 give outputs of different sizes, both the kept records
+#   order    --kept-copy first over plain-text inputs with CRLF lines on 2
+#            ranks: the later input's copy reaches its owner first and is
+#            retracted from its output (its key re-derived from the written
+#            line, without its "\r\n"); the outputs are the 1-rank run's
+#            (this case alone runs 2 ranks: a run that ends normally writes
+#            its counters)
 #   edited   a .gz input that broke (--on-input-error fail: checkpointed at
 #            its last good record), then damaged before that record under the
 #            same size and mtime, past the first window: the resume cannot
@@ -22,7 +28,7 @@
 # usage: feed_coverage_edges.sh BIN [--mpiexec M] [--np-flag F] [--python P]
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 harness_parse feed_coverage_edges.sh "BIN" "$@"
-harness_tmp feed-coverage-edges "feed coverage edges, 1 rank"
+harness_tmp feed-coverage-edges "feed coverage edges"
 cd "$TMP" || exit 1
 
 # run LOG ARGS...: `BIN dedup --progress 0 ARGS` on 1 rank, exit 0 wanted.
@@ -125,3 +131,27 @@ grep -qF "'a.jsonl.gz' from record $((kept + 1)) (decompressed byte $bytes): cor
   edited2.log || { cat edited2.log >&2; fail "edited: the skip does not name the saved cursor"; }
 [[ $(gzip -dc edited-out/a.jsonl.gz | wc -l) == "$kept" ]] || fail "edited: the output changed"
 log "edited: ok (skipped from record $((kept + 1)))"
+
+mkdir order
+"$PY" -c '
+with open("order/a.txt", "w", newline="") as f:
+    for i in range(2000):
+        f.write("line a %d padding padding padding\r\n" % i)
+    f.write("shared line\r\n")  # the first copy, read late in its input
+with open("order/b.txt", "w", newline="") as f:
+    f.write("shared line\r\n")  # a later copy, read in the first round
+    for i in range(2000):
+        f.write("line b %d padding padding padding\r\n" % i)
+'
+run order1.log --input order --output order-1 --kept-copy first --batch-bytes 4096
+rc=0
+timeout 120 "$MPIEXEC" "$NP_FLAG" 2 --oversubscribe "$BIN" dedup --progress 0 --input order \
+  --output order-2 --kept-copy first --batch-bytes 4096 >order2.log 2>&1 || rc=$?
+((rc == 0)) || { cat order2.log >&2; fail "order: 2 ranks exited $rc, want 0"; }
+grep -q "4002 records, 4001 kept, 1 duplicates" order2.log || { cat order2.log >&2; fail "order: wrong counts"; }
+for f in a.txt b.txt; do
+  cmp -s "order-1/$f" "order-2/$f" || fail "order: order-2/$f is not the 1-rank run's"
+done
+[[ $(grep -c $'^shared line\r$' order-2/a.txt) == 1 && $(grep -c shared order-2/b.txt) == 0 ]] ||
+  fail "order: the kept copy is not the first in input order"
+log "order: ok"
