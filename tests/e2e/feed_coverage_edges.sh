@@ -18,7 +18,9 @@
 #            retracted from its output (its key re-derived from the written
 #            line, without its "\r\n"); the outputs are the 1-rank run's
 #            (this case alone runs 2 ranks: a run that ends normally writes
-#            its counters)
+#            its counters); the same with JSON lines whose shared id is a
+#            1.1 MiB string under --key-digest (its key digested as a stream
+#            from the escaped bytes, when read and when re-derived)
 #   edited   a .gz input that broke (--on-input-error fail: checkpointed at
 #            its last good record), then damaged before that record under the
 #            same size and mtime, past the first window: the resume cannot
@@ -132,26 +134,45 @@ grep -qF "'a.jsonl.gz' from record $((kept + 1)) (decompressed byte $bytes): cor
 [[ $(gzip -dc edited-out/a.jsonl.gz | wc -l) == "$kept" ]] || fail "edited: the output changed"
 log "edited: ok (skipped from record $((kept + 1)))"
 
-mkdir order
+# order_case DIR EXT ARGS...: DIR (a.EXT and b.EXT, the shared record last
+# in a, first in b) on 1 and 2 ranks with --kept-copy first: the same
+# outputs, the shared record kept in a only.
+order_case() {
+  local dir=$1 ext=$2 rc=0
+  shift 2
+  run "$dir-1.log" --input "$dir" --output "$dir-1" --kept-copy first --batch-bytes 4096 "$@"
+  timeout 120 "$MPIEXEC" "$NP_FLAG" 2 --oversubscribe "$BIN" dedup --progress 0 --input "$dir" \
+    --output "$dir-2" --kept-copy first --batch-bytes 4096 "$@" >"$dir-2.log" 2>&1 || rc=$?
+  ((rc == 0)) || { cat "$dir-2.log" >&2; fail "$dir: 2 ranks exited $rc, want 0"; }
+  grep -q "4002 records, 4001 kept, 1 duplicates" "$dir-2.log" ||
+    { cat "$dir-2.log" >&2; fail "$dir: wrong counts"; }
+  { cmp -s "$dir-1/a.$ext" "$dir-2/a.$ext" && cmp -s "$dir-1/b.$ext" "$dir-2/b.$ext"; } ||
+    fail "$dir: the 2-rank outputs are not the 1-rank run's"
+  [[ $(grep -c shared "$dir-2/a.$ext") == 1 && $(grep -c shared "$dir-2/b.$ext") == 0 ]] ||
+    fail "$dir: the kept copy is not the first in input order"
+  log "$dir: ok"
+}
+
+mkdir order-txt order-jsonl
 "$PY" -c '
-with open("order/a.txt", "w", newline="") as f:
+with open("order-txt/a.txt", "w", newline="") as f:
     for i in range(2000):
         f.write("line a %d padding padding padding\r\n" % i)
     f.write("shared line\r\n")  # the first copy, read late in its input
-with open("order/b.txt", "w", newline="") as f:
+with open("order-txt/b.txt", "w", newline="") as f:
     f.write("shared line\r\n")  # a later copy, read in the first round
     for i in range(2000):
         f.write("line b %d padding padding padding\r\n" % i)
+shared = "{\"id\":\"shared-" + "s" * (1100 * 1024) + "\"}\n"  # a line past 1 MiB
+with open("order-jsonl/a.jsonl", "w") as f:
+    for i in range(2000):
+        f.write("{\"id\":\"a%d\",\"pad\":\"padding padding\"}\n" % i)
+    f.write(shared)
+with open("order-jsonl/b.jsonl", "w") as f:
+    f.write(shared)
+    for i in range(2000):
+        f.write("{\"id\":\"b%d\",\"pad\":\"padding padding\"}\n" % i)
 '
-run order1.log --input order --output order-1 --kept-copy first --batch-bytes 4096
-rc=0
-timeout 120 "$MPIEXEC" "$NP_FLAG" 2 --oversubscribe "$BIN" dedup --progress 0 --input order \
-  --output order-2 --kept-copy first --batch-bytes 4096 >order2.log 2>&1 || rc=$?
-((rc == 0)) || { cat order2.log >&2; fail "order: 2 ranks exited $rc, want 0"; }
-grep -q "4002 records, 4001 kept, 1 duplicates" order2.log || { cat order2.log >&2; fail "order: wrong counts"; }
-for f in a.txt b.txt; do
-  cmp -s "order-1/$f" "order-2/$f" || fail "order: order-2/$f is not the 1-rank run's"
-done
-[[ $(grep -c $'^shared line\r$' order-2/a.txt) == 1 && $(grep -c shared order-2/b.txt) == 0 ]] ||
-  fail "order: the kept copy is not the first in input order"
-log "order: ok"
+order_case order-txt txt
+grep -q $'^shared line\r$' order-txt-2/a.txt || fail "order-txt: the kept line lost its CRLF"
+order_case order-jsonl jsonl --key-field id --key-digest xxh3-128 --max-line-bytes 4194304
