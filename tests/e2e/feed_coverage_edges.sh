@@ -21,6 +21,10 @@
 #            its counters); the same with JSON lines whose shared id is a
 #            1.1 MiB string under --key-digest (its key digested as a stream
 #            from the escaped bytes, when read and when re-derived)
+#   stop     a split input on 2 ranks stopped (SIGUSR1) while its later
+#            range, whose first records hold two rejects, is still read: the
+#            stop's checkpoint counts those rejects, and the resumed run's
+#            metrics name each once
 #   edited   a .gz input that broke (--on-input-error fail: checkpointed at
 #            its last good record), then damaged before that record under the
 #            same size and mtime, past the first window: the resume cannot
@@ -176,3 +180,33 @@ with open("order-jsonl/b.jsonl", "w") as f:
 order_case order-txt txt
 grep -q $'^shared line\r$' order-txt-2/a.txt || fail "order-txt: the kept line lost its CRLF"
 order_case order-jsonl jsonl --key-field id --key-digest xxh3-128 --max-line-bytes 4194304
+
+mkdir stop
+"$PY" -c '
+with open("stop/b.jsonl", "w") as f:
+    for i in range(40000):  # split in two ranges at line 20085: the rejects in the second
+        f.write("not json %d\n" % i if i in (20100, 20101) else
+                "{\"id\":\"k%d\",\"pad\":\"%s\"}\n" % (i, "x" * 40))
+'
+args=(--input stop --output stop-out --state stop-state --key-field id --max-reject-fraction 1
+  --split-min-bytes 400000)
+"$MPIEXEC" "$NP_FLAG" 2 --oversubscribe "$BIN" dedup --progress 0 "${args[@]}" --batch-bytes 4096 \
+  --checkpoint-rounds 1 >stop1.log 2>&1 &
+job=$!
+for ((i = 0; i < 600; i++)); do
+  [[ -e stop-state/LATEST ]] && break
+  sleep 0.05
+done
+kill -USR1 "$job" 2>/dev/null || true # mpiexec forwards it to the ranks
+rc=0
+wait "$job" || rc=$?
+((rc == 75)) || { cat stop1.log >&2; fail "stop: exit $rc, want 75 (stopped mid-range)"; }
+run stop2.log "${args[@]}" --metrics stop-metrics.json # one round, on 1 rank
+"$PY" -c '
+import json, sys
+m = json.load(open("stop-metrics.json"))
+got = (m["records"], m["rejected"], m["rejected_by_reason"])
+assert got == (40000, 2, {"malformed JSON": 2}), got
+' || fail "stop: the resumed run's metrics do not count the two rejects once"
+[[ $(cat stop-out/_rejects/*.jsonl | wc -l) == 2 ]] || fail "stop: the reject files do not hold the two rejects"
+log "stop: ok"
