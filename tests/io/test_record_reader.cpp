@@ -335,6 +335,42 @@ TEST(IoReader, LongLineIsRejectedAndReadingContinues) {
   }
 }
 
+// A compressed input that breaks inside a too-long line: the records before
+// it are delivered, and the cursor stays at the end of the last of them, the
+// start of the long line. The reader had consumed part of that line's bytes
+// when the codec failed; a cursor past them (with the records before) would
+// be refused at the resume ("offset after 10 records is 90") and could never
+// be revalidated once the input is repaired.
+TEST(IoReader, ABreakInsideATooLongLineLeavesTheCursorAtTheLineStart) {
+  TempDir dir;
+  std::string head;
+  for (int i = 0; i < 10; ++i) head += "line-" + std::to_string(i) + "\n";
+  std::mt19937_64 rng(5);
+  std::string huge;
+  while (huge.size() < 300000) huge += std::to_string(rng());  // not very compressible
+  ReaderOptions options;
+  options.max_line_bytes = 1000;
+  for (const Compression comp : {Compression::kGzip, Compression::kZstd}) {
+    SCOPED_TRACE(std::string(compression_name(comp)));
+    const std::string full = test::compress(comp, head + huge + "\nafter\n");
+    const InputFile in = make_input(dir, "longcut", Format::kPlainLines, comp,
+                                    std::string_view(full).substr(0, full.size() / 2));
+    RecordReader reader(options);
+    reader.open(in);
+    Record r;
+    std::size_t got = 0;
+    try {
+      while (reader.next(r)) ++got;
+      ADD_FAILURE() << "no error at the cut";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.line(), 11U) << e.what();
+    }
+    EXPECT_EQ(got, 10U);
+    EXPECT_EQ(reader.cursor().records, 10U);
+    EXPECT_EQ(reader.cursor().decompressed_offset, head.size());
+  }
+}
+
 // Random line lengths (some larger than the initial buffer) across many
 // buffer refills and compactions.
 TEST(IoReader, RandomLinesAcrossBufferBoundaries) {

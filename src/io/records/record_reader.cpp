@@ -93,6 +93,7 @@ void RecordReader::reset_position() noexcept {
   begin_ = scan_ = end_ = 0;
   eof_ = false;
   offset_ = 0;
+  long_line_start_.reset();
   start_ = 0;
   limit_ = UINT64_MAX;
   records_ = 0;
@@ -135,8 +136,9 @@ void RecordReader::rethrow_with_location(const InputError& e) const {
 }
 
 InputCursor RecordReader::cursor() const noexcept {
-  InputCursor c{records_, offset_, std::nullopt};
-  if (source_ && offset_ > 0) c.frame = source_->frame_start_before(offset_);
+  const std::uint64_t at = long_line_start_.value_or(offset_);
+  InputCursor c{records_, at, std::nullopt};
+  if (source_ && at > 0) c.frame = source_->frame_start_before(at);
   return c;
 }
 
@@ -225,8 +227,9 @@ bool RecordReader::refill() {
       cap_ = block_->cap;
     }
   }
-  // No cursor before offset_ will be asked for again.
-  source_->forget_frames_before(offset_);
+  // No cursor before offset_ (or the start of the too-long line being
+  // skipped) will be asked for again.
+  source_->forget_frames_before(long_line_start_.value_or(offset_));
   std::size_t got = 0;
   // At most the initial buffer per read, so that a grown buffer is only
   // resident as far as its longest line reached; and never past a range's
@@ -383,6 +386,7 @@ bool RecordReader::skip_long_line(Record& out) {
   };
   std::uint64_t length = end_ - begin_;
   bool last_was_cr = base[end_ - 1] == '\r';
+  long_line_start_ = offset_;
   offset_ += end_ - begin_;
   begin_ = scan_ = end_ = 0;
   out.terminator = kNoTerminator;
@@ -417,6 +421,7 @@ bool RecordReader::skip_long_line(Record& out) {
   out.line_bytes = length;
   out.too_long = true;
   mix_too_long(length, out.terminator);
+  long_line_start_.reset();
   out.line_number = ++records_;
   out.end_offset = offset_;
   return true;

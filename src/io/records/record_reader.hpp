@@ -170,7 +170,8 @@ class RecordReader {
   /// without ReaderOptions::prefix_digest.
   [[nodiscard]] std::uint64_t prefix_digest() const noexcept { return digest_; }
 
-  /// Records consumed and offset after the last one.
+  /// Records consumed and offset after the last one (also after an input
+  /// error inside a too-long line: its start).
   [[nodiscard]] InputCursor cursor() const noexcept;
 
   /// On-disk bytes of the file read so far, for progress: the cursor's
@@ -212,7 +213,12 @@ class RecordReader {
   std::size_t scan_ = 0;   // bytes in [begin_, scan_) hold no '\n'
   std::size_t end_ = 0;    // end of valid data
   bool eof_ = false;
-  std::uint64_t offset_ = 0;          // decompressed offset of buf_[begin_]
+  std::uint64_t offset_ = 0;  // decompressed offset of buf_[begin_]
+  // While skip_long_line reads past a too-long line's start: that start,
+  // the end of the last record, which cursor() reports (offset_ follows the
+  // source into the line, and an input error there must not save a cursor
+  // whose offset is past the records it counts).
+  std::optional<std::uint64_t> long_line_start_;
   std::uint64_t start_ = 0;           // where reading started: 0, or an open_range() begin
   std::uint64_t limit_ = UINT64_MAX;  // decompressed offset treated as the end
   std::uint64_t records_ = 0;
