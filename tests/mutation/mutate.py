@@ -16,7 +16,7 @@ Operators (one change per mutant, on one line of code):
   return    the first statement of a function body -> `return;` / `return {};`
 
 Python files (the pure-Python package python/bloomshard, folder pypkg, and
-the documented reader python/examples/pure_reader.py, folder pyreader) get
+the documented examples python/examples, folder pyexamples) get
 the same operators through the `ast` module (python_mutants_of): `if C:` ->
 `if not (C):`, a comparison flipped (`in` <-> `not in`, `is` <-> `is not`
 too), an int literal moved by one, a call statement replaced by `pass`,
@@ -41,7 +41,7 @@ from the killed: a hang, or only the load of a shared machine.
 Not in CI: it rebuilds and reruns tests once per mutant (~20-60 s each for
 store and core, 40-160 s for run, guard and python on 2 shared cores).
 Folders: store core run guard python (the first five), io comm state split
-round feed options (src/io, src/comm, src/app/<name>), pypkg pyreader.
+round feed options (src/io, src/comm, src/app/<name>), pypkg pyexamples.
 Usage: tests/mutation/mutate.py [--folders store core ...] [--per-folder N]
        [--seed S] [--report FILE] [--list] [--broad] [--copy DIR]
        [--deadline HH:MM] [--test-timeout S]
@@ -140,12 +140,13 @@ FOLDERS = {
               [("ctest", r"^python\.(state\.1ranks|coverage|mutation_kills)$"),
                ("ctest", r"^python\.(v1_state|key_scheme|normalization|minhash_state|install)$")],
               r"^python|^guards\.python"),
-    # The documented reader without the extension (h5py alone): its own
-    # folder, or its tables of hash constants would crowd the package's draw.
-    # python/examples/decontaminate_jsonl.py has no test and is not drawn.
-    "pyreader": (["python/examples/pure_reader.py"], ["bloomshard", "bloomshard_python"],
-                 [("ctest", r"^python\.(state\.1ranks|v1_state)$"), ("ctest", r"^python\.damage$")],
-                 r"^python"),
+    # The documented examples: the reader without the extension (h5py alone,
+    # test_pure_reader.py, test_v1_state.py, test_damage.py) and the JSONL
+    # decontamination filter (test_filter.py). Their own folder, or the
+    # reader's tables of hash constants would crowd the package's draw.
+    "pyexamples": (["python/examples"], ["bloomshard", "bloomshard_python"],
+                   [("ctest", r"^python\.(state\.1ranks|v1_state)$"), ("ctest", r"^python\.damage$")],
+                   r"^python"),
 }
 
 CMP_SWAP = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "=="}
