@@ -25,6 +25,19 @@ def test_key_of_json_value():
     assert k(1 << 64) is None and k((1 << 64) - 1) == b"18446744073709551615"
 
 
+def test_key_of_json_value_takes_the_jobs_64_bit_range_at_both_ends():
+    """The job keys -9223372036854775808 ... 18446744073709551615 and rejects
+    what lies beyond (docs/keys.md): the filter's key must agree at both
+    ends, and for negative numbers between (mutants of the bound survived
+    test_key_of_json_value, which tries no negative key)."""
+    k = bloomshard.key_of_json_value
+    assert k(-1) == b"-1"
+    assert k(-(1 << 62) - 1) == b"-4611686018427387905"
+    assert k(-(1 << 63)) == b"-9223372036854775808"
+    assert k(-(1 << 63) - 1) is None
+    assert k(1 << 64) is None and k((1 << 64) - 1) == b"18446744073709551615"
+
+
 def test_state_filter_conventions(job):
     s = bloomshard.open_state(job["state"])
     seen, new = job["kept"][0], job["fresh"][0]
