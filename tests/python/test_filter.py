@@ -59,6 +59,19 @@ def test_state_filter_conventions(job):
         [bloomshard.StateFilter(s).filter(d) for d in batch] == [False] * 3000 + [True] * 3000
 
 
+def test_filter_batch_counts_its_documents_as_filter_does(job):
+    """stats after filter_batch are those after filter() on each document:
+    one per missing key, kept and dropped alike."""
+    s = bloomshard.open_state(job["state"])
+    seen, new = job["kept"][0], job["fresh"][0]
+    docs = [{"id": seen}, {"text": "no id"}, {"id": new}, {"id": 1.5}, {"id": new}]
+    one_by_one = bloomshard.StateFilter(s)
+    assert [one_by_one.filter(d) for d in docs] == [False, True, True, True, True]
+    batched = bloomshard.StateFilter(s)
+    assert batched.filter_batch(docs) == [False, True, True, True, True]
+    assert batched.stats == one_by_one.stats == {"kept": 2, "dropped": 1, "missing_key": 2}
+
+
 def test_decontaminate_jsonl_example(job, tmp_path):
     contaminated = open(next(jsonl_files(job["root"] / "out")), "rb").read().splitlines(True)[:5000]
     clean = [(json.dumps({"id": k, "text": "t"}) + "\n").encode() for k in job["fresh"][:5000]]
