@@ -1,16 +1,20 @@
-// Tests that kill surviving mutants of the options, feed, split and state
+// Tests that kill surviving mutants of the options, round, split and state
 // folders (docs/testing.md "Mutation check", the sample beyond the first
 // five folders): each asserts what a user sees (a refusal's words and exit
 // code), not how the code gets there.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "app/cli/exit_codes.hpp"
 #include "app/options/dedup_options.hpp"
+#include "app/round/layer_growth.hpp"
+#include "bloomshard/core/two_tier.hpp"
 
 namespace bloomshard::app {
 namespace {
@@ -40,6 +44,29 @@ TEST_F(AppMutationKills, ACheckpointCadenceOfOneWithoutAStateIsRefused) {
               std::string::npos)
         << p.message;
   }
+}
+
+// A sub-round decides at most the newest layer's capacity less one key per
+// rank pair (route()'s rounding slack, ranks^2) once the layer holds more
+// than twice that slack, else half the capacity (layer_growth.hpp). A
+// mutant that moved the threshold to three times the slack halved
+// sub-rounds of layers between 2 and 3 slacks.
+TEST(AppMutationKillsLayerGrowth, ASubRoundTakesTheCapacityLessTheSlackAboveTwiceTheSlack) {
+  core::ScalableBloomParams params;
+  params.initial_capacity = 10;
+  params.fpr_target = 0.01;
+  params.num_slices = 8;
+  core::TwoTierSet set(params, {0, 8});
+  const std::uint64_t capacity = set.bloom().layer_geometry(0).capacity;
+  std::uint32_t ranks = 1;  // the rank count whose slack r^2 puts capacity in (2 r^2, 3 r^2]
+  while (!(2 * ranks * ranks < capacity && capacity <= 3 * ranks * ranks) && ranks < 64) ++ranks;
+  ASSERT_LT(ranks, 64U) << "capacity " << capacity;
+  const std::uint64_t slack = std::uint64_t{ranks} * ranks;
+  EXPECT_EQ(LayerGrowth(ranks, 0).max_keys(set), capacity - slack) << "capacity " << capacity;
+  // At exactly twice the slack or below: half the capacity.
+  const std::uint32_t big = ranks + 1;  // 2 (r+1)^2 >= capacity
+  ASSERT_LE(capacity, 2 * std::uint64_t{big} * big);
+  EXPECT_EQ(LayerGrowth(big, 0).max_keys(set), std::max<std::uint64_t>(1, capacity / 2));
 }
 
 }  // namespace
