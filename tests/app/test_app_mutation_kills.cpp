@@ -1,4 +1,4 @@
-// Tests that kill surviving mutants of the options, round, split and state
+// Tests that kill surviving mutants of the options and round folders
 // folders (docs/testing.md "Mutation check", the sample beyond the first
 // five folders): each asserts what a user sees (a refusal's words and exit
 // code), not how the code gets there.
@@ -41,6 +41,22 @@ TEST_F(AppMutationKills, ACheckpointCadenceOfOneWithoutAStateIsRefused) {
     ASSERT_TRUE(p.exit_code) << flag;
     EXPECT_EQ(*p.exit_code, kExitUsage) << flag;
     EXPECT_NE(p.message.find("--checkpoint-every/--checkpoint-rounds need --state"),
+              std::string::npos)
+        << p.message;
+  }
+}
+
+// An unknown option typed with one dash or three still gets the suggestion
+// of its name: every leading dash is stripped, one at a time (a mutant
+// stripped two at a time and suggested from "ey-f").
+TEST_F(AppMutationKills, AnOptionWithOneOrThreeDashesIsSuggestedByItsName) {
+  const std::string in = (dir_ / "in").string();
+  for (const char* typed : {"-key-f", "---key-f"}) {
+    const ParsedDedup p = parse_dedup_options({"--input", in, "--output", "o", typed, "id"});
+    ASSERT_TRUE(p.exit_code) << typed;
+    EXPECT_EQ(*p.exit_code, kExitUsage) << typed;
+    EXPECT_NE(p.message.find(std::string("unrecognised option '") + typed +
+                             "' (did you mean --key-field?)"),
               std::string::npos)
         << p.message;
   }
