@@ -1,5 +1,5 @@
 // Tests that kill surviving mutants of the options and round folders
-// folders (docs/testing.md "Mutation check", the sample beyond the first
+// (docs/testing.md "Mutation check", the sample beyond the first
 // five folders): each asserts what a user sees (a refusal's words and exit
 // code), not how the code gets there.
 #include <gtest/gtest.h>
