@@ -46,6 +46,22 @@ TEST_F(AppMutationKills, ACheckpointCadenceOfOneWithoutAStateIsRefused) {
   }
 }
 
+// A line limit equal to the key limit is accepted (a line that is all key
+// fits); one byte less is refused (feed_options.cpp: `<`, a mutant made it
+// `<=` and refused the equal limits).
+TEST_F(AppMutationKills, ALineLimitEqualToTheKeyLimitIsAcceptedOneLessIsNot) {
+  const std::string in = (dir_ / "in").string();
+  const ParsedDedup equal = parse_dedup_options(
+      {"--input", in, "--output", "o", "--max-line-bytes", "4096", "--max-key-bytes", "4096"});
+  EXPECT_FALSE(equal.exit_code) << equal.message;
+  const ParsedDedup less = parse_dedup_options(
+      {"--input", in, "--output", "o", "--max-line-bytes", "4096", "--max-key-bytes", "4097"});
+  ASSERT_TRUE(less.exit_code);
+  EXPECT_EQ(*less.exit_code, kExitUsage);
+  EXPECT_NE(less.message.find("--max-line-bytes must be >= --max-key-bytes"), std::string::npos)
+      << less.message;
+}
+
 // An unknown option typed with one dash or three still gets the suggestion
 // of its name: every leading dash is stripped, one at a time (a mutant
 // stripped two at a time and suggested from "ey-f").
