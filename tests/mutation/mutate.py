@@ -126,7 +126,7 @@ FOLDERS = {
              [APP_UNITS,
               ("ctest", r"^e2e\.(mixed\.2ranks|rejects\.1ranks|annotate_basic\.2ranks|window_annotate\.2ranks|"
                         r"paragraph\.2ranks|minhash\.2ranks|input_order\.2ranks|input_error_stateless|"
-                        r"paragraph_annotate\.1ranks)$")],
+                        r"paragraph_annotate\.1ranks|minhash_annotate_confirm\.1ranks)$")],
              r"^e2e\.|^guards\.inputs"),
     "options": (["src/app/options"], ["bloomshard", "bloomshard_app_tests"],
                 [APP_UNITS,
