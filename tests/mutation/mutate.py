@@ -438,6 +438,9 @@ def run_stage(stage, args):
 
 def first_failure(folder, output):
     """The name of the first failing test in a gtest or ctest output."""
+    # MPI tests' gtest output keeps its colours under ctest: "[m" was read
+    # into the name (e.g. "[mMpiError.CarriesCodeCallAndMpiText").
+    output = re.sub(r"\x1b\[[0-9;]*m", "", output)
     for pat in (r"\[  FAILED  \] (\S+)", r"\d+/\d+ Test +#\d+: (\S+) .*(?:Failed|Timeout|Exception)",
                 r"The following tests FAILED:\s*\n\s*\d+ - (\S+)"):
         m = re.search(pat, output)
