@@ -107,10 +107,10 @@ FOLDERS = {
              r"^comm_|^e2e\.|^faults\.(stall|kill_rank)"),
     "state": (["src/app/state"], ["bloomshard", "bloomshard_app_tests"],
               [APP_UNITS,
-               ("ctest", r"^e2e\.(merge\.1ranks|query\.1ranks|commands_keyscheme\.1ranks|merge_crash\.3ranks|"
-                         r"window_annotate\.2ranks|"
+               ("ctest", r"^(cli\.exact_options|e2e\.(merge\.1ranks|query\.1ranks|commands_keyscheme\.1ranks|"
+                         r"merge_crash\.3ranks|window_annotate\.2ranks|"
                          r"state_mark_refusals|minhash_query_confirm\.1ranks|minhash_merge_confirm\.1ranks|"
-                         r"minhash_window\.1ranks|v1_state)$")],
+                         r"minhash_window\.1ranks|v1_state))$")],
               r"^e2e\.(commands|merge|query|minhash_(query|merge|window)|window)|^guards\.state"),
     "split": (["src/app/split"], ["bloomshard", "bloomshard_app_tests"],
               [APP_UNITS,
