@@ -2,8 +2,11 @@
 // MPI: retracted lines cut by byte ranges found by walking the input beside
 // the output, each cut line's key checked against the retracted hash.
 #include <gtest/gtest.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -13,10 +16,36 @@
 #include "app/round/retracted_line_cut.hpp"
 #include "bloomshard/core/key_hash.hpp"
 
+// A file system without copy_file_range (EXDEV across file systems, ENOSYS
+// on old kernels, EOPNOTSUPP on some FUSE and network file systems), for the
+// tests that set it: the end pass then copies through a buffer
+// (pread/pwrite). This definition in the test binary takes the place of
+// libc's for the app library linked into it; unset, it is the system call.
+namespace {
+std::atomic<bool> copy_file_range_missing{false};
+}  // namespace
+
+extern "C" ssize_t copy_file_range(int fd_in, __off64_t* off_in, int fd_out, __off64_t* off_out,
+                                   size_t length, unsigned int flags) noexcept {
+  if (copy_file_range_missing) {
+    errno = ENOSYS;
+    return -1;
+  }
+  return ::syscall(SYS_copy_file_range, fd_in, off_in, fd_out, off_out, length, flags);
+}
+
 namespace bloomshard::app {
 namespace {
 
 namespace fs = std::filesystem;
+
+// While alive: copy_file_range fails with ENOSYS.
+struct NoCopyFileRange {
+  NoCopyFileRange() { copy_file_range_missing = true; }
+  ~NoCopyFileRange() { copy_file_range_missing = false; }
+  NoCopyFileRange(const NoCopyFileRange&) = delete;
+  NoCopyFileRange& operator=(const NoCopyFileRange&) = delete;
+};
 
 // The test's key of a line: its text up to the first ':' (terminator off).
 std::optional<core::KeyHash> key_of(std::string_view line) {
@@ -148,6 +177,31 @@ TEST_F(RetractedLineCut, CopiesOutputsLargerThanOneCopyCall) {
   write_output_without_retracted(out, p, false);
   const std::string cut_line = "k50000:" + std::string(20, 'v') + "\n";
   EXPECT_EQ(read(out), output.substr(0, cut_at) + output.substr(cut_at + cut_line.size()));
+}
+
+TEST_F(RetractedLineCut, WithoutCopyFileRangeTheBufferCopyCutsTheSameLines) {
+  const NoCopyFileRange missing;
+  const PartWithoutRetracted p = plan({retracted(3, "c"), retracted(6, "f")});
+  write_output_without_retracted(out_, p, true);
+  EXPECT_EQ(read(out_), "a:0\nb:1\r\ne:5\n");
+  EXPECT_FALSE(fs::exists(out_.string() + ".retracted-tmp"));
+  // More than one buffer (1 MiB) of lines around one cut.
+  std::string input;
+  std::uint64_t cut_at = 0;
+  for (int i = 0; i < 100000; ++i) {
+    if (i == 50000) cut_at = input.size();
+    input += "k" + std::to_string(i) + ":" + std::string(20, 'v') + "\n";
+  }
+  const fs::path in = write("big.jsonl", input);
+  const fs::path out = write("big.out", input);
+  write_output_without_retracted(
+      out,
+      plan_output_without_retracted(in, input.size(), out, input.size(),
+                                    std::vector{RetractedLine{cut_at, core::hash_key("k50000")}},
+                                    key_of),
+      false);
+  const std::size_t cut_bytes = ("k50000:" + std::string(20, 'v') + "\n").size();
+  EXPECT_EQ(read(out), input.substr(0, cut_at) + input.substr(cut_at + cut_bytes));
 }
 
 }  // namespace

@@ -202,12 +202,14 @@ case_merge() {
   cat "$TMP/merge.log"
   [[ $(info_field "$TMP/C" state) == finished ]] || fail "C is not a finished state"
   [[ $(info_field "$TMP/C" format_version) == 2 ]] || fail "C is not format 2"
+  # docs/commands.md: C is generation 1 (a new state, not a continuation).
+  [[ $(info_field "$TMP/C" generation) == 1 ]] || fail "C is generation $(info_field "$TMP/C" generation), not 1"
   local keys_c keys_ab
   keys_c=$(info_field "$TMP/C" exact_keys)
   keys_ab=$(info_field "$TMP/AB" exact_keys)
   [[ $keys_c == "$keys_ab" ]] || fail "C holds $keys_c exact keys, AB $keys_ab"
   run_ok "$TMP/verify.log" "$RANKS" verify --state "$TMP/C"
-  log "C: $keys_c exact keys like AB, finished, format 2, verifies"
+  log "C: $keys_c exact keys like AB, finished, format 2, generation 1, verifies"
 
   probe_corpus "$TMP/probe" "$TMP/crawls/a/part-00001.jsonl.zst" "$TMP/crawls/b/part-00000.jsonl.gz"
   query_check "$TMP/C" "$TMP/q-c" hits "$RANKS" "$TMP/crawls/a" "$TMP/crawls/b"

@@ -262,6 +262,20 @@ case $CASE in
     mapfile -t temps < <(find "$TMP/out" -name '*.retracted-tmp' | sort)
     ((${#temps[@]} >= 2)) || fail "fewer than 2 cut outputs pending: ${temps[*]}"
     manifest_has "$TMP/st" '"cut_outputs":\[[0-9]' || fail "the end pass's generation lists no cut output"
+    # A cut output changed since the end pass (a byte appended to its
+    # temporary file): the resume refuses naming it, on every rank, never
+    # renames it over the output. The byte is taken off again after.
+    changed=${temps[0]}
+    size=$(stat -c %s "$changed")
+    printf 'x' >>"$changed"
+    rc=0
+    mpi "$RANKS" dedup "${ARGS[@]}" "${ST[@]}" >"$TMP/chg.log" 2>&1 || rc=$?
+    ((rc != 0)) || fail "a changed cut output was resumed: $(cat "$TMP/chg.log")"
+    grep -q "renaming the outputs cut of their retracted copies.*'$changed' is .* bytes, but the end pass cut the output to .*: it was changed since" \
+      "$TMP/chg.log" || fail "the refusal does not name the changed cut output: $(cat "$TMP/chg.log")"
+    [[ -f $changed ]] || fail "the changed cut output was renamed over the output"
+    truncate -s "$size" "$changed"
+    log "a cut output changed since the end pass: exit $rc, named"
     for ((i = 0; i < ${#temps[@]}; i += 2)); do # as a kill among the renames leaves them
       mv "${temps[$i]}" "${temps[$i]%.retracted-tmp}"
     done

@@ -15,6 +15,13 @@ Operators (one change per mutant, on one line of code):
   offset    an integer literal N          -> N + 1 (and N - 1 for N > 0)
   return    the first statement of a function body -> `return;` / `return {};`
 
+Python files (the pure-Python package python/bloomshard, folder pypkg, and
+the documented examples python/examples, folder pyexamples) get
+the same operators through the `ast` module (python_mutants_of): `if C:` ->
+`if not (C):`, a comparison flipped (`in` <-> `not in`, `is` <-> `is not`
+too), an int literal moved by one, a call statement replaced by `pass`,
+`return None` before a function's first statement (after its docstring).
+
 Not mutated: statements that only report (std::cerr, write_stderr_line,
 fprintf(stderr), the watchdog's set_activity label), from their first line
 to their `;`. Their conditions are mutated (`if (rank == 0) std::cerr ...`).
@@ -22,7 +29,8 @@ to their `;`. Their conditions are mutated (`if (rank == 0) std::cerr ...`).
 Sampling is deterministic: the mutants of each folder are listed in file and
 line order and --per-folder of them drawn with --seed. Every mutated file is
 restored from the bytes read before the change whatever happens (try/finally,
-and at exit); the script refuses to start if git reports changes under src/.
+and at exit); the script refuses to start if git reports changes under src/
+or python/.
 With --copy DIR the worktree's files (git ls-files) are copied to DIR first
 and mutated there, so the worktree stays free for edits and builds while
 the check runs.
@@ -32,11 +40,14 @@ from the killed: a hang, or only the load of a shared machine.
 
 Not in CI: it rebuilds and reruns tests once per mutant (~20-60 s each for
 store and core, 40-160 s for run, guard and python on 2 shared cores).
+Folders: store core run guard python (the first five), io comm state split
+round feed options (src/io, src/comm, src/app/<name>), pypkg pyexamples.
 Usage: tests/mutation/mutate.py [--folders store core ...] [--per-folder N]
        [--seed S] [--report FILE] [--list] [--broad] [--copy DIR]
        [--deadline HH:MM] [--test-timeout S]
 """
 import argparse
+import ast
 import atexit
 import itertools
 import os
@@ -80,6 +91,63 @@ FOLDERS = {
     "python": (["src/python"], ["bloomshard", "bloomshard_python"],
                [("ctest", r"^python\.(mutation_kills|state\.1ranks|v1_state|key_scheme|normalization)$"),
                 ("ctest", r"^(python\.(damage|state\.3ranks)|guards\.python)$")], r"^python|^guards\.python"),
+    # The folders below were added after the first five (issue 31: mutants
+    # anywhere in src/ and python/). Their e2e stages hold runs of 1-15 s
+    # that reach the folder's code; the guards (~250 s each) are left to --broad.
+    "io": (["src/io"], ["bloomshard", "bloomshard_io_tests", "bloomshard_io_mpi_tests"],
+           [("gtest", "tests/io/bloomshard_io_tests"),
+            ("ctest", r"^io_checkpoint\.(1|3)ranks$"),
+            ("ctest", r"^e2e\.(checkpoint_rounds|rejects\.1ranks|mixed\.2ranks|v1_state|corruption|"
+                      r"split\.2ranks|paragraph\.1ranks|state_mark_refusals)$")],
+           r"^io_|^e2e\.|^faults\.(eio|disk_full|lost_outputs)|^guards\.state"),
+    "comm": (["src/comm"], ["bloomshard", "bloomshard_comm_tests"],
+             [("ctest", r"^comm_router\.(1|3)ranks$"),
+              ("ctest", r"^e2e\.(mixed\.2ranks|split\.4ranks|checkpoint_rounds|input_order\.3ranks|"
+                        r"mpiio_hints|transport_default)$")],
+             r"^comm_|^e2e\.|^faults\.(stall|kill_rank)"),
+    "state": (["src/app/state"], ["bloomshard", "bloomshard_app_tests"],
+              [APP_UNITS,
+               ("ctest", r"^(cli\.exact_options|e2e\.(merge\.1ranks|query\.1ranks|commands_keyscheme\.1ranks|"
+                         r"merge_crash\.3ranks|window_annotate\.2ranks|"
+                         r"state_mark_refusals|minhash_query_confirm\.1ranks|minhash_merge_confirm\.1ranks|"
+                         r"minhash_window\.1ranks|v1_state))$")],
+              r"^e2e\.(commands|merge|query|minhash_(query|merge|window)|window)|^guards\.state"),
+    "split": (["src/app/split"], ["bloomshard", "bloomshard_app_tests"],
+              [APP_UNITS,
+               ("ctest", r"^e2e\.(split\.2ranks|split_finished|split_resume_remembered|split\.4ranks|"
+                         r"input_order\.2ranks|input_order_state\.2ranks|input_order_state_kill\.2ranks)$")],
+              r"^e2e\.(split|input_order)|^faults\.finish_stop"),
+    "round": (["src/app/round"], ["bloomshard", "bloomshard_app_tests", "bloomshard_app_mpi_tests"],
+              [APP_UNITS, ("ctest", r"^app_round\.(1|3)ranks$"),
+               ("ctest", r"^e2e\.(mixed\.2ranks|checkpoint_rounds|input_order\.3ranks|minhash\.2ranks|"
+                         r"paragraph\.2ranks|window_slot_stop\.2ranks|split\.2ranks)$")],
+              r"^app_round|^e2e\."),
+    "feed": (["src/app/feed"], ["bloomshard", "bloomshard_app_tests"],
+             [APP_UNITS,
+              ("ctest", r"^e2e\.(mixed\.2ranks|rejects\.1ranks|annotate_basic\.2ranks|window_annotate\.2ranks|"
+                        r"paragraph\.2ranks|minhash\.2ranks|input_order\.2ranks|input_error_stateless|"
+                        r"paragraph_annotate\.1ranks|minhash_annotate_confirm\.1ranks)$")],
+             r"^e2e\.|^guards\.inputs"),
+    "options": (["src/app/options"], ["bloomshard", "bloomshard_app_tests"],
+                [APP_UNITS,
+                 ("ctest", r"^(cli\.(messages|exact_options|plan_line|output_levels)|"
+                           r"e2e\.(start_refusals|mixed\.2ranks|paragraph\.1ranks|minhash\.1ranks|"
+                           r"window_annotate\.1ranks))$")],
+                r"^cli\.|^e2e\.|^faults\.(start|path)_rules"),
+    # The pure-Python package (and the documented no-build reader, which its
+    # tests import): the build copies python/bloomshard/*.py next to the
+    # extension, so its targets rebuild that copy (see refresh_python_copy).
+    "pypkg": (["python/bloomshard"], ["bloomshard", "bloomshard_python"],
+              [("ctest", r"^python\.(state\.1ranks|coverage|mutation_kills)$"),
+               ("ctest", r"^python\.(v1_state|key_scheme|normalization|minhash_state|install)$")],
+              r"^python|^guards\.python"),
+    # The documented examples: the reader without the extension (h5py alone,
+    # test_pure_reader.py, test_v1_state.py, test_damage.py) and the JSONL
+    # decontamination filter (test_filter.py). Their own folder, or the
+    # reader's tables of hash constants would crowd the package's draw.
+    "pyexamples": (["python/examples"], ["bloomshard", "bloomshard_python"],
+                   [("ctest", r"^python\.(state\.1ranks|v1_state)$"), ("ctest", r"^python\.damage$")],
+                   r"^python"),
 }
 
 CMP_SWAP = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "=="}
@@ -245,15 +313,105 @@ def mutants_of(path):
     return out
 
 
+PY_CMP_SWAP = {ast.Lt: ("<", "<="), ast.LtE: ("<=", "<"), ast.Gt: (">", ">="), ast.GtE: (">=", ">"),
+               ast.Eq: ("==", "!="), ast.NotEq: ("!=", "=="), ast.In: ("in", "not in"),
+               ast.NotIn: ("not in", "in"), ast.Is: ("is", "is not"), ast.IsNot: ("is not", "is")}
+
+
+def python_mutants_of(path):
+    """Every mutant of one Python file, found with the `ast` module (so
+    strings, comments and docstrings are never touched), in the same form as
+    mutants_of: (line index, operator, new line, description). Only nodes
+    that sit on one line are mutated, so one line changes.
+      negate   if C: / while C: / elif C:  -> if not (C):
+      compare  < <= > >= == != in is       -> <= < >= > != == not in, is not
+      offset   an int literal N            -> N + 1 (and N - 1 for N > 0)
+      drop     a call statement `f(...)`   -> `pass`
+      return   `return None` before a function's first statement (after its docstring)
+    """
+    text = open(os.path.join(ROOT, path)).read()
+    lines = text.split("\n")
+    tree = ast.parse(text)
+    out = []
+
+    def segment(node):
+        return lines[node.lineno - 1].encode()[node.col_offset:node.end_col_offset].decode()
+
+    def replace(node, new_text):
+        raw = lines[node.lineno - 1].encode()
+        return (raw[:node.col_offset] + new_text.encode() + raw[node.end_col_offset:]).decode()
+
+    def one_line(node):
+        return node.lineno == node.end_lineno
+
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.While)) and one_line(node.test):
+            word = "while" if isinstance(node, ast.While) else "if"
+            cond = segment(node.test)
+            out.append((node.test.lineno - 1, "negate", replace(node.test, f"not ({cond})"),
+                        f"{word} {cond} negated"))
+        elif isinstance(node, ast.Compare) and one_line(node):
+            raw = lines[node.lineno - 1].encode()
+            left = node.left
+            for op, right in zip(node.ops, node.comparators):
+                old, new = PY_CMP_SWAP[type(op)]
+                gap = raw[left.end_col_offset:right.col_offset].decode()
+                m = re.search(r"(?<![<>=!\w])" + re.escape(old).replace(r"\ ", r"\s+") + r"(?![<>=\w])", gap)
+                if m:
+                    start = left.end_col_offset + len(gap[:m.start()].encode())
+                    end = left.end_col_offset + len(gap[:m.end()].encode())
+                    out.append((node.lineno - 1, "compare",
+                                (raw[:start] + new.encode() + raw[end:]).decode(), f"{old} -> {new}"))
+                left = right
+        elif (isinstance(node, ast.Constant) and type(node.value) is int and one_line(node)):
+            v = node.value
+            for delta in ((1, -1) if v > 0 else (1,)):
+                out.append((node.lineno - 1, "offset", replace(node, str(v + delta)), f"{v} -> {v + delta}"))
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and one_line(node):
+            out.append((node.lineno - 1, "drop", replace(node, "pass"), f"call dropped: {segment(node)}"))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                body = body[1:]  # the docstring stays
+            if body and body[0].lineno > node.lineno:
+                first = lines[body[0].lineno - 1]
+                indent = re.match(r"\s*", first).group(0)
+                out.append((body[0].lineno - 1, "return", indent + "return None  # mutant\n" + first,
+                            f"return None in {node.name} before: {first.strip()}"))
+    return sorted(out, key=lambda m: (m[0], m[1], m[2]))
+
+
 def sources(folder):
+    """The files a folder's mutants are made in: .cpp (a header's mutant
+    recompiles every includer) and .py; an entry may name one file."""
     files = []
     for d in FOLDERS[folder][0]:
+        if os.path.isfile(os.path.join(ROOT, d)):
+            files.append(d)
+            continue
         for dirpath, _, names in os.walk(os.path.join(ROOT, d)):
             for name in names:
-                # .cpp only: a header's mutant recompiles every includer.
-                if name.endswith(".cpp"):
+                if name.endswith((".cpp", ".py")):
                     files.append(os.path.relpath(os.path.join(dirpath, name), ROOT))
     return sorted(files)
+
+
+def mutants_of_file(path):
+    return python_mutants_of(path) if path.endswith(".py") else mutants_of(path)
+
+
+def refresh_python_copy(path, build):
+    """The build copies python/bloomshard/*.py into <build>/python/bloomshard
+    (src/python/CMakeLists.txt) when the source is newer. A mutant and its
+    restore may fall within one timestamp tick of that copy: make sure the
+    copy holds the bytes of the source now, whatever make decided."""
+    if not (path.startswith("python/bloomshard/") and path.endswith(".py")):
+        return
+    dst = os.path.join(build, "python", "bloomshard", os.path.basename(path))
+    src = os.path.join(ROOT, path)
+    if not os.path.exists(dst) or open(dst, "rb").read() != open(src, "rb").read():
+        shutil.copyfile(src, dst)
 
 
 def run(cmd, timeout):
@@ -280,6 +438,9 @@ def run_stage(stage, args):
 
 def first_failure(folder, output):
     """The name of the first failing test in a gtest or ctest output."""
+    # MPI tests' gtest output keeps its colours under ctest: "[m" was read
+    # into the name (e.g. "[mMpiError.CarriesCodeCallAndMpiText").
+    output = re.sub(r"\x1b\[[0-9;]*m", "", output)
     for pat in (r"\[  FAILED  \] (\S+)", r"\d+/\d+ Test +#\d+: (\S+) .*(?:Failed|Timeout|Exception)",
                 r"The following tests FAILED:\s*\n\s*\d+ - (\S+)"):
         m = re.search(pat, output)
@@ -357,10 +518,10 @@ def main():
     ap.add_argument("--deadline", default=None, help="UTC HH:MM: start no mutant after it")
     args = ap.parse_args()
 
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "src"], cwd=ROOT,
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "src", "python"], cwd=ROOT,
                            stdout=subprocess.PIPE, text=True).stdout
     if dirty.strip() and not args.list:
-        sys.exit("mutate.py: src/ has uncommitted changes (git status):\n" + dirty +
+        sys.exit("mutate.py: src/ or python/ has uncommitted changes (git status):\n" + dirty +
                  "commit or stash them first: every mutated file is restored to its committed bytes")
 
     if args.copy and not args.list:
@@ -370,7 +531,7 @@ def main():
     rng = random.Random(args.seed)
     per_folder = []
     for folder in args.folders:
-        pool = [(folder, path, m) for path in sources(folder) for m in mutants_of(path)
+        pool = [(folder, path, m) for path in sources(folder) for m in mutants_of_file(path)
                 if m[1] in args.ops]
         pick = sorted(rng.sample(range(len(pool)), min(args.per_folder, len(pool))))
         per_folder.append([pool[i] for i in pick])
@@ -414,6 +575,7 @@ def main():
         try:
             restorer.mutate(path, "\n".join(text))
             rc, out = run(["cmake", "--build", args.build, "--target", *targets, "-j2"], 1800)
+            refresh_python_copy(path, args.build)
             if rc != 0:
                 verdict, test = "uncompilable", ""
             else:
@@ -430,6 +592,7 @@ def main():
                         break
         finally:
             restorer.restore()
+            refresh_python_copy(path, args.build)
         results.append((folder, path, n, op, desc, verdict, test))
         print(f"[{i + 1}/{len(drawn)}] {verdict:12} {path}:{n + 1} {op}: {desc}"
               f"{' <- ' + test if test else ''} ({time.time() - t0:.0f} s)", flush=True)

@@ -25,6 +25,19 @@ def test_key_of_json_value():
     assert k(1 << 64) is None and k((1 << 64) - 1) == b"18446744073709551615"
 
 
+def test_key_of_json_value_takes_the_jobs_64_bit_range_at_both_ends():
+    """The job keys -9223372036854775808 ... 18446744073709551615 and rejects
+    what lies beyond (docs/keys.md): the filter's key must agree at both
+    ends, and for negative numbers between (mutants of the bound survived
+    test_key_of_json_value, which tries no negative key)."""
+    k = bloomshard.key_of_json_value
+    assert k(-1) == b"-1"
+    assert k(-(1 << 62) - 1) == b"-4611686018427387905"
+    assert k(-(1 << 63)) == b"-9223372036854775808"
+    assert k(-(1 << 63) - 1) is None
+    assert k(1 << 64) is None and k((1 << 64) - 1) == b"18446744073709551615"
+
+
 def test_state_filter_conventions(job):
     s = bloomshard.open_state(job["state"])
     seen, new = job["kept"][0], job["fresh"][0]
@@ -44,6 +57,19 @@ def test_state_filter_conventions(job):
     batch = [{"id": k} for k in job["kept"][:3000] + job["fresh"][:3000]]
     assert bloomshard.StateFilter(s).filter_batch(batch) == \
         [bloomshard.StateFilter(s).filter(d) for d in batch] == [False] * 3000 + [True] * 3000
+
+
+def test_filter_batch_counts_its_documents_as_filter_does(job):
+    """stats after filter_batch are those after filter() on each document:
+    one per missing key, kept and dropped alike."""
+    s = bloomshard.open_state(job["state"])
+    seen, new = job["kept"][0], job["fresh"][0]
+    docs = [{"id": seen}, {"text": "no id"}, {"id": new}, {"id": 1.5}, {"id": new}]
+    one_by_one = bloomshard.StateFilter(s)
+    assert [one_by_one.filter(d) for d in docs] == [False, True, True, True, True]
+    batched = bloomshard.StateFilter(s)
+    assert batched.filter_batch(docs) == [False, True, True, True, True]
+    assert batched.stats == one_by_one.stats == {"kept": 2, "dropped": 1, "missing_key": 2}
 
 
 def test_decontaminate_jsonl_example(job, tmp_path):

@@ -80,3 +80,15 @@ def test_an_nfc_state_with_a_key_scheme_suffix_opens_and_answers(tmp_path):
     assert s.normalization.endswith(" key-scheme/v1"), s.normalization
     assert s.contains(["Caf\u00e9 one", "Cafe\u0301 one", "two", "three"]) == \
         [True, True, True, False]
+
+
+def test_the_hash_seed_property_is_the_seed_the_state_was_made_with(tmp_path):
+    """State.hash_seed reports the job's --hash-seed (not a default, not
+    None), and the keys answer under it."""
+    inp = tmp_path / "in"
+    inp.mkdir()
+    (inp / "a.jsonl").write_text('{"id": "a"}\n{"id": "b"}\n', encoding="utf-8")
+    dedup(inp, tmp_path / "out", tmp_path / "state", 1, "--hash-seed", "987654321")
+    s = bloomshard.open_state(tmp_path / "state")
+    assert s.hash_seed == 987654321
+    assert s.contains(["a", "b", "c"]) == [True, True, False]
