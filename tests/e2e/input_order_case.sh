@@ -42,6 +42,13 @@
 #                 oracle and the 1-rank stateless annotate run's bytes
 #                 (decompressed for .gz/.zst), after SIGKILLs and kills in
 #                 the end pass too.
+#         end_pass_refusals  with --state, the end pass met by files changed
+#                 behind it: a cut output's temporary file longer than the
+#                 generation that recorded the cut says (kill before the
+#                 renames), and a to-be-cut output whose first line is no
+#                 longer its input's (kill before the end pass's generation):
+#                 each resume on 1 rank exits non-zero naming the file and
+#                 the step, and renames nothing over the output.
 #         refusals  --kept-copy first with --window or paragraphs (also in
 #                 annotate mode), and an unknown value: exit 2 naming the
 #                 option, nothing written.
@@ -318,6 +325,53 @@ PYEOF
       log "$form, $RANKS ranks: $retracted kept copies flagged by the end pass, identical to 1 rank"
       [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "$form: no copy was retracted: the case tests nothing"
     done
+    ;;
+  end_pass_refusals)
+    # The end pass checks what it renames and what it cuts against this
+    # run's record: a file changed behind it is a loud error, never a wrong
+    # output. Retractions need several ranks; the resumes run on 1.
+    "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7
+    ARGS=(--input "$TMP/in" --key-field id --kept-copy first --batch-bytes 65536 --split-min-bytes 65536)
+    ST=(--output "$TMP/out" --state "$TMP/st")
+    # refused_resume LOG WHAT PATTERN...: a 1-rank resume exits non-zero and
+    # its message holds each pattern.
+    refused_resume() {
+      local log=$1 what=$2 pattern rc=0
+      shift 2
+      mpi 1 dedup "${ARGS[@]}" "${ST[@]}" >"$log" 2>&1 || rc=$?
+      ((rc != 0)) || fail "$what: the resume exited 0: $(cat "$log")"
+      for pattern in "$@"; do
+        grep -qF -- "$pattern" "$log" || fail "$what: exit $rc without '$pattern': $(cat "$log")"
+      done
+      log "$what: exit $rc, named"
+    }
+    # 1. Killed before the renames; one temporary file then grew a byte.
+    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-end-pass-renames paused_run "$TMP/end.log" "$RANKS" \
+      "${ARGS[@]}" "${ST[@]}"
+    mapfile -t temps < <(find "$TMP/out" -name '*.retracted-tmp' | sort)
+    ((${#temps[@]} >= 1)) || fail "no cut output pending: $(cat "$TMP/end.log")"
+    grown=${temps[0]}
+    out=${grown%.retracted-tmp}
+    before=$(cksum <"$out")
+    printf 'x' >>"$grown"
+    refused_resume "$TMP/grown.log" "a grown temporary file" "'$grown' is " \
+      "it was changed since" "renaming the outputs cut of their retracted copies failed"
+    [[ $(cksum <"$out") == "$before" && -f $grown ]] ||
+      fail "the refused resume renamed the changed temporary file over its output"
+    # 2. Killed before the end pass's generation; an output to be cut lost
+    # its first line's first byte (same length): the cut, walking the input
+    # beside it, finds a line the input does not have.
+    rm -rf "$TMP/out" "$TMP/st"
+    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-end-pass-checkpoint paused_run "$TMP/cut.log" "$RANKS" \
+      "${ARGS[@]}" "${ST[@]}" --checkpoint-rounds 2
+    mapfile -t temps < <(find "$TMP/out" -name '*.retracted-tmp' ! -name '*.gz.*' ! -name '*.zst.*' | sort)
+    ((${#temps[@]} >= 1)) || fail "no plain output to be cut: $(find "$TMP/out" -name '*.retracted-tmp')"
+    out=${temps[0]%.retracted-tmp}
+    printf '#' | dd of="$out" bs=1 count=1 conv=notrunc status=none
+    before=$(cksum <"$out")
+    refused_resume "$TMP/damaged.log" "a damaged output to be cut" \
+      "leaving retracted copies out of '$out'" "leaving retracted copies out of the outputs failed"
+    [[ $(cksum <"$out") == "$before" ]] || fail "the refused resume changed the damaged output"
     ;;
   refusals)
     # --kept-copy first where it cannot apply yet is refused before any
