@@ -49,6 +49,11 @@
 #                 longer its input's (kill before the end pass's generation):
 #                 each resume on 1 rank exits non-zero naming the file and
 #                 the step, and renames nothing over the output.
+#         join_refusal  with --state, killed before the join of the split
+#                 input; its range 1 part then lost its first line's first
+#                 byte (same length): the resume on N ranks exits non-zero
+#                 naming the input and the part (the join plans the part
+#                 without its retracted lines, walking the input beside it).
 #         refusals  --kept-copy first with --window or paragraphs (also in
 #                 annotate mode), and an unknown value: exit 2 naming the
 #                 option, nothing written.
@@ -372,6 +377,24 @@ PYEOF
     refused_resume "$TMP/damaged.log" "a damaged output to be cut" \
       "leaving retracted copies out of '$out'" "leaving retracted copies out of the outputs failed"
     [[ $(cksum <"$out") == "$before" ]] || fail "the refused resume changed the damaged output"
+    ;;
+  join_refusal)
+    "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7
+    ARGS=(--input "$TMP/in" --key-field id --kept-copy first --batch-bytes 65536 --split-min-bytes 65536
+      --output "$TMP/out" --state "$TMP/st")
+    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-join paused_run "$TMP/join.log" "$RANKS" "${ARGS[@]}" \
+      --checkpoint-rounds 1
+    part=$TMP/out/_ranges/a-big.jsonl.range-1
+    [[ -s $part ]] || fail "no range part to damage: $(cat "$TMP/join.log")"
+    manifest_has "$TMP/st" '"retracted":\[[0-9]' || fail "no retracted record in a range: the case tests nothing"
+    printf '#' | dd of="$part" bs=1 count=1 conv=notrunc status=none
+    rc=0
+    mpi "$RANKS" dedup "${ARGS[@]}" >"$TMP/resume.log" 2>&1 || rc=$?
+    ((rc != 0)) || fail "a damaged range part was joined: $(cat "$TMP/resume.log")"
+    grep -qF "joining split input '$TMP/in/a-big.jsonl': the output part '$part' has a line at byte 0" \
+      "$TMP/resume.log" || fail "exit $rc without naming the part: $(cat "$TMP/resume.log")"
+    [[ ! -e $TMP/out/_ranges || -f $part ]] || fail "the refused join removed the part"
+    log "a damaged range part: exit $rc, named"
     ;;
   refusals)
     # --kept-copy first where it cannot apply yet is refused before any
