@@ -53,7 +53,11 @@
 #                 input; its range 1 part then lost its first line's first
 #                 byte (same length): the resume on N ranks exits non-zero
 #                 naming the input and the part (the join plans the part
-#                 without its retracted lines, walking the input beside it).
+#                 without its retracted lines, walking the input beside it);
+#                 the same damage after the first checkpoint of a run
+#                 without --kept-copy first (the split input's own file
+#                 order): the resume, rebuilding the owners' memory of the
+#                 part's kept copies from it, refuses it too.
 #         refusals  --kept-copy first with --window or paragraphs (also in
 #                 annotate mode), and an unknown value: exit 2 naming the
 #                 option, nothing written.
@@ -395,6 +399,24 @@ PYEOF
       "$TMP/resume.log" || fail "exit $rc without naming the part: $(cat "$TMP/resume.log")"
     [[ ! -e $TMP/out/_ranges || -f $part ]] || fail "the refused join removed the part"
     log "a damaged range part: exit $rc, named"
+    # The same damage while the range is still read, in a run without
+    # --kept-copy first (a split input still keeps its own file order, and
+    # the owners' memory of a part's kept copies is rebuilt from the part at
+    # a resume; input order saves its table instead): killed after the
+    # first checkpoint, the resume refuses before its first round.
+    rm -rf "$TMP/out" "$TMP/st"
+    FO=(--input "$TMP/in" --key-field id --batch-bytes 65536 --split-min-bytes 65536
+      --output "$TMP/out" --state "$TMP/st")
+    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=after-first-checkpoint paused_run "$TMP/first.log" "$RANKS" \
+      "${FO[@]}" --checkpoint-rounds 1
+    [[ -s $part ]] || fail "no range part after the first checkpoint: $(cat "$TMP/first.log")"
+    printf '#' | dd of="$part" bs=1 count=1 conv=notrunc status=none
+    rc=0
+    mpi "$RANKS" dedup "${FO[@]}" >"$TMP/rebuild.log" 2>&1 || rc=$?
+    ((rc != 0)) || fail "a damaged range part was resumed from: $(cat "$TMP/rebuild.log")"
+    grep -qF "resuming file order: joining split input '$TMP/in/a-big.jsonl': the output part '$part' has a line at byte 0" \
+      "$TMP/rebuild.log" || fail "exit $rc without naming the part: $(cat "$TMP/rebuild.log")"
+    log "a damaged range part at a resume: exit $rc, named"
     ;;
   refusals)
     # --kept-copy first where it cannot apply yet is refused before any
