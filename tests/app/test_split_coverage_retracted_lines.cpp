@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "app/split/range_join.hpp"
 #include "app/split/retracted_lines.hpp"
+#include "io/output/reject_writer.hpp"
 
 namespace bloomshard::app {
 namespace {
@@ -115,6 +117,22 @@ TEST_F(WrittenLineWalk, ARetractedOffsetNoWrittenLineHasIsRefused) {
                                           std::vector<std::uint64_t>{0, 6});
       },
       {"the retracted record at byte 6 is not a line of its output part"});
+}
+
+TEST(SplitRejectsCoverage, ALastRejectLineWithoutANewlineIsRenumberedAsItIs) {
+  // The join renumbers a range's rejects by whole lines; a last line
+  // without its newline (a part cut short by hand) is renumbered too, and
+  // no newline is made up for it.
+  std::string lines;
+  io::append_reject_json(lines, "/in/a.jsonl", 1, "missing key field", "{}", false);
+  io::append_reject_json(lines, "/in/a.jsonl", 2, "missing key field", "[]", false);
+  ASSERT_TRUE(lines.ends_with('\n'));
+  lines.pop_back();
+  std::string expected;
+  io::append_reject_json(expected, "/in/a.jsonl", 10, "missing key field", "{}", false);
+  io::append_reject_json(expected, "/in/a.jsonl", 11, "missing key field", "[]", false);
+  expected.pop_back();
+  EXPECT_EQ(renumber_rejects(lines, "/in/a.jsonl", 10), expected);
 }
 
 }  // namespace
