@@ -47,8 +47,10 @@
 #                 generation that recorded the cut says (kill before the
 #                 renames), and a to-be-cut output whose first line is no
 #                 longer its input's (kill before the end pass's generation):
-#                 each resume on 1 rank exits non-zero naming the file and
-#                 the step, and renames nothing over the output.
+#                 a .zst output to be cut replaced by a valid one of the
+#                 same length without its retracted copies: each resume on
+#                 1 rank exits non-zero naming the file and the step (the
+#                 first two rename nothing over the output).
 #         join_refusal  with --state, killed before the join of the split
 #                 input; its range 1 part then lost its first line's first
 #                 byte (same length): the resume on N ranks exits non-zero
@@ -381,6 +383,25 @@ PYEOF
     refused_resume "$TMP/damaged.log" "a damaged output to be cut" \
       "leaving retracted copies out of '$out'" "leaving retracted copies out of the outputs failed"
     [[ $(cksum <"$out") == "$before" ]] || fail "the refused resume changed the damaged output"
+    # 3. The same kill; a .zst output to be cut replaced by a valid one of
+    # the same length that lacks its retracted copies (its first line, then
+    # a skippable frame as padding): the line-by-line rewrite counts the
+    # retracted copies it found and refuses.
+    rm -rf "$TMP/out" "$TMP/st"
+    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-end-pass-checkpoint paused_run "$TMP/zst.log" "$RANKS" \
+      "${ARGS[@]}" "${ST[@]}" --checkpoint-rounds 2
+    mapfile -t temps < <(find "$TMP/out" -name '*.zst.retracted-tmp' | sort)
+    ((${#temps[@]} >= 1)) || fail "no .zst output to be cut: $(find "$TMP/out" -name '*.retracted-tmp')"
+    out=${temps[0]%.retracted-tmp}
+    zstd -qdc "$out" >"$TMP/all.jsonl" # not piped into head: zstd's SIGPIPE would fail the pipe
+    head -n 1 "$TMP/all.jsonl" | zstd -qc >"$TMP/one.zst"
+    "$PY" -c 'import os, struct, sys
+pad = os.path.getsize(sys.argv[2]) - os.path.getsize(sys.argv[1]) - 8
+assert pad >= 0, "the output is too short to pad"
+open(sys.argv[1], "ab").write(struct.pack("<II", 0x184D2A50, pad) + bytes(pad))' "$TMP/one.zst" "$out"
+    cp "$TMP/one.zst" "$out"
+    refused_resume "$TMP/zst2.log" "a .zst output without its retracted copies" \
+      "output '$out' holds 0 of its" "retracted copies: it does not match this run"
     ;;
   join_refusal)
     "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7
