@@ -48,7 +48,8 @@
 #                 renames), and a to-be-cut output whose first line is no
 #                 longer its input's (kill before the end pass's generation):
 #                 a .zst output to be cut replaced by a valid one of the
-#                 same length without its retracted copies: each resume on
+#                 same length without its retracted copies, or with a
+#                 line over the run's limit: each resume on
 #                 1 rank exits non-zero naming the file and the step (the
 #                 first two rename nothing over the output).
 #         join_refusal  with --state, killed before the join of the split
@@ -402,6 +403,15 @@ open(sys.argv[1], "ab").write(struct.pack("<II", 0x184D2A50, pad) + bytes(pad))'
     cp "$TMP/one.zst" "$out"
     refused_resume "$TMP/zst2.log" "a .zst output without its retracted copies" \
       "output '$out' holds 0 of its" "retracted copies: it does not match this run"
+    # 4. The same output holding one line longer than the run's line limit
+    # (16 MiB): refused by line number, not read past.
+    "$PY" -c 'import os, struct, subprocess, sys
+z = subprocess.run(["zstd", "-qc"], input=b"x" * (17 << 20) + b"\n", capture_output=True, check=True).stdout
+pad = os.path.getsize(sys.argv[1]) - len(z) - 8
+assert pad >= 0, "the output is too short to pad"
+open(sys.argv[1], "wb").write(z + struct.pack("<II", 0x184D2A50, pad) + bytes(pad))' "$out"
+    refused_resume "$TMP/long.log" "a .zst output with a line over the limit" \
+      "output '$out' line 1 is longer than allowed"
     ;;
   join_refusal)
     "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7
