@@ -42,6 +42,25 @@
 #                 oracle and the 1-rank stateless annotate run's bytes
 #                 (decompressed for .gz/.zst), after SIGKILLs and kills in
 #                 the end pass too.
+#         end_pass_refusals  with --state, the end pass met by files changed
+#                 behind it: a cut output's temporary file longer than the
+#                 generation that recorded the cut says (kill before the
+#                 renames), and a to-be-cut output whose first line is no
+#                 longer its input's (kill before the end pass's generation):
+#                 a .zst output to be cut replaced by a valid one of the
+#                 same length without its retracted copies, or with a
+#                 line over the run's limit: each resume on
+#                 1 rank exits non-zero naming the file and the step (the
+#                 first two rename nothing over the output).
+#         join_refusal  with --state, killed before the join of the split
+#                 input; its range 1 part then lost its first line's first
+#                 byte (same length): the resume on N ranks exits non-zero
+#                 naming the input and the part (the join plans the part
+#                 without its retracted lines, walking the input beside it);
+#                 the same damage after two checkpoints of a run
+#                 without --kept-copy first (the split input's own file
+#                 order): the resume, rebuilding the owners' memory of the
+#                 part's kept copies from it, refuses it too.
 #         refusals  --kept-copy first with --window or paragraphs (also in
 #                 annotate mode), and an unknown value: exit 2 naming the
 #                 option, nothing written.
@@ -332,6 +351,122 @@ PYEOF
       log "$form, $RANKS ranks: $retracted kept copies flagged by the end pass, identical to 1 rank"
       [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "$form: no copy was retracted: the case tests nothing"
     done
+    ;;
+  end_pass_refusals)
+    # The end pass checks what it renames and what it cuts against this
+    # run's record: a file changed behind it is a loud error, never a wrong
+    # output. Retractions need several ranks; the resumes run on 1.
+    "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7
+    ARGS=(--input "$TMP/in" --key-field id --kept-copy first --batch-bytes 65536 --split-min-bytes 65536)
+    ST=(--output "$TMP/out" --state "$TMP/st")
+    # refused_resume LOG WHAT PATTERN...: a 1-rank resume exits non-zero and
+    # its message holds each pattern.
+    refused_resume() {
+      local log=$1 what=$2 pattern rc=0
+      shift 2
+      mpi 1 dedup "${ARGS[@]}" "${ST[@]}" >"$log" 2>&1 || rc=$?
+      ((rc != 0)) || fail "$what: the resume exited 0: $(cat "$log")"
+      for pattern in "$@"; do
+        grep -qF -- "$pattern" "$log" || fail "$what: exit $rc without '$pattern': $(cat "$log")"
+      done
+      log "$what: exit $rc, named"
+    }
+    # 1. Killed before the renames; one temporary file then grew a byte.
+    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-end-pass-renames paused_run "$TMP/end.log" "$RANKS" \
+      "${ARGS[@]}" "${ST[@]}"
+    mapfile -t temps < <(find "$TMP/out" -name '*.retracted-tmp' | sort)
+    ((${#temps[@]} >= 1)) || fail "no cut output pending: $(cat "$TMP/end.log")"
+    grown=${temps[0]}
+    out=${grown%.retracted-tmp}
+    before=$(cksum <"$out")
+    printf 'x' >>"$grown"
+    refused_resume "$TMP/grown.log" "a grown temporary file" "'$grown' is " \
+      "it was changed since" "renaming the outputs cut of their retracted copies failed"
+    [[ $(cksum <"$out") == "$before" && -f $grown ]] ||
+      fail "the refused resume renamed the changed temporary file over its output"
+    # 2. Killed before the end pass's generation; an output to be cut lost
+    # its first line's first byte (same length): the cut, walking the input
+    # beside it, finds a line the input does not have.
+    rm -rf "$TMP/out" "$TMP/st"
+    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-end-pass-checkpoint paused_run "$TMP/cut.log" "$RANKS" \
+      "${ARGS[@]}" "${ST[@]}" --checkpoint-rounds 2
+    mapfile -t temps < <(find "$TMP/out" -name '*.retracted-tmp' ! -name '*.gz.*' ! -name '*.zst.*' | sort)
+    ((${#temps[@]} >= 1)) || fail "no plain output to be cut: $(find "$TMP/out" -name '*.retracted-tmp')"
+    out=${temps[0]%.retracted-tmp}
+    printf '#' | dd of="$out" bs=1 count=1 conv=notrunc status=none
+    before=$(cksum <"$out")
+    refused_resume "$TMP/damaged.log" "a damaged output to be cut" \
+      "leaving retracted copies out of '$out'" "leaving retracted copies out of the outputs failed"
+    [[ $(cksum <"$out") == "$before" ]] || fail "the refused resume changed the damaged output"
+    # 3. The same kill; a .zst output to be cut replaced by a valid one of
+    # the same length that lacks its retracted copies (its first line, then
+    # a skippable frame as padding): the line-by-line rewrite counts the
+    # retracted copies it found and refuses.
+    rm -rf "$TMP/out" "$TMP/st"
+    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-end-pass-checkpoint paused_run "$TMP/zst.log" "$RANKS" \
+      "${ARGS[@]}" "${ST[@]}" --checkpoint-rounds 2
+    mapfile -t temps < <(find "$TMP/out" -name '*.zst.retracted-tmp' | sort)
+    ((${#temps[@]} >= 1)) || fail "no .zst output to be cut: $(find "$TMP/out" -name '*.retracted-tmp')"
+    out=${temps[0]%.retracted-tmp}
+    zstd -qdc "$out" >"$TMP/all.jsonl" # not piped into head: zstd's SIGPIPE would fail the pipe
+    head -n 1 "$TMP/all.jsonl" | zstd -qc >"$TMP/one.zst"
+    "$PY" -c 'import os, struct, sys
+pad = os.path.getsize(sys.argv[2]) - os.path.getsize(sys.argv[1]) - 8
+assert pad >= 0, "the output is too short to pad"
+open(sys.argv[1], "ab").write(struct.pack("<II", 0x184D2A50, pad) + bytes(pad))' "$TMP/one.zst" "$out"
+    cp "$TMP/one.zst" "$out"
+    refused_resume "$TMP/zst2.log" "a .zst output without its retracted copies" \
+      "output '$out' holds 0 of its" "retracted copies: it does not match this run"
+    # 4. The same output holding one line longer than the run's line limit
+    # (16 MiB): refused by line number, not read past.
+    "$PY" -c 'import os, struct, subprocess, sys
+z = subprocess.run(["zstd", "-qc"], input=b"x" * (17 << 20) + b"\n", capture_output=True, check=True).stdout
+pad = os.path.getsize(sys.argv[1]) - len(z) - 8
+assert pad >= 0, "the output is too short to pad"
+open(sys.argv[1], "wb").write(z + struct.pack("<II", 0x184D2A50, pad) + bytes(pad))' "$out"
+    refused_resume "$TMP/long.log" "a .zst output with a line over the limit" \
+      "output '$out' line 1 is longer than allowed"
+    ;;
+  join_refusal)
+    "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7
+    ARGS=(--input "$TMP/in" --key-field id --kept-copy first --batch-bytes 65536 --split-min-bytes 65536
+      --output "$TMP/out" --state "$TMP/st")
+    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-join paused_run "$TMP/join.log" "$RANKS" "${ARGS[@]}" \
+      --checkpoint-rounds 1
+    part=$TMP/out/_ranges/a-big.jsonl.range-1
+    [[ -s $part ]] || fail "no range part to damage: $(cat "$TMP/join.log")"
+    manifest_has "$TMP/st" '"retracted":\[[0-9]' || fail "no retracted record in a range: the case tests nothing"
+    printf '#' | dd of="$part" bs=1 count=1 conv=notrunc status=none
+    rc=0
+    mpi "$RANKS" dedup "${ARGS[@]}" >"$TMP/resume.log" 2>&1 || rc=$?
+    ((rc != 0)) || fail "a damaged range part was joined: $(cat "$TMP/resume.log")"
+    grep -qF "joining split input '$TMP/in/a-big.jsonl': the output part '$part' has a line at byte 0" \
+      "$TMP/resume.log" || fail "exit $rc without naming the part: $(cat "$TMP/resume.log")"
+    [[ ! -e $TMP/out/_ranges || -f $part ]] || fail "the refused join removed the part"
+    log "a damaged range part: exit $rc, named"
+    # The same damage while the range is still read, in a run without
+    # --kept-copy first (a split input still keeps its own file order, and
+    # the owners' memory of a part's kept copies is rebuilt from the part at
+    # a resume; input order saves its table instead): killed after the
+    # checkpoints of rounds 1 and 2 (paused before round 3's agreement),
+    # the resume refuses before its first round.
+    rm -rf "$TMP/out" "$TMP/st"
+    FO=(--input "$TMP/in" --key-field id --batch-bytes 65536 --split-min-bytes 65536
+      --output "$TMP/out" --state "$TMP/st")
+    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-round-agreement:3 paused_run "$TMP/first.log" "$RANKS" \
+      "${FO[@]}" --checkpoint-rounds 1
+    committed=$(/usr/bin/python3 -c 'import h5py, json, sys
+m = json.loads(h5py.File(sys.argv[1], "r")["manifest_json"][()])
+print(next(p["ranges"][1]["output_length"] for p in m["inputs"] if p["relative_path"] == "a-big.jsonl"))' \
+      "$(latest "$TMP/st")") || fail "cannot read the committed length of range 1"
+    ((committed > 0)) || fail "range 1 has no committed line to rebuild from: the case tests nothing"
+    printf '#' | dd of="$part" bs=1 count=1 conv=notrunc status=none
+    rc=0
+    mpi "$RANKS" dedup "${FO[@]}" >"$TMP/rebuild.log" 2>&1 || rc=$?
+    ((rc != 0)) || fail "a damaged range part was resumed from: $(cat "$TMP/rebuild.log")"
+    grep -qF "resuming file order: joining split input '$TMP/in/a-big.jsonl': the output part '$part' has a line at byte 0" \
+      "$TMP/rebuild.log" || fail "exit $rc without naming the part: $(cat "$TMP/rebuild.log")"
+    log "a damaged range part at a resume: exit $rc, named"
     ;;
   refusals)
     # --kept-copy first where it cannot apply yet is refused before any
