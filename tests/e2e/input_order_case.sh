@@ -282,8 +282,8 @@ case $CASE in
     ((${#temps[@]} >= 2)) || fail "fewer than 2 cut outputs pending: ${temps[*]}"
     manifest_has "$TMP/st" '"cut_outputs":\[[0-9]' || fail "the end pass's generation lists no cut output"
     # A cut output changed since the end pass (a byte appended to its
-    # temporary file): the resume refuses naming it, on every rank, never
-    # renames it over the output. The byte is taken off again after.
+    # temporary file): the resume refuses naming it, on every rank, before
+    # renaming any cut output. The byte is taken off again after.
     changed=${temps[0]}
     size=$(stat -c %s "$changed")
     printf 'x' >>"$changed"
@@ -292,7 +292,9 @@ case $CASE in
     ((rc != 0)) || fail "a changed cut output was resumed: $(cat "$TMP/chg.log")"
     grep -q "renaming the outputs cut of their retracted copies.*'$changed' is .* bytes, but the end pass cut the output to .*: it was changed since" \
       "$TMP/chg.log" || fail "the refusal does not name the changed cut output: $(cat "$TMP/chg.log")"
-    [[ -f $changed ]] || fail "the changed cut output was renamed over the output"
+    for t in "${temps[@]}"; do # refused before any rename, on every rank
+      [[ -f $t ]] || fail "the refused resume renamed $t over its output"
+    done
     truncate -s "$size" "$changed"
     log "a cut output changed since the end pass: exit $rc, named"
     for ((i = 0; i < ${#temps[@]}; i += 2)); do # as a kill among the renames leaves them

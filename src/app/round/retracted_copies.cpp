@@ -196,6 +196,10 @@ RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const 
 void commit_cut_outputs(const comm::Communicator& world, const RunManifest& m,
                         std::span<const CutOutput> cuts, const std::filesystem::path& output_dir,
                         bool durable) {
+  // Every rank checks its outputs first, and only when all agree does any
+  // rename: a changed output is refused before any other is touched, so a
+  // refused resume leaves the end pass exactly where it found it.
+  std::vector<std::filesystem::path> to_rename;  // outputs whose cut is still pending
   std::string error;
   for (const CutOutput& c : cuts) {
     if (c.input % world.usize() != static_cast<std::size_t>(world.rank())) continue;
@@ -210,11 +214,17 @@ void commit_cut_outputs(const comm::Communicator& world, const RunManifest& m,
                                  " bytes, but the end pass cut the output to " +
                                  std::to_string(c.length) + ": it was changed since");
       }
-      if (pending) commit_cut_output(out, durable);
+      if (pending) to_rename.push_back(out);
     } catch (const std::exception& e) {
       error = e.what();
       break;
     }
+  }
+  agree_no_error(world, error, "renaming the outputs cut of their retracted copies");
+  try {
+    for (const std::filesystem::path& out : to_rename) commit_cut_output(out, durable);
+  } catch (const std::exception& e) {
+    error = e.what();
   }
   agree_no_error(world, error, "renaming the outputs cut of their retracted copies");
 }
