@@ -26,7 +26,7 @@ std::atomic<bool> copy_file_range_missing{false};
 }  // namespace
 
 extern "C" ssize_t copy_file_range(int fd_in, __off64_t* off_in, int fd_out, __off64_t* off_out,
-                                   size_t length, unsigned int flags) noexcept {
+                                   size_t length, unsigned int flags) {
   if (copy_file_range_missing) {
     errno = ENOSYS;
     return -1;

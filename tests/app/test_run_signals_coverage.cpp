@@ -102,7 +102,8 @@ TEST(FaultPauseCoverage, ARoundPauseHoldsOnlyItsOwnRoundUntilTheStopRequest) {
         ::setenv("BLOOMSHARD_FAULT_PAUSE_IN_FINISH", kPauseBeforeRoundAgreement, 1);
         fault_pause_before_agreement(4, 0);
         ::setenv("BLOOMSHARD_FAULT_PAUSE_IN_FINISH", "before-round-agreement:4", 1);
-        for (const std::uint64_t other : {0, 3, 5, 40, 14}) fault_pause_before_agreement(other, 0);
+        for (const std::uint64_t other : {0UL, 3UL, 5UL, 40UL, 14UL})
+          fault_pause_before_agreement(other, 0);
         fault_pause_until_stop(kPauseAfterFirstCheckpoint, 0);
         if (Clock::now() - t > std::chrono::seconds(5)) std::exit(kPausedTooLong);
         // Round 4 holds until the stop a thread sends 0.3 s later.
