@@ -143,8 +143,10 @@ TEST(PlanCommand, KeptCopyFirstPlansTheOrderTable) {
                                           "--capacity", "10000000"};
   std::vector<std::string> first = bench;
   first.insert(first.end(), {"--kept-copy", "first", "--inputs", "16"});
+  std::vector<std::string> arrival_args = bench;
+  arrival_args.insert(arrival_args.end(), {"--kept-copy", "arrival"});
   simdjson::dom::parser parser;
-  const std::string a = plan_json(bench);
+  const std::string a = plan_json(arrival_args);
   const std::string f = plan_json(first);
   ASSERT_FALSE(a.empty());
   ASSERT_FALSE(f.empty());
@@ -156,6 +158,19 @@ TEST(PlanCommand, KeptCopyFirstPlansTheOrderTable) {
   std::string_view kept;
   EXPECT_EQ(ordered.at_pointer("/inputs/kept_copy").get(kept), simdjson::SUCCESS);
   EXPECT_EQ(kept, "first");
+  // Not given, as dedup: the first copy (the table planned for every
+  // distinct key, no --inputs), and the arrival order under --unit minhash.
+  simdjson::dom::parser parser3;
+  const simdjson::dom::element defaulted = parser3.parse(plan_json(bench));
+  EXPECT_EQ(defaulted.at_pointer("/inputs/kept_copy").get(kept), simdjson::SUCCESS);
+  EXPECT_EQ(kept, "first");
+  EXPECT_GT(number(defaulted, "/per_rank/order_table_bytes"),
+            number(ordered, "/per_rank/order_table_bytes"));
+  simdjson::dom::parser parser4;
+  const simdjson::dom::element minhash =
+      parser4.parse(plan_json({"--unit", "minhash", "--records", "1000000", "--ranks", "2"}));
+  EXPECT_EQ(minhash.at_pointer("/inputs/kept_copy").get(kept), simdjson::SUCCESS);
+  EXPECT_EQ(kept, "arrival");
   // With checkpoints (the plan's default, dedup's --state) each one also
   // saves the owners' remembered kept copies (62 bytes each in the
   // manifest), and the end pass writes one more generation.
@@ -193,7 +208,9 @@ TEST(PlanCommand, RefusesWhatDoesNotApply) {
                       "--rows", "65"}),
             kExitUsage);
   EXPECT_EQ(run_plan({"--records", "10", "--ranks", "1", "--kept-copy", "sometimes"}), kExitUsage);
-  EXPECT_EQ(run_plan({"--records", "10", "--ranks", "1", "--inputs", "4"}), kExitUsage);
+  EXPECT_EQ(
+      run_plan({"--records", "10", "--ranks", "1", "--kept-copy", "arrival", "--inputs", "4"}),
+      kExitUsage);
   EXPECT_EQ(
       run_plan({"--unit", "minhash", "--records", "10", "--ranks", "1", "--kept-copy", "first"}),
       kExitUsage);

@@ -400,7 +400,7 @@ int run_plan(const std::vector<std::string>& args) {
   const MinHashFlags minhash_defaults;
   std::uint32_t bands = minhash_defaults.bands;
   std::uint32_t rows = minhash_defaults.rows;
-  std::string kept_copy = "arrival";
+  std::string kept_copy = "first";
   po::options_description desc("plan options");
   // clang-format off
   desc.add_options()
@@ -436,8 +436,9 @@ int run_plan(const std::vector<std::string>& args) {
     ("rows", po::value(&rows)->default_value(rows),
      "--unit minhash: dedup's --rows (sizes the confirmation's b-bit signatures)")
     ("kept-copy", po::value(&kept_copy)->default_value(kept_copy),
-     "dedup's --kept-copy: arrival | first (plans each owner's order table, and with "
-     "--state its copy in each checkpoint and the end pass's extra checkpoint)")
+     "dedup's --kept-copy: first (plans each owner's order table, and with --state its copy "
+     "in each checkpoint and the end pass's extra checkpoint) | arrival; not given: first, "
+     "arrival under --unit minhash (as dedup)")
     ("inputs", po::value(&in.inputs)->default_value(0),
      "--kept-copy first: the job's input files (0: unknown, the order table planned for "
      "every distinct key)")
@@ -457,7 +458,7 @@ int run_plan(const std::vector<std::string>& args) {
     if (kept_copy != "arrival" && kept_copy != "first") {
       throw std::invalid_argument("--kept-copy must be arrival or first, not '" + kept_copy + "'");
     }
-    in.input_order = kept_copy == "first";
+    in.input_order = kept_copy == "first" && !(minhash && vm["kept-copy"].defaulted());
     if (minhash && in.input_order) {
       throw std::invalid_argument(
           "--kept-copy first does not apply with --unit minhash (dedup refuses it)");

@@ -1,5 +1,6 @@
 #include "app/options/dedup_options.hpp"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <sstream>
 #include <string_view>
@@ -122,6 +123,9 @@ void apply_flags(const DedupFlags& flags, DedupConfig& c) {
   apply_fault_flags(flags.faults, c);
   apply_feed_flags(flags.feed, c);
   apply_window_flags(flags.window, c);
+  // Not chosen: the first copy where it applies, the arrival order elsewhere
+  // (a resume replaces this by its state's rule once the state is read).
+  if (!kept_copy_chosen(c) && !input_order_limit(c).empty()) c.kept_copy = KeptCopy::kArrival;
 }
 
 std::string window_problem(const DedupConfig& c) {
@@ -129,15 +133,26 @@ std::string window_problem(const DedupConfig& c) {
   return {};
 }
 
-// --kept-copy first is implemented for whole records without a window, in
-// filter and annotate runs, with or without --state; elsewhere it would
-// silently keep the arrival order.
-std::string kept_copy_problem(const DedupConfig& c) {
-  if (c.kept_copy != KeptCopy::kFirstInInputOrder) return {};
+}  // namespace
+
+std::string input_order_limit(const DedupConfig& c) {
   if (c.window.window != 0) return "--kept-copy first cannot apply with --window";
   if (c.key.unit != core::KeyUnit::kRecord)
     return "--kept-copy first applies to --unit record only";
   return {};
+}
+
+bool kept_copy_chosen(const DedupConfig& c) {
+  return std::ranges::find(c.explicit_options, "kept-copy") != c.explicit_options.end();
+}
+
+namespace {
+
+// --kept-copy first where input_order_limit() lets it apply; asked for
+// elsewhere it is refused (it would silently keep the arrival order).
+std::string kept_copy_problem(const DedupConfig& c) {
+  if (c.kept_copy != KeptCopy::kFirstInInputOrder) return {};
+  return input_order_limit(c);
 }
 
 // The first problem, group by group; whether the inputs exist comes last

@@ -38,6 +38,17 @@ struct DedupConfig : FeedOptions,
 
 using ParsedDedup = ParsedOptions<DedupConfig>;
 
+/// Why --kept-copy first cannot apply to a job of `c`'s unit and window
+/// (the refusal's text), or "" when it can. The one list of where the first
+/// copy in input order holds (docs/inputs.md "Which copy of a duplicate is
+/// kept"): asked for elsewhere it is refused, and not asked for elsewhere
+/// the run keeps the arrival order.
+[[nodiscard]] std::string input_order_limit(const DedupConfig& c);
+
+/// Whether the user chose --kept-copy (command line or job file): a resume
+/// without it keeps the rule its state was started with.
+[[nodiscard]] bool kept_copy_chosen(const DedupConfig& c);
+
 /// Parses and validates; never throws for user errors (they become a
 /// message and kExitUsage).
 [[nodiscard]] ParsedDedup parse_dedup_options(const std::vector<std::string>& args);

@@ -56,10 +56,11 @@ void add_feed_options(po::options_description& pool, FeedOptions& f, FeedFlags& 
   if (!query) {
     pool.add_options()
       ("kept-copy", po::value(&flags.kept_copy)->default_value(flags.kept_copy),
-       "which copy of a duplicate is kept: arrival (the first to reach its owner; fastest, the "
-       "kept copy may change with the rank count) | first (the first copy in input order: the "
-       "same output bytes at any rank count and after any stop and resume; whole records, no "
-       "--window)");
+       "which copy of a duplicate is kept: first (the first copy in input order: the same "
+       "output bytes at any rank count and after any stop and resume) | arrival (the first to "
+       "reach its owner: faster, the kept copy may change with the rank count). Not given: "
+       "first where it applies (whole records, no --window), else arrival; a resume keeps "
+       "its state's rule");
   }
   // clang-format on
 }

@@ -18,11 +18,14 @@ namespace bloomshard::app {
 /// skip the rest of that input and go on (docs/reliability.md).
 enum class OnInputError : std::uint8_t { kFail = 0, kSkip = 1 };
 
-/// Which copy of a duplicate a filter run keeps (docs/inputs.md "Which copy
-/// of a duplicate is kept"): whichever reached its owner first (the default:
-/// the kept key set and exactly-once hold, the bytes depend on the rank
-/// count), or the first copy in input order (the same bytes at any rank
-/// count; filter runs of whole records without --state only, for now).
+/// Which copy of a duplicate a run keeps (docs/inputs.md "Which copy of a
+/// duplicate is kept"): the first copy in input order (the same bytes at any
+/// rank count and after any stop; the default where it applies), or
+/// whichever reached its owner first (faster; the kept key set and
+/// exactly-once hold, the bytes depend on the rank count). Without
+/// --kept-copy a new run keeps the first copy where it applies and the
+/// arrival order elsewhere, and a resume keeps its state's rule
+/// (dedup_options.hpp resolve_default_kept_copy, DedupJob's start).
 enum class KeptCopy : std::uint8_t { kArrival = 0, kFirstInInputOrder = 1 };
 
 struct FeedOptions {
@@ -47,7 +50,7 @@ struct FeedOptions {
 struct FeedFlags {
   std::string on_input_error = "skip";
   std::string split_inputs = "auto";
-  std::string kept_copy = "arrival";
+  std::string kept_copy = "first";
 };
 
 /// Registers --input, --batch-bytes, --max-line-bytes,

@@ -206,8 +206,7 @@ std::unique_ptr<KeyOrder> make_input_order(std::size_t reserve) {
 }
 
 bool keeps_input_order(const DedupConfig& config) {
-  return config.kept_copy == KeptCopy::kFirstInInputOrder &&
-         config.key.unit == core::KeyUnit::kRecord && config.window.window == 0;
+  return config.kept_copy == KeptCopy::kFirstInInputOrder && input_order_limit(config).empty();
 }
 
 std::size_t input_order_reserve(const RunManifest& m, std::uint32_t ranks) {

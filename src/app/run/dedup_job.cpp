@@ -215,6 +215,13 @@ class DedupJob {
     std::optional<Start> begun = load_start(world_, config_, s->plan, s->files, owned, slices);
     if (!begun) return nullptr;
     s->begun = std::move(*begun);
+    if (s->plan.kind == StartKind::kResume && !kept_copy_chosen(config_)) {
+      // A resume without --kept-copy goes on with its state's rule (the
+      // start decision refused a rule chosen against it): every rank read
+      // the same manifest.
+      config_.kept_copy =
+          s->begun.manifest.input_order ? KeptCopy::kFirstInInputOrder : KeptCopy::kArrival;
+    }
     s->set().bloom().set_auto_grow(false);  // layers open collectively, in the rounds
     if (world_.rank() == 0 && s->plan.kind != StartKind::kFresh) {
       for (const std::string& note : state_override_notes(config_, s->set().bloom().params())) {

@@ -281,7 +281,9 @@ std::string split_marks_refusal(const io::CheckpointHeader& h, const RunManifest
 // rule is the state's (an input_order object in its manifest) for the
 // whole run. An arrival-order state has no owners' memory to go on with,
 // and an input-order state's pending retractions must leave the outputs.
+// Without --kept-copy the resume takes the state's rule (DedupJob's start).
 std::string kept_copy_refusal(const DedupConfig& c, const RunManifest& manifest) {
+  if (!kept_copy_chosen(c)) return {};
   const bool first = c.kept_copy == KeptCopy::kFirstInInputOrder;
   if (manifest.input_order.has_value() == first) return {};
   return first ? "was started with --kept-copy arrival (or by a build before --kept-copy first "
