@@ -49,6 +49,9 @@
 #                 end) or SIGKILLed (after its first checkpoint, or in the
 #                 end pass before its generation or its renames) on one
 #                 count and resumed on the next of the list
+#        first_annotate  first_stop in --mode annotate on plain inputs with
+#                 rejects: check-annotate --first-in-run, and the attribute
+#                 files byte for byte the 1-rank runs'
 #        seconds  --slot-every 1s inside one run on 1 rank, long enough (a
 #                 checkpoint every round) to cross several 1 s boundaries: slots open by wall
 #                 time (info: current slot >= 2, every live slot holds keys,
@@ -548,6 +551,7 @@ PYEOF
 
 case_first() { first_case none; }
 case_first_stop() { first_case stop; }
+case_first_annotate() { first_case stop annotate; }
 
 attr() { # FILE NAME: a root attribute's value as h5dump prints it
   h5dump -a "/$2" "$1" | sed -n 's/^ *(0): //p'
