@@ -52,6 +52,8 @@
 #        first_annotate  first_stop in --mode annotate on plain inputs with
 #                 rejects: check-annotate --first-in-run, and the attribute
 #                 files byte for byte the 1-rank runs'
+#        first_refusals  --kept-copy first with --slot-records or
+#                 --slot-every: exit 2 naming the option, nothing written
 #        seconds  --slot-every 1s inside one run on 1 rank, long enough (a
 #                 checkpoint every round) to cross several 1 s boundaries: slots open by wall
 #                 time (info: current slot >= 2, every live slot holds keys,
@@ -547,6 +549,27 @@ if sys.argv[5] == "filter":  # check-annotate counts no keys per slot
         assert s["keys"] == oracle["slot_keys"][str(s["slot"])], (s, oracle["slot_keys"])
 PYEOF
   log "kept copies first in each run at ranks ${RANK_LIST} (stops: $stops): $retracted retracted, outputs = the 1-rank run's"
+}
+
+# --kept-copy first with --slot-records or --slot-every: refused before any
+# work (exit 2, naming the slot option), in both modes, nothing written;
+# --window alone is taken.
+case_first_refusals() {
+  "$PY" "$ORACLE" gen --out "$TMP/in" --runs 1 --records 200 --seed 5
+  local slot mode
+  for slot in "--slot-records 100" "--slot-every 1h"; do
+    for mode in filter annotate; do
+      # shellcheck disable=SC2086
+      run_refused "$TMP/ref.log" "--kept-copy first cannot apply with ${slot%% *}" "${RANKS[0]}" \
+        dedup --input "$TMP/in/run-0" --output "$TMP/out" --key-field id --state "$TMP/st" \
+        --window 2 --kept-copy first --mode $mode $slot
+      grep -q "round ends" "$TMP/ref.log" || fail "the refusal does not say why: $(cat "$TMP/ref.log")"
+      [[ ! -e $TMP/out && ! -e $TMP/st ]] || fail "'$slot' ($mode): the refused run wrote an output or state"
+    done
+  done
+  run_ok "$TMP/ok.log" "${RANKS[0]}" dedup --input "$TMP/in/run-0" --output "$TMP/out" \
+    --key-field id --state "$TMP/st" --window 2 --kept-copy first
+  log "--kept-copy first with a slot rule refused by name; with --window alone taken"
 }
 
 case_first() { first_case none; }
