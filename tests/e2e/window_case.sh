@@ -45,6 +45,8 @@
 #                 window (check --first-in-run) and, off 1 rank, the 1-rank
 #                 runs' bytes (decompressed for .gz/.zst), with copies
 #                 retracted; info lists the oracle's keys per live slot
+#        first_split  first with 3 runs of two ~150 KB plain inputs split into
+#                 ranges (--split-min-bytes 65536) off 1 rank
 #        first_stop  the same, each run stopped (SIGUSR1 at its 2nd round
 #                 end) or SIGKILLed (after its first checkpoint, or in the
 #                 end pass before its generation or its renames) on one
@@ -472,7 +474,7 @@ first_runs() {
     outputs+=("$TMP/$tag-out-$r")
     local args=(dedup --input "$TMP/in/run-$r" --output "$TMP/$tag-out-$r" --key-field id
       --state "$TMP/$tag-state" --window "$FIRST_WINDOW" --kept-copy first --batch-bytes 4096
-      --checkpoint-rounds 2 --metrics "$TMP/$tag-metrics-$r.json")
+      --checkpoint-rounds 2 --metrics "$TMP/$tag-metrics-$r.json" "${FIRST_EXTRA[@]}")
     [[ $mode == annotate ]] && args+=(--mode annotate --max-reject-fraction 1)
     local how=none
     if [[ $stops == stop ]]; then
@@ -519,7 +521,14 @@ first_case() {
   local stops=$1 mode=${2:-filter}
   FIRST_RUNS=5 FIRST_WINDOW=2
   local gen=(--runs $FIRST_RUNS --records 1500 --seed 23 --files 3)
-  if [[ $mode == annotate ]]; then
+  FIRST_EXTRA=()
+  if [[ $mode == split ]]; then
+    # Two ~150 KB plain inputs a run, each split into ranges off 1 rank:
+    # a later range's copy retracted by an earlier one leaves at the join.
+    mode=filter FIRST_RUNS=3
+    gen=(--runs $FIRST_RUNS --records 6000 --seed 29 --files 2)
+    FIRST_EXTRA=(--split-min-bytes 65536)
+  elif [[ $mode == annotate ]]; then
     gen+=(--bad-every 97) # plain inputs, rejects among them
   else
     gen+=(--mixed)
@@ -575,6 +584,11 @@ case_first_refusals() {
 case_first() { first_case none; }
 case_first_stop() { first_case stop; }
 case_first_annotate() { first_case stop annotate; }
+case_first_split() {
+  first_case none split
+  ((${RANKS[0]} == 1)) || grep -q "split 2 input(s) into" "$TMP/got-run-0.log" ||
+    fail "the inputs were not split: $(cat "$TMP/got-run-0.log")"
+}
 
 attr() { # FILE NAME: a root attribute's value as h5dump prints it
   h5dump -a "/$2" "$1" | sed -n 's/^ *(0): //p'
