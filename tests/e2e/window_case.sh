@@ -45,6 +45,9 @@
 #                 window (check --first-in-run) and, off 1 rank, the 1-rank
 #                 runs' bytes (decompressed for .gz/.zst), with copies
 #                 retracted; info lists the oracle's keys per live slot
+#        first_kill  first, every run SIGKILLed at random moments (0-190 ms
+#                 after a commit) on 1-4 ranks, at most 3 times, then run to
+#                 its end on 1-4 ranks
 #        first_split  first with 3 runs of two ~150 KB plain inputs split into
 #                 ranges (--split-min-bytes 65536) off 1 rank
 #        first_stop  the same, each run stopped (SIGUSR1 at its 2nd round
@@ -438,6 +441,52 @@ killed_at_pause() {
   grep -q "fault pause at" "$logf" || { cat "$logf" >&2; fail "the run never reached $pause"; }
 }
 
+# killed_at_random LOG STATE args...: one run attacked until it finishes:
+# each attempt on 1-4 ranks (RANDOM) is SIGKILLed 0-190 ms after it
+# committed a generation (ranks and launcher), at most 3 times; then run to
+# its end on 1-4 ranks. RANDOM_KILLS counts the kills, RANDOM_SEEN the
+# rank counts.
+killed_at_random() {
+  local logf=$1 state=$2 kills=0 att=0 n i job gen0 rc
+  shift 2
+  [[ -n $MARK ]] || harness_marker
+  while ((kills < 3)); do
+    att=$((att + 1))
+    n=$((RANDOM % 4 + 1))
+    RANDOM_SEEN+=" $n"
+    KILLS=$((${KILLS:-0} + 1))
+    local marker=$MARK/bs-rand-$KILLS
+    ln -s "$BIN" "$marker"
+    gen0=$(cat "$state/LATEST" 2>/dev/null || echo none)
+    "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$marker" "$@" >"$logf-$att" 2>&1 &
+    job=$!
+    for ((i = 0; i < 1000; i++)); do # once this attempt committed, 0-190 ms later
+      kill -0 "$job" 2>/dev/null || break
+      [[ $(cat "$state/LATEST" 2>/dev/null || echo none) != "$gen0" ]] && break
+      sleep 0.01
+    done
+    sleep "0.$((RANDOM % 20))"
+    if ! kill -0 "$job" 2>/dev/null; then
+      rc=0
+      wait "$job" || rc=$?
+      ((rc == 0)) || { cat "$logf-$att" >&2; fail "attempt $att on $n ranks exited $rc"; }
+      return 0
+    fi
+    kill_marker "$marker"
+    kill -KILL "$job" 2>/dev/null || true
+    wait "$job" 2>/dev/null || true
+    for ((i = 0; i < 300; i++)); do
+      pgrep -f -- "$marker" >/dev/null || break
+      sleep 0.02
+    done
+    kills=$((kills + 1))
+    RANDOM_KILLS=$((${RANDOM_KILLS:-0} + 1))
+  done
+  n=$((RANDOM % 4 + 1))
+  RANDOM_SEEN+=" $n"
+  run_ok "$logf-end" "$n" "$@"
+}
+
 # same_outputs REF GOT WHAT: the same files as REF, each with its bytes
 # (.gz/.zst decompressed: every checkpoint ends a member or frame, so the
 # frames follow a run's cuts).
@@ -474,7 +523,7 @@ first_runs() {
     outputs+=("$TMP/$tag-out-$r")
     local args=(dedup --input "$TMP/in/run-$r" --output "$TMP/$tag-out-$r" --key-field id
       --state "$TMP/$tag-state" --window "$FIRST_WINDOW" --kept-copy first --batch-bytes 4096
-      --checkpoint-rounds 2 --metrics "$TMP/$tag-metrics-$r.json" "${FIRST_EXTRA[@]}")
+      --checkpoint-rounds "$FIRST_CKPT" --metrics "$TMP/$tag-metrics-$r.json" "${FIRST_EXTRA[@]}")
     [[ $mode == annotate ]] && args+=(--mode annotate --max-reject-fraction 1)
     local how=none
     if [[ $stops == stop ]]; then
@@ -491,6 +540,13 @@ first_runs() {
       fi
       run_ok "$TMP/$tag-resume-$r.log" "$m" "${args[@]}"
       grep -q "resuming" "$TMP/$tag-resume-$r.log" || fail "run $r did not resume"
+    elif [[ $stops == random ]]; then
+      RANDOM_SEEN=""
+      local before=${RANDOM_KILLS:-0}
+      killed_at_random "$TMP/$tag-att-$r.log" "$TMP/$tag-state" "${args[@]}"
+      how="$((${RANDOM_KILLS:-0} - before)) SIGKILLs, ranks:$RANDOM_SEEN"
+      RANDOM_SEEN=${RANDOM_SEEN# }
+      n=${RANDOM_SEEN%% *} m=${RANDOM_SEEN##* }
     else
       m=$n
       run_ok "$TMP/$tag-run-$r.log" "$n" "${args[@]}"
@@ -521,7 +577,8 @@ first_case() {
   local stops=$1 mode=${2:-filter}
   FIRST_RUNS=5 FIRST_WINDOW=2
   local gen=(--runs $FIRST_RUNS --records 1500 --seed 23 --files 3)
-  FIRST_EXTRA=()
+  FIRST_EXTRA=() FIRST_CKPT=2
+  [[ $stops == random ]] && FIRST_CKPT=1 # more commits to land after
   if [[ $mode == split ]]; then
     # Two ~150 KB plain inputs a run, each split into ranges off 1 rank:
     # a later range's copy retracted by an earlier one leaves at the join.
@@ -537,7 +594,7 @@ first_case() {
   local retracted r
   first_runs got "$stops" "$mode"
   retracted=$FIRST_RETRACTED
-  if [[ $stops == stop || ${RANKS[0]} != 1 || ${#RANKS[@]} -gt 1 ]]; then
+  if [[ $stops != none || ${RANKS[0]} != 1 || ${#RANKS[@]} -gt 1 ]]; then
     first_runs ref none "$mode"
     for ((r = 0; r < FIRST_RUNS; r++)); do
       same_outputs "$TMP/ref-out-$r" "$TMP/got-out-$r" "run $r"
@@ -584,6 +641,11 @@ case_first_refusals() {
 case_first() { first_case none; }
 case_first_stop() { first_case stop; }
 case_first_annotate() { first_case stop annotate; }
+case_first_kill() {
+  RANDOM=$((${RANKS[0]} * 17 + 3))
+  first_case random
+  ((RANDOM_KILLS >= 4)) || fail "only ${RANDOM_KILLS:-0} kills landed before the runs finished"
+}
 case_first_split() {
   first_case none split
   ((${RANKS[0]} == 1)) || grep -q "split 2 input(s) into" "$TMP/got-run-0.log" ||
