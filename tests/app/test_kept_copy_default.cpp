@@ -39,7 +39,10 @@ class KeptCopyDefault : public ::testing::Test {
 
 TEST_F(KeptCopyDefault, WholeRecordsKeepTheFirstCopyInInputOrderWithoutTheOption) {
   for (const std::vector<std::string>& extra :
-       {std::vector<std::string>{}, {"--state", (dir_ / "st").string()}, {"--mode", "annotate"}}) {
+       {std::vector<std::string>{},
+        {"--state", (dir_ / "st").string()},
+        {"--mode", "annotate"},
+        {"--window", "3", "--state", (dir_ / "st").string()}}) {
     const ParsedDedup p = parse(extra);
     ASSERT_FALSE(p.exit_code) << p.message;
     EXPECT_EQ(p.config.kept_copy, KeptCopy::kFirstInInputOrder);
@@ -52,7 +55,7 @@ TEST_F(KeptCopyDefault, WhereTheFirstCopyCannotApplyTheDefaultIsTheArrivalOrder)
   const std::string state = (dir_ / "st").string();
   const std::vector<std::vector<std::string>> limited = {
       {"--unit", "minhash", "--key-field", "text"},
-      {"--window", "2", "--state", state},
+      {"--window", "2", "--state", state, "--slot-records", "100"},
   };
   for (const std::vector<std::string>& extra : limited) {
     const ParsedDedup p = parse(extra);

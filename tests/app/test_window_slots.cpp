@@ -1,16 +1,20 @@
 // The dedup job's window glue without MPI: option parsing (also through
 // parse_dedup_options), the refusal of a changed window, the header stamp,
 // and where SlotClock::start opens slots (fresh, incremental per-run, a
-// records slot that was full at the last checkpoint, one that was not).
+// records slot that was full at the last checkpoint, one that was not);
+// which slot rules --kept-copy first takes.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "app/cli/exit_codes.hpp"
 #include "app/options/dedup_options.hpp"
+#include "app/round/key_order.hpp"
 #include "app/state/window_slots.hpp"
 
 namespace bloomshard::app {
@@ -53,6 +57,42 @@ TEST(WindowSlots, DedupOptionsNeedState) {
   const ParsedDedup both = parse_dedup_options(with_state);
   ASSERT_TRUE(both.exit_code);
   EXPECT_NE(both.message.find("exclude each other"), std::string::npos) << both.message;
+  fs::remove_all(dir);
+}
+
+// --kept-copy first takes a window of one slot a run (the whole run is the
+// current slot) and refuses the slot rules whose slots end at round ends.
+TEST(WindowSlots, KeptCopyFirstTakesPerRunSlotsOnly) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("bloomshard-window-first-" + std::to_string(getpid()));
+  fs::create_directories(dir / "in");
+  const std::vector<std::string> base{"--input",     (dir / "in").string(),
+                                      "--output",    (dir / "out").string(),
+                                      "--state",     (dir / "s").string(),
+                                      "--window",    "3",
+                                      "--kept-copy", "first"};
+  for (const char* mode : {"filter", "annotate"}) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), {"--mode", mode});
+    const ParsedDedup per_run = parse_dedup_options(args);
+    ASSERT_FALSE(per_run.exit_code) << per_run.message;
+    EXPECT_TRUE(keeps_input_order(per_run.config)) << mode;
+    for (const auto& [option, value] :
+         {std::pair{"--slot-records", "100"}, std::pair{"--slot-every", "1h"}}) {
+      std::vector<std::string> slots = args;
+      slots.insert(slots.end(), {option, value});
+      const ParsedDedup refused = parse_dedup_options(slots);
+      ASSERT_TRUE(refused.exit_code) << option;
+      EXPECT_EQ(*refused.exit_code, kExitUsage);
+      EXPECT_NE(refused.message.find(std::string("--kept-copy first cannot apply with ") + option),
+                std::string::npos)
+          << refused.message;
+      EXPECT_NE(refused.message.find("round ends"), std::string::npos) << refused.message;
+      // The arrival order takes every slot rule.
+      slots[9] = "arrival";
+      EXPECT_FALSE(parse_dedup_options(slots).exit_code) << option;
+    }
+  }
   fs::remove_all(dir);
 }
 

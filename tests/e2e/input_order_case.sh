@@ -64,7 +64,7 @@
 #                 without --kept-copy first (the split input's own file
 #                 order): the resume, rebuilding the owners' memory of the
 #                 part's kept copies from it, refuses it too.
-#         refusals  --kept-copy first with --window or paragraphs (also in
+#         refusals  --kept-copy first with --slot-records or paragraphs (also in
 #                 annotate mode), and an unknown value: exit 2 naming the
 #                 option, nothing written.
 # Set KEEP_TMP=1 to keep the temp dir.
@@ -507,7 +507,7 @@ print(next(p["ranges"][1]["output_length"] for p in m["inputs"] if p["relative_p
     # --kept-copy first where it cannot apply yet is refused before any
     # work (exit 2, naming the option), never run quietly in arrival order.
     "$PY" "$CORPUS" make "$TMP/in" --files 2 --records 200 --big-records 200 --seed 7
-    for extra in "--state $TMP/st --window 4" "--unit paragraph" "--mode annotate --unit paragraph" \
+    for extra in "--state $TMP/st --window 4 --slot-records 100" "--unit paragraph" "--mode annotate --unit paragraph" \
       "BOGUS"; do
       args=(--input "$TMP/in" --key-field id --output "$TMP/out" --kept-copy first)
       # shellcheck disable=SC2206

@@ -38,6 +38,27 @@
 #                 attribute files against the oracle: one line per input
 #                 line in order, a duplicate exactly when the key occurred
 #                 earlier in the run or in one of the 2 runs before
+#        first    --kept-copy first --window 2 (one slot a run): 5 incremental
+#                 runs of plain, .gz and .zst inputs on the given rank count
+#                 (a list: run r on the (r mod len)-th); every output equals
+#                 the oracle's first copies in the run of the keys new to the
+#                 window (check --first-in-run) and, off 1 rank, the 1-rank
+#                 runs' bytes (decompressed for .gz/.zst), with copies
+#                 retracted; info lists the oracle's keys per live slot
+#        first_kill  first, every run SIGKILLed at random moments (0-190 ms
+#                 after a commit) on 1-4 ranks, at most 3 times, then run to
+#                 its end on 1-4 ranks
+#        first_split  first with 3 runs of two ~150 KB plain inputs split into
+#                 ranges (--split-min-bytes 65536) off 1 rank
+#        first_stop  the same, each run stopped (SIGUSR1 at its 2nd round
+#                 end) or SIGKILLed (after its first checkpoint, or in the
+#                 end pass before its generation or its renames) on one
+#                 count and resumed on the next of the list
+#        first_annotate  first_stop in --mode annotate on plain inputs with
+#                 rejects: check-annotate --first-in-run, and the attribute
+#                 files byte for byte the 1-rank runs'
+#        first_refusals  --kept-copy first with --slot-records or
+#                 --slot-every: exit 2 naming the option, nothing written
 #        seconds  --slot-every 1s inside one run on 1 rank, long enough (a
 #                 checkpoint every round) to cross several 1 s boundaries: slots open by wall
 #                 time (info: current slot >= 2, every live slot holds keys,
@@ -389,6 +410,246 @@ PYEOF
       fail "the oracle accepted attribute files with a '$mutation' mutation"
     fi
   done
+}
+
+# killed_at_pause LOG RANKS PAUSE args...: a run held at the fault pause
+# PAUSE (BLOOMSHARD_FAULT_PAUSE_IN_FINISH), then SIGKILLed there: ranks and
+# launcher, found by their own marker.
+killed_at_pause() {
+  local logf=$1 n=$2 pause=$3 i
+  shift 3
+  [[ -n $MARK ]] || harness_marker
+  KILLS=$((${KILLS:-0} + 1))
+  local marker=$MARK/bs-kill-$KILLS
+  ln -s "$BIN" "$marker"
+  : >"$logf"
+  BLOOMSHARD_FAULT_PAUSE_IN_FINISH=$pause \
+    "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$marker" "$@" >"$logf" 2>&1 &
+  local job=$!
+  for ((i = 0; i < 3000; i++)); do
+    grep -qs "fault pause at" "$logf" && break
+    kill -0 "$job" 2>/dev/null || break
+    sleep 0.02
+  done
+  kill_marker "$marker"
+  kill -KILL "$job" 2>/dev/null || true
+  wait "$job" 2>/dev/null || true
+  for ((i = 0; i < 300; i++)); do
+    pgrep -f -- "$marker" >/dev/null || break
+    sleep 0.02
+  done
+  grep -q "fault pause at" "$logf" || { cat "$logf" >&2; fail "the run never reached $pause"; }
+}
+
+# killed_at_random LOG STATE args...: one run attacked until it finishes:
+# each attempt on 1-4 ranks (RANDOM) is SIGKILLed 0-190 ms after it
+# committed a generation (ranks and launcher), at most 3 times; then run to
+# its end on 1-4 ranks. RANDOM_KILLS counts the kills, RANDOM_SEEN the
+# rank counts.
+killed_at_random() {
+  local logf=$1 state=$2 kills=0 att=0 n i job gen0 rc
+  shift 2
+  [[ -n $MARK ]] || harness_marker
+  while ((kills < 3)); do
+    att=$((att + 1))
+    n=$((RANDOM % 4 + 1))
+    RANDOM_SEEN+=" $n"
+    KILLS=$((${KILLS:-0} + 1))
+    local marker=$MARK/bs-rand-$KILLS
+    ln -s "$BIN" "$marker"
+    gen0=$(cat "$state/LATEST" 2>/dev/null || echo none)
+    "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$marker" "$@" >"$logf-$att" 2>&1 &
+    job=$!
+    for ((i = 0; i < 1000; i++)); do # once this attempt committed, 0-190 ms later
+      kill -0 "$job" 2>/dev/null || break
+      [[ $(cat "$state/LATEST" 2>/dev/null || echo none) != "$gen0" ]] && break
+      sleep 0.01
+    done
+    sleep "0.$((RANDOM % 20))"
+    if ! kill -0 "$job" 2>/dev/null; then
+      rc=0
+      wait "$job" || rc=$?
+      ((rc == 0)) || { cat "$logf-$att" >&2; fail "attempt $att on $n ranks exited $rc"; }
+      return 0
+    fi
+    kill_marker "$marker"
+    kill -KILL "$job" 2>/dev/null || true
+    wait "$job" 2>/dev/null || true
+    for ((i = 0; i < 300; i++)); do
+      pgrep -f -- "$marker" >/dev/null || break
+      sleep 0.02
+    done
+    kills=$((kills + 1))
+    RANDOM_KILLS=$((${RANDOM_KILLS:-0} + 1))
+  done
+  n=$((RANDOM % 4 + 1))
+  RANDOM_SEEN+=" $n"
+  run_ok "$logf-end" "$n" "$@"
+}
+
+# same_outputs REF GOT WHAT: the same files as REF, each with its bytes
+# (.gz/.zst decompressed: every checkpoint ends a member or frame, so the
+# frames follow a run's cuts).
+same_outputs() {
+  local f
+  local files='find . -path ./_rejects -prune -o -type f ! -name _bloomshard.lock -print'
+  [[ $(cd "$1" && eval "$files" | sort) == $(cd "$2" && eval "$files" | sort) ]] ||
+    fail "$3: other output files than $1's: $(cd "$2" && find . -type f | sort)"
+  while IFS= read -r f; do
+    case $f in
+      *.gz) cmp -s <(gzip -dc "$1/$f") <(gzip -dc "$2/$f") ;;
+      *.zst) cmp -s <(zstd -qdc "$1/$f") <(zstd -qdc "$2/$f") ;;
+      *) cmp -s "$1/$f" "$2/$f" ;;
+    esac || fail "$3: $f differs from $1's bytes"
+  done < <(cd "$1" && eval "$files")
+}
+
+# first_runs TAG STOPS [annotate]: the runs of $TMP/in with --kept-copy first
+# and --window $FIRST_WINDOW on the fresh state $TMP/TAG-state, outputs
+# $TMP/TAG-out-<r>; run r on the (r mod len)-th count of RANKS. STOPS=stop:
+# run r is stopped first (SIGUSR1 at a round end, or SIGKILL after its first
+# checkpoint or in the end pass, by r) and resumed on the next count. After
+# each run the oracle checks every run so far; FIRST_RETRACTED counts the
+# copies retracted (the metrics of each run's last segment).
+first_runs() {
+  local tag=$1 stops=$2 mode=${3:-filter} r n m
+  FIRST_RETRACTED=0
+  local inputs=() outputs=()
+  for ((r = 0; r < FIRST_RUNS; r++)); do
+    n=${RANKS[$((r % ${#RANKS[@]}))]}
+    m=${RANKS[$(((r + 1) % ${#RANKS[@]}))]}
+    [[ $tag == ref ]] && n=1 m=1
+    inputs+=("$TMP/in/run-$r")
+    outputs+=("$TMP/$tag-out-$r")
+    local args=(dedup --input "$TMP/in/run-$r" --output "$TMP/$tag-out-$r" --key-field id
+      --state "$TMP/$tag-state" --window "$FIRST_WINDOW" --kept-copy first --batch-bytes 4096
+      --checkpoint-rounds "$FIRST_CKPT" --metrics "$TMP/$tag-metrics-$r.json" "${FIRST_EXTRA[@]}")
+    [[ $mode == annotate ]] && args+=(--mode annotate --max-reject-fraction 1)
+    local how=none
+    if [[ $stops == stop ]]; then
+      how=$(((r % 4 == 0)) && echo usr1 || echo kill)
+      local pause=after-first-checkpoint
+      # The end pass pauses only where there is something to cut: at > 1 rank.
+      ((n > 1 && r % 4 == 2)) && pause=before-end-pass-checkpoint
+      ((n > 1 && r % 4 == 3)) && pause=before-end-pass-renames
+      if [[ $how == usr1 ]]; then
+        stopped_at_round "$TMP/$tag-stop-$r.log" "$n" 2 "${args[@]}"
+      else
+        killed_at_pause "$TMP/$tag-kill-$r.log" "$n" "$pause" "${args[@]}"
+        how="SIGKILL at $pause"
+      fi
+      run_ok "$TMP/$tag-resume-$r.log" "$m" "${args[@]}"
+      grep -q "resuming" "$TMP/$tag-resume-$r.log" || fail "run $r did not resume"
+    elif [[ $stops == random ]]; then
+      RANDOM_SEEN=""
+      local before=${RANDOM_KILLS:-0}
+      killed_at_random "$TMP/$tag-att-$r.log" "$TMP/$tag-state" "${args[@]}"
+      how="$((${RANDOM_KILLS:-0} - before)) SIGKILLs, ranks:$RANDOM_SEEN"
+      RANDOM_SEEN=${RANDOM_SEEN# }
+      n=${RANDOM_SEEN%% *} m=${RANDOM_SEEN##* }
+    else
+      m=$n
+      run_ok "$TMP/$tag-run-$r.log" "$n" "${args[@]}"
+    fi
+    local got
+    if [[ $mode == annotate ]]; then
+      got=$("$PY" "$ORACLE" check-annotate --window "$FIRST_WINDOW" --inputs "${inputs[@]}" \
+        --outputs "${outputs[@]}" --first-in-run 2>"$TMP/$tag-check-$r.err")
+    else
+      got=$("$PY" "$ORACLE" check --window "$FIRST_WINDOW" --inputs "${inputs[@]}" \
+        --outputs "${outputs[@]}" --first-in-run 2>"$TMP/$tag-check-$r.err")
+    fi || { cat "$TMP/$tag-check-$r.err" >&2; fail "$tag run $r (on $n, then $m ranks; stop: $how) differs from the oracle"; }
+    local this
+    this=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["retracted"])' \
+      "$TMP/$tag-metrics-$r.json")
+    FIRST_RETRACTED=$((FIRST_RETRACTED + this))
+    echo "$got" >"$TMP/$tag-oracle-$r.json"
+    log "$tag run $r on $n then $m ranks (stop: $how): $this retracted; $got"
+  done
+}
+
+# --kept-copy first with --window (one slot a run): every run keeps the
+# first copy in the run of each key new to the window (oracle check
+# --first-in-run), plain, .gz and .zst inputs; the outputs are those of a
+# 1-rank run. With STOPS=stop every run is stopped or killed and resumed on
+# another rank count.
+first_case() {
+  local stops=$1 mode=${2:-filter}
+  FIRST_RUNS=5 FIRST_WINDOW=2
+  local gen=(--runs $FIRST_RUNS --records 1500 --seed 23 --files 3)
+  FIRST_EXTRA=() FIRST_CKPT=2
+  [[ $stops == random ]] && FIRST_CKPT=1 # more commits to land after
+  if [[ $mode == split ]]; then
+    # Two ~150 KB plain inputs a run, each split into ranges off 1 rank:
+    # a later range's copy retracted by an earlier one leaves at the join.
+    mode=filter FIRST_RUNS=3
+    gen=(--runs $FIRST_RUNS --records 6000 --seed 29 --files 2)
+    FIRST_EXTRA=(--split-min-bytes 65536)
+  elif [[ $mode == annotate ]]; then
+    gen+=(--bad-every 97) # plain inputs, rejects among them
+  else
+    gen+=(--mixed)
+  fi
+  "$PY" "$ORACLE" gen --out "$TMP/in" "${gen[@]}"
+  local retracted r
+  first_runs got "$stops" "$mode"
+  retracted=$FIRST_RETRACTED
+  if [[ $stops != none || ${RANKS[0]} != 1 || ${#RANKS[@]} -gt 1 ]]; then
+    first_runs ref none "$mode"
+    for ((r = 0; r < FIRST_RUNS; r++)); do
+      same_outputs "$TMP/ref-out-$r" "$TMP/got-out-$r" "run $r"
+    done
+    ((retracted > 0)) || fail "no copy was retracted on ${RANK_LIST} ranks: the case tests nothing"
+  fi
+  # A slot holds the keys that occurred in its run, whichever copy was kept.
+  "$BIN" info --state "$TMP/got-state" --json >"$TMP/info.json"
+  "$PY" - "$TMP/info.json" $FIRST_RUNS $FIRST_WINDOW "$TMP/got-oracle-$((FIRST_RUNS - 1)).json" \
+    "$mode" <<'PYEOF' || { cat "$TMP/info.json" >&2; fail "info does not list the oracle's slots"; }
+import json, sys
+info, runs, window = json.load(open(sys.argv[1])), int(sys.argv[2]), int(sys.argv[3])
+assert info["state"] == "finished" and info["current_slot"] == runs - 1, info
+assert [s["slot"] for s in info["slots"]] == list(range(runs - 1 - window, runs)), info["slots"]
+if sys.argv[5] == "filter":  # check-annotate counts no keys per slot
+    oracle = json.load(open(sys.argv[4]))
+    for s in info["slots"]:
+        assert s["keys"] == oracle["slot_keys"][str(s["slot"])], (s, oracle["slot_keys"])
+PYEOF
+  log "kept copies first in each run at ranks ${RANK_LIST} (stops: $stops): $retracted retracted, outputs = the 1-rank run's"
+}
+
+# --kept-copy first with --slot-records or --slot-every: refused before any
+# work (exit 2, naming the slot option), in both modes, nothing written;
+# --window alone is taken.
+case_first_refusals() {
+  "$PY" "$ORACLE" gen --out "$TMP/in" --runs 1 --records 200 --seed 5
+  local slot mode
+  for slot in "--slot-records 100" "--slot-every 1h"; do
+    for mode in filter annotate; do
+      # shellcheck disable=SC2086
+      run_refused "$TMP/ref.log" "--kept-copy first cannot apply with ${slot%% *}" "${RANKS[0]}" \
+        dedup --input "$TMP/in/run-0" --output "$TMP/out" --key-field id --state "$TMP/st" \
+        --window 2 --kept-copy first --mode $mode $slot
+      grep -q "round ends" "$TMP/ref.log" || fail "the refusal does not say why: $(cat "$TMP/ref.log")"
+      [[ ! -e $TMP/out && ! -e $TMP/st ]] || fail "'$slot' ($mode): the refused run wrote an output or state"
+    done
+  done
+  run_ok "$TMP/ok.log" "${RANKS[0]}" dedup --input "$TMP/in/run-0" --output "$TMP/out" \
+    --key-field id --state "$TMP/st" --window 2 --kept-copy first
+  log "--kept-copy first with a slot rule refused by name; with --window alone taken"
+}
+
+case_first() { first_case none; }
+case_first_stop() { first_case stop; }
+case_first_annotate() { first_case stop annotate; }
+case_first_kill() {
+  RANDOM=$((${RANKS[0]} * 17 + 3))
+  first_case random
+  ((RANDOM_KILLS >= 4)) || fail "only ${RANDOM_KILLS:-0} kills landed before the runs finished"
+}
+case_first_split() {
+  first_case none split
+  ((${RANKS[0]} == 1)) || grep -q "split 2 input(s) into" "$TMP/got-run-0.log" ||
+    fail "the inputs were not split: $(cat "$TMP/got-run-0.log")"
 }
 
 attr() { # FILE NAME: a root attribute's value as h5dump prints it

@@ -5,14 +5,19 @@ No bloomshard code: keys are the JSONL "id" field's bytes (normalization
 none), and a record is kept iff its key did not occur in the current slot
 earlier (file order, then line order) nor in any of the N slots before it.
 
-  gen     --out DIR --runs R --records K --seed S
-          writes DIR/run-<r>/day-<r>-<f>.jsonl (two files per run): keys drawn
-          from a pool so that keys recur at every distance from 0 to R slots
-  check   --window N --inputs D0 D1 ... --outputs O0 O1 ...
+  gen     --out DIR --runs R --records K --seed S [--files F --mixed]
+          writes DIR/run-<r>/day-<r>-<f>.jsonl (F files per run, 2 unless
+          told; --mixed: file f is plain, .gz, .zst as f mod 3): keys drawn
+          from a pool so that keys recur at every distance from 0 to R slots;
+          each record carries its run and number, so copies differ
+  check   --window N --inputs D0 D1 ... --outputs O0 O1 ... [--first-in-run]
           one slot per input dir (per-run slots): each run keeps exactly the
           keys that occurred in none of the N runs before it, each once, as
           lines of its own input; prints the distinct keys per slot as JSON
-          (the tier-2 keys `info` must list per slot)
+          (the tier-2 keys `info` must list per slot). --first-in-run: the
+          kept copy is the first in the run (files in sorted order, lines by
+          position), so every output holds exactly the oracle's lines
+          (`--kept-copy first`; .gz/.zst decompressed)
   query-check --window N --inputs D0 ... --probe DIR --output Q
           `query --emit hits` of DIR: exactly the lines whose key the live
           slots (the last N + 1 runs) hold
@@ -34,15 +39,34 @@ earlier (file order, then line order) nor in any of the N slots before it.
           of the files' concatenation; outputs equal the oracle byte for byte
 """
 import argparse
+import gzip
 import json
 import os
 import random
+import subprocess
 import sys
 
 
 def read_lines(path):
     with open(path, "rb") as f:
-        return f.read().splitlines(keepends=True)
+        data = f.read()
+    if path.endswith(".gz"):
+        data = gzip.decompress(data)
+    elif path.endswith(".zst"):
+        data = subprocess.run(["zstd", "-q", "-d", "-c"], input=data, check=True,
+                              stdout=subprocess.PIPE).stdout
+    return data.splitlines(keepends=True)
+
+
+def write_lines(path, lines):
+    data = "".join(lines).encode()
+    if path.endswith(".gz"):
+        data = gzip.compress(data, compresslevel=1)
+    elif path.endswith(".zst"):
+        data = subprocess.run(["zstd", "-q", "-1", "-c"], input=data, check=True,
+                              stdout=subprocess.PIPE).stdout
+    with open(path, "wb") as out:
+        out.write(data)
 
 
 def key_of(line):
@@ -62,7 +86,9 @@ def kept_lines(slots_of_lines, window):
 
 
 def input_files(d):
-    return sorted(os.path.join(d, n) for n in os.listdir(d) if n.endswith(".jsonl"))
+    # Sorted bytewise by name, as the program walks a flat input dir.
+    names = [n for n in os.listdir(d) if n.endswith((".jsonl", ".jsonl.gz", ".jsonl.zst"))]
+    return [os.path.join(d, n) for n in sorted(names, key=lambda n: n.encode())]
 
 
 def cmd_gen(a):
@@ -88,10 +114,11 @@ def cmd_gen(a):
                 if i % a.bad_every == a.bad_every - 1:
                     with_bad.append(bad[(i // a.bad_every) % len(bad)])
             lines = with_bad
-        half = len(lines) // 2
-        for f, part in enumerate((lines[:half], lines[half:])):
-            with open(os.path.join(d, f"day-{r}-{f}.jsonl"), "w") as out:
-                out.writelines(part)
+        n_files = a.files
+        suffixes = [".jsonl", ".jsonl.gz", ".jsonl.zst"] if a.mixed else [".jsonl"]
+        for f in range(n_files):
+            part = lines[len(lines) * f // n_files:len(lines) * (f + 1) // n_files]
+            write_lines(os.path.join(d, f"day-{r}-{f}{suffixes[f % len(suffixes)]}"), part)
 
 
 def cmd_check(a):
@@ -105,22 +132,37 @@ def cmd_check(a):
     bad = []
     total_kept = 0
     for slot, (d, o) in enumerate(zip(a.inputs, a.outputs)):
+        earlier = set().union(*run_keys[max(0, slot - a.window):slot])
         keys = set()
         got = []
         for path in input_files(d):
             lines = read_lines(path)
-            keys.update(key_of(l) for l in lines)
             out_path = os.path.join(o, os.path.basename(path))
             if not os.path.exists(out_path):
                 bad.append(f"run {slot}: no output {out_path}")
+                keys.update(key_of(l) for l in lines)
                 continue
+            out_lines = read_lines(out_path)
+            if a.first_in_run:  # the first copy in the run of a key new to the window
+                want_lines = []
+                for l in lines:
+                    k = key_of(l)
+                    if k not in earlier and k not in keys:
+                        want_lines.append(l)
+                    keys.add(k)
+                if out_lines != want_lines:
+                    at = next((i for i, (x, y) in enumerate(zip(out_lines, want_lines))
+                               if x != y), min(len(out_lines), len(want_lines)))
+                    bad.append(f"run {slot}: {out_path} differs from the first copies in the "
+                               f"run at line {at + 1} ({len(out_lines)} lines, the oracle "
+                               f"{len(want_lines)})")
+            keys.update(key_of(l) for l in lines)
             allowed = set(lines)
-            for l in read_lines(out_path):
+            for l in out_lines:
                 if l not in allowed:
                     bad.append(f"run {slot}: {out_path} holds a line not in its input")
                 got.append(key_of(l))
         run_keys.append(keys)
-        earlier = set().union(*run_keys[max(0, slot - a.window):slot])
         want = keys - earlier
         if len(got) != len(set(got)):
             bad.append(f"run {slot}: a key kept twice")
@@ -302,10 +344,13 @@ def main():
     g.add_argument("--records", type=int, required=True)
     g.add_argument("--seed", type=int, default=13)
     g.add_argument("--bad-every", type=int, default=0)
+    g.add_argument("--files", type=int, default=2)
+    g.add_argument("--mixed", action="store_true")
     c = sub.add_parser("check")
     c.add_argument("--window", type=int, required=True)
     c.add_argument("--inputs", nargs="+", required=True)
     c.add_argument("--outputs", nargs="+", required=True)
+    c.add_argument("--first-in-run", action="store_true")
     q = sub.add_parser("query-check")
     q.add_argument("--window", type=int, required=True)
     q.add_argument("--inputs", nargs="+", required=True)

@@ -135,8 +135,19 @@ std::string window_problem(const DedupConfig& c) {
 
 }  // namespace
 
+// Slots of --slot-records/--slot-every end at round ends, which move with
+// the rank count and --batch-bytes (and the clock): which copies share a
+// slot, and so which one is first in it, would move with them
+// (docs/commands.md "Windows"); one slot a run holds still.
 std::string input_order_limit(const DedupConfig& c) {
-  if (c.window.window != 0) return "--kept-copy first cannot apply with --window";
+  if (c.window.window != 0 && c.window.rule != core::SlotRule::kPerRun) {
+    const char* option =
+        c.window.rule == core::SlotRule::kRecords ? "--slot-records" : "--slot-every";
+    return std::string("--kept-copy first cannot apply with ") + option +
+           ": its slots end at round ends, which move with the rank count and --batch-bytes" +
+           (c.window.rule == core::SlotRule::kWallSeconds ? " and the clock" : "") +
+           ", so the copies in a slot would too; use --window alone (one slot a run)";
+  }
   if (c.key.unit != core::KeyUnit::kRecord)
     return "--kept-copy first applies to --unit record only";
   return {};
