@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# A split input resumed in file order, through the real binary: records of
+# A split input resumed in file order (--kept-copy arrival: the split
+# input's own order, rebuilt from its parts at a resume; the first-copy
+# order saves its table instead), through the real binary: records of
 # 5 KB and --batch-bytes 4096 make each rank read one record a round; a stop
 # (TERM) that arrives while the job is held after its first checkpoint
 # (BLOOMSHARD_FAULT_PAUSE_IN_FINISH=after-first-checkpoint) makes that
@@ -23,7 +25,7 @@ with open("in/big.jsonl", "w") as f:
         f.write(json.dumps({"id": "k%03d" % (i % 30), "text": "x" * 5000}) + "\n")'
 ln -s "$BIN" "$MARK/bs-split"
 JOB=(dedup --input in --output out --state S --key-field id --split-min-bytes 4096
-  --batch-bytes 4096 --checkpoint-rounds 1 --progress 0)
+  --batch-bytes 4096 --checkpoint-rounds 1 --progress 0 --kept-copy arrival)
 
 BLOOMSHARD_FAULT_PAUSE_IN_FINISH=after-first-checkpoint \
   setsid "$MPIEXEC" "$NP_FLAG" 2 --oversubscribe "$MARK/bs-split" "${JOB[@]}" >first.log 2>&1 &

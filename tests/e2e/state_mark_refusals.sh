@@ -58,8 +58,10 @@ expect_refusal() { # CASE STATE OUT WHY [JOB ARGS...]: on 1 rank
 # One split run with a key scheme (nfc: its Unicode version is part of the
 # normalization text) that writes a generation after every round and keeps
 # them all: its last generation is a finished state without split inputs,
-# its first an unfinished one with a split input.
-JOB=(--output out --state S --normalize nfc --key-digest xxh3-128)
+# its first an unfinished one with a split input. In the arrival order, where
+# a split input keeps its own file order (retracted records in its ranges:
+# the split-inputs/v2 mark; a first-copy state carries input-order/v1 too).
+JOB=(--output out --state S --normalize nfc --key-digest xxh3-128 --kept-copy arrival)
 SPLIT=(--split-min-bytes 16384 --batch-bytes 32768 --checkpoint-rounds 1 --keep-generations 100)
 run split.log 2 "${JOB[@]}" "${SPLIT[@]}"
 ((RC == 0)) || { cat split.log >&2; fail "the split run failed ($RC)"; }
@@ -87,7 +89,7 @@ expect_refusal retracted S-v1 out "its manifest has retracted records but its no
 patched_copy S S-unmarked ckpt-1.h5 normalization "$NORM"
 expect_refusal unmarked S-unmarked out "its manifest has split inputs but its normalization text lacks the split-inputs mark" "${JOB[@]:4}" "${SPLIT[@]}"
 # A state without split inputs (one rank splits nothing) given the mark.
-run plain.log 1 --output out-plain --state Q
+run plain.log 1 --output out-plain --state Q --kept-copy arrival
 ((RC == 0)) || { cat plain.log >&2; fail "the plain run failed ($RC)"; }
 QGEN=ckpt-$(cat Q/LATEST).h5
 QNORM=$(attr "Q/$QGEN" normalization)

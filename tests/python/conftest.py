@@ -69,11 +69,15 @@ def job(tmp_path_factory):
     two; with the default 4096 a small filter rounds up to one block per
     slice and has almost no false positives, and tier 1 alone then has
     false positives to compare) and a checkpoint every round (several tier-2 runs,
-    kept generations), plus 120k fresh keys from another seed."""
+    kept generations), plus 120k fresh keys from another seed. In the
+    arrival order, so that every kept generation is a round's cut (the
+    first-copy order ends with the end pass's generation, which holds every
+    key: test_state.py's kept-copy test reads such a state)."""
     root = tmp_path_factory.mktemp("job")
     synth(root / "in", 200000, 7, dup_rate=0.3)
     dedup(root / "in", root / "out", root / "state", None, "--capacity", "30000", "--fpr", "0.02", "--slices", "61",
-          "--checkpoint-rounds", "1", "--batch-bytes", "1048576", "--keep-generations", "3")
+          "--checkpoint-rounds", "1", "--batch-bytes", "1048576", "--keep-generations", "3",
+          "--kept-copy", "arrival")
     synth(root / "fresh", 120000, 99)
     kept = json_ids(root / "out")
     assert len(kept) == len(set(kept)) == 140000, "the job kept a wrong number of keys"
