@@ -207,7 +207,7 @@ std::unique_ptr<KeyOrder> make_input_order(std::size_t reserve) {
 
 bool keeps_input_order(const DedupConfig& config) {
   return config.kept_copy == KeptCopy::kFirstInInputOrder &&
-         config.key.unit == core::KeyUnit::kRecord && config.window.window == 0;
+         config.key.unit != core::KeyUnit::kMinHash && config.window.window == 0;
 }
 
 std::size_t input_order_reserve(const RunManifest& m, std::uint32_t ranks) {

@@ -11,6 +11,7 @@
 
 #include "app/round/retracted_annotations.hpp"
 #include "app/round/retracted_line_cut.hpp"
+#include "app/round/retracted_paragraphs.hpp"
 #include "io/durable/durable_file.hpp"
 #include "io/output/output_writer.hpp"
 #include "io/records/record_reader.hpp"
@@ -90,6 +91,19 @@ CutFigures flag_output(const io::InputFile& input, const std::filesystem::path& 
   return {flagged.lines, 0, flagged.length};
 }
 
+// Cuts the retracted paragraphs out of their records' lines of one output
+// (retracted_paragraphs.hpp) into its temporary file.
+CutFigures recut_output(const io::InputFile& input, const std::filesystem::path& out,
+                        const std::vector<RetractedLine>& retracted, InputFeed& feed,
+                        const EndPassOptions& how) {
+  const ParagraphRecut recut = cut_retracted_paragraphs(
+      input, out, retracted,
+      [&](std::string_view line) { return feed.paragraph_text_of(input.format, line); },
+      *how.paragraphs, how.hash_seed, how.max_line_bytes, rewrite_options(input, how), how.durable);
+  feed.count_recut_paragraphs(recut);
+  return {recut.lines_dropped + recut.lines_changed, recut.bytes_removed, recut.length};
+}
+
 // Rewrites one compressed output without the lines of `retracted` keys
 // (decompressed, each line's key parsed and hashed, compressed again) into
 // its temporary file. Throws std::runtime_error naming the output.
@@ -161,6 +175,8 @@ RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const 
       CutFigures left_out;
       if (how.annotate) {
         left_out = flag_output(file, out, retracted, feed, how);
+      } else if (how.paragraphs) {
+        left_out = recut_output(file, out, retracted, feed, how);
       } else if (file.compression == io::Compression::kNone) {
         left_out = cut_output(file, out, retracted, feed, how.durable);
         feed.count_left_out(left_out.lines, left_out.bytes);

@@ -1,0 +1,236 @@
+#include "app/round/retracted_paragraphs.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bloomshard/core/key_hash.hpp"
+#include "core/paragraph/paragraph_keyer.hpp"
+#include "core/paragraph/paragraph_removal.hpp"
+#include "io/records/json_field_token.hpp"
+#include "io/records/record_reader.hpp"
+
+namespace bloomshard::app {
+namespace {
+
+// One accepted input record split into its paragraphs, and what a line
+// written for it holds.
+class RecordCut {
+ public:
+  RecordCut(const core::KeyScheme& key, std::uint64_t seed)
+      : key_(key), seed_(seed), keyer_(key), out_keyer_(key), field_(key.fields.front()) {}
+
+  // Splits and keys `text` of `line`; false for a record the run rejects
+  // at this step (a JSONL field that is not a string, invalid UTF-8 under
+  // a policy that needs UTF-8).
+  bool load(std::string_view line, std::string text, bool json) {
+    line_ = line;
+    json_ = json;
+    text_ = std::move(text);
+    if (json) {
+      const std::optional<io::TokenSpan> token = field_.find_string(line);
+      if (!token) return false;
+      token_ = *token;
+    }
+    try {
+      keyer_.key_text(text_);
+    } catch (const core::InvalidUtf8Error&) {
+      return false;
+    }
+    hashes_.clear();
+    first_.clear();
+    for (std::size_t p = 0; p < keyer_.spans().size(); ++p) {
+      if (!keyer_.keyed()[p]) {
+        hashes_.push_back({});
+        first_.push_back(false);
+        continue;
+      }
+      const core::KeyHash h = core::hash_key(keyer_.key(p), seed_);
+      first_.push_back(std::find(hashes_.begin(), hashes_.end(), h) == hashes_.end());
+      hashes_.push_back(h);
+    }
+    return true;
+  }
+
+  // The duplicate flags of a line written for this record whose text is
+  // `written_text`: a keyed paragraph was kept iff it is the first copy of
+  // its key in the record and the written text holds that key.
+  void derive(std::string_view written_text) {
+    out_keyer_.key_text(written_text);  // valid UTF-8: the run wrote it
+    kept_.clear();
+    for (std::size_t p = 0; p < out_keyer_.spans().size(); ++p) {
+      if (out_keyer_.keyed()[p]) kept_.push_back(core::hash_key(out_keyer_.key(p), seed_));
+    }
+    dup_.assign(paragraphs(), false);
+    for (std::size_t p = 0; p < paragraphs(); ++p) {
+      if (!keyer_.keyed()[p]) continue;
+      dup_[p] = !first_[p] || std::find(kept_.begin(), kept_.end(), hashes_[p]) == kept_.end();
+    }
+  }
+
+  // The record's line with dup_'s paragraphs cut (written as
+  // ParagraphRecords::write writes it), or nullopt when dropped.
+  std::optional<std::string_view> line() {
+    const std::span<const bool> dup(dup_flags(), paragraphs());
+    const core::ParagraphRemoval r = core::measure_removal(text_.size(), keyer_.spans(), dup);
+    removal_ = r;
+    if (r.paragraphs_removed == 0) return line_;
+    if (core::drop_for_removed_fraction(r.removed_fraction, key_.drop_if_removed_fraction)) {
+      return std::nullopt;
+    }
+    const std::string_view kept = core::remove_paragraphs(text_, keyer_.spans(), dup, text_out_);
+    if (!json_) return kept;
+    return io::replace_string_token(line_, token_, kept, line_out_);
+  }
+
+  [[nodiscard]] std::size_t paragraphs() const noexcept { return keyer_.spans().size(); }
+  [[nodiscard]] bool keyed(std::size_t p) const { return keyer_.keyed()[p]; }
+  [[nodiscard]] const core::KeyHash& hash(std::size_t p) const { return hashes_[p]; }
+  [[nodiscard]] bool duplicate(std::size_t p) const { return dup_[p] != 0; }
+  void cut(std::size_t p) { dup_[p] = 1; }
+  [[nodiscard]] const core::ParagraphRemoval& removal() const noexcept { return removal_; }
+
+ private:
+  const bool* dup_flags() {
+    flags_.assign(dup_.begin(), dup_.end());
+    return reinterpret_cast<const bool*>(flags_.data());
+  }
+
+  const core::KeyScheme& key_;
+  std::uint64_t seed_;
+  core::ParagraphKeyer keyer_;
+  core::ParagraphKeyer out_keyer_;
+  io::JsonFieldToken field_;
+  std::string_view line_;
+  std::string text_;
+  bool json_ = false;
+  io::TokenSpan token_{};
+  std::vector<core::KeyHash> hashes_;  // per paragraph ({} when not keyed)
+  std::vector<bool> first_;            // the first copy of its key in the record
+  std::vector<core::KeyHash> kept_;    // keys of the written line
+  std::vector<std::uint8_t> dup_;
+  std::vector<std::uint8_t> flags_;  // dup_ as bools for the spans' functions
+  core::ParagraphRemoval removal_;
+  std::string text_out_;
+  std::string line_out_;
+};
+
+[[noreturn]] void fail(const std::filesystem::path& output, const io::InputFile& input,
+                       std::uint64_t offset, const std::string& why) {
+  throw std::runtime_error("output '" + output.string() + "' of input '" + input.relative_path +
+                           "': the retracted paragraph at byte " + std::to_string(offset) + " " +
+                           why + ": it does not match this run");
+}
+
+}  // namespace
+
+ParagraphRecut cut_retracted_paragraphs(const io::InputFile& input,
+                                        const std::filesystem::path& output,
+                                        std::span<const RetractedLine> retracted,
+                                        const ParagraphTextOf& text_of, const core::KeyScheme& key,
+                                        std::uint64_t hash_seed, std::uint64_t max_line_bytes,
+                                        const io::OutputOptions& options, bool durable) {
+  const io::ReaderOptions read{.max_line_bytes = static_cast<std::size_t>(max_line_bytes),
+                               .prefix_digest = false};
+  io::RecordReader in(read);
+  in.open(input);
+  io::InputFile written = input;  // the output read as an input of the same kind
+  written.absolute_path = output;
+  written.size = std::filesystem::file_size(output);
+  io::RecordReader out(read);
+  out.open(written);
+  const std::filesystem::path tmp = cut_output_temp_path(output);
+  io::OutputWriter writer = io::OutputWriter::create(tmp, input.compression, options);
+  const bool json = input.format == io::Format::kJsonLines;
+  // Under the default fraction (1) no record is ever dropped, so every
+  // accepted record has its line and only retracted ones need the
+  // re-derivation.
+  const bool may_drop = key.drop_if_removed_fraction < 1.0;
+  RecordCut cut(key, hash_seed);
+  ParagraphRecut done;
+  std::size_t k = 0;     // next retraction
+  bool changed = false;  // a retraction cut a paragraph of this record
+  io::Record r;
+  io::Record o;
+  bool have_o = out.next(o);
+  try {
+    while (k < retracted.size() && in.next(r)) {
+      const std::uint64_t start = r.end_offset - r.line.size() - r.terminator.size();
+      if (retracted[k].input_offset < start)
+        fail(output, input, retracted[k].input_offset, "starts no paragraph of a record");
+      std::size_t mine = k;  // retractions of this record: [k, mine)
+      while (mine < retracted.size() && retracted[mine].input_offset < start + r.line.size()) {
+        ++mine;
+      }
+      std::optional<std::string> text;
+      if (!r.too_long) text = text_of(r.line);
+      const bool accepted = text && cut.load(r.line, std::move(*text), json);
+      if (!accepted) {
+        if (mine != k) fail(output, input, retracted[k].input_offset, "lies in a rejected record");
+        continue;
+      }
+      bool belongs = have_o && mine == k && (!may_drop || o.line == r.line);
+      core::ParagraphRemoval before;  // what the written line had cut
+      if (!belongs && have_o) {
+        if (const std::optional<std::string> written_text = text_of(o.line)) {
+          cut.derive(*written_text);
+          const std::optional<std::string_view> expected = cut.line();
+          belongs = expected && *expected == o.line;
+          before = cut.removal();
+        }
+      }
+      if (!belongs && mine != k && !may_drop) {
+        fail(output, input, retracted[k].input_offset,
+             "lies in a record whose line is not the output's next one");
+      }
+      for (; k < mine; ++k) {  // each must be a keyed paragraph of the key, kept in the line
+        const std::uint64_t p = retracted[k].input_offset - start;
+        if (p >= cut.paragraphs() || !cut.keyed(p) || !(cut.hash(p) == retracted[k].hash)) {
+          fail(output, input, retracted[k].input_offset, "is no keyed paragraph of that key");
+        }
+        if (!belongs) continue;  // the record was dropped whole: nothing to cut
+        if (cut.duplicate(p)) fail(output, input, retracted[k].input_offset, "was cut already");
+        cut.cut(p);
+        changed = true;
+      }
+      if (!belongs) continue;
+      if (!changed) {
+        writer.write(o.line, o.terminator);
+        have_o = out.next(o);
+        continue;
+      }
+      changed = false;
+      const std::optional<std::string_view> now = cut.line();
+      if (!now) {
+        ++done.lines_dropped;
+        done.bytes_removed += o.line.size() + o.terminator.size();
+        if (before.paragraphs_removed != 0) --done.records_changed;
+        done.paragraphs_removed -= static_cast<std::int64_t>(before.paragraphs_removed);
+        done.text_bytes_removed -= static_cast<std::int64_t>(before.bytes_removed);
+      } else {
+        writer.write(*now, o.terminator);
+        ++done.lines_changed;
+        done.bytes_removed += o.line.size() - now->size();
+        if (before.paragraphs_removed == 0) ++done.records_changed;
+        done.paragraphs_removed += static_cast<std::int64_t>(cut.removal().paragraphs_removed) -
+                                   static_cast<std::int64_t>(before.paragraphs_removed);
+        done.text_bytes_removed += static_cast<std::int64_t>(cut.removal().bytes_removed) -
+                                   static_cast<std::int64_t>(before.bytes_removed);
+      }
+      have_o = out.next(o);
+    }
+    if (k < retracted.size())
+      fail(output, input, retracted[k].input_offset, "lies past the input's last record");
+    for (; have_o; have_o = out.next(o)) writer.write(o.line, o.terminator);
+    if (durable) writer.flush_and_sync();
+    writer.close();
+  } catch (...) {
+    std::filesystem::remove(tmp);
+    throw;
+  }
+  done.length = std::filesystem::file_size(tmp);
+  return done;
+}
+
+}  // namespace bloomshard::app
