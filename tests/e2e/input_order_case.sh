@@ -61,9 +61,16 @@
 #                 without --kept-copy first (the split input's own file
 #                 order): the resume, rebuilding the owners' memory of the
 #                 part's kept copies from it, refuses it too.
-#         refusals  --kept-copy first with --window or paragraphs (also in
-#                 annotate mode), and an unknown value: exit 2 naming the
-#                 option, nothing written.
+#         paragraphs  --unit paragraph (paragraph_corpus.py --mix: plain, .gz
+#                 and .zst inputs, duplicate paragraphs in records that
+#                 differ otherwise; small batches), at --drop-if-removed-fraction
+#                 1 and 0.3: every output byte for byte the 1-rank run's and
+#                 paragraph_oracle.py --exact's (first copy in input order),
+#                 the paragraph counters its; at N > 1 records were re-cut.
+#         refusals  --kept-copy first with --window, with paragraphs on split
+#                 inputs, with --state or in annotate mode,
+#                 and an unknown value: exit 2 naming the option, nothing
+#                 written.
 # Set KEEP_TMP=1 to keep the temp dir.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 harness_parse input_order_case.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --dir=EDIR*" "$@"
@@ -176,6 +183,37 @@ case $CASE in
     [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "no copy was retracted: the case tests nothing"
     [[ $(json_field "$TMP/m1.json" kept) == $(json_field "$TMP/mN.json" kept) ]] ||
       fail "kept counts differ"
+    ;;
+  paragraphs)
+    # --unit paragraph: which record keeps a paragraph. A paragraph is kept
+    # in its first copy with the inputs in order, the records by position,
+    # a record's paragraphs in text order; a later-read earlier copy makes
+    # the end pass cut it from the record that kept it (and drop that
+    # record when the fraction now drops it).
+    "$PY" "$EDIR/paragraph_corpus.py" "$TMP/in" --files 6 --records 1800 --seed 5 --mix
+    for fraction in 1 0.3; do
+      ARGS=(--input "$TMP/in" --key-field text --unit paragraph --kept-copy first --split-inputs off
+        --paragraph-split newline --text-normalize ws --min-paragraph-bytes 8
+        --drop-if-removed-fraction "$fraction" --batch-bytes 16384 --gzip-level 9 --zstd-level 19)
+      rm -rf "$TMP/out1" "$TMP/outN"
+      mpi 1 dedup "${ARGS[@]}" --output "$TMP/out1" --metrics "$TMP/m1.json" >"$TMP/r1.log" 2>&1 ||
+        fail "1-rank run failed: $(cat "$TMP/r1.log")"
+      mpi "$RANKS" dedup "${ARGS[@]}" --output "$TMP/outN" --metrics "$TMP/mN.json" \
+        >"$TMP/rN.log" 2>&1 || fail "$RANKS-rank run failed: $(cat "$TMP/rN.log")"
+      "$PY" "$EDIR/paragraph_oracle.py" --input "$TMP/in" --output "$TMP/outN" --exact \
+        --split newline --normalize ws --min-paragraph-bytes 8 \
+        --drop-if-removed-fraction "$fraction" --metrics "$TMP/mN.json" ||
+        fail "$RANKS ranks, fraction $fraction: not the first copies in input order"
+      diff -r "$TMP/out1" "$TMP/outN" -x _rejects -x metrics.json >/dev/null ||
+        fail "$RANKS ranks, fraction $fraction: outputs differ from the 1-rank run's bytes"
+      retracted=$(json_field "$TMP/mN.json" retracted)
+      log "$RANKS ranks, fraction $fraction: $retracted records re-cut for an earlier copy"
+      [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "no paragraph was retracted: the case tests nothing"
+      for f in kept dropped output_bytes; do
+        [[ $(json_field "$TMP/m1.json" $f) == $(json_field "$TMP/mN.json" $f) ]] ||
+          fail "fraction $fraction: $f differs from the 1-rank run's"
+      done
+    done
     ;;
   state)
     reference
@@ -475,7 +513,8 @@ print(next(p["ranges"][1]["output_length"] for p in m["inputs"] if p["relative_p
     # work (exit 2, naming the option), never run quietly in arrival order.
     "$PY" "$CORPUS" make "$TMP/in" --files 2 --records 200 --big-records 200 --seed 7
     for extra in "--state $TMP/st --window 4" "--unit paragraph" "--mode annotate --unit paragraph" \
-      "BOGUS"; do
+      "--mode annotate --unit paragraph --split-inputs off" \
+      "--unit paragraph --split-inputs off --state $TMP/st" "BOGUS"; do
       args=(--input "$TMP/in" --key-field id --output "$TMP/out" --kept-copy first)
       # shellcheck disable=SC2206
       [[ $extra == BOGUS ]] && args[-1]=sometimes || args+=($extra)
