@@ -67,6 +67,9 @@
 #                 1 and 0.3: every output byte for byte the 1-rank run's and
 #                 paragraph_oracle.py --exact's (first copy in input order),
 #                 the paragraph counters its; at N > 1 records were re-cut.
+#                 Plain-line inputs (input_order_corpus.py make-lines; a
+#                 line is one paragraph) at fraction 1 and 0.5, against
+#                 check-lines and the 1-rank run's bytes.
 #         refusals  --kept-copy first with --window, with paragraphs on split
 #                 inputs, with --state or in annotate mode,
 #                 and an unknown value: exit 2 naming the option, nothing
@@ -213,6 +216,24 @@ case $CASE in
         [[ $(json_field "$TMP/m1.json" $f) == $(json_field "$TMP/mN.json" $f) ]] ||
           fail "fraction $fraction: $f differs from the 1-rank run's"
       done
+    done
+    # Plain-line inputs: a line is one paragraph.
+    "$PY" "$CORPUS" make-lines "$TMP/lines" --files 6 --records 1500 --seed 3
+    for fraction in 1 0.5; do
+      ARGS=(--input "$TMP/lines" --unit paragraph --kept-copy first --split-inputs off
+        --drop-if-removed-fraction "$fraction" --batch-bytes 4096)
+      rm -rf "$TMP/out1" "$TMP/outN"
+      mpi 1 dedup "${ARGS[@]}" --output "$TMP/out1" >"$TMP/r1.log" 2>&1 ||
+        fail "1-rank plain-line run failed: $(cat "$TMP/r1.log")"
+      mpi "$RANKS" dedup "${ARGS[@]}" --output "$TMP/outN" --metrics "$TMP/mN.json" \
+        >"$TMP/rN.log" 2>&1 || fail "$RANKS-rank plain-line run failed: $(cat "$TMP/rN.log")"
+      "$PY" "$CORPUS" check-lines "$TMP/lines" "$TMP/outN" "$fraction" ||
+        fail "$RANKS ranks, plain lines, fraction $fraction: not the first copies in input order"
+      diff -r "$TMP/out1" "$TMP/outN" -x _rejects >/dev/null ||
+        fail "$RANKS ranks, plain lines, fraction $fraction: outputs differ from the 1-rank run's"
+      retracted=$(json_field "$TMP/mN.json" retracted)
+      log "$RANKS ranks, plain lines, fraction $fraction: $retracted lines re-cut"
+      [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "no plain line was retracted: the case tests nothing"
     done
     ;;
   state)
