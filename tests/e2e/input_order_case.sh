@@ -42,6 +42,12 @@
 #                 oracle and the 1-rank stateless annotate run's bytes
 #                 (decompressed for .gz/.zst), after SIGKILLs and kills in
 #                 the end pass too.
+#         paragraph_state, paragraph_state_kill  the state and state_kill
+#                 cases under --unit paragraph (paragraph_corpus.py --mix --pool 1000,
+#                 --drop-if-removed-fraction 0.3): every output equals
+#                 paragraph_oracle.py --exact's and the 1-rank stateless
+#                 run's bytes (decompressed for .gz/.zst), after SIGKILLs
+#                 resumed on 1-4 ranks and kills in the end pass too.
 #         end_pass_refusals  with --state, the end pass met by files changed
 #                 behind it: a cut output's temporary file longer than the
 #                 generation that recorded the cut says (kill before the
@@ -61,7 +67,7 @@
 #                 without --kept-copy first (the split input's own file
 #                 order): the resume, rebuilding the owners' memory of the
 #                 part's kept copies from it, refuses it too.
-#         paragraphs  --unit paragraph (paragraph_corpus.py --mix: plain, .gz
+#         paragraphs  --unit paragraph (paragraph_corpus.py --mix --pool 1000: plain, .gz
 #                 and .zst inputs, duplicate paragraphs in records that
 #                 differ otherwise; small batches), at --drop-if-removed-fraction
 #                 1 and 0.3: every output byte for byte the 1-rank run's and
@@ -71,9 +77,8 @@
 #                 line is one paragraph) at fraction 1 and 0.5, against
 #                 check-lines and the 1-rank run's bytes.
 #         refusals  --kept-copy first with --window, with paragraphs on split
-#                 inputs, with --state or in annotate mode,
-#                 and an unknown value: exit 2 naming the option, nothing
-#                 written.
+#                 inputs or in annotate mode, and an unknown value: exit 2
+#                 naming the option, nothing written.
 # Set KEEP_TMP=1 to keep the temp dir.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 harness_parse input_order_case.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --dir=EDIR*" "$@"
@@ -90,6 +95,13 @@ if [[ $CASE == annotate_state* ]]; then
   ANNOTATE=$( ((RANKS % 2 == 0)) && echo dolma || echo bloomshard)
   MODE_ARGS=(--mode annotate --annotate-format "$ANNOTATE")
   CASE=${CASE#annotate_}
+fi
+
+# paragraph_*: the state cases under --unit paragraph.
+PARAGRAPHS=""
+if [[ $CASE == paragraph_state* ]]; then
+  PARAGRAPHS=1
+  CASE=${CASE#paragraph_}
 fi
 
 json_field() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
@@ -130,8 +142,20 @@ paused_run() {
   grep -q "fault pause at" "$log" ||
     fail "the run never reached its fault pause: $(cat "$log")"
 }
+# The paragraph rules of the paragraph_* cases (--drop-if-removed-fraction
+# below 1: a re-cut record may be dropped).
+PARAGRAPH_RULES=(--paragraph-split newline --text-normalize ws --min-paragraph-bytes 8
+  --drop-if-removed-fraction 0.3)
 # The 1-rank stateless reference of the corpus in $TMP/in: $TMP/out1.
 reference() {
+  if [[ -n $PARAGRAPHS ]]; then
+    "$PY" "$EDIR/paragraph_corpus.py" "$TMP/in" --files 6 --records 1800 --seed 5 --mix --pool 1000
+    ARGS=(--input "$TMP/in" --key-field text --unit paragraph --kept-copy first --split-inputs off
+      "${PARAGRAPH_RULES[@]}" --batch-bytes 16384)
+    mpi 1 dedup "${ARGS[@]}" --output "$TMP/out1" >"$TMP/r1.log" 2>&1 ||
+      fail "1-rank run failed: $(cat "$TMP/r1.log")"
+    return
+  fi
   "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7 \
     --annotate "$([[ -n $ANNOTATE ]] && echo 1 || echo 0)"
   ARGS=(--input "$TMP/in" --key-field id --kept-copy first --batch-bytes 65536 --split-min-bytes 65536
@@ -145,7 +169,11 @@ reference() {
 # checkpointing run's frame boundaries follow its cuts); and the oracle's.
 same_as_reference() {
   local f
-  if [[ -n $ANNOTATE ]]; then
+  if [[ -n $PARAGRAPHS ]]; then
+    "$PY" "$EDIR/paragraph_oracle.py" --input "$TMP/in" --output "$1" --exact --split newline \
+      --normalize ws --min-paragraph-bytes 8 --drop-if-removed-fraction 0.3 ||
+      fail "$2: not the first paragraph copies in input order"
+  elif [[ -n $ANNOTATE ]]; then
     "$PY" "$CORPUS" check-annotate "$TMP/in" "$1" "$ANNOTATE" ||
       fail "$2: not the first copies in input order flagged new"
   else
@@ -193,7 +221,7 @@ case $CASE in
     # a record's paragraphs in text order; a later-read earlier copy makes
     # the end pass cut it from the record that kept it (and drop that
     # record when the fraction now drops it).
-    "$PY" "$EDIR/paragraph_corpus.py" "$TMP/in" --files 6 --records 1800 --seed 5 --mix
+    "$PY" "$EDIR/paragraph_corpus.py" "$TMP/in" --files 6 --records 1800 --seed 5 --mix --pool 1000
     for fraction in 1 0.3; do
       ARGS=(--input "$TMP/in" --key-field text --unit paragraph --kept-copy first --split-inputs off
         --paragraph-split newline --text-normalize ws --min-paragraph-bytes 8
@@ -248,6 +276,7 @@ case $CASE in
       fail "the state lacks the input-order/v1 mark"
     manifest_has "$TMP/st" '"input_order":{"version":1' || fail "no input_order in the manifest"
     log "$RANKS ranks with --state: identical to 1 rank, $retracted retracted"
+    [[ -z $PARAGRAPHS ]] || { log "ok in $SECONDS s"; exit 0; } # the rest: any state's rule
     # A stopped run keeps its rule: the other --kept-copy is refused (exit 2).
     "$PY" "$CORPUS" make "$TMP/in2" --files 3 --records 2000 --big-records 2000 --seed 8
     for first in arrival first; do
@@ -534,8 +563,7 @@ print(next(p["ranges"][1]["output_length"] for p in m["inputs"] if p["relative_p
     # work (exit 2, naming the option), never run quietly in arrival order.
     "$PY" "$CORPUS" make "$TMP/in" --files 2 --records 200 --big-records 200 --seed 7
     for extra in "--state $TMP/st --window 4" "--unit paragraph" "--mode annotate --unit paragraph" \
-      "--mode annotate --unit paragraph --split-inputs off" \
-      "--unit paragraph --split-inputs off --state $TMP/st" "BOGUS"; do
+      "--mode annotate --unit paragraph --split-inputs off" "BOGUS"; do
       args=(--input "$TMP/in" --key-field id --output "$TMP/out" --kept-copy first)
       # shellcheck disable=SC2206
       [[ $extra == BOGUS ]] && args[-1]=sometimes || args+=($extra)

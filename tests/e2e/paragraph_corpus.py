@@ -11,7 +11,8 @@ paragraphs, quotes, backslashes, control characters and non-ASCII; some
 lines are compact, some ASCII-escaped, some hold the text field after a
 nested one. Three lines per file are rejects (text 42, text null, no text).
 --gz: every second file gzipped; --mix: plain, .gz and .zst files in turn
-(the zstd command).
+(the zstd command). --pool: paragraphs in the shared pool (a bigger pool
+meets its first copies later in the corpus).
 """
 import argparse
 import gzip
@@ -83,9 +84,10 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--gz", action="store_true")
     p.add_argument("--mix", action="store_true")
+    p.add_argument("--pool", type=int, default=120)
     a = p.parse_args()
     rng = random.Random(a.seed)
-    shared = pool(rng, 120)
+    shared = pool(rng, a.pool)
     os.makedirs(a.out, exist_ok=True)
     serial = 0
     for f in range(a.files):

@@ -126,15 +126,13 @@ void apply_flags(const DedupFlags& flags, DedupConfig& c) {
 
 // --kept-copy first --unit paragraph (docs/keys.md "Which record keeps a
 // paragraph"): the end pass re-cuts the records that kept a retracted
-// paragraph in stateless filter runs of whole inputs. Not yet: a split
-// input (its join removes whole lines, not paragraphs), --state (the
-// saved table and the end pass as a checkpointed step) and annotate mode.
+// paragraph, in filter runs of whole inputs, with or without --state. Not
+// yet: a split input (its join removes whole lines, not paragraphs) and
+// annotate mode.
 std::string kept_paragraph_problem(const DedupConfig& c) {
   if (c.key.unit != core::KeyUnit::kParagraph) return {};
   if (c.annotate.mode == RunMode::kAnnotate)
     return "--kept-copy first --unit paragraph is not built for --mode annotate yet";
-  if (!c.state_dir.empty())
-    return "--kept-copy first --unit paragraph is not built with --state yet";
   if (c.split_inputs)
     return "--kept-copy first --unit paragraph needs --split-inputs off (a paragraph kept in a "
            "later range of a split input cannot be retracted yet)";
@@ -148,8 +146,8 @@ std::string window_problem(const DedupConfig& c) {
 
 // --kept-copy first is implemented for whole records without a window, in
 // filter and annotate runs, with or without --state, and for paragraphs in
-// stateless filter runs of whole inputs; elsewhere it would silently keep
-// the arrival order.
+// filter runs of whole inputs; elsewhere it would silently keep the
+// arrival order.
 std::string kept_copy_problem(const DedupConfig& c) {
   if (c.kept_copy != KeptCopy::kFirstInInputOrder) return {};
   if (c.window.window != 0) return "--kept-copy first cannot apply with --window";
