@@ -58,8 +58,8 @@ void add_feed_options(po::options_description& pool, FeedOptions& f, FeedFlags& 
       ("kept-copy", po::value(&flags.kept_copy)->default_value(flags.kept_copy),
        "which copy of a duplicate is kept: arrival (the first to reach its owner; fastest, the "
        "kept copy may change with the rank count) | first (the first copy in input order: the "
-       "same output bytes at any rank count and after any stop and resume; whole records, no "
-       "--window)");
+       "same output bytes at any rank count and after any stop and resume; whole records, or "
+       "paragraphs of whole inputs in filter mode; no --window)");
   }
   // clang-format on
 }

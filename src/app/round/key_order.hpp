@@ -8,12 +8,14 @@
 //    input stay home; the owner remembers kept copies from later ranges and
 //    retracts one when an earlier copy arrives, as one reader would decide.
 //    Whole records only: a paragraph's or a window's verdicts never flip.
-//  - In input order (runs of records without a window,
+//  - In input order (runs of records or paragraphs without a window,
 //    docs/inputs.md "Which copy of a duplicate is kept"): as in file order,
 //    but every key is tagged, the owner decides in tag order, retracts
 //    across inputs, and forgets behind the watermark; the copies retracted
 //    from other inputs leave the outputs at the run's end, or in annotate
-//    mode get their attribute lines flagged (retracted_copies.hpp).
+//    mode get their attribute lines flagged (retracted_copies.hpp); a
+//    retracted paragraph is cut from its record's line
+//    (retracted_paragraphs.hpp).
 #pragma once
 
 #include <cstdint>
@@ -106,7 +108,9 @@ class KeyOrder {
 /// copy of a duplicate is kept"): --kept-copy first in a run of whole
 /// records with no window, in filter or annotate mode (there the end pass
 /// flags the retracted copies' attribute lines), with or without --state (a
-/// checkpoint saves the owners' memory in the manifest's input_order).
+/// checkpoint saves the owners' memory in the manifest's input_order); and
+/// of paragraphs (every paragraph key tagged, core/order/paragraph_order.hpp),
+/// where the options allow it (filter mode, whole inputs).
 [[nodiscard]] bool keeps_input_order(const DedupConfig& config);
 
 /// Keys an owner's input-order memory is sized for up front: its share of
