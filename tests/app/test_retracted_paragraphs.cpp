@@ -122,5 +122,75 @@ TEST_F(RetractedParagraphsTest, RefusesWhatDoesNotMatchTheFiles) {
   refused({kA.size(), hash_of("p1 x", 0)}, "starts no paragraph of a record");
 }
 
+// Annotate mode: the retracted paragraph joins its record's listed spans, in
+// both formats, the line written as the run writes it (bloomshard: byte
+// spans of the paragraphs and `duplicate` once the fraction drops it;
+// dolma: code point spans of the cuts); a span list that names no
+// paragraph of the record is refused.
+TEST_F(RetractedParagraphsTest, AnnotateModeAddsTheParagraphToTheRecordsSpans) {
+  key_.drop_if_removed_fraction = 0.6;  // record c with p2 cut (5 of 9 bytes) is kept
+  const std::uint64_t c = kA.size() + 1 + kBad.size() + 1;
+  const std::string reject = R"({"reject":"paragraph field is not a string"})";
+  const auto run = [&](AnnotateFormat format, std::span<const RetractedLine> r) {
+    const ParagraphTextOf text_of = [&](std::string_view line) -> std::optional<std::string> {
+      if (line.ends_with('\n')) line.remove_suffix(1);
+      const auto it = texts_.find(std::string(line));
+      if (it == texts_.end()) return std::nullopt;
+      return it->second;
+    };
+    return flag_retracted_paragraphs(input_, dir_ / "out.jsonl", r, text_of, key_, kSeed, format,
+                                     1 << 20, {}, false);
+  };
+  // Record a ("p1 x\np2 x\np3 x") kept all; record c ("p2 x\nq1 x") had p2 cut.
+  write(dir_ / "out.jsonl", R"({"duplicate":false,"paragraphs":3,"duplicate_spans":[]})"
+                            "\n" +
+                                reject + "\n" +
+                                R"({"duplicate":false,"paragraphs":2,"duplicate_spans":[[0,4]]})" +
+                                "\n");
+  const RetractedLine in_a[] = {{1, hash_of("p1 x\np2 x\np3 x", 1)}};
+  ParagraphRecut done = run(AnnotateFormat::kBloomshard, in_a);
+  EXPECT_EQ(read(cut_output_temp_path(dir_ / "out.jsonl")),
+            R"({"duplicate":false,"paragraphs":3,"duplicate_spans":[[5,9]]})"
+            "\n" +
+                reject + "\n" + R"({"duplicate":false,"paragraphs":2,"duplicate_spans":[[0,4]]})" +
+                "\n");
+  EXPECT_EQ(done.lines_changed, 1u);
+  EXPECT_EQ(done.lines_dropped, 0u);
+  EXPECT_EQ(done.records_changed, 1);
+  fs::remove(cut_output_temp_path(dir_ / "out.jsonl"));
+  // q1 of record c as well: all of its text, over the fraction: dropped.
+  const RetractedLine in_c[] = {{c + 1, hash_of("p2 x\nq1 x", 1)}};
+  done = run(AnnotateFormat::kBloomshard, in_c);
+  EXPECT_NE(read(cut_output_temp_path(dir_ / "out.jsonl"))
+                .find(R"({"duplicate":true,"paragraphs":2,"duplicate_spans":[[0,4],[5,9]]})"),
+            std::string::npos);
+  EXPECT_EQ(done.lines_dropped, 1u);
+  EXPECT_EQ(done.records_changed, -1);
+  fs::remove(cut_output_temp_path(dir_ / "out.jsonl"));
+  // Dolma: cuts in code points (the paragraph and its separator).
+  write(dir_ / "out.jsonl", R"({"id":"a","attributes":{"bloomshard_duplicate":[]}})"
+                            "\n" +
+                                reject + "\n" +
+                                R"({"id":"c","attributes":{"bloomshard_duplicate":[[0,5,1.0]]}})" +
+                                "\n");
+  done = run(AnnotateFormat::kDolma, in_a);
+  EXPECT_EQ(read(cut_output_temp_path(dir_ / "out.jsonl")).substr(0, 62),
+            R"({"id":"a","attributes":{"bloomshard_duplicate":[[5,10,1.0]]}})"
+            "\n");
+  fs::remove(cut_output_temp_path(dir_ / "out.jsonl"));
+  // A listed span that is no paragraph of the record: refused by name.
+  write(dir_ / "out.jsonl", R"({"id":"a","attributes":{"bloomshard_duplicate":[[1,5,1.0]]}})"
+                            "\n" +
+                                reject + "\n");
+  try {
+    (void)run(AnnotateFormat::kDolma, in_a);
+    ADD_FAILURE() << "accepted a span list that names no paragraph";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not list its paragraphs"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(cut_output_temp_path(dir_ / "out.jsonl")));
+}
+
 }  // namespace
 }  // namespace bloomshard::app

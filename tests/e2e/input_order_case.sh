@@ -76,9 +76,16 @@
 #                 Plain-line inputs (input_order_corpus.py make-lines; a
 #                 line is one paragraph) at fraction 1 and 0.5, against
 #                 check-lines and the 1-rank run's bytes.
+#         paragraph_annotate  --unit paragraph --mode annotate, both formats:
+#                 attribute files byte for byte the 1-rank run's (kept,
+#                 dropped, output_bytes its too) and, decompressed, matching
+#                 the 1-rank filter run's first copies
+#                 (paragraph_annotate_check.py applies the spans; that run
+#                 checked by paragraph_oracle.py --exact); with --state the
+#                 same decompressed bytes.
 #         refusals  --kept-copy first with --window, with paragraphs on split
-#                 inputs or in annotate mode, and an unknown value: exit 2
-#                 naming the option, nothing written.
+#                 inputs (also in annotate mode), and an unknown value: exit
+#                 2 naming the option, nothing written.
 # Set KEEP_TMP=1 to keep the temp dir.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 harness_parse input_order_case.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --dir=EDIR*" "$@"
@@ -263,6 +270,67 @@ case $CASE in
       log "$RANKS ranks, plain lines, fraction $fraction: $retracted lines re-cut"
       [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "no plain line was retracted: the case tests nothing"
     done
+    ;;
+  paragraph_annotate)
+    # --unit paragraph --mode annotate: the attribute line of the record
+    # that keeps a paragraph lists it as no duplicate, every later copy's
+    # as one; a retracted paragraph is added to its record's spans by the
+    # end pass.
+    "$PY" "$EDIR/paragraph_corpus.py" "$TMP/in" --files 6 --records 1800 --seed 5 --mix --pool 1000
+    ARGS=(--input "$TMP/in" --key-field text --unit paragraph --kept-copy first --split-inputs off
+      "${PARAGRAPH_RULES[@]}" --batch-bytes 16384)
+    mpi 1 dedup "${ARGS[@]}" --output "$TMP/f1" >"$TMP/f1.log" 2>&1 ||
+      fail "1-rank filter run failed: $(cat "$TMP/f1.log")"
+    for fmt in bloomshard dolma; do
+      for n in $(printf "%s\n" 1 "$RANKS" | sort -u); do
+        mpi "$n" dedup "${ARGS[@]}" --mode annotate --annotate-format "$fmt" \
+          --output "$TMP/$fmt-$n" --metrics "$TMP/$fmt-$n.json" >"$TMP/$fmt-$n.log" 2>&1 ||
+          fail "$n-rank $fmt run failed: $(cat "$TMP/$fmt-$n.log")"
+      done
+      diff -r "$TMP/$fmt-1" "$TMP/$fmt-$RANKS" -x _rejects >/dev/null ||
+        fail "$RANKS ranks, $fmt: attribute files differ from the 1-rank run's bytes"
+      retracted=$(json_field "$TMP/$fmt-$RANKS.json" retracted)
+      log "$RANKS ranks, $fmt: $retracted attribute lines re-flagged"
+      [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "no paragraph was retracted: the case tests nothing"
+      for f in kept dropped output_bytes; do
+        [[ $(json_field "$TMP/$fmt-1.json" $f) == $(json_field "$TMP/$fmt-$RANKS.json" $f) ]] ||
+          fail "$fmt: $f differs from the 1-rank run's"
+      done
+    done
+    # Against filter mode's first copies (checked by paragraph_oracle.py in
+    # the paragraphs case): paragraph_annotate_check.py applies the spans.
+    "$PY" "$EDIR/paragraph_oracle.py" --input "$TMP/in" --output "$TMP/f1" --exact --split newline \
+      --normalize ws --min-paragraph-bytes 8 --drop-if-removed-fraction 0.3 ||
+      fail "the 1-rank filter run is not the first copies in input order"
+    mkdir -p "$TMP/plain"
+    for path in "$TMP"/in/*; do
+      name=$(basename "$path")
+      base=${name%.gz}
+      base=${base%.zst}
+      for d in in f1 bloomshard-$RANKS dolma-$RANKS; do
+        case $name in
+          *.gz) gzip -dc "$TMP/$d/$name" ;;
+          *.zst) zstd -qdc "$TMP/$d/$name" ;;
+          *) cat "$TMP/$d/$name" ;;
+        esac >"$TMP/plain/$d-$base"
+      done
+      "$PY" "$EDIR/paragraph_annotate_check.py" "$TMP/plain/in-$base" "$TMP/plain/f1-$base" \
+        "$TMP/plain/bloomshard-$RANKS-$base" "$TMP/plain/dolma-$RANKS-$base" ||
+        fail "$RANKS ranks, $name: the attribute files do not match filter mode's first copies"
+    done
+    # With --state (a checkpoint every 3 rounds): the same decompressed bytes.
+    mpi "$RANKS" dedup "${ARGS[@]}" --mode annotate --annotate-format dolma --output "$TMP/ds" \
+      --state "$TMP/st" --checkpoint-rounds 3 >"$TMP/ds.log" 2>&1 ||
+      fail "$RANKS-rank dolma run with --state failed: $(cat "$TMP/ds.log")"
+    for path in "$TMP"/in/*; do
+      name=$(basename "$path")
+      case $name in
+        *.gz) cmp -s <(gzip -dc "$TMP/dolma-1/$name") <(gzip -dc "$TMP/ds/$name") ;;
+        *.zst) cmp -s <(zstd -qdc "$TMP/dolma-1/$name") <(zstd -qdc "$TMP/ds/$name") ;;
+        *) cmp -s "$TMP/dolma-1/$name" "$TMP/ds/$name" ;;
+      esac || fail "$RANKS ranks with --state: $name differs from the 1-rank run's"
+    done
+    log "$RANKS ranks: both formats the 1-rank run's and filter mode's first copies, also with --state"
     ;;
   state)
     reference
@@ -563,7 +631,7 @@ print(next(p["ranges"][1]["output_length"] for p in m["inputs"] if p["relative_p
     # work (exit 2, naming the option), never run quietly in arrival order.
     "$PY" "$CORPUS" make "$TMP/in" --files 2 --records 200 --big-records 200 --seed 7
     for extra in "--state $TMP/st --window 4" "--unit paragraph" "--mode annotate --unit paragraph" \
-      "--mode annotate --unit paragraph --split-inputs off" "BOGUS"; do
+      "BOGUS"; do
       args=(--input "$TMP/in" --key-field id --output "$TMP/out" --kept-copy first)
       # shellcheck disable=SC2206
       [[ $extra == BOGUS ]] && args[-1]=sometimes || args+=($extra)

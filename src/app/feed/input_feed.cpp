@@ -339,7 +339,7 @@ void InputFeed::count_recut_paragraphs(const ParagraphRecut& recut) noexcept {
   counters_.kept -= recut.lines_dropped;  // modulo 2^64, see FeedCounters::retracted
   counters_.dropped += recut.lines_dropped;
   counters_.output_bytes -= recut.bytes_removed;
-  counters_.retracted += recut.lines_dropped + recut.lines_changed;
+  counters_.retracted += recut.lines_changed;
   if (paragraphs_) paragraphs_->count_recut(recut);
 }
 

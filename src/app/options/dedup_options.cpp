@@ -126,13 +126,11 @@ void apply_flags(const DedupFlags& flags, DedupConfig& c) {
 
 // --kept-copy first --unit paragraph (docs/keys.md "Which record keeps a
 // paragraph"): the end pass re-cuts the records that kept a retracted
-// paragraph, in filter runs of whole inputs, with or without --state. Not
-// yet: a split input (its join removes whole lines, not paragraphs) and
-// annotate mode.
+// paragraph (in annotate mode: adds it to the record's spans), in runs of
+// whole inputs, with or without --state. Not yet: a split input (its join
+// removes whole lines, not paragraphs).
 std::string kept_paragraph_problem(const DedupConfig& c) {
   if (c.key.unit != core::KeyUnit::kParagraph) return {};
-  if (c.annotate.mode == RunMode::kAnnotate)
-    return "--kept-copy first --unit paragraph is not built for --mode annotate yet";
   if (c.split_inputs)
     return "--kept-copy first --unit paragraph needs --split-inputs off (a paragraph kept in a "
            "later range of a split input cannot be retracted yet)";
@@ -145,9 +143,8 @@ std::string window_problem(const DedupConfig& c) {
 }
 
 // --kept-copy first is implemented for whole records without a window, in
-// filter and annotate runs, with or without --state, and for paragraphs in
-// filter runs of whole inputs; elsewhere it would silently keep the
-// arrival order.
+// filter and annotate runs, with or without --state, and for paragraphs of
+// whole inputs; elsewhere it would silently keep the arrival order.
 std::string kept_copy_problem(const DedupConfig& c) {
   if (c.kept_copy != KeptCopy::kFirstInInputOrder) return {};
   if (c.window.window != 0) return "--kept-copy first cannot apply with --window";

@@ -59,7 +59,7 @@ void add_feed_options(po::options_description& pool, FeedOptions& f, FeedFlags& 
        "which copy of a duplicate is kept: arrival (the first to reach its owner; fastest, the "
        "kept copy may change with the rank count) | first (the first copy in input order: the "
        "same output bytes at any rank count and after any stop and resume; whole records, or "
-       "paragraphs of whole inputs in filter mode; no --window)");
+       "paragraphs of whole inputs; no --window)");
   }
   // clang-format on
 }

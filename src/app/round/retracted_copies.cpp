@@ -96,12 +96,18 @@ CutFigures flag_output(const io::InputFile& input, const std::filesystem::path& 
 CutFigures recut_output(const io::InputFile& input, const std::filesystem::path& out,
                         const std::vector<RetractedLine>& retracted, InputFeed& feed,
                         const EndPassOptions& how) {
-  const ParagraphRecut recut = cut_retracted_paragraphs(
-      input, out, retracted,
-      [&](std::string_view line) { return feed.paragraph_text_of(input.format, line); },
-      *how.paragraphs, how.hash_seed, how.max_line_bytes, rewrite_options(input, how), how.durable);
+  const auto text_of = [&](std::string_view line) {
+    return feed.paragraph_text_of(input.format, line);
+  };
+  const ParagraphRecut recut =
+      how.annotate
+          ? flag_retracted_paragraphs(input, out, retracted, text_of, *how.paragraphs,
+                                      how.hash_seed, *how.annotate, how.max_line_bytes,
+                                      rewrite_options(input, how), how.durable)
+          : cut_retracted_paragraphs(input, out, retracted, text_of, *how.paragraphs, how.hash_seed,
+                                     how.max_line_bytes, rewrite_options(input, how), how.durable);
   feed.count_recut_paragraphs(recut);
-  return {recut.lines_dropped + recut.lines_changed, recut.bytes_removed, recut.length};
+  return {recut.lines_changed, recut.bytes_removed, recut.length};
 }
 
 // Rewrites one compressed output without the lines of `retracted` keys
@@ -173,10 +179,10 @@ RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const 
       const io::InputFile& file = m.inputs.at(input).file;
       const std::filesystem::path out = io::output_path_for(output_dir, file.relative_path);
       CutFigures left_out;
-      if (how.annotate) {
-        left_out = flag_output(file, out, retracted, feed, how);
-      } else if (how.paragraphs) {
+      if (how.paragraphs) {
         left_out = recut_output(file, out, retracted, feed, how);
+      } else if (how.annotate) {
+        left_out = flag_output(file, out, retracted, feed, how);
       } else if (file.compression == io::Compression::kNone) {
         left_out = cut_output(file, out, retracted, feed, how.durable);
         feed.count_left_out(left_out.lines, left_out.bytes);

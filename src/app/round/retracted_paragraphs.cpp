@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "app/feed/annotation_writer.hpp"
 #include "bloomshard/core/key_hash.hpp"
 #include "core/paragraph/paragraph_keyer.hpp"
 #include "core/paragraph/paragraph_removal.hpp"
@@ -82,6 +84,52 @@ class RecordCut {
     const std::string_view kept = core::remove_paragraphs(text_, keyer_.spans(), dup, text_out_);
     if (!json_) return kept;
     return io::replace_string_token(line_, token_, kept, line_out_);
+  }
+
+  // The duplicate flags an attribute line lists (annotate mode): `spans`
+  // are its [start, end) pairs (bloomshard: bytes of the paragraphs; dolma:
+  // code points of the cuts). False when one names no paragraph.
+  bool flag_listed(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& listed, bool dolma) {
+    dup_.assign(paragraphs(), 0);
+    std::vector<std::uint64_t> chars;  // dolma: code points before each byte offset asked
+    const auto code_points_to = [&](std::size_t byte) {
+      std::uint64_t n = 0;
+      for (std::size_t i = 0; i < byte; ++i) {
+        n += (static_cast<unsigned char>(text_[i]) & 0xC0U) != 0x80U ? 1U : 0U;
+      }
+      return n;
+    };
+    for (const auto& [a, b] : listed) {
+      bool found = false;
+      for (std::size_t p = 0; p < paragraphs() && !found; ++p) {
+        const core::ParagraphSpan& sp = keyer_.spans()[p];
+        found = dolma ? code_points_to(sp.start) == a && code_points_to(sp.cut_end) == b
+                      : sp.start == a && sp.end == b;
+        if (found) dup_[p] = 1;
+      }
+      if (!found) return false;
+    }
+    (void)line();  // removal_ of the listed flags
+    return true;
+  }
+
+  // The decision the annotate writer makes a line from, for dup_'s flags.
+  [[nodiscard]] ParagraphDecision decision() {
+    ParagraphDecision d;
+    d.text = text_;
+    d.paragraphs = paragraphs();
+    for (std::size_t p = 0; p < paragraphs(); ++p) {
+      if (dup_[p] != 0) d.duplicates.push_back(keyer_.spans()[p]);
+    }
+    (void)line();
+    d.dropped = dropped();
+    return d;
+  }
+  // Whether the current flags drop the record (after line()).
+  [[nodiscard]] bool dropped() const noexcept {
+    return removal_.paragraphs_removed != 0 &&
+           core::drop_for_removed_fraction(removal_.removed_fraction,
+                                           key_.drop_if_removed_fraction);
   }
 
   [[nodiscard]] std::size_t paragraphs() const noexcept { return keyer_.spans().size(); }
@@ -202,6 +250,7 @@ ParagraphRecut cut_retracted_paragraphs(const io::InputFile& input,
       }
       changed = false;
       const std::optional<std::string_view> now = cut.line();
+      ++done.lines_changed;
       if (!now) {
         ++done.lines_dropped;
         done.bytes_removed += o.line.size() + o.terminator.size();
@@ -210,7 +259,6 @@ ParagraphRecut cut_retracted_paragraphs(const io::InputFile& input,
         done.text_bytes_removed -= static_cast<std::int64_t>(before.bytes_removed);
       } else {
         writer.write(*now, o.terminator);
-        ++done.lines_changed;
         done.bytes_removed += o.line.size() - now->size();
         if (before.paragraphs_removed == 0) ++done.records_changed;
         done.paragraphs_removed += static_cast<std::int64_t>(cut.removal().paragraphs_removed) -
@@ -223,6 +271,148 @@ ParagraphRecut cut_retracted_paragraphs(const io::InputFile& input,
     if (k < retracted.size())
       fail(output, input, retracted[k].input_offset, "lies past the input's last record");
     for (; have_o; have_o = out.next(o)) writer.write(o.line, o.terminator);
+    if (durable) writer.flush_and_sync();
+    writer.close();
+  } catch (...) {
+    std::filesystem::remove(tmp);
+    throw;
+  }
+  done.length = std::filesystem::file_size(tmp);
+  return done;
+}
+
+namespace {
+
+// The [a, b] (bloomshard) or [a, b, 1.0] (dolma) pairs of an attribute
+// line's span list starting at `at` (its '['); nullopt when it is not one.
+std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>> listed_spans(std::string_view s,
+                                                                                 std::size_t at) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  const auto number = [&](std::uint64_t& v) {
+    const std::size_t from = at;
+    v = 0;
+    while (at < s.size() && s[at] >= '0' && s[at] <= '9') {
+      v = v * 10 + static_cast<std::uint64_t>(s[at++] - '0');
+    }
+    return at > from;
+  };
+  if (at >= s.size() || s[at++] != '[') return std::nullopt;
+  while (at < s.size() && s[at] == '[') {
+    ++at;
+    std::uint64_t a = 0;
+    std::uint64_t b = 0;
+    if (!number(a) || at >= s.size() || s[at++] != ',' || !number(b)) return std::nullopt;
+    if (s.substr(at).starts_with(",1.0")) at += 4;
+    if (at >= s.size() || s[at++] != ']') return std::nullopt;
+    out.emplace_back(a, b);
+    if (at < s.size() && s[at] == ',') ++at;
+  }
+  if (at >= s.size() || s[at] != ']') return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
+ParagraphRecut flag_retracted_paragraphs(const io::InputFile& input,
+                                         const std::filesystem::path& output,
+                                         std::span<const RetractedLine> retracted,
+                                         const ParagraphTextOf& text_of, const core::KeyScheme& key,
+                                         std::uint64_t hash_seed, AnnotateFormat format,
+                                         std::uint64_t max_line_bytes,
+                                         const io::OutputOptions& options, bool durable) {
+  const io::ReaderOptions read{.max_line_bytes = static_cast<std::size_t>(max_line_bytes),
+                               .prefix_digest = false};
+  io::RecordReader in(read);
+  in.open(input);
+  io::InputFile written = input;  // the attribute file read as an input of the same kind
+  written.absolute_path = output;
+  written.size = std::filesystem::file_size(output);
+  // An attribute line may be longer than its record (dolma's spans): the
+  // limit of retracted_annotations.cpp.
+  io::RecordReader out(
+      io::ReaderOptions{.max_line_bytes = static_cast<std::size_t>(std::min<std::uint64_t>(
+                            std::uint64_t{1} << 40, max_line_bytes * 8 + 4096)),
+                        .prefix_digest = false});
+  out.open(written);
+  const std::filesystem::path tmp = cut_output_temp_path(output);
+  io::OutputWriter writer = io::OutputWriter::create(tmp, input.compression, options);
+  const bool json = input.format == io::Format::kJsonLines;
+  const bool dolma = format == AnnotateFormat::kDolma;
+  const std::string marker =
+      dolma ? "\"" + std::string(kDolmaDuplicateAttribute) + "\":" : std::string("{\"duplicate\":");
+  RecordCut cut(key, hash_seed);
+  ParagraphRecut done;
+  std::size_t k = 0;
+  io::Record r;
+  io::Record o;
+  std::string tail;
+  try {
+    // Line n of the attribute file is about line n of the input.
+    while (k < retracted.size() && in.next(r)) {
+      if (!out.next(o))
+        fail(output, input, retracted[k].input_offset, "lies past the attribute file's end");
+      const std::uint64_t start = r.end_offset - r.line.size() - r.terminator.size();
+      if (retracted[k].input_offset < start) {
+        fail(output, input, retracted[k].input_offset, "starts no paragraph of a record");
+      }
+      if (retracted[k].input_offset >= start + r.line.size()) {
+        writer.write(o.line, o.terminator);
+        continue;
+      }
+      std::optional<std::string> text;
+      if (!r.too_long) text = text_of(r.line);
+      if (!text || !cut.load(r.line, std::move(*text), json)) {
+        fail(output, input, retracted[k].input_offset, "lies in a rejected record");
+      }
+      const std::size_t head = o.line.rfind(marker);
+      const std::size_t list =
+          head == std::string_view::npos
+              ? head
+              : (dolma ? head + marker.size() : o.line.find("\"duplicate_spans\":", head));
+      const auto listed =
+          list == std::string_view::npos
+              ? std::nullopt
+              : listed_spans(o.line,
+                             dolma ? list : list + std::string_view("\"duplicate_spans\":").size());
+      if (!listed || !cut.flag_listed(*listed, dolma)) {
+        fail(output, input, retracted[k].input_offset,
+             "is in a record whose attribute line does not list its paragraphs");
+      }
+      const core::ParagraphRemoval before = cut.removal();
+      const bool dropped_before = cut.dropped();
+      for (; k < retracted.size() && retracted[k].input_offset < start + r.line.size(); ++k) {
+        const std::uint64_t p = retracted[k].input_offset - start;
+        if (p >= cut.paragraphs() || !cut.keyed(p) || !(cut.hash(p) == retracted[k].hash)) {
+          fail(output, input, retracted[k].input_offset, "is no keyed paragraph of that key");
+        }
+        if (cut.duplicate(p)) fail(output, input, retracted[k].input_offset, "was cut already");
+        cut.cut(p);
+      }
+      tail.assign(o.line.substr(0, head + marker.size()));
+      const ParagraphDecision d = cut.decision();
+      append_paragraph_annotation(format, d, tail);
+      writer.write_bytes(tail);
+      ++done.lines_changed;
+      done.bytes_removed += o.line.size() + o.terminator.size() - tail.size();  // modulo 2^64
+      // The counters are filter mode's: a dropped record counts in
+      // records_dropped only, a cut one in the others.
+      const auto counted = [&](const core::ParagraphRemoval& rm, bool drop, std::int64_t sign) {
+        if (rm.paragraphs_removed == 0) return;
+        if (drop) {
+          done.lines_dropped += static_cast<std::uint64_t>(sign);
+          return;
+        }
+        done.records_changed += sign;
+        done.paragraphs_removed += sign * static_cast<std::int64_t>(rm.paragraphs_removed);
+        done.text_bytes_removed += sign * static_cast<std::int64_t>(rm.bytes_removed);
+      };
+      counted(before, dropped_before, -1);
+      counted(cut.removal(), d.dropped, 1);
+    }
+    if (k < retracted.size()) {
+      fail(output, input, retracted[k].input_offset, "lies past the input's last record");
+    }
+    while (out.next(o)) writer.write(o.line, o.terminator);
     if (durable) writer.flush_and_sync();
     writer.close();
   } catch (...) {

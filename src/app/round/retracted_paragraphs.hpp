@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 
+#include "app/feed/annotate_mode.hpp"
 #include "app/round/retracted_line_cut.hpp"
 #include "bloomshard/core/key_scheme.hpp"
 #include "io/output/output_writer.hpp"
@@ -37,12 +38,13 @@ namespace bloomshard::app {
 /// (InputFeed::paragraph_text_of).
 using ParagraphTextOf = std::function<std::optional<std::string>(std::string_view line)>;
 
-/// What re-cutting one output changed, for the metrics: the lines dropped
-/// and changed, and the paragraph counters' differences.
+/// What re-cutting one output changed, for the metrics: the lines touched,
+/// the records dropped now, and the paragraph counters' differences
+/// (differences modulo 2^64 where they may be negative).
 struct ParagraphRecut {
-  std::uint64_t lines_dropped = 0;   ///< written lines dropped now (over the fraction)
-  std::uint64_t lines_changed = 0;   ///< written lines cut further
-  std::uint64_t bytes_removed = 0;   ///< output bytes less (lines and parts of lines)
+  std::uint64_t lines_dropped = 0;   ///< records dropped now (over the fraction)
+  std::uint64_t lines_changed = 0;   ///< lines re-cut, re-flagged or left out
+  std::uint64_t bytes_removed = 0;   ///< output bytes less (an attribute file grows)
   std::uint64_t length = 0;          ///< the temporary file's length
   std::int64_t records_changed = 0;  ///< paragraph counters' differences
   std::int64_t paragraphs_removed = 0;
@@ -69,5 +71,25 @@ ParagraphRecut cut_retracted_paragraphs(const io::InputFile& input,
                                         const ParagraphTextOf& text_of, const core::KeyScheme& key,
                                         std::uint64_t hash_seed, std::uint64_t max_line_bytes,
                                         const io::OutputOptions& options, bool durable);
+
+/// Annotate mode: writes the attribute file `output` of `input` with each
+/// retracted paragraph added to its record's duplicate spans (and the
+/// bloomshard format's `duplicate` set when --drop-if-removed-fraction now
+/// drops the record), the line written again as the run writes it
+/// (append_paragraph_annotation), into cut_output_temp_path(output). Line
+/// n of the attribute file is about line n of the input; the record's
+/// spans so far are read from its attribute line. Throws
+/// std::runtime_error naming the output, the input and the offset as
+/// cut_retracted_paragraphs() does, and for an attribute line whose span
+/// list names no paragraph of its record. Cost: one read of both files,
+/// a paragraph split and keying of each retracted record, the attribute
+/// file written again.
+ParagraphRecut flag_retracted_paragraphs(const io::InputFile& input,
+                                         const std::filesystem::path& output,
+                                         std::span<const RetractedLine> retracted,
+                                         const ParagraphTextOf& text_of, const core::KeyScheme& key,
+                                         std::uint64_t hash_seed, AnnotateFormat format,
+                                         std::uint64_t max_line_bytes,
+                                         const io::OutputOptions& options, bool durable);
 
 }  // namespace bloomshard::app
