@@ -48,6 +48,10 @@
 #                 paragraph_oracle.py --exact's and the 1-rank stateless
 #                 run's bytes (decompressed for .gz/.zst), after SIGKILLs
 #                 resumed on 1-4 ranks and kills in the end pass too.
+#         paragraph_annotate_state_kill  paragraph_state_kill in --mode
+#                 annotate (dolma at even rank counts, bloomshard at odd
+#                 ones): every attribute file the 1-rank stateless annotate
+#                 run's (decompressed for .gz/.zst) after the kills.
 #         end_pass_refusals  with --state, the end pass met by files changed
 #                 behind it: a cut output's temporary file longer than the
 #                 generation that recorded the cut says (kill before the
@@ -104,8 +108,14 @@ if [[ $CASE == annotate_state* ]]; then
   CASE=${CASE#annotate_}
 fi
 
-# paragraph_*: the state cases under --unit paragraph.
+# paragraph_*: the state cases under --unit paragraph (paragraph_annotate_*:
+# in annotate mode too).
 PARAGRAPHS=""
+if [[ $CASE == paragraph_annotate_state* ]]; then
+  ANNOTATE=$( ((RANKS % 2 == 0)) && echo dolma || echo bloomshard)
+  MODE_ARGS=(--mode annotate --annotate-format "$ANNOTATE")
+  CASE=paragraph_${CASE#paragraph_annotate_}
+fi
 if [[ $CASE == paragraph_state* ]]; then
   PARAGRAPHS=1
   CASE=${CASE#paragraph_}
@@ -158,7 +168,7 @@ reference() {
   if [[ -n $PARAGRAPHS ]]; then
     "$PY" "$EDIR/paragraph_corpus.py" "$TMP/in" --files 6 --records 1800 --seed 5 --mix --pool 1000
     ARGS=(--input "$TMP/in" --key-field text --unit paragraph --kept-copy first --split-inputs off
-      "${PARAGRAPH_RULES[@]}" --batch-bytes 16384)
+      "${PARAGRAPH_RULES[@]}" --batch-bytes 16384 "${MODE_ARGS[@]}")
     mpi 1 dedup "${ARGS[@]}" --output "$TMP/out1" >"$TMP/r1.log" 2>&1 ||
       fail "1-rank run failed: $(cat "$TMP/r1.log")"
     return
@@ -176,7 +186,9 @@ reference() {
 # checkpointing run's frame boundaries follow its cuts); and the oracle's.
 same_as_reference() {
   local f
-  if [[ -n $PARAGRAPHS ]]; then
+  if [[ -n $PARAGRAPHS && -n $ANNOTATE ]]; then
+    : # the 1-rank stateless attribute files' bytes below (the paragraph_annotate case checks them)
+  elif [[ -n $PARAGRAPHS ]]; then
     "$PY" "$EDIR/paragraph_oracle.py" --input "$TMP/in" --output "$1" --exact --split newline \
       --normalize ws --min-paragraph-bytes 8 --drop-if-removed-fraction 0.3 ||
       fail "$2: not the first paragraph copies in input order"
