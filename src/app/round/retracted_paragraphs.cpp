@@ -1,8 +1,10 @@
 #include "app/round/retracted_paragraphs.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -40,17 +42,22 @@ class RecordCut {
     } catch (const core::InvalidUtf8Error&) {
       return false;
     }
-    hashes_.clear();
-    first_.clear();
-    for (std::size_t p = 0; p < keyer_.spans().size(); ++p) {
-      if (!keyer_.keyed()[p]) {
-        hashes_.push_back({});
-        first_.push_back(false);
-        continue;
-      }
-      const core::KeyHash h = core::hash_key(keyer_.key(p), seed_);
-      first_.push_back(std::find(hashes_.begin(), hashes_.end(), h) == hashes_.end());
-      hashes_.push_back(h);
+    // The first copy of each key in the record: one sort of (hash, index),
+    // not a search per paragraph (a long document has thousands).
+    const std::size_t n = keyer_.spans().size();
+    hashes_.assign(n, {});
+    first_.assign(n, false);
+    order_.clear();
+    for (std::size_t p = 0; p < n; ++p) {
+      if (!keyer_.keyed()[p]) continue;
+      hashes_[p] = core::hash_key(keyer_.key(p), seed_);
+      order_.push_back(p);
+    }
+    std::sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) {
+      return std::tie(hashes_[a].hi, hashes_[a].lo, a) < std::tie(hashes_[b].hi, hashes_[b].lo, b);
+    });
+    for (std::size_t j = 0; j < order_.size(); ++j) {
+      first_[order_[j]] = j == 0 || !(hashes_[order_[j - 1]] == hashes_[order_[j]]);
     }
     return true;
   }
@@ -62,19 +69,23 @@ class RecordCut {
     out_keyer_.key_text(written_text);  // valid UTF-8: the run wrote it
     kept_.clear();
     for (std::size_t p = 0; p < out_keyer_.spans().size(); ++p) {
-      if (out_keyer_.keyed()[p]) kept_.push_back(core::hash_key(out_keyer_.key(p), seed_));
+      if (!out_keyer_.keyed()[p]) continue;
+      const core::KeyHash h = core::hash_key(out_keyer_.key(p), seed_);
+      kept_.emplace_back(h.hi, h.lo);
     }
-    dup_.assign(paragraphs(), false);
+    std::sort(kept_.begin(), kept_.end());
+    clear_flags();
     for (std::size_t p = 0; p < paragraphs(); ++p) {
       if (!keyer_.keyed()[p]) continue;
-      dup_[p] = !first_[p] || std::find(kept_.begin(), kept_.end(), hashes_[p]) == kept_.end();
+      dup_[p] = !first_[p] || !std::binary_search(kept_.begin(), kept_.end(),
+                                                  std::pair(hashes_[p].hi, hashes_[p].lo));
     }
   }
 
   // The record's line with dup_'s paragraphs cut (written as
   // ParagraphRecords::write writes it), or nullopt when dropped.
   std::optional<std::string_view> line() {
-    const std::span<const bool> dup(dup_flags(), paragraphs());
+    const std::span<const bool> dup(dup_.get(), paragraphs());
     const core::ParagraphRemoval r = core::measure_removal(text_.size(), keyer_.spans(), dup);
     removal_ = r;
     if (r.paragraphs_removed == 0) return line_;
@@ -90,24 +101,32 @@ class RecordCut {
   // are its [start, end) pairs (bloomshard: bytes of the paragraphs; dolma:
   // code points of the cuts). False when one names no paragraph.
   bool flag_listed(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& listed, bool dolma) {
-    dup_.assign(paragraphs(), 0);
-    std::vector<std::uint64_t> chars;  // dolma: code points before each byte offset asked
-    const auto code_points_to = [&](std::size_t byte) {
-      std::uint64_t n = 0;
-      for (std::size_t i = 0; i < byte; ++i) {
-        n += (static_cast<unsigned char>(text_[i]) & 0xC0U) != 0x80U ? 1U : 0U;
+    clear_flags();
+    // Each paragraph's listed form: bloomshard its bytes [start, end),
+    // dolma its cut's code points [start, cut_end), counted in one pass.
+    forms_.clear();
+    std::uint64_t chars = 0;
+    std::size_t at = 0;
+    const auto chars_to = [&](std::size_t byte) {
+      for (; at < byte; ++at) {
+        chars += (static_cast<unsigned char>(text_[at]) & 0xC0U) != 0x80U ? 1U : 0U;
       }
-      return n;
+      return chars;
     };
-    for (const auto& [a, b] : listed) {
-      bool found = false;
-      for (std::size_t p = 0; p < paragraphs() && !found; ++p) {
-        const core::ParagraphSpan& sp = keyer_.spans()[p];
-        found = dolma ? code_points_to(sp.start) == a && code_points_to(sp.cut_end) == b
-                      : sp.start == a && sp.end == b;
-        if (found) dup_[p] = 1;
+    for (std::size_t p = 0; p < paragraphs(); ++p) {
+      const core::ParagraphSpan& sp = keyer_.spans()[p];
+      if (dolma) {
+        const std::uint64_t start = chars_to(sp.start);
+        forms_.push_back({start, chars_to(sp.cut_end), p});
+      } else {
+        forms_.push_back({sp.start, sp.end, p});
       }
-      if (!found) return false;
+    }
+    std::sort(forms_.begin(), forms_.end());
+    for (const auto& [a, b] : listed) {
+      const auto it = std::lower_bound(forms_.begin(), forms_.end(), Form{a, b, 0});
+      if (it == forms_.end() || it->start != a || it->end != b) return false;
+      dup_[it->paragraph] = true;
     }
     (void)line();  // removal_ of the listed flags
     return true;
@@ -119,7 +138,7 @@ class RecordCut {
     d.text = text_;
     d.paragraphs = paragraphs();
     for (std::size_t p = 0; p < paragraphs(); ++p) {
-      if (dup_[p] != 0) d.duplicates.push_back(keyer_.spans()[p]);
+      if (dup_[p]) d.duplicates.push_back(keyer_.spans()[p]);
     }
     (void)line();
     d.dropped = dropped();
@@ -135,15 +154,28 @@ class RecordCut {
   [[nodiscard]] std::size_t paragraphs() const noexcept { return keyer_.spans().size(); }
   [[nodiscard]] bool keyed(std::size_t p) const { return keyer_.keyed()[p]; }
   [[nodiscard]] const core::KeyHash& hash(std::size_t p) const { return hashes_[p]; }
-  [[nodiscard]] bool duplicate(std::size_t p) const { return dup_[p] != 0; }
-  void cut(std::size_t p) { dup_[p] = 1; }
+  [[nodiscard]] bool duplicate(std::size_t p) const { return dup_[p]; }
+  void cut(std::size_t p) { dup_[p] = true; }
   [[nodiscard]] const core::ParagraphRemoval& removal() const noexcept { return removal_; }
 
  private:
-  const bool* dup_flags() {
-    flags_.assign(dup_.begin(), dup_.end());
-    return reinterpret_cast<const bool*>(flags_.data());
+  // All flags false, for this record's paragraphs.
+  void clear_flags() {
+    if (paragraphs() > dup_capacity_) {
+      dup_capacity_ = std::max(paragraphs(), 2 * dup_capacity_);
+      dup_ = std::make_unique<bool[]>(dup_capacity_);
+    }
+    std::fill(dup_.get(), dup_.get() + paragraphs(), false);
   }
+  // A paragraph as an attribute line lists it.
+  struct Form {
+    std::uint64_t start;
+    std::uint64_t end;
+    std::size_t paragraph;
+    friend bool operator<(const Form& x, const Form& y) {
+      return std::tie(x.start, x.end) < std::tie(y.start, y.end);
+    }
+  };
 
   const core::KeyScheme& key_;
   std::uint64_t seed_;
@@ -156,9 +188,11 @@ class RecordCut {
   io::TokenSpan token_{};
   std::vector<core::KeyHash> hashes_;  // per paragraph ({} when not keyed)
   std::vector<bool> first_;            // the first copy of its key in the record
-  std::vector<core::KeyHash> kept_;    // keys of the written line
-  std::vector<std::uint8_t> dup_;
-  std::vector<std::uint8_t> flags_;  // dup_ as bools for the spans' functions
+  std::vector<std::size_t> order_;     // load()'s scratch
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> kept_;  // keys of the written line, sorted
+  std::vector<Form> forms_;                                    // flag_listed()'s, sorted
+  std::unique_ptr<bool[]> dup_;                                // per paragraph: cut (a duplicate)
+  std::size_t dup_capacity_ = 0;
   core::ParagraphRemoval removal_;
   std::string text_out_;
   std::string line_out_;
