@@ -67,11 +67,20 @@ TEST_F(AnnotateTest, KeptCopyFirstKeepsTheInputOrderWithAndWithoutState) {
                            "first", "--state", (dir_ / "st").string()});
   ASSERT_FALSE(p.exit_code) << p.message;
   EXPECT_TRUE(keeps_input_order(p.config));
-  // --unit paragraph keeps its refusal in annotate mode.
+  // --unit paragraph in annotate mode: whole inputs only, as in filter mode
+  // (--split-inputs auto given is refused; not given, inputs are read whole).
   p = parse_dedup_options({"--input", in, "--output", "o", "--mode", "annotate", "--kept-copy",
-                           "first", "--unit", "paragraph", "--key-field", "text"});
+                           "first", "--unit", "paragraph", "--key-field", "text", "--split-inputs",
+                           "auto"});
   ASSERT_TRUE(p.exit_code);
-  EXPECT_NE(p.message.find("--unit record only"), std::string::npos) << p.message;
+  EXPECT_NE(p.message.find("--kept-copy first --unit paragraph needs --split-inputs off"),
+            std::string::npos)
+      << p.message;
+  p = parse_dedup_options({"--input", in, "--output", "o", "--mode", "annotate", "--kept-copy",
+                           "first", "--unit", "paragraph", "--key-field", "text", "--split-inputs",
+                           "off"});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_TRUE(keeps_input_order(p.config));
 }
 
 TEST_F(AnnotateTest, TheModeIsInTheManifestAndTheRunIdentity) {

@@ -66,6 +66,28 @@ TEST_F(KeptCopyDefault, WhereTheFirstCopyCannotApplyTheDefaultIsTheArrivalOrder)
   }
 }
 
+TEST_F(KeptCopyDefault, ParagraphRunsKeepTheFirstCopyAndReadTheirInputsWhole) {
+  ParsedDedup p = parse({"--unit", "paragraph", "--key-field", "text"});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.kept_copy, KeptCopy::kFirstInInputOrder);
+  EXPECT_FALSE(p.config.split_inputs);
+  EXPECT_TRUE(keeps_input_order(p.config));
+  // --split-inputs auto given: the arrival order when not chosen, refused
+  // when --kept-copy first is.
+  p = parse({"--unit", "paragraph", "--key-field", "text", "--split-inputs", "auto"});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_EQ(p.config.kept_copy, KeptCopy::kArrival);
+  EXPECT_TRUE(p.config.split_inputs);
+  p = parse({"--unit", "paragraph", "--key-field", "text", "--split-inputs", "auto", "--kept-copy",
+             "first"});
+  ASSERT_TRUE(p.exit_code);
+  EXPECT_NE(p.message.find("--split-inputs off"), std::string::npos) << p.message;
+  // The arrival order chosen: inputs split as before.
+  p = parse({"--unit", "paragraph", "--key-field", "text", "--kept-copy", "arrival"});
+  ASSERT_FALSE(p.exit_code) << p.message;
+  EXPECT_TRUE(p.config.split_inputs);
+}
+
 TEST_F(KeptCopyDefault, AskedForWhereItCannotApplyIsRefusedByName) {
   const ParsedDedup p = parse({"--unit", "minhash", "--key-field", "text", "--kept-copy", "first"});
   ASSERT_TRUE(p.exit_code);

@@ -60,7 +60,7 @@ TEST(MinHashOptions, RefusalsNameTheOption) {
       {{"--key-digest", "sha256"}, "--key-digest do not apply"},
       {{"--normalize", "nfc"}, "--normalize"},
       {{"--key-field", "title"}, "one text field"},
-      {{"--kept-copy", "first"}, "--unit record only"},
+      {{"--kept-copy", "first"}, "--unit record or paragraph only"},
       {{"--confirm-jaccard", "0"}, "--confirm-jaccard must be a number T with 0 < T <= 1"},
       {{"--confirm-jaccard", "1.01"}, "--confirm-jaccard must be a number T with 0 < T <= 1"},
       {{"--confirm-jaccard", "inf"}, "--confirm-jaccard must be a number T with 0 < T <= 1"},

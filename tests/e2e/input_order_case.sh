@@ -45,6 +45,16 @@
 #                 oracle and the 1-rank stateless annotate run's bytes
 #                 (decompressed for .gz/.zst), after SIGKILLs and kills in
 #                 the end pass too.
+#         paragraph_state, paragraph_state_kill  the state and state_kill
+#                 cases under --unit paragraph (paragraph_corpus.py --mix --pool 1000,
+#                 --drop-if-removed-fraction 0.3): every output equals
+#                 paragraph_oracle.py --exact's and the 1-rank stateless
+#                 run's bytes (decompressed for .gz/.zst), after SIGKILLs
+#                 resumed on 1-4 ranks and kills in the end pass too.
+#         paragraph_annotate_state_kill  paragraph_state_kill in --mode
+#                 annotate (dolma at even rank counts, bloomshard at odd
+#                 ones): every attribute file the 1-rank stateless annotate
+#                 run's (decompressed for .gz/.zst) after the kills.
 #         end_pass_refusals  with --state, the end pass met by files changed
 #                 behind it: a cut output's temporary file longer than the
 #                 generation that recorded the cut says (kill before the
@@ -64,9 +74,26 @@
 #                 without --kept-copy first (the split input's own file
 #                 order): the resume, rebuilding the owners' memory of the
 #                 part's kept copies from it, refuses it too.
-#         refusals  --kept-copy first with --slot-records or paragraphs (also in
-#                 annotate mode), and an unknown value: exit 2 naming the
-#                 option, nothing written.
+#         paragraphs  --unit paragraph (paragraph_corpus.py --mix --pool 1000: plain, .gz
+#                 and .zst inputs, duplicate paragraphs in records that
+#                 differ otherwise; small batches), at --drop-if-removed-fraction
+#                 1 and 0.3: every output byte for byte the 1-rank run's and
+#                 paragraph_oracle.py --exact's (first copy in input order),
+#                 the paragraph counters its; at N > 1 records were re-cut.
+#                 Plain-line inputs (input_order_corpus.py make-lines; a
+#                 line is one paragraph) at fraction 1 and 0.5, against
+#                 check-lines and the 1-rank run's bytes.
+#         paragraph_annotate  --unit paragraph --mode annotate, both formats:
+#                 attribute files byte for byte the 1-rank run's (kept,
+#                 dropped, output_bytes its too) and, decompressed, matching
+#                 the 1-rank filter run's first copies
+#                 (paragraph_annotate_check.py applies the spans; that run
+#                 checked by paragraph_oracle.py --exact); with --state the
+#                 same decompressed bytes.
+#         refusals  --kept-copy first with --slot-records, with paragraphs on
+#                 split inputs (--split-inputs auto given; also in annotate
+#                 mode), and an unknown value: exit 2 naming the option,
+#                 nothing written.
 # Set KEEP_TMP=1 to keep the temp dir.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 harness_parse input_order_case.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --dir=EDIR*" "$@"
@@ -83,6 +110,19 @@ if [[ $CASE == annotate_state* ]]; then
   ANNOTATE=$( ((RANKS % 2 == 0)) && echo dolma || echo bloomshard)
   MODE_ARGS=(--mode annotate --annotate-format "$ANNOTATE")
   CASE=${CASE#annotate_}
+fi
+
+# paragraph_*: the state cases under --unit paragraph (paragraph_annotate_*:
+# in annotate mode too).
+PARAGRAPHS=""
+if [[ $CASE == paragraph_annotate_state* ]]; then
+  ANNOTATE=$( ((RANKS % 2 == 0)) && echo dolma || echo bloomshard)
+  MODE_ARGS=(--mode annotate --annotate-format "$ANNOTATE")
+  CASE=paragraph_${CASE#paragraph_annotate_}
+fi
+if [[ $CASE == paragraph_state* ]]; then
+  PARAGRAPHS=1
+  CASE=${CASE#paragraph_}
 fi
 
 json_field() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
@@ -123,8 +163,20 @@ paused_run() {
   grep -q "fault pause at" "$log" ||
     fail "the run never reached its fault pause: $(cat "$log")"
 }
+# The paragraph rules of the paragraph_* cases (--drop-if-removed-fraction
+# below 1: a re-cut record may be dropped).
+PARAGRAPH_RULES=(--paragraph-split newline --text-normalize ws --min-paragraph-bytes 8
+  --drop-if-removed-fraction 0.3)
 # The 1-rank stateless reference of the corpus in $TMP/in: $TMP/out1.
 reference() {
+  if [[ -n $PARAGRAPHS ]]; then
+    "$PY" "$EDIR/paragraph_corpus.py" "$TMP/in" --files 6 --records 1800 --seed 5 --mix --pool 1000
+    ARGS=(--input "$TMP/in" --key-field text --unit paragraph --kept-copy first --split-inputs off
+      "${PARAGRAPH_RULES[@]}" --batch-bytes 16384 "${MODE_ARGS[@]}")
+    mpi 1 dedup "${ARGS[@]}" --output "$TMP/out1" >"$TMP/r1.log" 2>&1 ||
+      fail "1-rank run failed: $(cat "$TMP/r1.log")"
+    return
+  fi
   "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7 \
     --annotate "$([[ -n $ANNOTATE ]] && echo 1 || echo 0)"
   ARGS=(--input "$TMP/in" --key-field id --kept-copy first --batch-bytes 65536 --split-min-bytes 65536
@@ -138,7 +190,13 @@ reference() {
 # checkpointing run's frame boundaries follow its cuts); and the oracle's.
 same_as_reference() {
   local f
-  if [[ -n $ANNOTATE ]]; then
+  if [[ -n $PARAGRAPHS && -n $ANNOTATE ]]; then
+    : # the 1-rank stateless attribute files' bytes below (the paragraph_annotate case checks them)
+  elif [[ -n $PARAGRAPHS ]]; then
+    "$PY" "$EDIR/paragraph_oracle.py" --input "$TMP/in" --output "$1" --exact --split newline \
+      --normalize ws --min-paragraph-bytes 8 --drop-if-removed-fraction 0.3 ||
+      fail "$2: not the first paragraph copies in input order"
+  elif [[ -n $ANNOTATE ]]; then
     "$PY" "$CORPUS" check-annotate "$TMP/in" "$1" "$ANNOTATE" ||
       fail "$2: not the first copies in input order flagged new"
   else
@@ -196,6 +254,116 @@ case $CASE in
         fail "$RANKS ranks with --kept-copy arrival: the first copies' bytes (the option was not taken)"
     fi
     ;;
+  paragraphs)
+    # --unit paragraph: which record keeps a paragraph. A paragraph is kept
+    # in its first copy with the inputs in order, the records by position,
+    # a record's paragraphs in text order; a later-read earlier copy makes
+    # the end pass cut it from the record that kept it (and drop that
+    # record when the fraction now drops it).
+    "$PY" "$EDIR/paragraph_corpus.py" "$TMP/in" --files 6 --records 1800 --seed 5 --mix --pool 1000
+    for fraction in 1 0.3; do
+      ARGS=(--input "$TMP/in" --key-field text --unit paragraph --kept-copy first --split-inputs off
+        --paragraph-split newline --text-normalize ws --min-paragraph-bytes 8
+        --drop-if-removed-fraction "$fraction" --batch-bytes 16384 --gzip-level 9 --zstd-level 19)
+      rm -rf "$TMP/out1" "$TMP/outN"
+      mpi 1 dedup "${ARGS[@]}" --output "$TMP/out1" --metrics "$TMP/m1.json" >"$TMP/r1.log" 2>&1 ||
+        fail "1-rank run failed: $(cat "$TMP/r1.log")"
+      mpi "$RANKS" dedup "${ARGS[@]}" --output "$TMP/outN" --metrics "$TMP/mN.json" \
+        >"$TMP/rN.log" 2>&1 || fail "$RANKS-rank run failed: $(cat "$TMP/rN.log")"
+      "$PY" "$EDIR/paragraph_oracle.py" --input "$TMP/in" --output "$TMP/outN" --exact \
+        --split newline --normalize ws --min-paragraph-bytes 8 \
+        --drop-if-removed-fraction "$fraction" --metrics "$TMP/mN.json" ||
+        fail "$RANKS ranks, fraction $fraction: not the first copies in input order"
+      diff -r "$TMP/out1" "$TMP/outN" -x _rejects -x metrics.json >/dev/null ||
+        fail "$RANKS ranks, fraction $fraction: outputs differ from the 1-rank run's bytes"
+      retracted=$(json_field "$TMP/mN.json" retracted)
+      log "$RANKS ranks, fraction $fraction: $retracted records re-cut for an earlier copy"
+      [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "no paragraph was retracted: the case tests nothing"
+      for f in kept dropped output_bytes; do
+        [[ $(json_field "$TMP/m1.json" $f) == $(json_field "$TMP/mN.json" $f) ]] ||
+          fail "fraction $fraction: $f differs from the 1-rank run's"
+      done
+    done
+    # Plain-line inputs: a line is one paragraph.
+    "$PY" "$CORPUS" make-lines "$TMP/lines" --files 6 --records 1500 --seed 3
+    for fraction in 1 0.5; do
+      ARGS=(--input "$TMP/lines" --unit paragraph --kept-copy first --split-inputs off
+        --drop-if-removed-fraction "$fraction" --batch-bytes 4096)
+      rm -rf "$TMP/out1" "$TMP/outN"
+      mpi 1 dedup "${ARGS[@]}" --output "$TMP/out1" >"$TMP/r1.log" 2>&1 ||
+        fail "1-rank plain-line run failed: $(cat "$TMP/r1.log")"
+      mpi "$RANKS" dedup "${ARGS[@]}" --output "$TMP/outN" --metrics "$TMP/mN.json" \
+        >"$TMP/rN.log" 2>&1 || fail "$RANKS-rank plain-line run failed: $(cat "$TMP/rN.log")"
+      "$PY" "$CORPUS" check-lines "$TMP/lines" "$TMP/outN" "$fraction" ||
+        fail "$RANKS ranks, plain lines, fraction $fraction: not the first copies in input order"
+      diff -r "$TMP/out1" "$TMP/outN" -x _rejects >/dev/null ||
+        fail "$RANKS ranks, plain lines, fraction $fraction: outputs differ from the 1-rank run's"
+      retracted=$(json_field "$TMP/mN.json" retracted)
+      log "$RANKS ranks, plain lines, fraction $fraction: $retracted lines re-cut"
+      [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "no plain line was retracted: the case tests nothing"
+    done
+    ;;
+  paragraph_annotate)
+    # --unit paragraph --mode annotate: the attribute line of the record
+    # that keeps a paragraph lists it as no duplicate, every later copy's
+    # as one; a retracted paragraph is added to its record's spans by the
+    # end pass.
+    "$PY" "$EDIR/paragraph_corpus.py" "$TMP/in" --files 6 --records 1800 --seed 5 --mix --pool 1000
+    ARGS=(--input "$TMP/in" --key-field text --unit paragraph --kept-copy first --split-inputs off
+      "${PARAGRAPH_RULES[@]}" --batch-bytes 16384)
+    mpi 1 dedup "${ARGS[@]}" --output "$TMP/f1" >"$TMP/f1.log" 2>&1 ||
+      fail "1-rank filter run failed: $(cat "$TMP/f1.log")"
+    for fmt in bloomshard dolma; do
+      for n in $(printf "%s\n" 1 "$RANKS" | sort -u); do
+        mpi "$n" dedup "${ARGS[@]}" --mode annotate --annotate-format "$fmt" \
+          --output "$TMP/$fmt-$n" --metrics "$TMP/$fmt-$n.json" >"$TMP/$fmt-$n.log" 2>&1 ||
+          fail "$n-rank $fmt run failed: $(cat "$TMP/$fmt-$n.log")"
+      done
+      diff -r "$TMP/$fmt-1" "$TMP/$fmt-$RANKS" -x _rejects >/dev/null ||
+        fail "$RANKS ranks, $fmt: attribute files differ from the 1-rank run's bytes"
+      retracted=$(json_field "$TMP/$fmt-$RANKS.json" retracted)
+      log "$RANKS ranks, $fmt: $retracted attribute lines re-flagged"
+      [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "no paragraph was retracted: the case tests nothing"
+      for f in kept dropped output_bytes; do
+        [[ $(json_field "$TMP/$fmt-1.json" $f) == $(json_field "$TMP/$fmt-$RANKS.json" $f) ]] ||
+          fail "$fmt: $f differs from the 1-rank run's"
+      done
+    done
+    # Against filter mode's first copies (checked by paragraph_oracle.py in
+    # the paragraphs case): paragraph_annotate_check.py applies the spans.
+    "$PY" "$EDIR/paragraph_oracle.py" --input "$TMP/in" --output "$TMP/f1" --exact --split newline \
+      --normalize ws --min-paragraph-bytes 8 --drop-if-removed-fraction 0.3 ||
+      fail "the 1-rank filter run is not the first copies in input order"
+    mkdir -p "$TMP/plain"
+    for path in "$TMP"/in/*; do
+      name=$(basename "$path")
+      base=${name%.gz}
+      base=${base%.zst}
+      for d in in f1 bloomshard-$RANKS dolma-$RANKS; do
+        case $name in
+          *.gz) gzip -dc "$TMP/$d/$name" ;;
+          *.zst) zstd -qdc "$TMP/$d/$name" ;;
+          *) cat "$TMP/$d/$name" ;;
+        esac >"$TMP/plain/$d-$base"
+      done
+      "$PY" "$EDIR/paragraph_annotate_check.py" "$TMP/plain/in-$base" "$TMP/plain/f1-$base" \
+        "$TMP/plain/bloomshard-$RANKS-$base" "$TMP/plain/dolma-$RANKS-$base" ||
+        fail "$RANKS ranks, $name: the attribute files do not match filter mode's first copies"
+    done
+    # With --state (a checkpoint every 3 rounds): the same decompressed bytes.
+    mpi "$RANKS" dedup "${ARGS[@]}" --mode annotate --annotate-format dolma --output "$TMP/ds" \
+      --state "$TMP/st" --checkpoint-rounds 3 >"$TMP/ds.log" 2>&1 ||
+      fail "$RANKS-rank dolma run with --state failed: $(cat "$TMP/ds.log")"
+    for path in "$TMP"/in/*; do
+      name=$(basename "$path")
+      case $name in
+        *.gz) cmp -s <(gzip -dc "$TMP/dolma-1/$name") <(gzip -dc "$TMP/ds/$name") ;;
+        *.zst) cmp -s <(zstd -qdc "$TMP/dolma-1/$name") <(zstd -qdc "$TMP/ds/$name") ;;
+        *) cmp -s "$TMP/dolma-1/$name" "$TMP/ds/$name" ;;
+      esac || fail "$RANKS ranks with --state: $name differs from the 1-rank run's"
+    done
+    log "$RANKS ranks: both formats the 1-rank run's and filter mode's first copies, also with --state"
+    ;;
   state)
     reference
     mpi "$RANKS" dedup "${ARGS[@]}" --output "$TMP/outN" --state "$TMP/st" --checkpoint-rounds 3 \
@@ -208,6 +376,7 @@ case $CASE in
       fail "the state lacks the input-order/v1 mark"
     manifest_has "$TMP/st" '"input_order":{"version":1' || fail "no input_order in the manifest"
     log "$RANKS ranks with --state: identical to 1 rank, $retracted retracted"
+    [[ -z $PARAGRAPHS ]] || { log "ok in $SECONDS s"; exit 0; } # the rest: any state's rule
     # A stopped run keeps its rule: the other --kept-copy is refused (exit 2).
     "$PY" "$CORPUS" make "$TMP/in2" --files 3 --records 2000 --big-records 2000 --seed 8
     for first in arrival first; do
@@ -507,7 +676,8 @@ print(next(p["ranges"][1]["output_length"] for p in m["inputs"] if p["relative_p
     # --kept-copy first where it cannot apply yet is refused before any
     # work (exit 2, naming the option), never run quietly in arrival order.
     "$PY" "$CORPUS" make "$TMP/in" --files 2 --records 200 --big-records 200 --seed 7
-    for extra in "--state $TMP/st --window 4 --slot-records 100" "--unit paragraph" "--mode annotate --unit paragraph" \
+    for extra in "--state $TMP/st --window 4 --slot-records 100" "--unit paragraph --split-inputs auto" \
+      "--mode annotate --unit paragraph --split-inputs auto" "--unit minhash" \
       "BOGUS"; do
       args=(--input "$TMP/in" --key-field id --output "$TMP/out" --kept-copy first)
       # shellcheck disable=SC2206

@@ -8,6 +8,8 @@ inputs in that order.
 usage: input_order_corpus.py make DIR [--files N] [--records N] [--seed S]
                                       [--big-records N] [--annotate 1]
        input_order_corpus.py check INPUT_DIR OUTPUT_DIR
+       input_order_corpus.py make-lines DIR [--files N] [--records N] [--seed S]
+       input_order_corpus.py check-lines INPUT_DIR OUTPUT_DIR DROP_FRACTION
        input_order_corpus.py check-annotate INPUT_DIR OUTPUT_DIR bloomshard|dolma
 
 make: N files (plain .jsonl, .jsonl.gz, .jsonl.zst in turn) of about
@@ -22,6 +24,14 @@ file a malformed line and a record without "id" (rejects).
 
 check: every input's mirrored output holds exactly the oracle's lines
 (decompressed), in order; exit 1 naming the first difference.
+
+make-lines: plain-line files (.txt, .txt.gz, .txt.zst in turn), 40 % of the
+lines drawn from a pool shared by all files, the rest fresh.
+
+check-lines: the outputs of `--unit paragraph` (the default newline split:
+a plain line is one paragraph) with --kept-copy first: a line's first copy
+in input order is written as it is; a later copy is written empty, or left
+out when DROP_FRACTION < 1. Exit 1 naming the first difference.
 
 check-annotate: every input's attribute file (`--mode annotate`, docs/commands.md)
 holds one line per input line: a record's line exactly as the oracle writes
@@ -202,6 +212,40 @@ def check(inputs, outputs):
     print("every output holds the first copies in input order")
 
 
+def make_lines(root, files, records, seed):
+    rng = random.Random(seed)
+    os.makedirs(root, exist_ok=True)
+    shared = [f"shared line {i} " + "w" * rng.randrange(0, 20) for i in range(records // 8 + 1)]
+    suffixes = [".txt", ".txt.gz", ".txt.zst"]
+    for i in range(files):
+        name = f"p-{i:02d}{suffixes[i % 3]}"
+        lines = [rng.choice(shared) if rng.random() < 0.4 else
+                 f"fresh {i}-{n} " + "z" * rng.randrange(0, 30) for n in range(records)]
+        with open(os.path.join(root, name), "wb") as f:
+            f.write(compress(name, ("\n".join(lines) + "\n").encode()))
+
+
+def check_lines(inputs, outputs, fraction):
+    seen = set()
+    for rel in walk(inputs):
+        with open(os.path.join(inputs, rel), "rb") as f:
+            lines = decompress(rel, f.read()).split(b"\n")[:-1]
+        want = []
+        for line in lines:
+            if line not in seen:
+                seen.add(line)
+                want.append(line)
+            elif fraction >= 1:
+                want.append(b"")
+        with open(os.path.join(outputs, rel), "rb") as f:
+            got = decompress(rel, f.read()).split(b"\n")[:-1]
+        if got != want:
+            n = next((j for j, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+            sys.exit(f"{rel}: output line {n + 1} differs from the first copies in input order "
+                     f"({len(got)} lines, want {len(want)})")
+    print("every plain-line output holds the first copies in input order")
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "make":
         opts = {"--files": 6, "--records": 3000, "--seed": 1, "--big-records": 0, "--annotate": 0}
@@ -213,6 +257,17 @@ def main(argv):
             rest = rest[2:]
         make(argv[1], opts["--files"], opts["--records"], opts["--seed"], opts["--big-records"],
              opts["--annotate"])
+    elif len(argv) >= 2 and argv[0] == "make-lines":
+        opts = {"--files": 6, "--records": 1500, "--seed": 1}
+        rest = argv[2:]
+        while rest:
+            if rest[0] not in opts or len(rest) < 2:
+                sys.exit(f"input_order_corpus.py: unknown or incomplete option {rest[0]}")
+            opts[rest[0]] = int(rest[1])
+            rest = rest[2:]
+        make_lines(argv[1], opts["--files"], opts["--records"], opts["--seed"])
+    elif len(argv) == 4 and argv[0] == "check-lines":
+        check_lines(argv[1], argv[2], float(argv[3]))
     elif len(argv) == 3 and argv[0] == "check":
         check(argv[1], argv[2])
     elif len(argv) == 4 and argv[0] == "check-annotate" and argv[3] in ("bloomshard", "dolma"):

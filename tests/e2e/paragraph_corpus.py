@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Deterministic small corpus for the --unit paragraph tests.
 
-usage: paragraph_corpus.py OUT_DIR --files N --records M --seed S [--gz]
+usage: paragraph_corpus.py OUT_DIR --files N --records M --seed S [--gz | --mix]
 
 Each record is a JSONL document of 3-20 paragraphs, about 30% of them drawn
 from a shared pool (so they repeat across and inside records), the rest
@@ -10,12 +10,16 @@ U+3000 spellings of one text (equal under --text-normalize ws), short
 paragraphs, quotes, backslashes, control characters and non-ASCII; some
 lines are compact, some ASCII-escaped, some hold the text field after a
 nested one. Three lines per file are rejects (text 42, text null, no text).
+--gz: every second file gzipped; --mix: plain, .gz and .zst files in turn
+(the zstd command). --pool: paragraphs in the shared pool (a bigger pool
+meets its first copies later in the corpus).
 """
 import argparse
 import gzip
 import json
 import os
 import random
+import subprocess
 
 WORDS = ("the of and to in is was for on that with as by at from his her an "
          "city river data model paris tokyo über naïve café 東京 данные λόγος "
@@ -79,9 +83,11 @@ def main():
     p.add_argument("--records", type=int, default=1000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--gz", action="store_true")
+    p.add_argument("--mix", action="store_true")
+    p.add_argument("--pool", type=int, default=120)
     a = p.parse_args()
     rng = random.Random(a.seed)
-    shared = pool(rng, 120)
+    shared = pool(rng, a.pool)
     os.makedirs(a.out, exist_ok=True)
     serial = 0
     for f in range(a.files):
@@ -93,7 +99,11 @@ def main():
             rows.insert(rng.randrange(len(rows)), json.dumps(bad))
         data = ("\n".join(rows) + "\n").encode()
         name = os.path.join(a.out, f"part-{f:03d}.jsonl")
-        if a.gz and f % 2 == 1:
+        if a.mix and f % 3 == 2:
+            with open(name + ".zst", "wb") as g:
+                g.write(subprocess.run(["zstd", "-q", "-c"], input=data, check=True,
+                                       stdout=subprocess.PIPE).stdout)
+        elif (a.gz and f % 2 == 1) or (a.mix and f % 3 == 1):
             with gzip.open(name + ".gz", "wb") as g:
                 g.write(data)
         else:

@@ -38,6 +38,7 @@ import argparse
 import gzip
 import json
 import os
+import subprocess
 import sys
 
 WHITE_SPACE = set(map(chr, list(range(0x09, 0x0E)) + [0x20, 0x85, 0xA0, 0x1680] +
@@ -127,9 +128,13 @@ def string_token(line, field):
 
 
 def read_lines(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read()
+    if path.endswith(".zst"):
+        data = subprocess.run(["zstd", "-q", "-d", "-c", path], check=True,
+                              stdout=subprocess.PIPE).stdout
+    else:
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rb") as f:
+            data = f.read()
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()

@@ -257,46 +257,50 @@ std::uint64_t RoundAnnotations::write_near_matches(
       outputs);
 }
 
+void append_paragraph_annotation(AnnotateFormat format, const ParagraphDecision& d,
+                                 std::string& tail) {
+  if (format == AnnotateFormat::kDolma) {
+    // Character offsets of each cut, counted in one pass over the text.
+    tail += '[';
+    std::size_t at = 0;
+    std::uint64_t chars = 0;
+    const auto chars_to = [&](std::size_t byte) {
+      chars += code_points(d.text.substr(at, byte - at));
+      at = byte;
+      return chars;
+    };
+    for (std::size_t k = 0; k < d.duplicates.size(); ++k) {
+      if (k != 0) tail += ',';
+      tail += '[';
+      tail += std::to_string(chars_to(d.duplicates[k].start));
+      tail += ',';
+      tail += std::to_string(chars_to(d.duplicates[k].cut_end));
+      tail += ",1.0]";
+    }
+    tail += "]}}\n";
+    return;
+  }
+  tail += d.dropped ? "true" : "false";
+  tail += ",\"paragraphs\":";
+  tail += std::to_string(d.paragraphs);
+  tail += ",\"duplicate_spans\":[";
+  for (std::size_t k = 0; k < d.duplicates.size(); ++k) {
+    if (k != 0) tail += ',';
+    tail += '[';
+    tail += std::to_string(d.duplicates[k].start);
+    tail += ',';
+    tail += std::to_string(d.duplicates[k].end);
+    tail += ']';
+  }
+  tail += "]}\n";
+}
+
 std::uint64_t RoundAnnotations::write_paragraphs(
     const std::function<ParagraphDecision(std::size_t)>& decide,
     std::span<io::OutputWriter> outputs) {
   return write_entries(
       [&](std::size_t i, std::string& tail) {
-        const ParagraphDecision d = decide(i);
-        if (format_ == AnnotateFormat::kDolma) {
-          // Character offsets of each cut, counted in one pass over the text.
-          tail += '[';
-          std::size_t at = 0;
-          std::uint64_t chars = 0;
-          const auto chars_to = [&](std::size_t byte) {
-            chars += code_points(d.text.substr(at, byte - at));
-            at = byte;
-            return chars;
-          };
-          for (std::size_t k = 0; k < d.duplicates.size(); ++k) {
-            if (k != 0) tail += ',';
-            tail += '[';
-            tail += std::to_string(chars_to(d.duplicates[k].start));
-            tail += ',';
-            tail += std::to_string(chars_to(d.duplicates[k].cut_end));
-            tail += ",1.0]";
-          }
-          tail += "]}}\n";
-          return;
-        }
-        tail += d.dropped ? "true" : "false";
-        tail += ",\"paragraphs\":";
-        tail += std::to_string(d.paragraphs);
-        tail += ",\"duplicate_spans\":[";
-        for (std::size_t k = 0; k < d.duplicates.size(); ++k) {
-          if (k != 0) tail += ',';
-          tail += '[';
-          tail += std::to_string(d.duplicates[k].start);
-          tail += ',';
-          tail += std::to_string(d.duplicates[k].end);
-          tail += ']';
-        }
-        tail += "]}\n";
+        append_paragraph_annotation(format_, decide(i), tail);
       },
       outputs);
 }

@@ -97,6 +97,14 @@ class DuplicateFlag {
   io::KeyExtractor text_field_;  // dolma: "text"
 };
 
+/// Under --unit paragraph: appends to `tail` what follows a record line's
+/// head (bloomshard `{"duplicate":`, dolma `..."bloomshard_duplicate":`)
+/// for the decision `d`, newline included: the one writer of these lines
+/// (RoundAnnotations::write_paragraphs and the end pass of --kept-copy
+/// first, app/round/retracted_paragraph_annotations.hpp).
+void append_paragraph_annotation(AnnotateFormat format, const ParagraphDecision& d,
+                                 std::string& tail);
+
 class RoundAnnotations {
  public:
   /// `digest_keys`: the key scheme digests its keys (adds "key_digest").

@@ -226,6 +226,13 @@ void InputFeed::take_lines(std::span<const io::Record> records, RoundBatch& batc
   reader_.consume(records.first(taken));
 }
 
+std::optional<core::OrderTag> InputFeed::record_tag(const io::Record& record) const {
+  if (!tag_keys_) return std::nullopt;
+  const std::uint64_t start = record.end_offset - record.line.size() - record.terminator.size();
+  // Past the tag's offset bits (4 TiB) a record keeps the arrival order.
+  return tag_base_ == 0 || start > core::kOrderMaxOffset ? 0 : tag_base_ | start;
+}
+
 void InputFeed::take_fields(const io::Record& record, const io::FieldsResult& result,
                             RoundBatch& batch) {
   ++counters_.records;
@@ -250,7 +257,7 @@ void InputFeed::take_fields(const io::Record& record, const io::FieldsResult& re
     std::string_view why;
     try {
       why = paragraphs_->add(batch, slot, record.line, record.terminator, result.values.front(),
-                             file.format == io::Format::kJsonLines);
+                             file.format == io::Format::kJsonLines, record_tag(record));
     } catch (const core::InvalidUtf8Error&) {
       why = kRejectInvalidUtf8;
     }
@@ -270,11 +277,7 @@ void InputFeed::take_fields(const io::Record& record, const io::FieldsResult& re
   batch.add_kept(slot, record.line, record.terminator, core::hash_key(key, config_.hash_seed), key,
                  file.format == io::Format::kJsonLines ? RoundBatch::InLineKey::kCharged
                                                        : RoundBatch::InLineKey::kFree);
-  if (tag_keys_) {
-    const std::uint64_t start = record.end_offset - record.line.size() - record.terminator.size();
-    // Past the tag's offset bits (4 TiB) a record keeps the arrival order.
-    batch.tag_last_key(tag_base_ == 0 || start > core::kOrderMaxOffset ? 0 : tag_base_ | start);
-  }
+  if (const std::optional<core::OrderTag> tag = record_tag(record)) batch.tag_last_key(*tag);
   if (annotations_) annotations_->add_record(slot, file.format, record.line, result.values, key);
 }
 
@@ -330,6 +333,22 @@ std::optional<core::KeyHash> InputFeed::key_hash_of(io::Format format, std::stri
     return std::nullopt;
   }
   return core::hash_key(key, config_.hash_seed);
+}
+
+void InputFeed::count_recut_paragraphs(const ParagraphRecut& recut) noexcept {
+  counters_.kept -= recut.lines_dropped;  // modulo 2^64, see FeedCounters::retracted
+  counters_.dropped += recut.lines_dropped;
+  counters_.output_bytes -= recut.bytes_removed;
+  counters_.retracted += recut.lines_changed;
+  if (paragraphs_) paragraphs_->count_recut(recut);
+}
+
+std::optional<std::string> InputFeed::paragraph_text_of(io::Format format, std::string_view line) {
+  if (!key_hash_of(format, line)) return std::nullopt;  // fill() rejects it before the split
+  if (line.ends_with('\n')) line.remove_suffix(line.ends_with("\r\n") ? 2 : 1);
+  io::KeyExtractor& extractor = format == io::Format::kJsonLines ? json_keys_ : plain_keys_;
+  const io::FieldsResult result = extractor.extract_fields(line);
+  return std::string(result.values.front());
 }
 
 std::string_view InputFeed::stream_key(std::string_view escaped) {

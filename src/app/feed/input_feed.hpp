@@ -24,6 +24,7 @@
 #include "app/options/key_options.hpp"
 #include "app/options/option_groups.hpp"
 #include "app/options/output_options.hpp"
+#include "app/round/retracted_paragraphs.hpp"
 #include "app/round/round_batch.hpp"
 #include "bloomshard/core/key_builder.hpp"
 #include "io/output/output_writer.hpp"
@@ -196,6 +197,13 @@ class InputFeed {
   /// input of `format` under --unit record, or nullopt for a line fill()
   /// rejects. For rebuilding an owner's FileOrder at a resume.
   [[nodiscard]] std::optional<core::KeyHash> key_hash_of(io::Format format, std::string_view line);
+  /// Under --unit paragraph: the text field's value (unescaped; a plain
+  /// line's text is the line) of `line` (terminator included or not), or
+  /// nullopt when fill() rejects the line before splitting it (the
+  /// paragraph checks of ParagraphRecords::add are the caller's). For the
+  /// end pass that cuts retracted paragraphs.
+  [[nodiscard]] std::optional<std::string> paragraph_text_of(io::Format format,
+                                                             std::string_view line);
   /// This segment's retractions decided by this rank, in decision order.
   [[nodiscard]] std::span<const core::OrderTag> retracted() const noexcept { return retracted_; }
   /// Adds combine_in_file_order()'s count of this round.
@@ -208,6 +216,12 @@ class InputFeed {
     counters_.output_bytes -= bytes;
     counters_.retracted += records;
   }
+
+  /// The end pass cut retracted paragraphs out of written records
+  /// (app/round/retracted_paragraphs.hpp): the dropped lines count as
+  /// dropped, the lines it touched as retracted, and the paragraph
+  /// counters move by its differences.
+  void count_recut_paragraphs(const ParagraphRecut& recut) noexcept;
 
   /// The end pass flagged `records` retracted kept records' attribute lines
   /// a duplicate (annotate mode), the attribute bytes growing by `growth`:
@@ -230,6 +244,9 @@ class InputFeed {
   void take(const io::Record& record, RoundBatch& batch);
   void take_lines(std::span<const io::Record> records, RoundBatch& batch);
   void take_fields(const io::Record& record, const io::FieldsResult& result, RoundBatch& batch);
+  // The order tag of `record`'s key in a run that tags its keys (0 for a
+  // record past the tag's limits); nullopt when keys are not tagged.
+  [[nodiscard]] std::optional<core::OrderTag> record_tag(const io::Record& record) const;
   void reject(const io::Record& record, std::string_view reason,
               std::optional<std::span<const std::string_view>> values);
   std::string_view stream_key(std::string_view escaped);

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "app/round/retracted_paragraphs.hpp"
 #include "bloomshard/core/key_hash.hpp"
+#include "core/order/paragraph_order.hpp"
 
 namespace bloomshard::app {
 
@@ -18,7 +20,8 @@ void ParagraphRecords::clear() noexcept {
 
 std::string_view ParagraphRecords::add(RoundBatch& batch, std::uint32_t file_slot,
                                        std::string_view line, std::string_view terminator,
-                                       std::string_view text, bool json) {
+                                       std::string_view text, bool json,
+                                       std::optional<core::OrderTag> record_tag) {
   Entry e{};
   e.json = json;
   e.line_length = line.size();
@@ -39,6 +42,7 @@ std::string_view ParagraphRecords::add(RoundBatch& batch, std::uint32_t file_slo
     keyed_.push_back(keyer_.keyed()[p]);
     if (keyer_.keyed()[p]) {
       batch.add_key(core::hash_key(keyer_.key(p), hash_seed_), keyer_.key(p));
+      if (record_tag) batch.tag_last_key(core::paragraph_order_tag(*record_tag, p, line.size()));
     }
   }
   entries_.push_back(e);
@@ -150,6 +154,14 @@ bool ParagraphRecords::write_cut_line(std::string_view line, io::TokenSpan token
   pieces_.push_back(terminator);
   out.write_pieces(pieces_);
   return true;
+}
+
+void ParagraphRecords::count_recut(const ParagraphRecut& recut) noexcept {
+  // The differences may be negative: modulo 2^64, as the totals are summed.
+  counters_.records_dropped += recut.lines_dropped;
+  counters_.records_changed += static_cast<std::uint64_t>(recut.records_changed);
+  counters_.paragraphs_removed += static_cast<std::uint64_t>(recut.paragraphs_removed);
+  counters_.bytes_removed += static_cast<std::uint64_t>(recut.text_bytes_removed);
 }
 
 std::vector<core::TextSpan> ParagraphRecords::duplicate_spans(

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,12 +21,15 @@
 
 #include "app/round/round_batch.hpp"
 #include "bloomshard/core/key_scheme.hpp"
+#include "core/order/file_order.hpp"
 #include "core/paragraph/paragraph_keyer.hpp"
 #include "core/paragraph/paragraph_removal.hpp"
 #include "io/output/output_writer.hpp"
 #include "io/records/json_field_token.hpp"
 
 namespace bloomshard::app {
+
+struct ParagraphRecut;
 
 /// Reject reason: a JSONL record whose text field is not a JSON string (an
 /// integer key field is fine as a record key, not as text to split).
@@ -68,9 +72,13 @@ class ParagraphRecords {
   /// a reject reason, or "" when added. `json`: the line is a JSONL record
   /// whose field token is rewritten; else the whole line is the text.
   /// Throws core::InvalidUtf8Error under a policy that needs UTF-8.
+  /// `record_tag`: in a run that tags its keys, the record's order tag
+  /// (0: untagged); each paragraph key is tagged
+  /// core::paragraph_order_tag(record_tag, its index, line.size()).
   [[nodiscard]] std::string_view add(RoundBatch& batch, std::uint32_t file_slot,
                                      std::string_view line, std::string_view terminator,
-                                     std::string_view text, bool json);
+                                     std::string_view text, bool json,
+                                     std::optional<core::OrderTag> record_tag = std::nullopt);
 
   /// Decides record i of `batch` from its keys' verdicts (all of the
   /// batch's, in key order) and writes what is kept to `out`; returns what
@@ -89,6 +97,10 @@ class ParagraphRecords {
       const RoundBatch& batch, std::size_t i, std::span<const core::Verdict> verdicts);
 
   [[nodiscard]] const ParagraphCounters& counters() const noexcept { return counters_; }
+  /// The end pass cut `recut`'s retracted paragraphs out of written records
+  /// (app/round/retracted_paragraphs.hpp): the counters become those of a
+  /// run that cut them when it wrote the records.
+  void count_recut(const ParagraphRecut& recut) noexcept;
 
  private:
   struct Entry {

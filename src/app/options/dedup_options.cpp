@@ -123,9 +123,29 @@ void apply_flags(const DedupFlags& flags, DedupConfig& c) {
   apply_fault_flags(flags.faults, c);
   apply_feed_flags(flags.feed, c);
   apply_window_flags(flags.window, c);
+  // Paragraphs keep the first copy in runs of whole inputs: a run that
+  // did not choose --split-inputs reads them whole (the same bytes, less
+  // parallel reading of one big plain file).
+  if (c.key.unit == core::KeyUnit::kParagraph && c.kept_copy == KeptCopy::kFirstInInputOrder &&
+      std::ranges::find(c.explicit_options, "split-inputs") == c.explicit_options.end()) {
+    c.split_inputs = false;
+  }
   // Not chosen: the first copy where it applies, the arrival order elsewhere
   // (a resume replaces this by its state's rule once the state is read).
   if (!kept_copy_chosen(c) && !input_order_limit(c).empty()) c.kept_copy = KeptCopy::kArrival;
+}
+
+// --kept-copy first --unit paragraph (docs/keys.md "Which record keeps a
+// paragraph"): the end pass re-cuts the records that kept a retracted
+// paragraph (in annotate mode: adds it to the record's spans), in runs of
+// whole inputs, with or without --state. Not yet: a split input (its join
+// removes whole lines, not paragraphs).
+std::string kept_paragraph_problem(const DedupConfig& c) {
+  if (c.key.unit != core::KeyUnit::kParagraph) return {};
+  if (c.split_inputs)
+    return "--kept-copy first --unit paragraph needs --split-inputs off (a paragraph kept in a "
+           "later range of a split input cannot be retracted yet)";
+  return {};
 }
 
 std::string window_problem(const DedupConfig& c) {
@@ -138,7 +158,9 @@ std::string window_problem(const DedupConfig& c) {
 // Slots of --slot-records/--slot-every end at round ends, which move with
 // the rank count and --batch-bytes (and the clock): which copies share a
 // slot, and so which one is first in it, would move with them
-// (docs/commands.md "Windows"); one slot a run holds still.
+// (docs/commands.md "Windows"); one slot a run holds still. Paragraphs hold
+// in runs of whole inputs (docs/keys.md "Which record keeps a paragraph"):
+// a split input's join removes whole lines, not paragraphs.
 std::string input_order_limit(const DedupConfig& c) {
   if (c.window.window != 0 && c.window.rule != core::SlotRule::kPerRun) {
     const char* option =
@@ -148,8 +170,9 @@ std::string input_order_limit(const DedupConfig& c) {
            (c.window.rule == core::SlotRule::kWallSeconds ? " and the clock" : "") +
            ", so the copies in a slot would too; use --window alone (one slot a run)";
   }
-  if (c.key.unit != core::KeyUnit::kRecord)
-    return "--kept-copy first applies to --unit record only";
+  if (std::string problem = kept_paragraph_problem(c); !problem.empty()) return problem;
+  if (c.key.unit != core::KeyUnit::kRecord && c.key.unit != core::KeyUnit::kParagraph)
+    return "--kept-copy first applies to --unit record or paragraph only";
   return {};
 }
 

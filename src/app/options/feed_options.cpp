@@ -59,8 +59,8 @@ void add_feed_options(po::options_description& pool, FeedOptions& f, FeedFlags& 
        "which copy of a duplicate is kept: first (the first copy in input order: the same "
        "output bytes at any rank count and after any stop and resume) | arrival (the first to "
        "reach its owner: faster, the kept copy may change with the rank count). Not given: "
-       "first where it applies (whole records; with --window only the default slot rule, one "
-       "slot a run), else arrival; a resume keeps its state's rule");
+       "first where it applies (whole records; paragraphs of whole inputs; with --window only "
+       "the default slot rule, one slot a run), else arrival; a resume keeps its state's rule");
   }
   // clang-format on
 }

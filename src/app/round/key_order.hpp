@@ -8,12 +8,14 @@
 //    input stay home; the owner remembers kept copies from later ranges and
 //    retracts one when an earlier copy arrives, as one reader would decide.
 //    Whole records only: a paragraph's or a window's verdicts never flip.
-//  - In input order (runs of records, without a window or with one slot a
-//    run, docs/inputs.md "Which copy of a duplicate is kept"): as in file order,
+//  - In input order (runs of records or paragraphs, without a window or with
+//    one slot a run, docs/inputs.md "Which copy of a duplicate is kept"): as in file order,
 //    but every key is tagged, the owner decides in tag order, retracts
 //    across inputs, and forgets behind the watermark; the copies retracted
 //    from other inputs leave the outputs at the run's end, or in annotate
-//    mode get their attribute lines flagged (retracted_copies.hpp).
+//    mode get their attribute lines flagged (retracted_copies.hpp); a
+//    retracted paragraph is cut from its record's line
+//    (retracted_paragraphs.hpp).
 #pragma once
 
 #include <cstdint>
@@ -104,13 +106,14 @@ class KeyOrder {
 
 /// Whether a run keeps the one order of all inputs (docs/inputs.md "Which
 /// copy of a duplicate is kept"): --kept-copy first in a run of whole
-/// records, in filter or annotate mode (there the end pass flags the
-/// retracted copies' attribute lines), with or without --state (a
-/// checkpoint saves the owners' memory in the manifest's input_order), with
-/// no window or a window of one slot a run (the default slot rule: the whole
-/// run is the current slot, so a kept copy is only ever retracted for an
-/// earlier copy of a key new to the window; --slot-records/--slot-every are
-/// refused, their slots end where rounds end).
+/// records or paragraphs (every paragraph key tagged,
+/// core/order/paragraph_order.hpp; whole inputs), in filter or annotate mode
+/// (there the end pass flags the retracted copies' attribute lines), with or
+/// without --state (a checkpoint saves the owners' memory), with no window
+/// or a window of one slot a run (the default slot rule: the whole run is
+/// the current slot, so a kept copy is only ever retracted for an earlier
+/// copy of a key new to the window; --slot-records/--slot-every are refused,
+/// their slots end where rounds end). The one list is input_order_limit().
 [[nodiscard]] bool keeps_input_order(const DedupConfig& config);
 
 /// Keys an owner's input-order memory is sized for up front: its share of

@@ -11,6 +11,7 @@
 
 #include "app/round/retracted_annotations.hpp"
 #include "app/round/retracted_line_cut.hpp"
+#include "app/round/retracted_paragraphs.hpp"
 #include "io/durable/durable_file.hpp"
 #include "io/output/output_writer.hpp"
 #include "io/records/record_reader.hpp"
@@ -90,6 +91,25 @@ CutFigures flag_output(const io::InputFile& input, const std::filesystem::path& 
   return {flagged.lines, 0, flagged.length};
 }
 
+// Cuts the retracted paragraphs out of their records' lines of one output
+// (retracted_paragraphs.hpp) into its temporary file.
+CutFigures recut_output(const io::InputFile& input, const std::filesystem::path& out,
+                        const std::vector<RetractedLine>& retracted, InputFeed& feed,
+                        const EndPassOptions& how) {
+  const auto text_of = [&](std::string_view line) {
+    return feed.paragraph_text_of(input.format, line);
+  };
+  const ParagraphRecut recut =
+      how.annotate
+          ? flag_retracted_paragraphs(input, out, retracted, text_of, *how.paragraphs,
+                                      how.hash_seed, *how.annotate, how.max_line_bytes,
+                                      rewrite_options(input, how), how.durable)
+          : cut_retracted_paragraphs(input, out, retracted, text_of, *how.paragraphs, how.hash_seed,
+                                     how.max_line_bytes, rewrite_options(input, how), how.durable);
+  feed.count_recut_paragraphs(recut);
+  return {recut.lines_changed, recut.bytes_removed, recut.length};
+}
+
 // Rewrites one compressed output without the lines of `retracted` keys
 // (decompressed, each line's key parsed and hashed, compressed again) into
 // its temporary file. Throws std::runtime_error naming the output.
@@ -159,7 +179,9 @@ RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const 
       const io::InputFile& file = m.inputs.at(input).file;
       const std::filesystem::path out = io::output_path_for(output_dir, file.relative_path);
       CutFigures left_out;
-      if (how.annotate) {
+      if (how.paragraphs) {
+        left_out = recut_output(file, out, retracted, feed, how);
+      } else if (how.annotate) {
         left_out = flag_output(file, out, retracted, feed, how);
       } else if (file.compression == io::Compression::kNone) {
         left_out = cut_output(file, out, retracted, feed, how.durable);

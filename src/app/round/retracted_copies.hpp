@@ -22,6 +22,7 @@
 #include "app/feed/annotate_mode.hpp"
 #include "app/feed/input_feed.hpp"
 #include "app/run/run_manifest.hpp"
+#include "bloomshard/core/key_scheme.hpp"
 #include "comm/communicator.hpp"
 #include "core/order/file_order.hpp"
 
@@ -39,6 +40,11 @@ struct EndPassOptions {
   /// would have written.
   int gzip_level = 0;
   int zstd_level = 0;
+  /// --unit paragraph: the key scheme and the hash seed; a retraction
+  /// names a paragraph, cut from its record's written line
+  /// (retracted_paragraphs.hpp) instead of the line being left out.
+  std::optional<core::KeyScheme> paragraphs;
+  std::uint64_t hash_seed = 0;
 };
 
 /// What the pass did, summed over the ranks.

@@ -509,7 +509,10 @@ class DedupJob {
         .durable = durable,
         .annotate = annotate ? std::optional(config_.annotate.format) : std::nullopt,
         .gzip_level = config_.gzip_level,
-        .zstd_level = config_.zstd_level};
+        .zstd_level = config_.zstd_level,
+        .paragraphs = config_.key.unit == core::KeyUnit::kParagraph ? std::optional(config_.key)
+                                                                    : std::nullopt,
+        .hash_seed = config_.hash_seed};
     const RetractedCopiesPass pass =
         cut_retracted_copies(world_, s.begun.manifest, s.order->cross_input_retractions(), *s.feed,
                              config_.output_dir, how);
