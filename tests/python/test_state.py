@@ -193,7 +193,8 @@ def test_info_names_the_kept_copy_rule_and_the_saved_order_as_the_cli(tmp_path):
           "--checkpoint-rounds", "1", "--batch-bytes", "65536", "--keep-generations", "100",
           "--progress", "0")
     latest = int((tmp_path / "st" / "LATEST").read_text())
-    names = ("kept_copy", "input_order_remembered", "input_order_retracted",
+    names = ("kept_copy", "input_order_remembered", "input_order_retracted", "input_order_saved_as",
+             "input_order_row_bytes",
              "input_order_cut_outputs")
     remembered = 0
     for g in sorted({latest, latest // 4, latest // 2, 3 * latest // 4} - {0}):
