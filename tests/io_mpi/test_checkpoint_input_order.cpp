@@ -1,10 +1,11 @@
 // The input order's kept copies as rows of a generation (input-order/v2
 // states, docs/checkpoint-format.md "The input order's saved memory"), at
 // the rank count the binary runs with (1-4): every rank writes its own
-// remembered copies collectively, and a reader on any count (1..N) gets
-// exactly the rows of the slices it owns; verify counts and checks them; a
-// flipped row, checksum or offset, a missing dataset, and rows without
-// their mark are refused naming file, dataset and slice.
+// remembered copies in really collective HDF5 transfers, and a reader on
+// any count (1..N) gets exactly the rows of the slices it owns; verify
+// counts and checks them; a flipped row, checksum or offset, a missing
+// dataset, and rows without their mark are refused naming file, dataset
+// and slice.
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
@@ -113,6 +114,23 @@ TEST_F(CheckpointInputOrder, EveryRanksRowsLoadOnAnyReaderCount) {
       ADD_FAILURE() << readers << " readers: " << e.what();
     }
   }
+}
+
+TEST_F(CheckpointInputOrder, TheRowsAreWrittenCollectively) {
+  SharedTempDir dir(world_);
+  const std::unique_ptr<core::TwoTierSet> set = test::build_set(owned_by(world_), 1, 200);
+  const std::vector<InputOrderRow> mine = copies_of(owned_by(world_));
+  CheckpointWriteStats with, without;
+  (void)write_checkpoint(world_, dir.path(), rows_header(1), layer_infos(world_, *set), *set,
+                         {.input_order_rows = &mine}, &with);
+  (void)write_checkpoint(world_, dir.path(), test::test_header(2), layer_infos(world_, *set), *set,
+                         {}, &without);
+  // Three more collective transfers (rows, offsets, checksums), none that
+  // HDF5 broke down to independent I/O, and the rows' bytes counted.
+  EXPECT_EQ(with.transfers, without.transfers + 3);
+  EXPECT_EQ(with.non_collective, 0U);
+  EXPECT_EQ(with.no_collective_cause, static_cast<std::uint32_t>(H5D_MPIO_COLLECTIVE));
+  EXPECT_GE(with.bytes_written, mine.size() * sizeof(InputOrderRow));
 }
 
 TEST_F(CheckpointInputOrder, AStateWithoutRowsLoadsNone) {
