@@ -85,7 +85,16 @@ class State:
         d["kept_copy"] = "first" if order is not None else "arrival"
         if order is not None:
             # Flat lists: three numbers a copy, two an output.
-            d["input_order_remembered"] = len(order.get("kept", [])) // 3
+            # Version 2 keeps the remembered copies as rows of the
+            # generation (/input_order/rows) and counts them in kept_rows.
+            if order.get("version") == 1:
+                d["input_order_remembered"] = len(order.get("kept", [])) // 3
+                d["input_order_saved_as"] = "manifest"
+                d["input_order_row_bytes"] = 0
+            else:
+                d["input_order_remembered"] = order.get("kept_rows", 0)
+                d["input_order_saved_as"] = "rows"
+                d["input_order_row_bytes"] = 24 * d["input_order_remembered"]
             d["input_order_retracted"] = len(order.get("retracted", [])) // 3
             d["input_order_cut_outputs"] = len(order.get("cut_outputs", [])) // 2
         d["inputs"] = [{

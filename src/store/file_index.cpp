@@ -141,7 +141,9 @@ void IndexReader::read_header(CheckpointHeader& h, CheckpointSummary& s) const {
   h.key_encoding = str(ckpt::kKeyEncoding);
   if (src_.has_attr(kRoot, ckpt::kKeyScheme)) h.key_scheme = str(ckpt::kKeyScheme);
   read_window(h);
-  h.input_order = strip_suffix(h.normalization, ckpt::kInputOrderNormalizationMark);
+  h.input_order_rows = strip_suffix(h.normalization, ckpt::kInputOrderRowsMark);
+  h.input_order =
+      h.input_order_rows || strip_suffix(h.normalization, ckpt::kInputOrderNormalizationMark);
   read_split_mark(h);
   const std::uint64_t p = u64(ckpt::kNumSlices);
   if (p == 0 || p > core::kMaxSlices) fail("num_slices " + std::to_string(p) + " out of range");

@@ -1,7 +1,9 @@
 // The manifest's input_order object (app/run/input_order_manifest.hpp,
 // docs/checkpoint-format.md): what a --kept-copy first run's owners know
-// beyond tier 2 round-trips exactly, and a damaged or foreign one is
-// refused naming the field and the entry, never read as something else.
+// beyond tier 2 round-trips exactly in both versions (1: the kept copies
+// listed in the manifest, states written before version 2; 2: counted, as
+// rows of the generation), and a damaged or foreign one is refused naming
+// the field and the entry, never read as something else.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -32,6 +34,7 @@ RunManifest two_inputs() {
   m.inputs[0].output_length = 1234;
   m.inputs[1].cursor = {40, 3000};  // read up to byte 3000
   m.input_order = InputOrderProgress{};
+  m.input_order->version = kInputOrderListVersion;
   m.input_order->watermark = core::order_position(tag(0, 100));
   m.input_order->kept = {{tag(0, 200), core::hash_key("x")}, {tag(1, 10), core::hash_key("y")}};
   m.input_order->retracted = {{tag(1, 2999), core::hash_key("z")}};
@@ -69,7 +72,7 @@ TEST(InputOrderManifest, RoundTripsAndIsAbsentForArrivalRuns) {
 TEST(InputOrderManifest, DamagedEntriesAreRefusedByName) {
   const RunManifest m = two_inputs();
   const std::string kept = std::to_string(tag(0, 200));
-  EXPECT_NE(refusal(m, "\"version\":1", "\"version\":2").find("input_order: version 2"),
+  EXPECT_NE(refusal(m, "\"version\":1", "\"version\":3").find("input_order: version 3"),
             std::string::npos);
   // A tag past what its input had read (its size, its cursor), of no input, or zero.
   EXPECT_NE(refusal(m, kept, std::to_string(tag(0, 5000))).find("'kept' entry 0: tag"),
@@ -94,6 +97,71 @@ TEST(InputOrderManifest, DamagedEntriesAreRefusedByName) {
   EXPECT_NE(refusal(m, "\"cut_outputs\":[0,1234", "\"cut_outputs\":[0,1235").find("cut_outputs"),
             std::string::npos);
   EXPECT_NE(refusal(m, "\"watermark\":", "\"watermarc\":").find("'watermark'"), std::string::npos);
+}
+
+// Version 2: the kept copies are the generation's rows; the manifest names
+// the dataset and counts them, and lists none.
+RunManifest rows_manifest() {
+  RunManifest m = two_inputs();
+  m.input_order->version = kInputOrderVersion;
+  m.input_order->kept.clear();
+  m.input_order->kept_rows = 7;
+  return m;
+}
+
+TEST(InputOrderManifest, VersionTwoNamesItsRowsAndListsNoKeptCopy) {
+  const RunManifest m = rows_manifest();
+  const std::string json = manifest_to_json(m);
+  EXPECT_NE(json.find("\"version\":2,"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"rows\":\"/input_order/rows\",\"kept_rows\":7"), std::string::npos) << json;
+  EXPECT_EQ(json.find("\"kept\":["), std::string::npos) << json;
+  EXPECT_EQ(manifest_from_json(json).input_order, m.input_order);
+  RunManifest listed = m;  // a writer never puts a list into version 2
+  listed.input_order->kept = two_inputs().input_order->kept;
+  EXPECT_THROW((void)manifest_to_json(listed), std::logic_error);
+  EXPECT_NE(
+      refusal(m, "\"rows\":\"/input_order/rows\"", "\"rows\":\"/input_order/kept\"").find("'rows'"),
+      std::string::npos);
+  EXPECT_NE(refusal(m, "\"kept_rows\":7", "\"kept_rows\":7,\"kept\":[]").find("has a 'kept' list"),
+            std::string::npos);
+  EXPECT_NE(refusal(m, "\"kept_rows\"", "\"kept_row\"").find("'kept_rows'"), std::string::npos);
+}
+
+TEST(InputOrderManifest, ARowIsCheckedAgainstTheInputsAndTheWatermark) {
+  const RunManifest m = rows_manifest();
+  const std::uint64_t w = m.input_order->watermark;
+  const auto row = [&](core::OrderTag t) {
+    return kept_row_problem({t, core::hash_key("x")}, m, w, 3, "F");
+  };
+  EXPECT_EQ(row(tag(0, 200)), "");
+  EXPECT_EQ(row(tag(1, 2999)), "");
+  EXPECT_NE(row(tag(1, 3000))
+                .find("F: dataset /input_order/rows, tier-2 slice 3: the kept copy "
+                      "of tag " +
+                      std::to_string(tag(1, 3000))),
+            std::string::npos)
+      << row(tag(1, 3000));
+  EXPECT_NE(row(tag(1, 3000)).find("names no record"), std::string::npos);
+  EXPECT_NE(row(tag(2, 1)).find("names no record"), std::string::npos);
+  EXPECT_NE(row(0).find("names no record"), std::string::npos);
+  EXPECT_NE(row(tag(0, 50)).find("before the watermark"), std::string::npos);
+}
+
+TEST(InputOrderManifest, TheMarkMustMatchTheVersion) {
+  store::CheckpointHeader h;
+  RunManifest m = rows_manifest();
+  EXPECT_NE(input_order_mark_problem(h, m).find("lacks the input-order mark"), std::string::npos);
+  h.input_order = true;
+  EXPECT_NE(input_order_mark_problem(h, m).find("version 2 but its normalization text has the "
+                                                "input-order/v1 mark"),
+            std::string::npos)
+      << input_order_mark_problem(h, m);
+  h.input_order_rows = true;
+  EXPECT_EQ(input_order_mark_problem(h, m), "");
+  m.input_order->version = kInputOrderListVersion;
+  EXPECT_NE(input_order_mark_problem(h, m).find("version 1"), std::string::npos);
+  m.input_order.reset();
+  EXPECT_NE(input_order_mark_problem(h, m).find("lacks an input_order object"), std::string::npos);
 }
 
 }  // namespace

@@ -47,6 +47,7 @@ RunManifest split_second_input() {
   second.cursor = {5, 3000};
   m.inputs[1].ranges = {first, second};
   m.input_order = InputOrderProgress{};
+  m.input_order->version = kInputOrderListVersion;  // the kept copies listed (version 1)
   m.input_order->kept = {{tag(1, 500), core::hash_key("x")}};
   m.input_order->cut_outputs = {{0, 1234}};
   return m;

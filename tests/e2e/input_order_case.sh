@@ -18,7 +18,8 @@
 #                 --kept-copy arrival other bytes at N > 1.
 #         state   the same corpus with --state (a checkpoint every 3 rounds): every
 #                 output byte for byte the 1-rank stateless run's; the state
-#                 carries the input-order/v1 mark; a resume with --kept-copy
+#                 carries the input-order/v2 mark, its kept copies as rows
+#                 (/input_order/rows), none in the manifest; a resume with --kept-copy
 #                 arrival, and --kept-copy first on an arrival state, exit 2;
 #                 each resumed without --kept-copy goes on with its state's rule.
 #         state_kill  with --state, a checkpoint every round: SIGKILLs at random
@@ -28,8 +29,9 @@
 #                 them then renamed by hand as a kill among the renames would
 #                 leave them), resumed on another rank count; every output
 #                 byte for byte the 1-rank stateless run's. A saved table
-#                 damaged in every generation (checksum fixed) is refused
-#                 naming input_order and the entry.
+#                 damaged in every generation (a row's tag, its slice's
+#                 checksum fixed) is refused naming the dataset, the slice
+#                 and the tag.
 #         annotate  --mode annotate, both --annotate-formats, on the records
 #                 corpus with texts and rejects (input_order_corpus.py
 #                 --annotate 1): every attribute file equals the oracle
@@ -372,9 +374,12 @@ case $CASE in
     retracted=$(json_field "$TMP/mN.json" retracted)
     [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "no copy was retracted: the case tests nothing"
     [[ $(json_field "$TMP/mN.json" checkpoints) -gt 1 ]] || fail "no checkpoint before the end"
-    h5dump -a /normalization "$(latest "$TMP/st")" | grep -q "input-order/v1" ||
-      fail "the state lacks the input-order/v1 mark"
-    manifest_has "$TMP/st" '"input_order":{"version":1' || fail "no input_order in the manifest"
+    h5dump -a /normalization "$(latest "$TMP/st")" | grep -q "input-order/v2" ||
+      fail "the state lacks the input-order/v2 mark"
+    manifest_has "$TMP/st" '"input_order":{"version":2' || fail "no input_order in the manifest"
+    ! manifest_has "$TMP/st" '"kept":\[' || fail "the manifest lists kept copies (rows expected)"
+    h5dump -H -d /input_order/rows "$(latest "$TMP/st")" >/dev/null 2>&1 ||
+      fail "the generation has no /input_order/rows"
     log "$RANKS ranks with --state: identical to 1 rank, $retracted retracted"
     [[ -z $PARAGRAPHS ]] || { log "ok in $SECONDS s"; exit 0; } # the rest: any state's rule
     # A stopped run keeps its rule: the other --kept-copy is refused (exit 2).
@@ -509,26 +514,43 @@ case $CASE in
     same_as_reference "$TMP/out" "a kill in the end pass resumed on $n ranks"
     log "a kill in the end pass (${#temps[@]} cut outputs, half renamed) resumed on $n ranks: identical"
 
-    # A saved table damaged in every generation (checksums fixed): refused by name.
+    # The mid-run copy's rows: verify checks them, info counts them.
+    mpi "$RANKS" verify --state "$TMP/dst" >"$TMP/vfy.log" 2>&1 ||
+      fail "verify of a mid-run state failed: $(cat "$TMP/vfy.log")"
+    grep -q "input-order rows checked" "$TMP/vfy.log" ||
+      fail "verify checked no input-order row: $(cat "$TMP/vfy.log")"
+    "$BIN" info --state "$TMP/dst" | grep -q "kept copies remembered ([0-9]* rows of /input_order/rows" ||
+      fail "info shows no rows: $("$BIN" info --state "$TMP/dst")"
+    # A saved table damaged in every generation (the first row's tag made 1,
+    # which names no record, its slice's checksum fixed): refused by name.
     /usr/bin/python3 - "$TMP/dst" <<'PYEOF' || fail "cannot damage the saved table"
-import glob, re, sys
-import h5py, xxhash
+import glob, sys
+import h5py, numpy, xxhash
+damaged = 0
 for path in glob.glob(sys.argv[1] + "/ckpt-*.h5"):
     with h5py.File(path, "r+") as h:
-        d = h["manifest_json"]
-        text = d[()]
-        m = re.search(rb'"kept":\[(\d+)', text)
-        if not m:
+        if "input_order/rows" not in h or h["input_order/rows"].shape[0] == 0:
             continue
-        bad = text[:m.start(1)] + b"9" * len(m.group(1)) + text[m.end(1):]
-        d[()] = bad
-        d.attrs["checksum"] = xxhash.xxh3_64_intdigest(bad)
+        rows = h["input_order/rows"][()]
+        offsets = h["input_order/offsets"][()]
+        s = int(numpy.searchsorted(offsets, 1, side="left")) - 1  # the slice of row 0
+        rows[0] = 1
+        h["input_order/rows"][0] = numpy.uint64(1)
+        end = 3 * int(offsets[s + 1])
+        h["input_order/checksums"][s] = numpy.uint64(
+            xxhash.xxh3_64_intdigest(rows[:end].astype("<u8").tobytes()))
+        damaged += 1
+sys.exit(0 if damaged else 1)
 PYEOF
+    # The copy's outputs where its run identity names them (the state's
+    # generations are read before anything is cut).
+    rm -rf "$TMP/out"
+    mv "$TMP/dout" "$TMP/out"
     rc=0
-    mpi "$RANKS" dedup "${ARGS[@]}" --output "$TMP/dout" --state "$TMP/dst" >"$TMP/dmg.log" 2>&1 || rc=$?
+    mpi "$RANKS" dedup "${ARGS[@]}" --output "$TMP/out" --state "$TMP/dst" >"$TMP/dmg.log" 2>&1 || rc=$?
     ((rc != 0)) || fail "a damaged saved table was resumed: $(cat "$TMP/dmg.log")"
-    grep -q "input_order: 'kept' entry 0" "$TMP/dmg.log" ||
-      fail "the refusal does not name the damaged entry: $(cat "$TMP/dmg.log")"
+    grep -q "dataset /input_order/rows, tier-2 slice [0-9]*: the kept copy of tag 1 names no record" "$TMP/dmg.log" ||
+      fail "the refusal does not name the damaged row: $(cat "$TMP/dmg.log")"
     log "a damaged saved table: exit $rc, named"
     ;;
   annotate)

@@ -183,9 +183,10 @@ def test_state_written_later_is_not_seen_by_an_open_one(job, tmp_path):
 
 def test_info_names_the_kept_copy_rule_and_the_saved_order_as_the_cli(tmp_path):
     """A --kept-copy first state: info's kept_copy and the sizes of the
-    owners' saved memory (manifest input_order) equal the CLI's, at the last
-    generation and at mid-run ones (a copy of the state whose LATEST names
-    the generation), where the tables are not empty."""
+    owners' saved memory (manifest input_order, the generation's rows)
+    equal the CLI's, at the last generation and at mid-run ones (a copy of
+    the state whose LATEST names the generation), where the tables are not
+    empty."""
     from conftest import dedup, synth
     synth(tmp_path / "in", 20000, 5, dup_rate=0.3, files=4)
     # 2 ranks whatever RANKS: at 1 rank every kept copy is final at once.
@@ -194,7 +195,7 @@ def test_info_names_the_kept_copy_rule_and_the_saved_order_as_the_cli(tmp_path):
           "--progress", "0")
     latest = int((tmp_path / "st" / "LATEST").read_text())
     names = ("kept_copy", "input_order_remembered", "input_order_retracted",
-             "input_order_cut_outputs")
+             "input_order_cut_outputs", "input_order_saved_as", "input_order_row_bytes")
     remembered = 0
     for g in sorted({latest, latest // 4, latest // 2, 3 * latest // 4} - {0}):
         state = tmp_path / ("st-%d" % g)

@@ -44,6 +44,10 @@ struct CheckpointHeader {
   /// object): `normalization` is stored with kInputOrderNormalizationMark
   /// appended (after a split mark, before a window mark) and read back without it.
   bool input_order = false;
+  /// With input_order: its kept copies are the generation's /input_order
+  /// rows (store/input_order_rows.hpp), not a list in the manifest; the
+  /// mark is kInputOrderRowsMark instead, which builds before it do not know.
+  bool input_order_rows = false;
   core::ScalableBloomParams params;
   std::uint64_t generation = 0;
   std::string run_id;

@@ -1,14 +1,13 @@
-// The input order's remembered kept copies as rows grouped by tier-2 slice
-// (issue 32): the serial, pure half of the per-slice form that is to replace
-// the manifest's JSON `kept` list. Each row is one kept copy (order tag, key
-// hash hi, lo: 3 u64); the rows of slice s = slice_of(hash, P) lie in
+// The input order's remembered kept copies as rows grouped by tier-2 slice:
+// the serial, pure half of the generation's /input_order datasets
+// (docs/checkpoint-format.md "The input order's saved memory", states with
+// the input-order/v2 mark). Each row is one kept copy (order tag, key hash
+// hi, lo: 3 u64); the rows of slice s = slice_of(hash, P) lie in
 // [offsets[s], offsets[s+1]) ascending by (tag, hi, lo), and each slice's
 // rows carry an XXH3-64 (seed 0) over their bytes as stored (little-endian,
 // tag, hi, lo a row), like every other slice of a checkpoint. A rank that
 // owns slices [a, b) reads rows[offsets[a], offsets[b]) and nothing else.
-// No writer or reader of a checkpoint uses it yet: the datasets below are
-// the names the collective write is to give them (docs/checkpoint-format.md
-// still describes the JSON form, which is what the files hold).
+// The collective write and read are io/checkpoint/checkpoint_input_order.hpp.
 #pragma once
 
 #include <cstdint>
@@ -20,8 +19,8 @@
 
 namespace bloomshard::store {
 
-/// Datasets the rows are to be written to (not yet written by any build).
-inline constexpr const char* kInputOrderRows = "/input_order/rows";            ///< u64 [N x 3]
+/// Datasets of a generation holding the rows (input-order/v2 states).
+inline constexpr const char* kInputOrderRows = "/input_order/rows";            ///< u64 [3 N]
 inline constexpr const char* kInputOrderOffsets = "/input_order/offsets";      ///< u64 [P + 1]
 inline constexpr const char* kInputOrderChecksums = "/input_order/checksums";  ///< u64 [P]
 

@@ -61,6 +61,11 @@ inline constexpr const char* kSplitInputsRetractedMark = " split-inputs/v2";
 // builds before it, which would drop that object and never leave the
 // retracted copies out, refuse the state ("normalization differs").
 inline constexpr const char* kInputOrderNormalizationMark = " input-order/v1";
+// The same, when the owners' kept copies are not in the manifest but in the
+// generation's /input_order datasets (store/input_order_rows.hpp): builds
+// that know only v1 would find no `kept` list and refuse the manifest late,
+// or (a v1 reader that took a missing list as empty) keep a second copy.
+inline constexpr const char* kInputOrderRowsMark = " input-order/v2";
 /// Bloom layers a generation may hold: 64 (plain; growth doubles capacity,
 /// so 64 is never reached), 1024 in a windowed state, where every live slot
 /// restarts at layer 0 and a slot much larger than the first opens growth

@@ -138,9 +138,11 @@ class FileOrderKeys final : public KeyOrder {
     if (!across()) return std::nullopt;
     InputOrderProgress p;
     p.watermark = order_.watermark();
-    p.kept = gather_sorted_to_rank0(world, order_.remembered());
     p.retracted = gather_sorted_to_rank0(world, other_inputs_);
     return p;
+  }
+  std::vector<core::CrossInputRetraction> remembered_copies() const override {
+    return across() ? order_.remembered() : std::vector<core::CrossInputRetraction>{};
   }
   void restore_input_order(const InputOrderProgress& p, const comm::KeyRouter& router,
                            int rank) override {

@@ -87,15 +87,21 @@ class KeyOrder {
   }
 
   /// Collective in input order (every rank calls it at a checkpoint cut):
-  /// what the owners know beyond tier 2, for the manifest's input_order:
-  /// every rank's remembered kept copies and cross-input retractions,
-  /// sorted, on rank 0 (the other ranks get the watermark and empty lists:
-  /// only rank 0 writes the manifest), and the watermark. One gather to
-  /// rank 0: 24 bytes a remembered copy and a retraction, received by rank 0
-  /// alone. Every other order: nullopt, nothing exchanged.
+  /// what the owners know beyond tier 2 for the manifest's input_order:
+  /// every rank's cross-input retractions, sorted, on rank 0 (the other
+  /// ranks get the watermark and empty lists: only rank 0 writes the
+  /// manifest), and the watermark; `kept` stays empty (each rank saves its
+  /// own, remembered_copies(), as rows of the generation). One gather to
+  /// rank 0: 24 bytes a retraction. Every other order: nullopt, nothing
+  /// exchanged.
   [[nodiscard]] virtual std::optional<InputOrderProgress> input_order_cut(
       const comm::Communicator&) const {
     return std::nullopt;
+  }
+  /// Input order: this owner's remembered kept copies (core::FileOrder::
+  /// remembered(), 24 bytes each), for a checkpoint; empty in other orders.
+  [[nodiscard]] virtual std::vector<core::CrossInputRetraction> remembered_copies() const {
+    return {};
   }
   /// Input order, once before the first round of a resumed run (on any
   /// rank count): the watermark, the saved kept copies whose key `router`

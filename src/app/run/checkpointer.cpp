@@ -53,14 +53,22 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   // 2. The manifest of this cut (the same on every rank).
   RunManifest m = merge_cut(comm_, base_, states, feed.retracted());
   if (order_ != nullptr) m.input_order = order_->input_order_cut(comm_);  // collective
+  // Each rank's remembered kept copies: rows of the generation, written by
+  // every rank collectively (no gather); the manifest counts them.
+  std::vector<store::InputOrderRow> order_rows;
+  if (m.input_order && !end_pass_) {
+    for (const core::CrossInputRetraction& c : order_->remembered_copies()) {
+      order_rows.push_back({c.tag, c.hash});
+    }
+  }
+  if (m.input_order) m.input_order->kept_rows = comm_.allreduce_sum(order_rows.size());
   if (end_pass_ && m.input_order) {
     for (const CutOutput& c : *end_pass_) m.inputs.at(c.input).output_length = c.length;
-    m.input_order->kept.clear();
     m.input_order->retracted.clear();
     if (renames_pending_) m.input_order->cut_outputs = *end_pass_;
   }
   // Only rank 0 writes the manifest: the others drop their copy of the
-  // gathered table at once (it can be tens of MB), keeping the mark.
+  // gathered retractions at once, keeping the mark.
   if (m.input_order && comm_.rank() != 0) *m.input_order = InputOrderProgress{};
   std::vector<std::uint64_t> reject_lengths(comm_.usize(), 0);
   reject_lengths[comm_.urank()] = feed.reject_length();
@@ -87,6 +95,7 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   h.split_inputs = has_split_inputs(m);  // marks the state for builds that predate split inputs
   h.retracted_records = has_retracted_records(m);  // and for builds before retractions
   h.input_order = m.input_order.has_value();       // and for builds before a resumable one
+  h.input_order_rows = h.input_order;  // and for builds that read its kept copies from the text
   put_window(config_.window, set, slot_clock_ != nullptr ? slot_clock_->progress() : 0, h);
   // The manifest text is rank 0's alone (the store writes rank 0's copy):
   // the other ranks only sent their cursors (the allreduce above).
@@ -120,7 +129,8 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
        .data_path = config_.checkpoint_data_path,
        .before_commit = fence_,
        .compaction = {config_.compaction_fanout, config_.max_runs, segment_ends},
-       .forms = band_forms_},
+       .forms = band_forms_,
+       .input_order_rows = h.input_order_rows ? &order_rows : nullptr},
       &stats);
   warn_prune_error(stats.prune_error);
   comm::heartbeat();

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string_view>
 #include <tuple>
 #include <vector>
+
+#include "bloomshard/store/input_order_rows.hpp"
 
 namespace bloomshard::app {
 namespace {
@@ -106,14 +109,53 @@ std::vector<core::CrossInputRetraction> copies(const std::vector<std::uint64_t>&
 
 }  // namespace
 
+std::string kept_row_problem(const core::CrossInputRetraction& c, const RunManifest& m,
+                             std::uint64_t watermark, std::uint32_t slice,
+                             const std::string& where) {
+  const std::string row = where + ": dataset " + store::kInputOrderRows + ", tier-2 slice " +
+                          std::to_string(slice) + ": the kept copy of tag " + std::to_string(c.tag);
+  if (c.tag == 0 || core::order_input(c.tag) >= m.inputs.size() ||
+      !read_at_cut(m.inputs[core::order_input(c.tag)], core::order_offset(c.tag))) {
+    return row + " names no record an input of the manifest had read";
+  }
+  if (core::order_position(c.tag) < watermark) return row + " lies before the watermark";
+  return {};
+}
+
+std::string input_order_mark_problem(const store::CheckpointHeader& h, const RunManifest& m) {
+  if (m.input_order.has_value() != h.input_order) {
+    return std::string("its manifest ") + (h.input_order ? "lacks" : "has") +
+           " an input_order object but its normalization text " +
+           (h.input_order ? "has" : "lacks") + " the input-order mark";
+  }
+  if (m.input_order && (m.input_order->version == kInputOrderVersion) != h.input_order_rows) {
+    return "its manifest's input_order is version " + std::to_string(m.input_order->version) +
+           " but its normalization text has the input-order/" + (h.input_order_rows ? "v2" : "v1") +
+           " mark";
+  }
+  return {};
+}
+
 void put_input_order(std::string& out, const InputOrderProgress& p) {
-  out += ",\n\"input_order\":{\"version\":" + std::to_string(kInputOrderVersion) +
+  if (p.version != kInputOrderVersion && p.version != kInputOrderListVersion) {
+    throw std::logic_error("input_order: no writer for version " + std::to_string(p.version));
+  }
+  if (p.version == kInputOrderVersion && !p.kept.empty()) {
+    throw std::logic_error("input_order: version 2 keeps its kept copies as rows, not a list");
+  }
+  out += ",\n\"input_order\":{\"version\":" + std::to_string(p.version) +
          ",\"watermark\":" + std::to_string(p.watermark);
   // Sized once: growing a string of tens of MB by doubling holds two copies.
   out.reserve(out.size() + 64 +
               (p.kept.size() + p.retracted.size()) *
                   static_cast<std::size_t>(core::kInputOrderManifestBytesPerKey));
-  put_copies(out, "kept", p.kept);
+  if (p.version == kInputOrderListVersion) {
+    put_copies(out, "kept", p.kept);
+  } else {
+    out += ",\"rows\":\"";
+    out += store::kInputOrderRows;
+    out += "\",\"kept_rows\":" + std::to_string(p.kept_rows);
+  }
   put_copies(out, "retracted", p.retracted);
   std::vector<std::uint64_t> cuts;
   for (const CutOutput& c : p.cut_outputs) cuts.insert(cuts.end(), {c.input, c.length});
@@ -124,17 +166,31 @@ void put_input_order(std::string& out, const InputOrderProgress& p) {
 InputOrderProgress read_input_order(simdjson::dom::element e, const RunManifest& m) {
   if (!e.is_object()) throw bad("not an object");
   const std::uint64_t version = number(e, "version");
-  if (version != kInputOrderVersion) {
-    throw bad("version " + std::to_string(version) + "; this build reads version " +
+  if (version != kInputOrderVersion && version != kInputOrderListVersion) {
+    throw bad("version " + std::to_string(version) + "; this build reads versions " +
+              std::to_string(kInputOrderListVersion) + " and " +
               std::to_string(kInputOrderVersion));
   }
   InputOrderProgress p;
+  p.version = version;
   p.watermark = number(e, "watermark");
-  p.kept = copies(numbers(e, "kept", 3), "kept", m);
-  for (std::size_t j = 0; j < p.kept.size(); ++j) {
-    if (core::order_position(p.kept[j].tag) < p.watermark) {
-      throw bad("'kept' entry " + std::to_string(j) + " lies before the watermark");
+  if (version == kInputOrderListVersion) {
+    p.kept = copies(numbers(e, "kept", 3), "kept", m);
+    for (std::size_t j = 0; j < p.kept.size(); ++j) {
+      if (core::order_position(p.kept[j].tag) < p.watermark) {
+        throw bad("'kept' entry " + std::to_string(j) + " lies before the watermark");
+      }
     }
+  } else {
+    if (e["kept"].error() != simdjson::NO_SUCH_FIELD) {
+      throw bad("version 2 has a 'kept' list (its kept copies are the generation's rows)");
+    }
+    std::string_view rows;
+    if (e["rows"].get(rows) != simdjson::SUCCESS || rows != store::kInputOrderRows) {
+      throw bad("version 2 must name its rows' dataset " + std::string(store::kInputOrderRows) +
+                " in 'rows'");
+    }
+    p.kept_rows = number(e, "kept_rows");
   }
   p.retracted = copies(numbers(e, "retracted", 3), "retracted", m);
   const std::vector<std::uint64_t> cuts = numbers(e, "cut_outputs", 2);

@@ -10,16 +10,39 @@
 #include <string>
 
 #include "app/run/run_manifest.hpp"
+#include "bloomshard/store/header.hpp"
 
 namespace bloomshard::app {
 
-/// Version of the "input_order" object this build writes and reads.
-inline constexpr std::uint64_t kInputOrderVersion = 1;
+/// Version of the "input_order" object this build writes: 2, its kept
+/// copies in the generation's /input_order rows. Version 1 (the kept copies
+/// in the manifest's `kept` list) is still read.
+inline constexpr std::uint64_t kInputOrderVersion = 2;
+inline constexpr std::uint64_t kInputOrderListVersion = 1;
 
-/// Appends `,"input_order":{...}` for `p` to the manifest text `out`.
-/// Numbers only: 3 per kept copy or retraction (tag, hash hi, hash lo),
-/// 2 per cut output (input, length).
+/// Appends `,"input_order":{...}` for `p` to the manifest text `out`, in
+/// `p.version`'s form (1 only for tests and old states' fixtures).
+/// Numbers only: 3 per kept copy (version 1) or retraction (tag, hash hi,
+/// hash lo), 2 per cut output (input, length); version 2 names the rows'
+/// dataset and their count instead of listing the kept copies.
+/// Throws std::logic_error for version 2 with a non-empty `kept`.
 void put_input_order(std::string& out, const InputOrderProgress& p);
+
+/// "" or why the kept copy `c` (a version-2 row of tier-2 slice `slice`
+/// in the generation `where`) cannot be one of `m`'s at the watermark
+/// `watermark`: its tag names no record an input had read at the cut, or
+/// it lies before the watermark. Names the file, the dataset, the slice
+/// and the tag.
+[[nodiscard]] std::string kept_row_problem(const core::CrossInputRetraction& c,
+                                           const RunManifest& m, std::uint64_t watermark,
+                                           std::uint32_t slice, const std::string& where);
+
+/// "" or why the manifest `m` and the header `h` of one generation disagree
+/// on the input order: an input_order object without the input-order mark
+/// or the mark without one, or version 2 (rows) without the input-order/v2
+/// mark, or version 1 (a `kept` list) with it.
+[[nodiscard]] std::string input_order_mark_problem(const store::CheckpointHeader& h,
+                                                   const RunManifest& m);
 
 /// Reads the "input_order" object `e` of a manifest whose inputs are `m`'s
 /// (read before it). Throws std::runtime_error naming the field and the

@@ -7,8 +7,10 @@
 
 #include "app/feed/input_windows.hpp"
 #include "app/guard/output_guard.hpp"
+#include "app/run/input_order_manifest.hpp"
 #include "app/run/job_setup.hpp"
 #include "app/split/split_inputs.hpp"
+#include "bloomshard/core/slice_map.hpp"
 #include "comm/heartbeat.hpp"
 #include "io/checkpoint/checkpoint_generations.hpp"
 #include "io/checkpoint/checkpoint_store.hpp"
@@ -69,6 +71,39 @@ void adopt_resumed_manifest(const comm::Communicator& world, const DedupConfig& 
   into.input_order = std::move(m.input_order);  // --kept-copy first: the owners' saved memory
 }
 
+// Collective, at a resume of a --kept-copy first state whose kept copies
+// are rows of the generation `file` (input_order version 2): this rank's
+// `rows` (its owned slices', checked against their checksums by the load)
+// become the manifest's `kept`, each checked against the manifest's inputs
+// and watermark, and all of them against the count the manifest recorded.
+// Throws on every rank, naming the file and the row, if any rank finds one
+// wrong.
+void adopt_input_order_rows(const comm::Communicator& world, const fs::path& file,
+                            const io::CheckpointHeader& h, std::vector<store::InputOrderRow> rows,
+                            RunManifest& m) {
+  if (!m.input_order || m.input_order->version != kInputOrderVersion) return;
+  InputOrderProgress& order = *m.input_order;
+  std::string err = input_order_mark_problem(h, m);
+  order.kept.clear();
+  order.kept.reserve(rows.size());
+  for (std::size_t j = 0; j < rows.size() && err.empty(); ++j) {
+    const core::CrossInputRetraction c{rows[j].tag, rows[j].hash};
+    err = kept_row_problem(c, m, order.watermark, core::slice_of(c.hash, h.params.num_slices),
+                           file.string());
+    order.kept.push_back(c);
+  }
+  // The first failing rank's text, on every rank (the one rank 0 prints).
+  const std::uint64_t first = ~world.allreduce_max(err.empty() ? 0 : ~std::uint64_t{world.urank()});
+  if (first < world.usize())
+    throw std::runtime_error(world.broadcast(err, static_cast<int>(first)));
+  const std::uint64_t total = world.allreduce_sum(std::uint64_t{rows.size()});
+  if (total != order.kept_rows) {
+    throw std::runtime_error(file.string() + ": dataset " + store::kInputOrderRows + " holds " +
+                             std::to_string(total) + " rows, the manifest's input_order " +
+                             std::to_string(order.kept_rows));
+  }
+}
+
 // Collective: generation `g` of the plan's run loaded into `s`; false when
 // its header names another run (rank 0 said so). Throws what the load throws.
 bool load_generation(const comm::Communicator& world, const DedupConfig& config,
@@ -89,6 +124,8 @@ bool load_generation(const comm::Communicator& world, const DedupConfig& config,
   s.window_progress = loaded.summary.header.window_slot_progress;
   if (plan.kind == StartKind::kResume) {
     adopt_resumed_manifest(world, config, loaded.summary.header.manifest_json, files, s.manifest);
+    adopt_input_order_rows(world, path, loaded.summary.header, std::move(loaded.input_order_rows),
+                           s.manifest);
   } else {  // an incremental run: the next run of the state
     s.manifest.run_ordinal =
         manifest_from_json(loaded.summary.header.manifest_json).run_ordinal + 1;

@@ -181,10 +181,18 @@ struct CutOutput {
 /// cut (docs/checkpoint-format.md "input_order"): its presence marks the
 /// run's rule (a manifest without it keeps the arrival order).
 struct InputOrderProgress {
+  /// Where the kept copies are saved: 2 (what this build writes) in the
+  /// generation's /input_order rows, `kept_rows` of them, `kept` empty in
+  /// the manifest (a resume fills it with the owned slices' rows); 1 (states
+  /// written before it) in the manifest's `kept` list.
+  std::uint64_t version = 2;
+  /// Version 2: the rows the generation holds, all ranks together.
+  std::uint64_t kept_rows = 0;
   /// The watermark (core::order_position) every rank had agreed on.
   std::uint64_t watermark = 0;
-  /// Every owner's remembered kept copies (core::FileOrder::remembered()),
-  /// sorted by tag; a resume gives each to the owner of its hash.
+  /// Version 1: every owner's remembered kept copies (core::FileOrder::
+  /// remembered()), sorted by tag; a resume gives each to the owner of its
+  /// hash. Version 2: empty in the manifest; at a resume, this rank's rows.
   std::vector<core::CrossInputRetraction> kept;
   /// Kept copies retracted for an earlier copy in another input, not yet
   /// left out of their outputs (the end pass does), sorted by tag.

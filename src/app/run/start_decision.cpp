@@ -10,6 +10,7 @@
 #include "app/feed/input_windows.hpp"
 #include "app/guard/output_guard.hpp"
 #include "app/guard/output_presence.hpp"
+#include "app/run/input_order_manifest.hpp"
 #include "app/run/run_manifest.hpp"
 #include "app/run/run_state.hpp"
 #include "app/state/state_key_scheme.hpp"
@@ -269,12 +270,7 @@ std::string split_marks_refusal(const io::CheckpointHeader& h, const RunManifest
     return "its manifest has retracted records but its normalization text lacks "
            "the split-inputs/v2 mark";
   }
-  if (manifest.input_order.has_value() != h.input_order) {
-    return std::string("its manifest ") + (h.input_order ? "lacks" : "has") +
-           " an input_order object but its normalization text " +
-           (h.input_order ? "has" : "lacks") + " the input-order/v1 mark";
-  }
-  return {};
+  return input_order_mark_problem(h, manifest);
 }
 
 // Why a resume cannot keep the copy the run it goes on keeps, or "": the

@@ -11,6 +11,7 @@
 #include "app/report/job_metrics.hpp"
 #include "app/report/json_writer.hpp"
 #include "app/report/state_window_report.hpp"
+#include "app/run/input_order_manifest.hpp"
 #include "app/run/run_manifest.hpp"
 #include "app/state/state_key_scheme.hpp"
 #include "bloomshard/core/bloom_math.hpp"
@@ -212,7 +213,14 @@ void add_identity_json(JsonWriter& j, const InfoFacts& f) {
   // --kept-copy first: the owners' saved memory (docs/checkpoint-format.md).
   j.value("kept_copy", f.manifest.input_order ? "first" : "arrival");
   if (f.manifest.input_order) {
-    j.value("input_order_remembered", f.manifest.input_order->kept.size());
+    const InputOrderProgress& o = *f.manifest.input_order;
+    const std::uint64_t remembered = o.version == kInputOrderVersion ? o.kept_rows : o.kept.size();
+    j.value("input_order_remembered", remembered);
+    // Where they are saved: "rows" (the generation's /input_order datasets,
+    // 24 bytes a copy) or "manifest" (version 1, a JSON list).
+    j.value("input_order_saved_as", o.version == kInputOrderVersion ? "rows" : "manifest");
+    j.value("input_order_row_bytes",
+            o.version == kInputOrderVersion ? remembered * sizeof(store::InputOrderRow) : 0);
     j.value("input_order_retracted", f.manifest.input_order->retracted.size());
     j.value("input_order_cut_outputs", f.manifest.input_order->cut_outputs.size());
   }
@@ -305,9 +313,16 @@ void print_identity_text(const InfoFacts& f) {
   std::printf("key scheme  %s\n", describe_key_scheme(s.header).c_str());
   if (const auto& order = f.manifest.input_order) {
     std::printf(
-        "kept copy   first in input order: %zu kept copies remembered, %zu retracted "
+        "kept copy   first in input order: %llu kept copies remembered (%s), %zu retracted "
         "copies waiting for the end pass, %zu cut outputs to rename\n",
-        order->kept.size(), order->retracted.size(), order->cut_outputs.size());
+        static_cast<unsigned long long>(order->version == kInputOrderVersion ? order->kept_rows
+                                                                             : order->kept.size()),
+        order->version == kInputOrderVersion
+            ? (std::to_string(order->kept_rows) + " rows of " + store::kInputOrderRows + ", " +
+               std::to_string(order->kept_rows * sizeof(store::InputOrderRow)) + " bytes")
+                  .c_str()
+            : "in the manifest",
+        order->retracted.size(), order->cut_outputs.size());
   }
   std::printf("keys        %llu exact (%.1f MiB), estimated %.0f; filter FPR estimate %.3g\n",
               static_cast<unsigned long long>(s.tier2_keys),
@@ -445,10 +460,16 @@ int run_verify(const std::vector<std::string>& args) {
         }
         // The manifest as a resume reads it: the input order's saved memory
         // is checked entry by entry, and against its mark.
-        if (manifest_from_json(h.manifest_json).input_order.has_value() != h.input_order) {
-          report.problems.push_back(file.string() +
-                                    ": the manifest's input_order and the input-order/v1 "
-                                    "normalization mark disagree");
+        const RunManifest m = manifest_from_json(h.manifest_json);
+        if (std::string e = input_order_mark_problem(h, m); !e.empty()) {
+          report.problems.push_back(file.string() + ": " + e);
+          report.ok = false;
+        } else if (m.input_order && m.input_order->version == kInputOrderVersion &&
+                   m.input_order->kept_rows != report.input_order_rows) {
+          report.problems.push_back(file.string() + ": dataset " + store::kInputOrderRows +
+                                    " holds " + std::to_string(report.input_order_rows) +
+                                    " rows, the manifest's input_order " +
+                                    std::to_string(m.input_order->kept_rows));
           report.ok = false;
         }
       } catch (const std::exception& e) {
@@ -464,6 +485,9 @@ int run_verify(const std::vector<std::string>& args) {
                 << " bytes checked";
       if (report.origins != 0) std::cout << "; " << report.origins << " form origins checked";
       std::cout << ')';
+    }
+    if (report.input_order_rows != 0) {
+      std::cout << " (" << report.input_order_rows << " input-order rows checked)";
     }
     std::cout << '\n';
     for (const std::string& p : report.problems) std::cout << "  " << p << '\n';

@@ -169,12 +169,12 @@ SizingPlan make_plan(const PlanInputs& in) {
     p.checkpoints = std::max<std::uint64_t>(
         p.checkpoints, static_cast<std::uint64_t>(std::ceil(read_seconds / in.checkpoint_every)));
   }
-  // --kept-copy first saves every owner's remembered kept copies in the
-  // manifest (three decimal numbers each), and its end pass one more
+  // --kept-copy first saves every owner's remembered kept copies as rows
+  // of the generation (24 bytes each), and its end pass one more
   // generation (the cut outputs recorded before their renames).
   p.checkpoint_bytes = bloom_per_rank * ranks +
                        delta_keys * ranks * (kTier2BytesPerKey + in.key_bytes) +
-                       remembered_keys * kInputOrderManifestBytesPerKey;
+                       remembered_keys * kInputOrderRowBytesPerKey;
   if (in.input_order) ++p.checkpoints;
   p.checkpoint_seconds = p.checkpoint_bytes / in.disk_bandwidth;
   p.state_bytes = bloom_per_rank * ranks +

@@ -84,10 +84,13 @@ inline constexpr std::uint64_t kInputOrderReserveBytesPerKey = 128;
 /// the table to the kept keys of the inputs read ahead of it.
 inline constexpr std::uint64_t kInputOrderMaxReserveKeys = std::uint64_t{1} << 18;
 
-/// Bytes of the manifest's input_order a remembered kept copy takes in a
-/// checkpoint: its tag and key hash as three decimal numbers (19, 20 and 20
-/// digits at most) and their commas; a plan's figure.
+/// Bytes of a version-1 manifest's input_order a remembered kept copy took
+/// in a checkpoint: its tag and key hash as three decimal numbers (19, 20
+/// and 20 digits at most) and their commas (the reserve of that writer).
 inline constexpr double kInputOrderManifestBytesPerKey = 62;
+/// Bytes a remembered kept copy takes in a checkpoint since version 2: one
+/// row of /input_order/rows (tag, hi, lo); a plan's figure.
+inline constexpr double kInputOrderRowBytesPerKey = 24;
 
 /// Peak bytes of one owner's across-inputs FileOrder (the table of
 /// `--kept-copy first`) that is reserved for `reserved` keys and comes to

@@ -23,6 +23,7 @@
 #include "io/checkpoint/checkpoint_checksum.hpp"
 #include "io/checkpoint/checkpoint_collective.hpp"
 #include "io/checkpoint/checkpoint_forms.hpp"
+#include "io/checkpoint/checkpoint_input_order.hpp"
 #include "io/checkpoint/checkpoint_key_sample.hpp"
 #include "io/checkpoint/checkpoint_mapping.hpp"
 #include "io/checkpoint/checkpoint_store.hpp"
@@ -411,6 +412,11 @@ LoadedCheckpoint load_checkpoint(const comm::Communicator& comm, const std::file
     problems.emplace_back(e.what());
   }
   agree_once_or_throw(comm, join(summarized(problems, owned.size())), context);
+  // The input order's kept copies of the owned slices (input-order/v2).
+  problems =
+      read_input_order_rows(comm, opened.file.get(), opened.dxpl.get(), file, h.params.num_slices,
+                            h.input_order_rows, owned, &out.input_order_rows);
+  agree_once_or_throw(comm, join(summarized(problems, owned.size())), context);
 
   // Stored keys of this rank's slices, checked against the header once
   // tier 1 and every run are in (key_sample_problem).
@@ -542,6 +548,14 @@ VerifyReport verify_checkpoint(const comm::Communicator& comm, const std::filesy
     t.dxpl = collective_dxpl();
     for (std::string& q : map_tier2(comm, t, share, true, views, keep)) problems.push_back(q);
     check_forms(t);
+  }
+  {
+    std::uint64_t rows = 0;
+    for (std::string& q : read_input_order_rows(comm, f.get(), dxpl.get(), file, p,
+                                                h.input_order_rows, share, nullptr, &rows)) {
+      problems.push_back(std::move(q));
+    }
+    report.input_order_rows = rows;
   }
   if (std::string e = close_file(f); !e.empty()) problems.push_back(e);
   if (h.format_version != 1) {

@@ -27,6 +27,7 @@
 #include "bloomshard/core/slice_map.hpp"
 #include "bloomshard/core/two_tier.hpp"
 #include "bloomshard/store/header.hpp"
+#include "bloomshard/store/input_order_rows.hpp"
 #include "comm/communicator.hpp"
 #include "core/minhash/band_confirmation.hpp"
 #include "core/tier2/run_compaction.hpp"
@@ -74,6 +75,12 @@ struct CheckpointWriteOptions {
   /// (F bytes a key of its owned slices) and written by collective MPI-IO
   /// on either data path.
   const core::BandConfirmer* forms = nullptr;
+  /// The input order's kept copies this rank remembers (`--kept-copy
+  /// first`, app/round/key_order.hpp): given exactly when the header says
+  /// input_order_rows; each must lie in the rank's owned slices. Written
+  /// into the generation file as per-slice rows (/input_order/rows,
+  /// offsets, checksums; 24 bytes a copy), each rank its own, collectively.
+  const std::vector<store::InputOrderRow>* input_order_rows = nullptr;
 };
 
 /// Optional figures of one write (for metrics, benches and tests).
@@ -129,6 +136,9 @@ struct LoadedCheckpoint {
   /// With load_forms and a confirming key scheme: the forms of every key
   /// of the owned slices, every run (else null).
   std::unique_ptr<core::BandConfirmer> forms;
+  /// A state with the input-order/v2 mark: the kept copies of the owned
+  /// slices, checked (else empty).
+  std::vector<store::InputOrderRow> input_order_rows;
 };
 
 /// Collective: opens `file` on any number of ranks and builds a TwoTierSet
@@ -143,7 +153,9 @@ struct LoadedCheckpoint {
 /// stored layer geometry that this build would not compute. Every run
 /// must hold confirmation forms exactly when the key scheme confirms
 /// (confirm-jaccard=T/b4), of the run's size; with load_forms they are
-/// checked slice by slice and read into `forms`. Throws CheckpointError
+/// checked slice by slice and read into `forms`. A state with the
+/// input-order/v2 mark has its owned slices' input-order rows checked and
+/// read into `input_order_rows` (others must have none). Throws CheckpointError
 /// naming the file, dataset and slice on every rank if any rank failed.
 [[nodiscard]] LoadedCheckpoint load_checkpoint(const comm::Communicator& comm,
                                                const std::filesystem::path& file,
@@ -163,9 +175,10 @@ void rebase_on_checkpoint(const comm::Communicator& comm, const std::filesystem:
 struct VerifyReport {
   bool ok = true;
   std::vector<std::string> problems;
-  std::uint64_t forms = 0;       ///< confirmation forms checked (every key's, all runs)
-  std::uint64_t form_bytes = 0;  ///< bytes of one form (0: the state has none)
-  std::uint64_t origins = 0;     ///< form origins checked (confirm-origins states)
+  std::uint64_t forms = 0;             ///< confirmation forms checked (every key's, all runs)
+  std::uint64_t form_bytes = 0;        ///< bytes of one form (0: the state has none)
+  std::uint64_t origins = 0;           ///< form origins checked (confirm-origins states)
+  std::uint64_t input_order_rows = 0;  ///< input-order rows checked (input-order/v2 states)
 };
 
 /// Collective: recomputes every checksum of `file` and of every run file it

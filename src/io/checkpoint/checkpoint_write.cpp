@@ -42,6 +42,7 @@
 #include "io/checkpoint/checkpoint_commit.hpp"
 #include "io/checkpoint/checkpoint_data.hpp"
 #include "io/checkpoint/checkpoint_forms.hpp"
+#include "io/checkpoint/checkpoint_input_order.hpp"
 #include "io/checkpoint/checkpoint_store.hpp"
 #include "io/durable/durable_file.hpp"
 #include "io/hdf5/hdf5_parallel.hpp"
@@ -119,6 +120,7 @@ CheckpointHeader broadcast_header(const comm::Communicator& comm, const Checkpoi
   p.u64(h.split_inputs ? 1 : 0);
   p.u64(h.retracted_records ? 1 : 0);
   p.u64(h.input_order ? 1 : 0);
+  p.u64(h.input_order_rows ? 1 : 0);
   // The manifest stays on rank 0: only its length and checksum travel
   // (the collective dataset and attribute creation need them everywhere).
   p.u64(h.manifest_json.size());
@@ -148,6 +150,7 @@ CheckpointHeader broadcast_header(const comm::Communicator& comm, const Checkpoi
   out.split_inputs = u.u64() != 0;
   out.retracted_records = u.u64() != 0;
   out.input_order = u.u64() != 0;
+  out.input_order_rows = u.u64() != 0;
   manifest.size = u.u64();
   manifest.checksum = u.u64();
   if (comm.rank() == 0) out.manifest_json = h.manifest_json;
@@ -239,7 +242,9 @@ void write_header_attributes(hid_t root, const CheckpointHeader& h, std::uint32_
                         (!h.split_inputs       ? ""
                          : h.retracted_records ? ckpt::kSplitInputsRetractedMark
                                                : ckpt::kSplitInputsNormalizationMark) +
-                        (h.input_order ? ckpt::kInputOrderNormalizationMark : "") +
+                        (!h.input_order       ? ""
+                         : h.input_order_rows ? ckpt::kInputOrderRowsMark
+                                              : ckpt::kInputOrderNormalizationMark) +
                         (h.window.empty() ? "" : ckpt::kWindowNormalizationMark));
   write_attr_string(root, ckpt::kKeyField, h.key_field);
   write_attr_string(root, ckpt::kKeyEncoding, h.key_encoding);
@@ -448,6 +453,7 @@ std::string write_generation_file(const comm::Communicator& comm, const std::fil
                                   std::span<const CheckpointLayerInfo> layers,
                                   std::span<const CheckpointRunRef> runs,
                                   const core::TwoTierSet& set, LocalTier2& t,
+                                  const store::InputOrderSlices* order_rows,
                                   CheckpointDataPath wanted, CheckpointDataProgress& progress,
                                   bool& used_direct) {
   const core::SliceRange owned = set.owned();
@@ -462,6 +468,10 @@ std::string write_generation_file(const comm::Communicator& comm, const std::fil
     write_header_attributes(file.get(), h, comm.usize(), num_layers);
     write_manifest(comm, file.get(), dxpl.get(), h.manifest_json, manifest);
     write_run_list(comm, file.get(), dxpl.get(), runs, !h.window.empty(), progress.tracker);
+    if (order_rows != nullptr) {
+      progress.written += write_input_order_rows(comm, file.get(), dxpl.get(), *order_rows, owned,
+                                                 h.params.num_slices, progress.tracker);
+    }
 
     CheckpointDataTargets targets;
     std::vector<Hid> layer_dsets;
@@ -616,6 +626,10 @@ std::string check_before_write(const comm::Communicator& comm,
   std::string err = validate_inputs(h, layers, set, options.keep);
   try {
     if (err.empty()) err = form_source_problem(form_scheme_of(h), options.forms);
+    if (err.empty() && (options.input_order_rows != nullptr) != h.input_order_rows) {
+      err = h.input_order_rows ? "the header says input-order rows but none were given"
+                               : "input-order rows were given for a header without them";
+    }
   } catch (const std::exception& e) {
     err = e.what();
   }
@@ -727,7 +741,12 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   const auto t1 = std::chrono::steady_clock::now();
   LocalTier2 local;
   std::uint64_t delta_write_bytes = 0;
+  std::optional<store::InputOrderSlices> order_rows;  // this rank's, grouped by slice
   try {
+    if (options.input_order_rows != nullptr) {
+      order_rows =
+          group_owned_input_order_rows(*options.input_order_rows, set.owned(), h.params.num_slices);
+    }
     const std::optional<FormScheme> scheme = form_scheme_of(h);
     local = prepare_local(set, plan.merge_runs, options.forms, scheme && scheme->origins);
     for (std::uint32_t s = set.owned().first; s < set.owned().last; ++s) {
@@ -742,11 +761,16 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   refs.resize(refs.size() - plan.merge_runs);
   refs.push_back({new_run.id, new_run.level, comm.allreduce_sum(local.total_keys),
                   comm.allreduce_sum(local.total_bytes), new_run.slot});
+  // The input order's rows: 24 bytes a copy, plus 16 a slice.
+  const std::uint64_t order_bytes =
+      order_rows ? comm.allreduce_sum(order_rows->rows.size()) * sizeof(store::InputOrderRow) +
+                       std::uint64_t{h.params.num_slices} * 16
+                 : 0;
   if (comm.rank() == 0) {
     // Origins: 16 more bytes a key.
     std::uint64_t form_bytes = options.forms != nullptr ? options.forms->form_bytes() : 0;
     if (local.origins) form_bytes += store::kFormOriginRecordBytes;
-    err = reserve_space(state_dir, space_needed(h, layers, refs.back(), form_bytes));
+    err = reserve_space(state_dir, space_needed(h, layers, refs.back(), form_bytes) + order_bytes);
   }
   agree_or_throw(comm, err, context);
 
@@ -773,8 +797,9 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   const std::uint64_t run_written = progress.written;
   comm::heartbeat();
   try {
-    err = write_generation_file(comm, tmp, h, manifest, layers, refs, set, local, options.data_path,
-                                progress, used_direct);
+    err = write_generation_file(comm, tmp, h, manifest, layers, refs, set, local,
+                                order_rows ? &*order_rows : nullptr, options.data_path, progress,
+                                used_direct);
   } catch (const std::exception& e) {
     err = e.what();
   }
