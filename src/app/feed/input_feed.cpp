@@ -8,6 +8,7 @@
 
 #include "app/split/split_inputs.hpp"
 #include "bloomshard/core/normalize.hpp"
+#include "core/bloom/sizing_plan.hpp"
 #include "io/durable/durable_file.hpp"
 #include "io/records/json_long_string.hpp"
 #include "io/records/prefetch_source.hpp"
@@ -45,6 +46,10 @@ io::KeyExtractorOptions extractor_options(const KeyOptions& config, io::Format f
 }
 
 namespace {
+
+// `plan` counts the read-ahead the feed asks for (core/bloom/sizing_plan.hpp).
+static_assert(static_cast<double>(io::kDefaultPrefetchBlocks * io::ReaderOptions{}.buffer_bytes) ==
+              core::kReadAheadBytes);
 
 // Progress counts a range of a split input by its own bytes, not the file's.
 std::uint64_t on_disk_bytes(const FileTask& task) {
