@@ -8,8 +8,10 @@
 
 #include "app/split/split_inputs.hpp"
 #include "bloomshard/core/normalize.hpp"
+#include "core/bloom/sizing_plan.hpp"
 #include "io/durable/durable_file.hpp"
 #include "io/records/json_long_string.hpp"
+#include "io/records/prefetch_source.hpp"
 #include "io/records/reject_reasons.hpp"
 
 namespace bloomshard::app {
@@ -45,6 +47,10 @@ io::KeyExtractorOptions extractor_options(const KeyOptions& config, io::Format f
 
 namespace {
 
+// `plan` counts the read-ahead the feed asks for (core/bloom/sizing_plan.hpp).
+static_assert(static_cast<double>(io::kDefaultPrefetchBlocks * io::ReaderOptions{}.buffer_bytes) ==
+              core::kReadAheadBytes);
+
 // Progress counts a range of a split input by its own bytes, not the file's.
 std::uint64_t on_disk_bytes(const FileTask& task) {
   return task.range ? task.bytes.end - task.bytes.begin : task.file.size;
@@ -57,8 +63,12 @@ InputFeed::InputFeed(const InputFeedConfig& config, std::vector<FileTask> tasks,
     : config_(config),
       durable_(durable),
       tasks_(std::move(tasks)),
-      // Cursors and their prefix digests are saved only by a durable run.
-      reader_(io::ReaderOptions{.max_line_bytes = config.max_line_bytes, .prefix_digest = durable}),
+      // Cursors and their prefix digests are saved only by a durable run. The
+      // next blocks are read and decoded while the round is exchanged and
+      // decided (cursors stay the consumed position).
+      reader_(io::ReaderOptions{.max_line_bytes = config.max_line_bytes,
+                                .prefix_digest = durable,
+                                .prefetch_blocks = io::kDefaultPrefetchBlocks}),
       plain_keys_(extractor_options(config, io::Format::kPlainLines, streams_long_values(config))),
       json_keys_(extractor_options(config, io::Format::kJsonLines, streams_long_values(config))),
       outputs_(tasks_.size()),

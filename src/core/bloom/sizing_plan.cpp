@@ -138,7 +138,8 @@ SizingPlan make_plan(const PlanInputs& in) {
     delta_keys = std::min(delta_keys, static_cast<double>(in.max_delta_bytes) / delta_per_key);
   }
   p.delta_bytes = delta_keys * delta_per_key + 65536.0;
-  p.round_buffer_bytes = kRoundBufferFactor * static_cast<double>(p.in.batch_bytes);
+  p.round_buffer_bytes =
+      kRoundBufferFactor * static_cast<double>(p.in.batch_bytes) + kReadAheadBytes;
   double remembered_keys = 0;  // the whole job's, --kept-copy first
   if (in.input_order) {
     // The watermark sits in the slowest rank's input; the kept copies of

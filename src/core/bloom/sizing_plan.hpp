@@ -12,7 +12,8 @@
 // ranks on) + Bloom bits + the tier-2
 // delta at its largest (kDeltaBytesPerKey + key bytes per key, plus the
 // checkpoint's 16 B/key bucket) + the new run file's pages mapped after a
-// checkpoint (16 B + key bytes per key) + kRoundBufferFactor x --batch-bytes.
+// checkpoint (16 B + key bytes per key) + kRoundBufferFactor x --batch-bytes
+// + kReadAheadBytes.
 // Agreement with measured runs: within 25% for corpora of 10^5..10^6
 // records (e2e.plan); it does not model page cache, the output codecs'
 // windows, or compaction merges of many runs.
@@ -46,6 +47,10 @@ inline constexpr double kDeltaBytesPerKey = 23.0 + kMergeBucketBytesPerKey;
 /// router's send and receive buffers and the reader's buffer; measured
 /// 3.5x between 64 KiB and 8 MiB batches.
 inline constexpr double kRoundBufferFactor = 3.5;
+/// The input read-ahead of each rank, counted with the round buffers: the
+/// reader decodes up to 4 blocks of 1 MiB ahead of the round on a thread
+/// (io/records/prefetch_source.hpp; the feed checks it is this size).
+inline constexpr double kReadAheadBytes = 4.0 * 1048576.0;
 /// --batch-bytes when none is given: 4 MiB up to kSmallBatchMaxRanks ranks,
 /// 8 MiB above. Measured on the 10M-record corpus at 2 ranks
 /// (docs/performance.md, "Round size"): 4 MiB rounds keep a round's

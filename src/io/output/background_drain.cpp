@@ -1,39 +1,12 @@
 #include "io/output/background_drain.hpp"
 
-#include <pthread.h>
-
-#include <csignal>
 #include <system_error>
 #include <utility>
 
 #include "io/errors.hpp"
+#include "io/signal_blocked_thread.hpp"
 
 namespace bloomshard::io {
-namespace {
-
-// Starts `thread` with the asynchronous signals blocked (the mask is
-// inherited), so that a stop signal (SIGUSR1, SIGTERM, SIGINT) is handled
-// on one of the rank's own threads as before; faults of the thread itself
-// stay deliverable.
-std::thread start_with_signals_blocked(std::function<void()> body) {
-  sigset_t blocked;
-  sigfillset(&blocked);
-  for (const int sync_signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP}) {
-    sigdelset(&blocked, sync_signal);
-  }
-  sigset_t old;
-  pthread_sigmask(SIG_BLOCK, &blocked, &old);
-  try {
-    std::thread t(std::move(body));
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    return t;
-  } catch (...) {
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    throw;
-  }
-}
-
-}  // namespace
 
 BackgroundDrain::BackgroundDrain(std::string name, std::size_t max_buffers,
                                  std::size_t buffer_bytes, Sink sink)

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -102,16 +103,19 @@ class CompressedInput {
   // on the file alone, so a resumed read notes what a straight one does).
   void note_frame_start(std::uint64_t decompressed) {
     if (decompressed < last_noted_ + kFrameStartSpacing) return;
+    const std::lock_guard lock(frames_mutex_);
     frames_.push_back({consumed(), decompressed});
     last_noted_ = decompressed;
   }
   std::optional<FrameStart> frame_start_before(std::uint64_t decompressed) const {
+    const std::lock_guard lock(frames_mutex_);
     for (auto it = frames_.rbegin(); it != frames_.rend(); ++it) {
       if (it->decompressed_offset < decompressed) return *it;
     }
     return std::nullopt;
   }
   void forget_frames_before(std::uint64_t decompressed) {
+    const std::lock_guard lock(frames_mutex_);
     std::size_t keep_from = 0;
     while (keep_from + 1 < frames_.size() &&
            frames_[keep_from + 1].decompressed_offset < decompressed) {
@@ -126,6 +130,7 @@ class CompressedInput {
     read_total_ = start.compressed_offset;
     size_ = pos_ = 0;
     pending_ = nullptr;
+    const std::lock_guard lock(frames_mutex_);
     frames_.assign(1, start);
     last_noted_ = start.decompressed_offset;
   }
@@ -169,7 +174,10 @@ class CompressedInput {
   InputFd fd_;
   std::unique_ptr<char[]> buf_;
   std::uint64_t read_total_ = 0;
-  std::exception_ptr pending_;      // damage found after some output was produced
+  std::exception_ptr pending_;  // damage found after some output was produced
+  // The notes are read and trimmed by the reader while a read-ahead thread
+  // (prefetch_source.hpp) decodes and adds to them: under a lock of their own.
+  mutable std::mutex frames_mutex_;
   std::vector<FrameStart> frames_;  // noted starts, decompressed offsets ascending
   std::uint64_t last_noted_ = 0;    // decompressed offset of the last note (0: the file start)
 };

@@ -11,7 +11,9 @@
 // the notes stay few whatever the framing (a file of 9-byte frames, a WET
 // file with one gzip member per record) and the same for every read of a
 // file; a resume then decodes and discards less than that spacing plus one
-// frame.
+// frame. The notes are kept under a lock: frame_start_before() and
+// forget_frames_before() may run on another thread than read(), which a
+// read-ahead thread calls (io/records/prefetch_source.hpp).
 #pragma once
 
 #include <cstddef>

@@ -6,6 +6,8 @@
 // when it has one, and re-reads the rest from byte 0.
 #include "io/records/record_reader.hpp"
 
+#include "io/records/prefetch_source.hpp"
+
 #define XXH_INLINE_ALL  // the prefix digest runs once per line
 #include <xxhash.h>
 
@@ -106,6 +108,7 @@ void RecordReader::open(const InputFile& file) {
   reset_position();
   resume_method_ = ResumeMethod::kStart;
   resume_fallback_.clear();
+  read_ahead_ = false;
   if (!block_) {
     block_ = std::make_shared<Block>(options_.buffer_bytes);
     buf_ = block_->data;
@@ -227,6 +230,7 @@ bool RecordReader::refill() {
       cap_ = block_->cap;
     }
   }
+  if (!read_ahead_ && options_.prefetch_blocks > 0) start_read_ahead();
   // No cursor before offset_ (or the start of the too-long line being
   // skipped) will be asked for again.
   source_->forget_frames_before(long_line_start_.value_or(offset_));
@@ -247,6 +251,19 @@ bool RecordReader::refill() {
   written_ = std::max(written_, end_);
   if (got == 0) eof_ = true;
   return got != 0;
+}
+
+// Wraps the source once the reader has been positioned (open, skip_to's
+// probes and seeks are done by then): from here on it only reads forward.
+// The thread may read up to a range's end, never past it.
+void RecordReader::start_read_ahead() {
+  const std::uint64_t at = offset_ + (end_ - begin_);  // where the source stands
+  const std::uint64_t limit = limit_ == UINT64_MAX ? UINT64_MAX : (limit_ > at ? limit_ - at : 0);
+  source_ = std::make_unique<PrefetchSource>(std::move(source_),
+                                             PrefetchOptions{.blocks = options_.prefetch_blocks,
+                                                             .block_bytes = options_.buffer_bytes,
+                                                             .read_limit = limit});
+  read_ahead_ = true;
 }
 
 void RecordReader::take_line(Record& out, std::size_t len, std::size_t next) {
@@ -475,6 +492,7 @@ void RecordReader::skip_to(InputCursor cursor, std::optional<std::uint64_t> pref
     // The saved start is only a shortcut: read from byte 0 as without one.
     source_.reset();
     reset_position();
+    read_ahead_ = false;
     try {
       source_ = open_byte_source(file_.absolute_path, file_.compression);
     } catch (const InputError& e) {

@@ -82,6 +82,12 @@ struct ReaderOptions {
   /// --state) goes without; prefix_digest() is then 0, and skip_to() checks
   /// no digest.
   bool prefix_digest = true;
+  /// Blocks of buffer_bytes read and decoded ahead of the caller on a thread
+  /// of the reader's own (io/records/prefetch_source.hpp: same bytes, same
+  /// errors at the same lines; blocks x buffer_bytes more memory per open
+  /// input). 0: none, every read on the caller's thread. It starts at the
+  /// first read after open()/skip_to(), never past an open_range() end.
+  std::size_t prefetch_blocks = 0;
 };
 
 /// Keeps a reader buffer, and the bytes of the records read from it, alive
@@ -187,6 +193,7 @@ class RecordReader {
  private:
   struct Block;
   bool refill();
+  void start_read_ahead();
   void switch_block();
   std::shared_ptr<Block> spare_block(std::size_t cap);
   bool resume_at_frame(const InputCursor& cursor, std::uint64_t prefix_digest);
@@ -203,6 +210,7 @@ class RecordReader {
   ReaderOptions options_;
   InputFile file_;
   std::unique_ptr<ByteSource> source_;
+  bool read_ahead_ = false;       // source_ is wrapped in a PrefetchSource
   std::shared_ptr<Block> block_;  // the buffer; shared with callers by share_buffer()
   std::vector<std::shared_ptr<Block>> retired_;  // initial-size blocks left while shared
   char* buf_ = nullptr;                          // block_'s bytes
