@@ -352,7 +352,12 @@ StartDecision decide_finished_again(const StartInputs& in, const io::CheckpointH
   }
   if (same_inputs && std::all_of(changed.inputs.begin(), changed.inputs.end(),
                                  [](const InputProgress& p) { return p.done; })) {
-    // A job killed between LATEST and pruning left an extra generation.
+    // A job killed between its finishing generation's rename and LATEST's
+    // left LATEST naming the generation before (or nothing): LATEST names
+    // the finished one again, so that info, query and a reader of the state
+    // see what this start saw. One killed between LATEST and pruning left
+    // an extra generation.
+    if (io::read_latest(in.state) != h.generation) io::write_latest(in.state, h.generation);
     (void)io::prune_generations(in.state, h.generation, in.config.keep_generations);
     d.plan.kind = StartKind::kFinished;
     return d;
