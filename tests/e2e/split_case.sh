@@ -141,7 +141,8 @@ PYEOF
 
     # C: --unit paragraph writes through the same parts: records whose
     # repeated paragraph (within the record) is cut, bad lines in later
-    # ranges; byte-identical to a 1-rank run.
+    # ranges; byte-identical to a 1-rank run (the arrival order: paragraphs
+    # in the first-copy order read their inputs whole).
     mkdir -p "$TMP/c"
     "$PY" - "$TMP/c/para.jsonl" <<'PYEOF'
 import json, sys
@@ -152,7 +153,7 @@ with open(sys.argv[1], "w") as f:
         if i % 4000 == 3999:
             f.write("broken line\n")
 PYEOF
-    P=(--input "$TMP/c" --unit paragraph --key-field text --max-reject-fraction 1)
+    P=(--input "$TMP/c" --unit paragraph --key-field text --max-reject-fraction 1 --kept-copy arrival)
     mpi 1 dedup "${P[@]}" --output "$TMP/para1" --split-inputs off >"$TMP/para1.log" 2>&1 ||
       { cat "$TMP/para1.log" >&2; fail "1-rank paragraph run"; }
     mpi "$RANKS" dedup "${P[@]}" --output "$TMP/paraN" --split-min-bytes 65536 --batch-bytes 65536 \
