@@ -6,7 +6,8 @@
 # once, naming the mirrored output and "Input/output error" (or, from
 # another rank, a failed join): never retry a failing write forever (a
 # mutant of range_join.cpp's EINTR retry did, and the job hung in the
-# join), never exit 0. Takes ~60 s: the hook holds the job that long.
+# join), never exit 0. The trigger file also releases the hook's pause
+# (BLOOMSHARD_FAULT_PAUSE_RELEASE): the join starts once writes fail.
 #
 # usage: split_join_eio.sh BIN SHIM [--ranks N] [--mpiexec M] [--np-flag F] [--python P]
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
@@ -20,7 +21,7 @@ TRIGGER=$TMP/device-broken
 MIRROR=$TMP/out/part-00000.jsonl
 timeout 120 "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe \
   -x LD_PRELOAD="$SHIM" -x BLOOMSHARD_EIO_TRIGGER="$TRIGGER" -x BLOOMSHARD_EIO_MATCH="$MIRROR" \
-  -x BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-join \
+  -x BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-join -x BLOOMSHARD_FAULT_PAUSE_RELEASE="$TRIGGER" \
   "$BIN" dedup --input in --output out --state S --key-field id --split-min-bytes 65536 \
   --batch-bytes 65536 >job.log 2>&1 &
 JOB=$!

@@ -44,7 +44,9 @@ inline constexpr const char* kPauseAfterFirstCheckpoint = "after-first-checkpoin
 inline constexpr const char* kPauseBeforeRoundAgreement = "before-round-agreement";
 
 /// Pauses this rank if the variable names `point` (see above); returns
-/// after 60 s without a kill, so a test that forgot to signal still ends.
+/// after 60 s without a kill, so a test that forgot to signal still ends,
+/// or as soon as the file named by BLOOMSHARD_FAULT_PAUSE_RELEASE exists
+/// (a test that holds the job only while it sets up a fault).
 void fault_pause_in_finish(const char* point, int rank);
 
 /// Like fault_pause_in_finish, but returns as soon as this rank has a stop
