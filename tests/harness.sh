@@ -23,6 +23,9 @@
 #   where). The script's exit status is kept.
 # - fail prints "FAIL [label]: message" on stderr, runs the fail hooks (a
 #   log dump, say) and exits 1.
+# - The checks several scripts make live here once: launching (mpi,
+#   dedup_1rank), killing (kill_job, killed_at_fault_pause, after_a_commit)
+#   and comparing outputs with a reference run's (same_output_bytes).
 set -euo pipefail
 
 HARNESS_SCRIPT=${HARNESS_SCRIPT:-$(basename "$0")}
@@ -221,4 +224,89 @@ dedup_1rank() {
   RC=0
   timeout 120 "$MPIEXEC" "$NP_FLAG" 1 "$BIN" dedup --key-field id --progress 0 "$@" >"$log" 2>&1 ||
     RC=$?
+}
+
+# same_output_bytes REF GOT WHAT [REF_NAME]: GOT holds the same output files
+# as REF (the _rejects folder and the run lock _bloomshard.lock aside), each
+# with REF's bytes: plain files byte for byte, .gz/.zst ones decompressed (a
+# checkpoint ends a gzip member or zstd frame, so a checkpointing run's
+# frame boundaries follow its cuts). fail says WHAT and the files only one
+# side has, or the first file whose bytes differ from REF_NAME's (default:
+# REF; "the 1-rank run", say).
+same_output_bytes() {
+  local ref=$1 got=$2 what=$3 name=${4:-$1} f ref_files got_files
+  local files='find . -path ./_rejects -prune -o -type f ! -name _bloomshard.lock -print'
+  ref_files=$(cd "$ref" && eval "$files" | sort)
+  got_files=$(cd "$got" && eval "$files" | sort)
+  if [[ $ref_files != "$got_files" ]]; then
+    fail "$what: other output files than $name's: only in $ref: [" \
+      "$(comm -23 <(echo "$ref_files") <(echo "$got_files") | tr '\n' ' ')]; only in $got: [" \
+      "$(comm -13 <(echo "$ref_files") <(echo "$got_files") | tr '\n' ' ')]"
+  fi
+  while IFS= read -r f; do
+    case $f in
+      *.gz) cmp -s <(gzip -dc "$ref/$f") <(gzip -dc "$got/$f") ;;
+      *.zst) cmp -s <(zstd -qdc "$ref/$f") <(zstd -qdc "$got/$f") ;;
+      *) cmp -s "$ref/$f" "$got/$f" ;;
+    esac || fail "$what: $f differs from $name's bytes"
+  done < <(cd "$ref" && eval "$files")
+}
+
+# kill_job MARKER PID: SIGKILL to the job launched as PID and to every
+# process started as MARKER (its ranks, which outlive a killed launcher:
+# each is in its own process group), then waits (6 s at most) until none is
+# left, so that no rank of it writes into the files of the next run.
+kill_job() {
+  local marker=$1 job=$2 i
+  kill_marker "$marker"
+  kill -KILL "$job" 2>/dev/null || true
+  wait "$job" 2>/dev/null || true
+  for ((i = 0; i < 300; i++)); do
+    pgrep -f -- "$marker" >/dev/null || break
+    sleep 0.02
+  done
+}
+
+# killed_at_fault_pause LOG RANKS PAUSE ARGS...: `BIN ARGS` on RANKS ranks
+# (output in LOG) held at the fault pause PAUSE
+# (BLOOMSHARD_FAULT_PAUSE_IN_FINISH: it stops every rank there), then
+# SIGKILLed there by kill_job under a marker of its own. Fails, with LOG,
+# when the run ends or 120 s pass before it reaches the pause.
+killed_at_fault_pause() {
+  local log=$1 n=$2 pause=$3 i
+  shift 3
+  [[ -n $MARK ]] || harness_marker
+  HARNESS_PAUSES=$((${HARNESS_PAUSES:-0} + 1))
+  local marker=$MARK/bs-pause-$HARNESS_PAUSES
+  ln -s "$BIN" "$marker"
+  : >"$log" # emptied here: the background job's own redirection may come after the first poll
+  BLOOMSHARD_FAULT_PAUSE_IN_FINISH=$pause \
+    "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$marker" "$@" >"$log" 2>&1 &
+  local job=$!
+  for ((i = 0; i < 6000; i++)); do
+    grep -qs "fault pause at" "$log" && break
+    kill -0 "$job" 2>/dev/null || break
+    sleep 0.02
+  done
+  kill_job "$marker" "$job"
+  grep -q "fault pause at" "$log" ||
+    { cat "$log" >&2; fail "the run never reached the fault pause $pause"; }
+}
+
+# latest_generation STATE: the generation STATE's LATEST names ("none"
+# before the first commit).
+latest_generation() { cat "$1/LATEST" 2>/dev/null || echo none; }
+
+# after_a_commit STATE GEN0 PID: waits (10 s at most) until the job PID has
+# committed a generation of STATE of its own (LATEST no longer GEN0) or has
+# ended, then a random 0-190 ms more: a SIGKILL sent next lands anywhere
+# between two commits.
+after_a_commit() {
+  local state=$1 gen0=$2 job=$3 i
+  for ((i = 0; i < 1000; i++)); do
+    kill -0 "$job" 2>/dev/null || break
+    [[ $(latest_generation "$state") != "$gen0" ]] && break
+    sleep 0.01
+  done
+  sleep "0.$((RANDOM % 20))"
 }

@@ -138,33 +138,6 @@ manifest_has() {
   manifest_of "$1" >"$TMP/manifest.txt"
   grep -q -- "$2" "$TMP/manifest.txt"
 }
-# paused_run LOG RANKS ARGS...: a dedup run that must reach the fault pause
-# named by BLOOMSHARD_FAULT_PAUSE_IN_FINISH; SIGKILLed there (ranks and
-# launcher, found by their marker).
-paused_run() {
-  local log=$1 n=$2 i
-  shift 2
-  PAUSES=$((${PAUSES:-0} + 1))
-  local marker=$MARK/bs-pause-$PAUSES
-  ln -s "$BIN" "$marker"
-  : >"$log" # emptied here: the background job's own redirection may come after the first poll
-  "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$marker" dedup "$@" >"$log" 2>&1 &
-  local job=$!
-  for ((i = 0; i < 6000; i++)); do
-    grep -q "fault pause at" "$log" 2>/dev/null && break
-    kill -0 "$job" 2>/dev/null || break
-    sleep 0.02
-  done
-  kill_marker "$marker"
-  kill -KILL "$job" 2>/dev/null || true
-  wait "$job" 2>/dev/null || true
-  for ((i = 0; i < 300; i++)); do
-    pgrep -f -- "$marker" >/dev/null || break
-    sleep 0.02
-  done
-  grep -q "fault pause at" "$log" ||
-    fail "the run never reached its fault pause: $(cat "$log")"
-}
 # The paragraph rules of the paragraph_* cases (--drop-if-removed-fraction
 # below 1: a re-cut record may be dropped).
 PARAGRAPH_RULES=(--paragraph-split newline --text-normalize ws --min-paragraph-bytes 8
@@ -186,12 +159,9 @@ reference() {
   mpi 1 dedup "${ARGS[@]}" --output "$TMP/out1" >"$TMP/r1.log" 2>&1 ||
     fail "1-rank run failed: $(cat "$TMP/r1.log")"
 }
-# same_as_reference OUT WHAT: the same output files (rejects aside) as the
-# 1-rank run, each with its bytes: plain ones byte for byte, .gz/.zst ones
-# decompressed (a checkpoint ends a gzip member or zstd frame, so a
-# checkpointing run's frame boundaries follow its cuts); and the oracle's.
+# same_as_reference OUT WHAT: the oracle's output, and the same output files
+# as the 1-rank run's, each with its bytes (same_output_bytes).
 same_as_reference() {
-  local f
   if [[ -n $PARAGRAPHS && -n $ANNOTATE ]]; then
     : # the 1-rank stateless attribute files' bytes below (the paragraph_annotate case checks them)
   elif [[ -n $PARAGRAPHS ]]; then
@@ -206,16 +176,7 @@ same_as_reference() {
     "$PY" "$EDIR/oracle.py" --input "$TMP/in" --output "$1" --key-field id >"$TMP/oracle.txt" 2>&1 ||
       fail "$2: the exactly-once oracle: $(tail -3 "$TMP/oracle.txt")"
   fi
-  [[ $(cd "$TMP/out1" && find . -path ./_rejects -prune -o -type f -print | sort) == \
-     $(cd "$1" && find . -path ./_rejects -prune -o -type f -print | sort) ]] ||
-    fail "$2: other output files than the 1-rank run's: $(cd "$1" && find . -type f | sort)"
-  while IFS= read -r f; do
-    case $f in
-      *.gz) cmp -s <(gzip -dc "$TMP/out1/$f") <(gzip -dc "$1/$f") ;;
-      *.zst) cmp -s <(zstd -qdc "$TMP/out1/$f") <(zstd -qdc "$1/$f") ;;
-      *) cmp -s "$TMP/out1/$f" "$1/$f" ;;
-    esac || fail "$2: $f differs from the 1-rank run's bytes"
-  done < <(cd "$TMP/out1" && find . -path ./_rejects -prune -o -type f -print)
+  same_output_bytes "$TMP/out1" "$1" "$2" "the 1-rank run"
 }
 
 case $CASE in
@@ -356,14 +317,7 @@ case $CASE in
     mpi "$RANKS" dedup "${ARGS[@]}" --mode annotate --annotate-format dolma --output "$TMP/ds" \
       --state "$TMP/st" --checkpoint-rounds 3 >"$TMP/ds.log" 2>&1 ||
       fail "$RANKS-rank dolma run with --state failed: $(cat "$TMP/ds.log")"
-    for path in "$TMP"/in/*; do
-      name=$(basename "$path")
-      case $name in
-        *.gz) cmp -s <(gzip -dc "$TMP/dolma-1/$name") <(gzip -dc "$TMP/ds/$name") ;;
-        *.zst) cmp -s <(zstd -qdc "$TMP/dolma-1/$name") <(zstd -qdc "$TMP/ds/$name") ;;
-        *) cmp -s "$TMP/dolma-1/$name" "$TMP/ds/$name" ;;
-      esac || fail "$RANKS ranks with --state: $name differs from the 1-rank run's"
-    done
+    same_output_bytes "$TMP/dolma-1" "$TMP/ds" "$RANKS ranks with --state" "the 1-rank run"
     log "$RANKS ranks: both formats the 1-rank run's and filter mode's first copies, also with --state"
     ;;
   state)
@@ -388,7 +342,7 @@ case $CASE in
       other=$([[ $first == first ]] && echo arrival || echo first)
       rm -rf "$TMP/o-$first" "$TMP/s-$first"
       # Stopped (SIGKILL) while paused after its first checkpoint: unfinished.
-      BLOOMSHARD_FAULT_PAUSE_IN_FINISH=after-first-checkpoint paused_run "$TMP/s.log" "$RANKS" \
+      killed_at_fault_pause "$TMP/s.log" "$RANKS" after-first-checkpoint dedup \
         --input "$TMP/in2" --key-field id --output "$TMP/o-$first" --state "$TMP/s-$first" \
         --kept-copy "$first" --batch-bytes 65536 --checkpoint-rounds 1 "${MODE_ARGS[@]}"
       rc=0
@@ -426,13 +380,7 @@ case $CASE in
       "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$marker" dedup "${ARGS[@]}" "${ST[@]}" \
         --checkpoint-rounds 1 >"$TMP/att-$att.log" 2>&1 &
       job=$!
-      gen0=$(cat "$TMP/st/LATEST" 2>/dev/null || echo none)
-      for ((i = 0; i < 1000; i++)); do # once this attempt committed, 0-190 ms later
-        kill -0 "$job" 2>/dev/null || break
-        [[ $(cat "$TMP/st/LATEST" 2>/dev/null || echo none) != "$gen0" ]] && break
-        sleep 0.01
-      done
-      sleep "0.$((RANDOM % 20))"
+      after_a_commit "$TMP/st" "$(latest_generation "$TMP/st")" "$job"
       if ! kill -0 "$job" 2>/dev/null; then
         rc=0
         wait "$job" || rc=$?
@@ -440,15 +388,8 @@ case $CASE in
         finished=1
         break
       fi
-      mapfile -t ranks < <(pgrep -P "$job" -f -- "$marker" || true)
-      kill -KILL "${ranks[@]}" "$job" 2>/dev/null || true
-      wait "$job" 2>/dev/null || true
+      kill_job "$marker" "$job"
       kills=$((kills + 1))
-      for ((i = 0; i < 300; i++)); do
-        pgrep -f -- "$marker" >/dev/null || break
-        sleep 0.02
-      done
-      kill_marker "$marker"
       if ((kills == 1)); then # a copy to damage: its saved table holds kept copies
         cp -a "$TMP/st" "$TMP/dst"
         cp -a "$TMP/out" "$TMP/dout"
@@ -468,7 +409,7 @@ case $CASE in
     # files are there, the outputs untouched; the resume removes the files
     # and cuts again.
     rm -rf "$TMP/out" "$TMP/st"
-    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-end-pass-checkpoint paused_run "$TMP/cut.log" "$RANKS" \
+    killed_at_fault_pause "$TMP/cut.log" "$RANKS" before-end-pass-checkpoint dedup \
       "${ARGS[@]}" "${ST[@]}" --checkpoint-rounds 2
     [[ -n $(find "$TMP/out" -name '*.retracted-tmp') ]] || fail "no temporary file before the end pass's generation"
     [[ -f $TMP/st/LATEST ]] || fail "no generation to resume from: $(cat "$TMP/cut.log")"
@@ -483,7 +424,7 @@ case $CASE in
     # A kill in the end pass: the cut outputs are recorded, no rename done.
     rm -rf "$TMP/out" "$TMP/st"
     rc=0
-    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-end-pass-renames paused_run "$TMP/end.log" "$RANKS" \
+    killed_at_fault_pause "$TMP/end.log" "$RANKS" before-end-pass-renames dedup \
       "${ARGS[@]}" "${ST[@]}"
     mapfile -t temps < <(find "$TMP/out" -name '*.retracted-tmp' | sort)
     ((${#temps[@]} >= 2)) || fail "fewer than 2 cut outputs pending: ${temps[*]}"
@@ -598,7 +539,7 @@ PYEOF
       log "$what: exit $rc, named"
     }
     # 1. Killed before the renames; one temporary file then grew a byte.
-    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-end-pass-renames paused_run "$TMP/end.log" "$RANKS" \
+    killed_at_fault_pause "$TMP/end.log" "$RANKS" before-end-pass-renames dedup \
       "${ARGS[@]}" "${ST[@]}"
     mapfile -t temps < <(find "$TMP/out" -name '*.retracted-tmp' | sort)
     ((${#temps[@]} >= 1)) || fail "no cut output pending: $(cat "$TMP/end.log")"
@@ -614,7 +555,7 @@ PYEOF
     # its first line's first byte (same length): the cut, walking the input
     # beside it, finds a line the input does not have.
     rm -rf "$TMP/out" "$TMP/st"
-    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-end-pass-checkpoint paused_run "$TMP/cut.log" "$RANKS" \
+    killed_at_fault_pause "$TMP/cut.log" "$RANKS" before-end-pass-checkpoint dedup \
       "${ARGS[@]}" "${ST[@]}" --checkpoint-rounds 2
     mapfile -t temps < <(find "$TMP/out" -name '*.retracted-tmp' ! -name '*.gz.*' ! -name '*.zst.*' | sort)
     ((${#temps[@]} >= 1)) || fail "no plain output to be cut: $(find "$TMP/out" -name '*.retracted-tmp')"
@@ -629,7 +570,7 @@ PYEOF
     # a skippable frame as padding): the line-by-line rewrite counts the
     # retracted copies it found and refuses.
     rm -rf "$TMP/out" "$TMP/st"
-    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-end-pass-checkpoint paused_run "$TMP/zst.log" "$RANKS" \
+    killed_at_fault_pause "$TMP/zst.log" "$RANKS" before-end-pass-checkpoint dedup \
       "${ARGS[@]}" "${ST[@]}" --checkpoint-rounds 2
     mapfile -t temps < <(find "$TMP/out" -name '*.zst.retracted-tmp' | sort)
     ((${#temps[@]} >= 1)) || fail "no .zst output to be cut: $(find "$TMP/out" -name '*.retracted-tmp')"
@@ -657,7 +598,7 @@ open(sys.argv[1], "wb").write(z + struct.pack("<II", 0x184D2A50, pad) + bytes(pa
     "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7
     ARGS=(--input "$TMP/in" --key-field id --kept-copy first --batch-bytes 65536 --split-min-bytes 65536
       --output "$TMP/out" --state "$TMP/st")
-    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-join paused_run "$TMP/join.log" "$RANKS" "${ARGS[@]}" \
+    killed_at_fault_pause "$TMP/join.log" "$RANKS" before-join dedup "${ARGS[@]}" \
       --checkpoint-rounds 1
     part=$TMP/out/_ranges/a-big.jsonl.range-1
     [[ -s $part ]] || fail "no range part to damage: $(cat "$TMP/join.log")"
@@ -679,7 +620,7 @@ open(sys.argv[1], "wb").write(z + struct.pack("<II", 0x184D2A50, pad) + bytes(pa
     rm -rf "$TMP/out" "$TMP/st"
     FO=(--input "$TMP/in" --key-field id --kept-copy arrival --batch-bytes 65536
       --split-min-bytes 65536 --output "$TMP/out" --state "$TMP/st")
-    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-round-agreement:3 paused_run "$TMP/first.log" "$RANKS" \
+    killed_at_fault_pause "$TMP/first.log" "$RANKS" before-round-agreement:3 dedup \
       "${FO[@]}" --checkpoint-rounds 1
     committed=$(/usr/bin/python3 -c 'import h5py, json, sys
 m = json.loads(h5py.File(sys.argv[1], "r")["manifest_json"][()])

@@ -412,42 +412,13 @@ PYEOF
   done
 }
 
-# killed_at_pause LOG RANKS PAUSE args...: a run held at the fault pause
-# PAUSE (BLOOMSHARD_FAULT_PAUSE_IN_FINISH), then SIGKILLed there: ranks and
-# launcher, found by their own marker.
-killed_at_pause() {
-  local logf=$1 n=$2 pause=$3 i
-  shift 3
-  [[ -n $MARK ]] || harness_marker
-  KILLS=$((${KILLS:-0} + 1))
-  local marker=$MARK/bs-kill-$KILLS
-  ln -s "$BIN" "$marker"
-  : >"$logf"
-  BLOOMSHARD_FAULT_PAUSE_IN_FINISH=$pause \
-    "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$marker" "$@" >"$logf" 2>&1 &
-  local job=$!
-  for ((i = 0; i < 3000; i++)); do
-    grep -qs "fault pause at" "$logf" && break
-    kill -0 "$job" 2>/dev/null || break
-    sleep 0.02
-  done
-  kill_marker "$marker"
-  kill -KILL "$job" 2>/dev/null || true
-  wait "$job" 2>/dev/null || true
-  for ((i = 0; i < 300; i++)); do
-    pgrep -f -- "$marker" >/dev/null || break
-    sleep 0.02
-  done
-  grep -q "fault pause at" "$logf" || { cat "$logf" >&2; fail "the run never reached $pause"; }
-}
-
 # killed_at_random LOG STATE args...: one run attacked until it finishes:
 # each attempt on 1-4 ranks (RANDOM) is SIGKILLed 0-190 ms after it
 # committed a generation (ranks and launcher), at most 3 times; then run to
 # its end on 1-4 ranks. RANDOM_KILLS counts the kills, RANDOM_SEEN the
 # rank counts.
 killed_at_random() {
-  local logf=$1 state=$2 kills=0 att=0 n i job gen0 rc
+  local logf=$1 state=$2 kills=0 att=0 n job gen0 rc
   shift 2
   [[ -n $MARK ]] || harness_marker
   while ((kills < 3)); do
@@ -457,51 +428,23 @@ killed_at_random() {
     KILLS=$((${KILLS:-0} + 1))
     local marker=$MARK/bs-rand-$KILLS
     ln -s "$BIN" "$marker"
-    gen0=$(cat "$state/LATEST" 2>/dev/null || echo none)
+    gen0=$(latest_generation "$state")
     "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$marker" "$@" >"$logf-$att" 2>&1 &
     job=$!
-    for ((i = 0; i < 1000; i++)); do # once this attempt committed, 0-190 ms later
-      kill -0 "$job" 2>/dev/null || break
-      [[ $(cat "$state/LATEST" 2>/dev/null || echo none) != "$gen0" ]] && break
-      sleep 0.01
-    done
-    sleep "0.$((RANDOM % 20))"
+    after_a_commit "$state" "$gen0" "$job"
     if ! kill -0 "$job" 2>/dev/null; then
       rc=0
       wait "$job" || rc=$?
       ((rc == 0)) || { cat "$logf-$att" >&2; fail "attempt $att on $n ranks exited $rc"; }
       return 0
     fi
-    kill_marker "$marker"
-    kill -KILL "$job" 2>/dev/null || true
-    wait "$job" 2>/dev/null || true
-    for ((i = 0; i < 300; i++)); do
-      pgrep -f -- "$marker" >/dev/null || break
-      sleep 0.02
-    done
+    kill_job "$marker" "$job"
     kills=$((kills + 1))
     RANDOM_KILLS=$((${RANDOM_KILLS:-0} + 1))
   done
   n=$((RANDOM % 4 + 1))
   RANDOM_SEEN+=" $n"
   run_ok "$logf-end" "$n" "$@"
-}
-
-# same_outputs REF GOT WHAT: the same files as REF, each with its bytes
-# (.gz/.zst decompressed: every checkpoint ends a member or frame, so the
-# frames follow a run's cuts).
-same_outputs() {
-  local f
-  local files='find . -path ./_rejects -prune -o -type f ! -name _bloomshard.lock -print'
-  [[ $(cd "$1" && eval "$files" | sort) == $(cd "$2" && eval "$files" | sort) ]] ||
-    fail "$3: other output files than $1's: $(cd "$2" && find . -type f | sort)"
-  while IFS= read -r f; do
-    case $f in
-      *.gz) cmp -s <(gzip -dc "$1/$f") <(gzip -dc "$2/$f") ;;
-      *.zst) cmp -s <(zstd -qdc "$1/$f") <(zstd -qdc "$2/$f") ;;
-      *) cmp -s "$1/$f" "$2/$f" ;;
-    esac || fail "$3: $f differs from $1's bytes"
-  done < <(cd "$1" && eval "$files")
 }
 
 # first_runs TAG STOPS [annotate]: the runs of $TMP/in with --kept-copy first
@@ -535,7 +478,7 @@ first_runs() {
       if [[ $how == usr1 ]]; then
         stopped_at_round "$TMP/$tag-stop-$r.log" "$n" 2 "${args[@]}"
       else
-        killed_at_pause "$TMP/$tag-kill-$r.log" "$n" "$pause" "${args[@]}"
+        killed_at_fault_pause "$TMP/$tag-kill-$r.log" "$n" "$pause" "${args[@]}"
         how="SIGKILL at $pause"
       fi
       run_ok "$TMP/$tag-resume-$r.log" "$m" "${args[@]}"
@@ -597,7 +540,7 @@ first_case() {
   if [[ $stops != none || ${RANKS[0]} != 1 || ${#RANKS[@]} -gt 1 ]]; then
     first_runs ref none "$mode"
     for ((r = 0; r < FIRST_RUNS; r++)); do
-      same_outputs "$TMP/ref-out-$r" "$TMP/got-out-$r" "run $r"
+      same_output_bytes "$TMP/ref-out-$r" "$TMP/got-out-$r" "run $r"
     done
     ((retracted > 0)) || fail "no copy was retracted on ${RANK_LIST} ranks: the case tests nothing"
   fi
