@@ -59,6 +59,14 @@
 #                 files byte for byte the 1-rank runs'
 #        first_refusals  --kept-copy first with --slot-records or
 #                 --slot-every: exit 2 naming the option, nothing written
+#        first_switch  3 incremental runs of one windowed state (--window 2),
+#                 the rule switched between runs: the default (first copy),
+#                 --kept-copy arrival, the default again. Each run takes its
+#                 own rule (an incremental run on a finished state is a new
+#                 run): the windowed key sets match the oracle (check), the
+#                 first-copy runs are byte for byte the 1-rank runs', the
+#                 arrival run's state carries no input-order mark and the
+#                 next run's does
 #        seconds  --slot-every 1s inside one run on 1 rank, long enough (a
 #                 checkpoint every round) to cross several 1 s boundaries: slots open by wall
 #                 time (info: current slot >= 2, every live slot holds keys,
@@ -579,6 +587,41 @@ case_first_refusals() {
   run_ok "$TMP/ok.log" "${RANKS[0]}" dedup --input "$TMP/in/run-0" --output "$TMP/out" \
     --key-field id --state "$TMP/st" --window 2 --kept-copy first
   log "--kept-copy first with a slot rule refused by name; with --window alone taken"
+}
+
+# The rule switched between the runs of one windowed state (docs/inputs.md
+# "In a window"): the default, --kept-copy arrival, the default again.
+case_first_switch() {
+  "$PY" "$ORACLE" gen --out "$TMP/in" --runs 3 --records 1500 --seed 31 --files 3 --mixed
+  local tag r n rule norm
+  local rules=("" "--kept-copy arrival" "")
+  for tag in ref got; do
+    n=$([[ $tag == ref ]] && echo 1 || echo "${RANKS[0]}")
+    for r in 0 1 2; do
+      # shellcheck disable=SC2086
+      run_ok "$TMP/$tag-run-$r.log" "$n" dedup --input "$TMP/in/run-$r" \
+        --output "$TMP/$tag-out-$r" --key-field id --state "$TMP/$tag-state" --window 2 \
+        --batch-bytes 4096 --metrics "$TMP/$tag-metrics-$r.json" ${rules[$r]}
+      norm=$(attr "$(ls "$TMP/$tag-state"/ckpt-*.h5 | sort -V | tail -1)" normalization)
+      if [[ -n ${rules[$r]} ]]; then
+        [[ $norm != *input-order* ]] || fail "$tag run $r in arrival order saved the input-order mark: $norm"
+      else
+        [[ $norm == *input-order* ]] || fail "$tag run $r (the default) saved no input-order mark: $norm"
+      fi
+    done
+  done
+  "$PY" "$ORACLE" check --window 2 --inputs "$TMP"/in/run-{0,1,2} --outputs "$TMP"/got-out-{0,1,2} \
+    >/dev/null || fail "the windowed key sets differ from the oracle's"
+  same_output_bytes "$TMP/ref-out-0" "$TMP/got-out-0" "run 0 (the default)"
+  same_output_bytes "$TMP/ref-out-2" "$TMP/got-out-2" "run 2 (the default after an arrival run)"
+  local retracted
+  retracted=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["retracted"])' \
+    "$TMP/got-metrics-1.json")
+  ((retracted == 0)) || fail "the arrival run retracted $retracted copies"
+  retracted=$("$PY" -c 'import json,sys; print(sum(json.load(open(a))["retracted"] for a in sys.argv[1:]))' \
+    "$TMP/got-metrics-0.json" "$TMP/got-metrics-2.json")
+  ((${RANKS[0]} == 1 || retracted > 0)) || fail "no copy was retracted in the first-copy runs: the case tests nothing"
+  log "rule switched between runs on ${RANKS[0]} ranks: each run took its own, first-copy runs = the 1-rank runs'"
 }
 
 case_first() { first_case none; }
