@@ -51,6 +51,9 @@ struct EndPassOptions {
 struct RetractedCopiesPass {
   std::uint64_t outputs = 0;  ///< outputs rewritten
   std::uint64_t lines = 0;    ///< lines left out
+  /// Outputs whose lines were placed by their offset map
+  /// (retracted_line_place.hpp), not by walking their input.
+  std::uint64_t by_map = 0;
   /// Every rank's cut outputs, ascending input (the same on every rank).
   std::vector<CutOutput> cut;
 };
