@@ -473,6 +473,9 @@ class DedupJob {
     double end_pass_seconds = 0;
     std::uint64_t end_pass_by_map = 0;
     if (s.order->in_input_order()) {
+      // The clock starts once every rank is here: the rank that finished
+      // reading first would otherwise count its wait for the others.
+      world_.barrier();
       const Clock::time_point e = Clock::now();
       end_pass_by_map = leave_out_retracted(s);
       end_pass_seconds = world_.allreduce_max(seconds_since(e));
