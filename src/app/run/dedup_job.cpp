@@ -472,7 +472,9 @@ class DedupJob {
     if (split) join_seconds = join_split(s, cut);
     double end_pass_seconds = 0;
     std::uint64_t end_pass_by_map = 0;
+    std::uint64_t offset_map_bytes = 0;
     if (s.order->in_input_order()) {
+      offset_map_bytes = world_.allreduce_max(std::uint64_t{s.feed->offset_map_bytes()});
       // The clock starts once every rank is here: the rank that finished
       // reading first would otherwise count its wait for the others.
       world_.barrier();
@@ -499,6 +501,7 @@ class DedupJob {
     summary.join_seconds = join_seconds;
     summary.end_pass_seconds = end_pass_seconds;
     summary.end_pass_outputs_by_map = end_pass_by_map;
+    summary.end_pass_offset_map_bytes = offset_map_bytes;
     return report(summary);
   }
 
