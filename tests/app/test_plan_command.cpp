@@ -155,6 +155,13 @@ TEST(PlanCommand, KeptCopyFirstPlansTheOrderTable) {
   simdjson::dom::parser parser2;
   const simdjson::dom::element ordered = parser2.parse(f);
   EXPECT_NEAR(number(ordered, "/per_rank/order_table_bytes"), 36.0 * 1048576, 1e3);
+  EXPECT_EQ(number(arrival, "/per_rank/offset_map_bytes"), 0.0);
+  EXPECT_GT(number(ordered, "/per_rank/offset_map_bytes"), 0.0);
+  EXPECT_NEAR(
+      number(ordered, "/per_rank/peak_rss_bytes") - number(arrival, "/per_rank/peak_rss_bytes"),
+      number(ordered, "/per_rank/order_table_bytes") +
+          number(ordered, "/per_rank/offset_map_bytes"),
+      1e3);
   std::string_view kept;
   EXPECT_EQ(ordered.at_pointer("/inputs/kept_copy").get(kept), simdjson::SUCCESS);
   EXPECT_EQ(kept, "first");

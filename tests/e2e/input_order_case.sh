@@ -67,6 +67,14 @@
 #                 line over the run's limit: each resume on
 #                 1 rank exits non-zero naming the file and the step (the
 #                 first two rename nothing over the output).
+#         end_pass_map  the records corpus at N > 1: the end pass placed the
+#                 retracted lines of the plain whole inputs' outputs by the
+#                 offset maps their writers kept (end_pass_outputs_by_map
+#                 > 0, end_pass_seconds > 0 in the metrics), every output
+#                 byte for byte the 1-rank run's; with --state (a checkpoint
+#                 every round), killed before the end pass's generation, the
+#                 resume (which wrote no output) places them by the walk
+#                 (end_pass_outputs_by_map 0) with the same bytes.
 #         join_refusal  with --state, killed before the join of the split
 #                 input; its range 1 part then lost its first line's first
 #                 byte (same length): the resume on N ranks exits non-zero
@@ -593,6 +601,31 @@ assert pad >= 0, "the output is too short to pad"
 open(sys.argv[1], "wb").write(z + struct.pack("<II", 0x184D2A50, pad) + bytes(pad))' "$out"
     refused_resume "$TMP/long.log" "a .zst output with a line over the limit" \
       "output '$out' line 1 is longer than allowed"
+    ;;
+  end_pass_map)
+    ((RANKS > 1)) || fail "end_pass_map needs retractions: run it on 2 or more ranks"
+    reference
+    mpi "$RANKS" dedup "${ARGS[@]}" --output "$TMP/outN" --metrics "$TMP/mN.json" \
+      >"$TMP/rN.log" 2>&1 || fail "$RANKS-rank run failed: $(cat "$TMP/rN.log")"
+    same_as_reference "$TMP/outN" "$RANKS ranks"
+    by_map=$(json_field "$TMP/mN.json" end_pass_outputs_by_map)
+    "$PY" -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["end_pass_seconds"] > 0 else 1)' \
+      "$TMP/mN.json" || fail "end_pass_seconds is not above 0: $(cat "$TMP/mN.json")"
+    log "$RANKS ranks: $by_map output(s) placed by their offset maps"
+    ((by_map > 0)) || fail "no output's retracted lines were placed by its offset map"
+    # A resumed end pass holds no map (no output written from its first
+    # byte by that process: with a checkpoint every round every input is
+    # done in the last generation): the walk places the lines, the same bytes.
+    ST=(--output "$TMP/outS" --state "$TMP/st" --checkpoint-rounds 1)
+    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-end-pass-checkpoint paused_run "$TMP/kill.log" "$RANKS" \
+      "${ARGS[@]}" "${ST[@]}"
+    mpi "$RANKS" dedup "${ARGS[@]}" "${ST[@]}" --metrics "$TMP/mS.json" >"$TMP/rS.log" 2>&1 ||
+      fail "the resume failed: $(cat "$TMP/rS.log")"
+    same_as_reference "$TMP/outS" "resumed before the end pass's generation"
+    [[ $(json_field "$TMP/mS.json" end_pass_outputs_by_map) == 0 ]] ||
+      fail "the resume placed lines by a map it cannot have: $(cat "$TMP/mS.json")"
+    [[ $(json_field "$TMP/mS.json" retracted) -gt 0 ]] ||
+      fail "the resume cut nothing: the case tests nothing"
     ;;
   join_refusal)
     "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7

@@ -100,6 +100,7 @@ std::string plan_json(const core::SizingPlan& p, const MinHashPlan* minhash) {
   j.value("delta_bytes", p.delta_bytes);
   j.value("round_buffer_bytes", p.round_buffer_bytes);
   j.value("order_table_bytes", p.order_table_bytes);
+  j.value("offset_map_bytes", p.offset_map_bytes);
   j.value("peak_rss_bytes", p.peak_rss_bytes);
   j.end_object();
   j.begin_object("per_checkpoint");
@@ -144,13 +145,15 @@ void print_table(const core::SizingPlan& p, const char* what) {
               p.delta_bytes / kMiB);
   std::printf("  round buffers       %10.1f MiB\n", p.round_buffer_bytes / kMiB);
   if (p.in.input_order) {
-    std::printf("  order table         %10.1f MiB (--kept-copy first: kept copies of ~%s)\n",
-                p.order_table_bytes / kMiB,
-                p.in.inputs > 0
-                    ? (std::to_string(std::min<std::uint64_t>(p.in.ranks, p.in.inputs)) + " of " +
-                       std::to_string(p.in.inputs) + " inputs")
-                          .c_str()
-                    : "every input, --inputs not given");
+    std::printf(
+        "  order table         %10.1f MiB (--kept-copy first: kept copies of ~%s; the outputs' "
+        "offset maps %.1f MiB more)\n",
+        p.order_table_bytes / kMiB,
+        p.in.inputs > 0 ? (std::to_string(std::min<std::uint64_t>(p.in.ranks, p.in.inputs)) +
+                           " of " + std::to_string(p.in.inputs) + " inputs")
+                              .c_str()
+                        : "every input, --inputs not given",
+        p.offset_map_bytes / kMiB);
   }
   std::printf("  peak RSS            %10.1f MiB\n", p.peak_rss_bytes / kMiB);
   std::printf("per checkpoint (whole job)\n");

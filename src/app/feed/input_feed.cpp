@@ -91,6 +91,7 @@ InputFeed::InputFeed(const InputFeedConfig& config, std::vector<FileTask> tasks,
         config.key, config.hash_seed,
         wire_keys_carry_positions(config.key, config.annotate.mode == RunMode::kAnnotate));
   }
+  offset_maps_.resize(tasks_.size());
   states_.reserve(tasks_.size());
   for (const FileTask& t : tasks_) {
     states_.push_back(
@@ -131,6 +132,14 @@ bool InputFeed::open_next_file() {
                                 ? io::RejectWriter::open_for_resume(rejects, task.reject_length, {})
                                 : io::RejectWriter::create(rejects, io::kDefaultMaxRawBytes,
                                                            {.sync_entries = durable_});
+  }
+  // Only an output written whole from its first byte, by the records' own
+  // tags, is the input with ranges left out (offset_map()).
+  drop_offset_map(next_);
+  if (tag_scope_ == core::OrderScope::kAcrossInputs && !resumed && !task.range &&
+      task.file.compression == io::Compression::kNone && !annotations_ && !paragraphs_ &&
+      !minhash_) {
+    offset_maps_[next_].emplace();
   }
   // The task counts as opened before the reader touches it, so that an
   // input that cannot be opened or resumed is held like a broken one.
@@ -174,6 +183,7 @@ void InputFeed::hold(const io::InputError& e) {
   counters_.read_bytes +=
       states_[slot].cursor.decompressed_offset - tasks_[slot].cursor.decompressed_offset;
   held_ = slot;
+  drop_offset_map(slot);  // its output ends where the read broke
   held_reason_ = e.reason().empty() ? std::string(e.what()) : e.reason();
   open_ = false;
   positioned_ = false;
@@ -473,6 +483,7 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
     ++counters_.kept;
     const std::string_view bytes = batch.record_bytes(i);
     counters_.output_bytes += bytes.size();
+    if (offset_maps_[batch.file_slot(i)]) note_offset(batch.file_slot(i), batch, i, bytes.size());
     if (batch.file_slot(i) != slot) {
       write_pieces();
       slot = batch.file_slot(i);
@@ -488,6 +499,46 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
   }
   write_pieces();
   close_finished_outputs();
+}
+
+void InputFeed::note_offset(std::uint32_t slot, const RoundBatch& batch, std::size_t i,
+                            std::uint64_t length) {
+  core::OutputOffsetMap& map = *offset_maps_[slot];
+  offset_map_bytes_ -= map.memory_bytes();
+  // The record's place is its key's order tag (0: past the tag's limits).
+  const std::span<const core::OrderTag> tags = batch.tags();
+  const std::size_t k = batch.first_key(i);
+  const bool noted = batch.key_count(i) == 1 && k < tags.size() && tags[k] != 0 &&
+                     map.note_written(core::order_offset(tags[k]), length);
+  if (noted && offset_map_bytes_ + map.memory_bytes() <= core::kOutputOffsetMapMaxBytes) {
+    offset_map_bytes_ += map.memory_bytes();
+  } else {
+    offset_maps_[slot].reset();  // its output goes by the walk
+  }
+}
+
+void InputFeed::drop_offset_map(std::size_t slot) noexcept {
+  if (slot >= offset_maps_.size() || !offset_maps_[slot]) return;
+  offset_map_bytes_ -= offset_maps_[slot]->memory_bytes();
+  offset_maps_[slot].reset();
+}
+
+const core::OutputOffsetMap* InputFeed::offset_map(std::size_t input_index) const noexcept {
+  // Tasks come in ascending input index (tasks_of_rank keeps the list's
+  // order): a binary search, not a scan per input of a many-file job.
+  const auto first =
+      std::lower_bound(tasks_.begin(), tasks_.end(), input_index,
+                       [](const FileTask& t, std::size_t index) { return t.index < index; });
+  for (auto j = static_cast<std::size_t>(first - tasks_.begin());
+       j < tasks_.size() && tasks_[j].index == input_index; ++j) {
+    if (tasks_[j].range || !offset_maps_[j]) continue;
+    // Closed done, at the length the map wrote: nothing else touched it.
+    if (!states_[j].done || states_[j].output_length != offset_maps_[j]->output_length()) {
+      return nullptr;
+    }
+    return &*offset_maps_[j];
+  }
+  return nullptr;
 }
 
 // Verdicts per band key: a record is written when none of its keys was

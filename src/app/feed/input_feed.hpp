@@ -27,6 +27,7 @@
 #include "app/round/retracted_paragraphs.hpp"
 #include "app/round/round_batch.hpp"
 #include "bloomshard/core/key_builder.hpp"
+#include "core/order/output_offset_map.hpp"
 #include "io/output/output_writer.hpp"
 #include "io/output/reject_writer.hpp"
 #include "io/records/key_extractor.hpp"
@@ -204,6 +205,16 @@ class InputFeed {
   /// end pass that cuts retracted paragraphs.
   [[nodiscard]] std::optional<std::string> paragraph_text_of(io::Format format,
                                                              std::string_view line);
+  /// The offset map of input `input_index`'s output (core/order/
+  /// output_offset_map.hpp), or null: kept only for an uncompressed whole
+  /// input of a run tagged in input order (tag_keys_in_input_order()),
+  /// --unit record, filter mode, whose output this process wrote whole from
+  /// its first byte (not resumed) and closed done, every kept record placed
+  /// by its tag, within kOutputOffsetMapMaxBytes for the rank's maps. For
+  /// the end pass (app/round/retracted_line_place.hpp).
+  [[nodiscard]] const core::OutputOffsetMap* offset_map(std::size_t input_index) const noexcept;
+  /// Bytes the offset maps hold now.
+  [[nodiscard]] std::size_t offset_map_bytes() const noexcept { return offset_map_bytes_; }
   /// This segment's retractions decided by this rank, in decision order.
   [[nodiscard]] std::span<const core::OrderTag> retracted() const noexcept { return retracted_; }
   /// Adds combine_in_file_order()'s count of this round.
@@ -258,6 +269,9 @@ class InputFeed {
   void take_minhash(const io::Record& record, std::string_view text, RoundBatch& batch);
   void fill_batch(RoundBatch& batch);
   void finish_input_bytes(const FileTask& task);
+  void note_offset(std::uint32_t slot, const RoundBatch& batch, std::size_t i,
+                   std::uint64_t length);
+  void drop_offset_map(std::size_t slot) noexcept;
   void count_open_input_bytes();
 
   InputFeedConfig config_;
@@ -298,6 +312,9 @@ class InputFeed {
   core::OrderScope tag_scope_ = core::OrderScope::kWithinInput;
   core::OrderTag tag_base_ = 0;            // of the open task: 0 if it is not a range
   std::vector<core::OrderTag> retracted_;  // note_retracted()
+  // Per task: its output's offset map while it is kept (offset_map()).
+  std::vector<std::optional<core::OutputOffsetMap>> offset_maps_;
+  std::size_t offset_map_bytes_ = 0;  // their memory_bytes(), summed
 };
 
 }  // namespace bloomshard::app

@@ -90,6 +90,13 @@ struct JobSummary {
   // the reading was (split inputs balance it).
   std::vector<std::uint64_t> read_bytes_by_rank;
   double join_seconds = 0;  // joining split inputs' parts, slowest rank (0: none)
+  // --kept-copy first: the end pass (retracted copies left out of the
+  // outputs, its checkpoint and renames included), slowest rank (0: none),
+  // the outputs it placed by their offset maps rather than by walking
+  // their inputs (app/round/retracted_line_place.hpp), and those maps' bytes.
+  double end_pass_seconds = 0;
+  std::uint64_t end_pass_outputs_by_map = 0;
+  std::uint64_t end_pass_offset_map_bytes = 0;  // the maps it had, largest rank
   // The PML named before MPI_Init for a job on one node ("ob1"), or "" when
   // Open MPI chose (comm/transport_defaults.hpp).
   std::string mpi_pml_default;

@@ -11,6 +11,7 @@
 
 #include "app/round/retracted_annotations.hpp"
 #include "app/round/retracted_line_cut.hpp"
+#include "app/round/retracted_line_place.hpp"
 #include "app/round/retracted_paragraphs.hpp"
 #include "io/durable/durable_file.hpp"
 #include "io/output/output_writer.hpp"
@@ -56,17 +57,30 @@ struct CutFigures {
   std::uint64_t lines = 0;
   std::uint64_t bytes = 0;
   std::uint64_t length = 0;
+  bool by_map = false;  // placed by the output's offset map, not the walk
 };
 
 // Cuts the retracted lines out of an uncompressed output by byte ranges
-// (retracted_line_cut.hpp) into its temporary file.
-CutFigures cut_output(const io::InputFile& input, const std::filesystem::path& out,
-                      const std::vector<RetractedLine>& retracted, InputFeed& feed, bool durable) {
-  const PartWithoutRetracted plan = plan_output_without_retracted(
-      input.absolute_path, input.size, out, std::filesystem::file_size(out), retracted,
-      [&](std::string_view line) { return feed.key_hash_of(input.format, line); });
-  const std::uint64_t length = write_cut_output(out, plan, durable);
-  return {plan.removed_lines, plan.removed_bytes, length};
+// into its temporary file: placed by the output's offset map where this
+// rank's feed kept one and every check holds (retracted_line_place.hpp),
+// else by walking the input beside the output (retracted_line_cut.hpp).
+CutFigures cut_output(const io::InputFile& input, std::size_t index,
+                      const std::filesystem::path& out, const std::vector<RetractedLine>& retracted,
+                      InputFeed& feed, bool durable) {
+  const std::uint64_t output_length = std::filesystem::file_size(out);
+  const LineKeyHash hash_of = [&](std::string_view line) {
+    return feed.key_hash_of(input.format, line);
+  };
+  std::optional<PartWithoutRetracted> plan;
+  const core::OutputOffsetMap* map = feed.offset_map(index);
+  if (map) plan = plan_cut_by_offset_map(out, output_length, *map, retracted, hash_of);
+  const bool by_map = plan.has_value();
+  if (!plan) {
+    plan = plan_output_without_retracted(input.absolute_path, input.size, out, output_length,
+                                         retracted, hash_of);
+  }
+  const std::uint64_t length = write_cut_output(out, *plan, durable);
+  return {plan->removed_lines, plan->removed_bytes, length, by_map};
 }
 
 // What an output of `input` is compressed again with: the run's level, so
@@ -163,6 +177,31 @@ void agree_no_error(const comm::Communicator& world, const std::string& error, c
   }
 }
 
+// Collective: which rank cuts each input of `by_input`: the rank whose
+// feed kept the output's offset map (the writer, InputFeed::offset_map()),
+// else the rank (input mod ranks). The same on every rank (one allgather of
+// the mapped inputs' indexes).
+std::map<std::size_t, std::size_t> cutting_ranks(
+    const comm::Communicator& world,
+    const std::map<std::size_t, std::vector<RetractedLine>>& by_input, const InputFeed& feed) {
+  std::vector<std::uint64_t> mapped;
+  for (const auto& [input, retracted] : by_input) {
+    if (feed.offset_map(input) != nullptr) mapped.push_back(input);
+  }
+  const std::vector<std::uint64_t> counts =
+      world.allgather(std::vector<std::uint64_t>{mapped.size()});
+  const std::vector<std::uint64_t> all = world.allgather(mapped);
+  std::map<std::size_t, std::size_t> rank_of;
+  for (const auto& [input, retracted] : by_input) rank_of[input] = input % world.usize();
+  std::size_t j = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    for (std::uint64_t n = 0; n < counts[r]; ++n, ++j) {
+      rank_of[static_cast<std::size_t>(all[j])] = r;
+    }
+  }
+  return rank_of;
+}
+
 }  // namespace
 
 RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const RunManifest& m,
@@ -173,8 +212,11 @@ RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const 
   RetractedCopiesPass done;
   std::vector<std::uint64_t> cut;  // (input, length) pairs of this rank
   std::string error;
+  // Only a filter mode's uncompressed outputs are placed by a map; the
+  // feed keeps none for the others.
+  const std::map<std::size_t, std::size_t> rank_of = cutting_ranks(world, by_input, feed);
   for (const auto& [input, retracted] : by_input) {
-    if (input % world.usize() != static_cast<std::size_t>(world.rank())) continue;
+    if (rank_of.at(input) != world.urank()) continue;
     try {
       const io::InputFile& file = m.inputs.at(input).file;
       const std::filesystem::path out = io::output_path_for(output_dir, file.relative_path);
@@ -184,7 +226,8 @@ RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const 
       } else if (how.annotate) {
         left_out = flag_output(file, out, retracted, feed, how);
       } else if (file.compression == io::Compression::kNone) {
-        left_out = cut_output(file, out, retracted, feed, how.durable);
+        left_out = cut_output(file, input, out, retracted, feed, how.durable);
+        if (left_out.by_map) ++done.by_map;
         feed.count_left_out(left_out.lines, left_out.bytes);
       } else {
         std::vector<HashPair> hashes;
@@ -206,6 +249,7 @@ RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const 
   agree_no_error(world, error, "leaving retracted copies out of the outputs");
   done.outputs = world.allreduce_sum(done.outputs);
   done.lines = world.allreduce_sum(done.lines);
+  done.by_map = world.allreduce_sum(done.by_map);
   const std::vector<std::uint64_t> all = world.allgather(cut);
   for (std::size_t j = 0; j + 1 < all.size(); j += 2) {
     done.cut.push_back({static_cast<std::size_t>(all[j]), all[j + 1]});

@@ -3,9 +3,11 @@
 // input retracted was written to its input's output already, so once every
 // input is read (and split inputs are joined) those lines leave the outputs.
 // A retracted copy is known by its order tag (input and input offset) and
-// its key hash. An uncompressed output is cut by byte ranges: the input
-// walked beside it places each retracted record's line, whose key is
-// checked against the hash (retracted_line_cut.hpp). A compressed output
+// its key hash. An uncompressed output is cut by byte ranges: the offset
+// map its writer kept places each retracted record's line
+// (retracted_line_place.hpp), or where there is none or it fails a check,
+// the input walked beside it (retracted_line_cut.hpp); either way the
+// line's key is checked against the hash. A compressed output
 // holds at most one line of a key (a whole input keeps only its first copy,
 // and the join leaves a split input's later copies out), so the hash finds
 // the line there, each line decompressed and parsed. Only the outputs that
@@ -51,6 +53,9 @@ struct EndPassOptions {
 struct RetractedCopiesPass {
   std::uint64_t outputs = 0;  ///< outputs rewritten
   std::uint64_t lines = 0;    ///< lines left out
+  /// Outputs whose lines were placed by their offset map
+  /// (retracted_line_place.hpp), not by walking their input.
+  std::uint64_t by_map = 0;
   /// Every rank's cut outputs, ascending input (the same on every rank).
   std::vector<CutOutput> cut;
 };
@@ -80,7 +85,9 @@ void commit_cut_outputs(const comm::Communicator& world, const RunManifest& m,
 
 /// Collective (every rank, the same `m`, once every input is read). Gathers
 /// every rank's `mine` (KeyOrder::cross_input_retractions(); 24 bytes each,
-/// one allgather); the rank (input index mod ranks) rewrites each output
+/// one allgather); the rank that holds an output's offset map
+/// (InputFeed::offset_map(), one allgather of their inputs), else the rank
+/// (input index mod ranks), rewrites each output
 /// that holds a retracted copy into a temporary file renamed over the
 /// output (fsynced first when `how.durable`): in annotate mode with the
 /// retracted copies' lines flagged a duplicate (retracted_annotations.hpp;
@@ -93,10 +100,11 @@ void commit_cut_outputs(const comm::Communicator& world, const RunManifest& m,
 /// input. The lines left out count as dropped in `feed` (count_left_out).
 /// Throws std::runtime_error on every rank if any rank failed: a retracted
 /// copy missing from its output or holding another key, or an I/O error
-/// (the failing rank names the file first). Cost: uncompressed, one read of
-/// the input and the output up to the last cut (memchr/memcmp, no parse)
-/// and an in-kernel copy of the output; compressed, one parse of every line
-/// and a recompression.
+/// (the failing rank names the file first). Cost: uncompressed, placed by
+/// the map, one pread and one key parse per retracted line, walked, one
+/// read of the input and the output up to the last cut (memchr/memcmp, no
+/// parse), and either way an in-kernel copy of the output; compressed, one
+/// parse of every line and a recompression.
 RetractedCopiesPass leave_out_retracted_copies(const comm::Communicator& world,
                                                const RunManifest& m,
                                                std::span<const core::CrossInputRetraction> mine,

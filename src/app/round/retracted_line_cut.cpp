@@ -168,6 +168,14 @@ std::uint64_t write_cut_output(const fs::path& output, const PartWithoutRetracte
 }
 
 void commit_cut_output(const fs::path& output, bool durable) {
+  // Not durable, the output goes first: a rename over an existing file makes
+  // ext4 (auto_da_alloc) start writing the new one back at once, 0.45 s a
+  // rank for the benchmark's 1.1 GB of cut outputs against 0.03 s, for a
+  // durability a run without --state does not promise (a kill between the
+  // two leaves the cut output under its temporary name, as a killed run
+  // without --state leaves partial outputs). Durable, the rename replaces
+  // the output atomically (the temporary file was fsynced: nothing to flush).
+  if (!durable) fs::remove(output);
   fs::rename(cut_output_temp_path(output), output);
   if (durable) io::fsync_path(output.parent_path());
 }

@@ -61,7 +61,8 @@ std::uint64_t write_cut_output(const std::filesystem::path& output,
                                const PartWithoutRetracted& plan, bool durable);
 
 /// Renames cut_output_temp_path(output) over `output` (the folder fsynced
-/// when `durable`). Throws std::filesystem::filesystem_error naming both.
+/// when `durable`; not durable, `output` is removed first: see the source
+/// for why). Throws std::filesystem::filesystem_error naming both.
 void commit_cut_output(const std::filesystem::path& output, bool durable);
 
 /// write_cut_output() and commit_cut_output() at once.

@@ -470,7 +470,18 @@ class DedupJob {
     double join_seconds = 0;
     fault_pause_in_finish(kPauseBeforeJoin, world_.rank());
     if (split) join_seconds = join_split(s, cut);
-    if (s.order->in_input_order()) leave_out_retracted(s);
+    double end_pass_seconds = 0;
+    std::uint64_t end_pass_by_map = 0;
+    std::uint64_t offset_map_bytes = 0;
+    if (s.order->in_input_order()) {
+      offset_map_bytes = world_.allreduce_max(std::uint64_t{s.feed->offset_map_bytes()});
+      // The clock starts once every rank is here: the rank that finished
+      // reading first would otherwise count its wait for the others.
+      world_.barrier();
+      const Clock::time_point e = Clock::now();
+      end_pass_by_map = leave_out_retracted(s);
+      end_pass_seconds = world_.allreduce_max(seconds_since(e));
+    }
     s.progress->finish();
     if (world_.rank() == 0) std::cerr << s.end_messages;
     fault_pause_in_finish(kPauseBeforeFinalCheckpoint, world_.rank());
@@ -488,6 +499,9 @@ class DedupJob {
     if (split && world_.rank() == 0) remove_joined_parts(cut, config_.output_dir);
     JobSummary summary = summarize(s, seconds_since(start));
     summary.join_seconds = join_seconds;
+    summary.end_pass_seconds = end_pass_seconds;
+    summary.end_pass_outputs_by_map = end_pass_by_map;
+    summary.end_pass_offset_map_bytes = offset_map_bytes;
     return report(summary);
   }
 
@@ -500,7 +514,8 @@ class DedupJob {
   // are renamed over the outputs: a kill before that generation resumes
   // from the last one (no output touched yet), a kill after it renames
   // what is left (redo_end_pass_renames); no output is ever cut twice.
-  void leave_out_retracted(Segment& s) {
+  // Returns the outputs whose lines were placed by their offset map.
+  std::uint64_t leave_out_retracted(Segment& s) {
     set_activity("leaving retracted copies out of the outputs");
     const bool durable = s.checkpointer.has_value();
     const bool annotate = config_.annotate.mode == RunMode::kAnnotate;
@@ -529,6 +544,7 @@ class DedupJob {
     last.dropped = world_.allreduce_sum(s.feed->counters().dropped);
     s.progress->maybe_report(last);
     comm::heartbeat();
+    return pass.by_map;
   }
 
   // Collective: joins the ranges of split inputs into their outputs; `cut`

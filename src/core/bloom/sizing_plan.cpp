@@ -9,6 +9,7 @@
 #include "bloomshard/core/scalable_bloom.hpp"
 #include "bloomshard/core/slice_map.hpp"
 #include "core/order/file_order.hpp"
+#include "core/order/output_offset_map.hpp"
 
 namespace bloomshard::core {
 namespace {
@@ -156,12 +157,15 @@ SizingPlan make_plan(const PlanInputs& in) {
     p.order_table_bytes = static_cast<double>(order_table_peak_bytes(
         static_cast<std::uint64_t>(reserved), static_cast<std::uint64_t>(std::ceil(remembered))));
     remembered_keys = remembered * ranks;
+    p.offset_map_bytes =
+        std::min(records_per_rank * (1.0 - in.unique_fraction) * kOutputOffsetMapBytesPerLeftOut,
+                 static_cast<double>(kOutputOffsetMapMaxBytes));
   }
   const double bloom_per_rank = p.bloom_bytes / ranks;
   const bool collective_io = in.ranks > 1 && in.checkpoints;
   p.peak_rss_bytes = kBaseRssBytes + (collective_io ? kMultiRankRssBytes : 0.0) + bloom_per_rank +
                      p.delta_bytes + p.tier2_disk_bytes + p.round_buffer_bytes +
-                     p.order_table_bytes;
+                     p.order_table_bytes + p.offset_map_bytes;
   p.bloom_bytes = bloom_per_rank;
 
   const double read_seconds = records_per_rank / in.records_per_second;

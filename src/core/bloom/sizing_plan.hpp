@@ -115,6 +115,11 @@ struct SizingPlan {
   /// the watermark: the distinct keys of `ranks` inputs of the mean size,
   /// spread over the owners); 0 otherwise.
   double order_table_bytes = 0;
+  /// --kept-copy first: the offset maps of the outputs this rank writes
+  /// (core/order/output_offset_map.hpp), held to the end pass: its records
+  /// left out (duplicates) at kOutputOffsetMapBytesPerLeftOut, at most
+  /// kOutputOffsetMapMaxBytes; 0 otherwise.
+  double offset_map_bytes = 0;
   double peak_rss_bytes = 0;
   // Per checkpoint (whole job).
   std::uint64_t checkpoints = 0;
