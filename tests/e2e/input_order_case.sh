@@ -617,7 +617,7 @@ open(sys.argv[1], "wb").write(z + struct.pack("<II", 0x184D2A50, pad) + bytes(pa
     # byte by that process: with a checkpoint every round every input is
     # done in the last generation): the walk places the lines, the same bytes.
     ST=(--output "$TMP/outS" --state "$TMP/st" --checkpoint-rounds 1)
-    BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-end-pass-checkpoint paused_run "$TMP/kill.log" "$RANKS" \
+    killed_at_fault_pause "$TMP/kill.log" "$RANKS" before-end-pass-checkpoint dedup \
       "${ARGS[@]}" "${ST[@]}"
     mpi "$RANKS" dedup "${ARGS[@]}" "${ST[@]}" --metrics "$TMP/mS.json" >"$TMP/rS.log" 2>&1 ||
       fail "the resume failed: $(cat "$TMP/rS.log")"
