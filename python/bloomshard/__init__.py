@@ -86,16 +86,26 @@ class State:
         if order is not None:
             # Flat lists: three numbers a copy, two an output.
             # Version 2 keeps the remembered copies as rows of the
-            # generation (/input_order/rows) and counts them in kept_rows.
-            if order.get("version") == 1:
+            # generation (/input_order/rows) and counts them in kept_rows;
+            # version 3 the retractions too (/input_order/retracted_rows,
+            # counted in retracted_rows). 24 bytes a row.
+            version = order.get("version")
+            d["input_order_version"] = version
+            if version == 1:
                 d["input_order_remembered"] = len(order.get("kept", [])) // 3
                 d["input_order_saved_as"] = "manifest"
-                d["input_order_row_bytes"] = 0
             else:
                 d["input_order_remembered"] = order.get("kept_rows", 0)
                 d["input_order_saved_as"] = "rows"
-                d["input_order_row_bytes"] = 24 * d["input_order_remembered"]
-            d["input_order_retracted"] = len(order.get("retracted", [])) // 3
+            if version in (1, 2):
+                d["input_order_retracted"] = len(order.get("retracted", [])) // 3
+                d["input_order_retracted_saved_as"] = "manifest"
+            else:
+                d["input_order_retracted"] = order.get("retracted_rows", 0)
+                d["input_order_retracted_saved_as"] = "rows"
+            rows = d["input_order_remembered"] if version != 1 else 0
+            rows += d["input_order_retracted"] if version not in (1, 2) else 0
+            d["input_order_row_bytes"] = 24 * rows
             d["input_order_cut_outputs"] = len(order.get("cut_outputs", [])) // 2
         d["inputs"] = [{
             "path": i["relative_path"],

@@ -141,7 +141,9 @@ void IndexReader::read_header(CheckpointHeader& h, CheckpointSummary& s) const {
   h.key_encoding = str(ckpt::kKeyEncoding);
   if (src_.has_attr(kRoot, ckpt::kKeyScheme)) h.key_scheme = str(ckpt::kKeyScheme);
   read_window(h);
-  h.input_order_rows = strip_suffix(h.normalization, ckpt::kInputOrderRowsMark);
+  h.input_order_retracted_rows = strip_suffix(h.normalization, ckpt::kInputOrderRetractedRowsMark);
+  h.input_order_rows =
+      h.input_order_retracted_rows || strip_suffix(h.normalization, ckpt::kInputOrderRowsMark);
   h.input_order =
       h.input_order_rows || strip_suffix(h.normalization, ckpt::kInputOrderNormalizationMark);
   read_split_mark(h);

@@ -1,4 +1,4 @@
-// The input order's kept copies as per-slice rows (store/input_order_rows.hpp).
+// The input order's saved memory as per-slice rows (store/input_order_rows.hpp).
 #include "bloomshard/store/input_order_rows.hpp"
 
 #include <xxhash.h>
@@ -52,8 +52,9 @@ InputOrderSlices group_input_order_rows(std::span<const InputOrderRow> copies,
 }
 
 std::string check_input_order_offsets(std::span<const std::uint64_t> offsets, std::uint64_t rows,
-                                      std::uint32_t num_slices, const std::string& where) {
-  const std::string name = where + ": dataset " + kInputOrderOffsets;
+                                      std::uint32_t num_slices, const std::string& where,
+                                      const InputOrderTable& t) {
+  const std::string name = where + ": dataset " + t.offsets;
   if (offsets.size() != std::size_t{num_slices} + 1) {
     return name + " holds " + std::to_string(offsets.size()) + " values, not " +
            std::to_string(std::uint64_t{num_slices} + 1) + " (one per slice and the end)";
@@ -66,23 +67,23 @@ std::string check_input_order_offsets(std::span<const std::uint64_t> offsets, st
     }
   }
   if (offsets[num_slices] != rows) {
-    return name + " ends at row " + std::to_string(offsets[num_slices]) + ", but " +
-           kInputOrderRows + " holds " + std::to_string(rows) + " rows";
+    return name + " ends at row " + std::to_string(offsets[num_slices]) + ", but " + t.rows +
+           " holds " + std::to_string(rows) + " rows";
   }
   return {};
 }
 
 std::string check_input_order_slice(std::span<const InputOrderRow> rows, std::uint32_t s,
                                     std::uint32_t num_slices, std::uint64_t stored,
-                                    const std::string& where) {
-  const std::string name = where + " input-order rows of tier-2 slice " + std::to_string(s);
+                                    const std::string& where, const InputOrderTable& t) {
+  const std::string name = where + " " + t.label + " of tier-2 slice " + std::to_string(s);
   const std::uint64_t got = input_order_slice_checksum(rows);
   if (got != stored) {
-    return name + ": XXH3 checksum mismatch over " + kInputOrderRows + " (stored " +
-           std::to_string(stored) + ", computed " + std::to_string(got) + ")";
+    return name + ": XXH3 checksum mismatch over " + t.rows + " (stored " + std::to_string(stored) +
+           ", computed " + std::to_string(got) + ")";
   }
   for (std::size_t j = 0; j < rows.size(); ++j) {
-    const std::string row = name + ": row " + std::to_string(j) + " of " + kInputOrderRows;
+    const std::string row = name + ": row " + std::to_string(j) + " of " + t.rows;
     if (rows[j].tag == 0) return row + " has tag 0";
     if (core::slice_of(rows[j].hash, num_slices) != s) return row + " belongs to another slice";
     if (j > 0 && !before(rows[j - 1], rows[j])) return row + " is out of (tag, hash) order";

@@ -100,12 +100,21 @@ TEST(InputOrderManifest, DamagedEntriesAreRefusedByName) {
 }
 
 // Version 2: the kept copies are the generation's rows; the manifest names
-// the dataset and counts them, and lists none.
+// the dataset and counts them, and lists none (the retractions it lists).
 RunManifest rows_manifest() {
   RunManifest m = two_inputs();
-  m.input_order->version = kInputOrderVersion;
+  m.input_order->version = kInputOrderRowsVersion;
   m.input_order->kept.clear();
   m.input_order->kept_rows = 7;
+  return m;
+}
+
+// Version 3 (what this build writes): the retractions are rows too.
+RunManifest retracted_rows_manifest() {
+  RunManifest m = rows_manifest();
+  m.input_order->version = kInputOrderVersion;
+  m.input_order->retracted.clear();
+  m.input_order->retracted_rows = 5;
   return m;
 }
 
@@ -125,6 +134,55 @@ TEST(InputOrderManifest, VersionTwoNamesItsRowsAndListsNoKeptCopy) {
   EXPECT_NE(refusal(m, "\"kept_rows\":7", "\"kept_rows\":7,\"kept\":[]").find("has a 'kept' list"),
             std::string::npos);
   EXPECT_NE(refusal(m, "\"kept_rows\"", "\"kept_row\"").find("'kept_rows'"), std::string::npos);
+}
+
+TEST(InputOrderManifest, VersionThreeNamesItsRetractedRowsAndListsNoRetraction) {
+  const RunManifest m = retracted_rows_manifest();
+  const std::string json = manifest_to_json(m);
+  EXPECT_NE(json.find("\"version\":3,"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"rows\":\"/input_order/rows\",\"kept_rows\":7"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"retracted_dataset\":\"/input_order/retracted_rows\",\"retracted_rows\":5"),
+            std::string::npos)
+      << json;
+  EXPECT_EQ(json.find("\"retracted\":["), std::string::npos) << json;
+  EXPECT_EQ(json.find("\"kept\":["), std::string::npos) << json;
+  EXPECT_EQ(manifest_from_json(json).input_order, m.input_order);
+  RunManifest listed = m;  // a writer never puts a retraction list into version 3
+  listed.input_order->retracted = two_inputs().input_order->retracted;
+  EXPECT_THROW((void)manifest_to_json(listed), std::logic_error);
+  EXPECT_NE(refusal(m, "\"retracted_dataset\":\"/input_order/retracted_rows\"",
+                    "\"retracted_dataset\":\"/input_order/rows\"")
+                .find("'retracted_dataset'"),
+            std::string::npos);
+  EXPECT_NE(refusal(m, "\"retracted_rows\":5", "\"retracted_rows\":5,\"retracted\":[]")
+                .find("has a 'retracted' list"),
+            std::string::npos);
+  EXPECT_NE(refusal(m, "\"retracted_rows\"", "\"retracted_row\"").find("'retracted_rows'"),
+            std::string::npos);
+  EXPECT_NE(refusal(m, "\"version\":3", "\"version\":4").find("reads versions 1 to 3"),
+            std::string::npos);
+  // Versions 1 and 2 still read (their lists as before).
+  EXPECT_EQ(manifest_from_json(manifest_to_json(rows_manifest())).input_order,
+            rows_manifest().input_order);
+  EXPECT_EQ(manifest_from_json(manifest_to_json(two_inputs())).input_order,
+            two_inputs().input_order);
+}
+
+TEST(InputOrderManifest, ARetractedRowIsCheckedAgainstTheInputs) {
+  const RunManifest m = retracted_rows_manifest();
+  const auto row = [&](core::OrderTag t) {
+    return retracted_row_problem({t, core::hash_key("x")}, m, 4, "F");
+  };
+  EXPECT_EQ(row(tag(1, 2999)), "");
+  EXPECT_EQ(row(tag(0, 50)), "");  // before the watermark: still waiting for the end pass
+  EXPECT_NE(row(tag(1, 3000))
+                .find("F: dataset /input_order/retracted_rows, tier-2 slice 4: the retraction of "
+                      "tag " +
+                      std::to_string(tag(1, 3000)) + " names no record"),
+            std::string::npos)
+      << row(tag(1, 3000));
+  EXPECT_NE(row(tag(2, 1)).find("names no record"), std::string::npos);
+  EXPECT_NE(row(0).find("names no record"), std::string::npos);
 }
 
 TEST(InputOrderManifest, ARowIsCheckedAgainstTheInputsAndTheWatermark) {
@@ -158,6 +216,19 @@ TEST(InputOrderManifest, TheMarkMustMatchTheVersion) {
       << input_order_mark_problem(h, m);
   h.input_order_rows = true;
   EXPECT_EQ(input_order_mark_problem(h, m), "");
+  // Version 3 under the v2 mark, version 2 under v3: refused naming both.
+  RunManifest v3 = retracted_rows_manifest();
+  EXPECT_NE(input_order_mark_problem(h, v3).find("version 3 but its normalization text has the "
+                                                 "input-order/v2 mark"),
+            std::string::npos)
+      << input_order_mark_problem(h, v3);
+  h.input_order_retracted_rows = true;
+  EXPECT_EQ(input_order_mark_problem(h, v3), "");
+  EXPECT_NE(input_order_mark_problem(h, m).find("version 2 but its normalization text has the "
+                                                "input-order/v3 mark"),
+            std::string::npos)
+      << input_order_mark_problem(h, m);
+  h.input_order_retracted_rows = false;
   m.input_order->version = kInputOrderListVersion;
   EXPECT_NE(input_order_mark_problem(h, m).find("version 1"), std::string::npos);
   m.input_order.reset();

@@ -18,8 +18,9 @@
 #                 --kept-copy arrival other bytes at N > 1.
 #         state   the same corpus with --state (a checkpoint every 3 rounds): every
 #                 output byte for byte the 1-rank stateless run's; the state
-#                 carries the input-order/v2 mark, its kept copies as rows
-#                 (/input_order/rows), none in the manifest; a resume with --kept-copy
+#                 carries the input-order/v3 mark, its kept copies and its
+#                 retractions as rows (/input_order/rows, retracted_rows),
+#                 none in the manifest; a resume with --kept-copy
 #                 arrival, and --kept-copy first on an arrival state, exit 2;
 #                 each resumed without --kept-copy goes on with its state's rule.
 #         state_kill  with --state, a checkpoint every round: SIGKILLs at random
@@ -336,12 +337,16 @@ case $CASE in
     retracted=$(json_field "$TMP/mN.json" retracted)
     [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "no copy was retracted: the case tests nothing"
     [[ $(json_field "$TMP/mN.json" checkpoints) -gt 1 ]] || fail "no checkpoint before the end"
-    h5dump -a /normalization "$(latest "$TMP/st")" | grep -q "input-order/v2" ||
-      fail "the state lacks the input-order/v2 mark"
-    manifest_has "$TMP/st" '"input_order":{"version":2' || fail "no input_order in the manifest"
+    h5dump -a /normalization "$(latest "$TMP/st")" | grep -q "input-order/v3" ||
+      fail "the state lacks the input-order/v3 mark"
+    manifest_has "$TMP/st" '"input_order":{"version":3' || fail "no input_order in the manifest"
+    manifest_has "$TMP/st" '"retracted_dataset":"/input_order/retracted_rows","retracted_rows":' ||
+      fail "the manifest does not count its retractions as rows"
     ! manifest_has "$TMP/st" '"kept":\[' || fail "the manifest lists kept copies (rows expected)"
     h5dump -H -d /input_order/rows "$(latest "$TMP/st")" >/dev/null 2>&1 ||
       fail "the generation has no /input_order/rows"
+    h5dump -H -d /input_order/retracted_rows "$(latest "$TMP/st")" >/dev/null 2>&1 ||
+      fail "the generation has no /input_order/retracted_rows"
     log "$RANKS ranks with --state: identical to 1 rank, $retracted retracted"
     [[ -z $PARAGRAPHS ]] || { log "ok in $SECONDS s"; exit 0; } # the rest: any state's rule
     # A stopped run keeps its rule: the other --kept-copy is refused (exit 2).

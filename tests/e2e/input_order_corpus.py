@@ -8,6 +8,7 @@ inputs in that order.
 usage: input_order_corpus.py make DIR [--files N] [--records N] [--seed S]
                                       [--big-records N] [--annotate 1]
        input_order_corpus.py check INPUT_DIR OUTPUT_DIR
+       input_order_corpus.py check-after EARLIER_INPUT_DIR INPUT_DIR OUTPUT_DIR
        input_order_corpus.py make-lines DIR [--files N] [--records N] [--seed S]
        input_order_corpus.py check-lines INPUT_DIR OUTPUT_DIR DROP_FRACTION
        input_order_corpus.py check-annotate INPUT_DIR OUTPUT_DIR bloomshard|dolma
@@ -24,6 +25,9 @@ file a malformed line and a record without "id" (rejects).
 
 check: every input's mirrored output holds exactly the oracle's lines
 (decompressed), in order; exit 1 naming the first difference.
+
+check-after: the same for an incremental run on the finished state of a run
+over EARLIER_INPUT_DIR: every key of those inputs counts as seen before.
 
 make-lines: plain-line files (.txt, .txt.gz, .txt.zst in turn), 40 % of the
 lines drawn from a pool shared by all files, the rest fresh.
@@ -107,8 +111,8 @@ def make(root, files, records, seed, big_records, annotate):
             f.write(compress(name, data))
 
 
-def expected(root):
-    seen = set()
+def expected(root, seen=None):
+    seen = set() if seen is None else seen
     out = {}
     for rel in walk(root):
         with open(os.path.join(root, rel), "rb") as f:
@@ -188,9 +192,20 @@ def check_annotate(inputs, outputs, form):
     print(f"every attribute file flags the copies after the first in input order ({flagged})")
 
 
-def check(inputs, outputs):
+def keys_of(root):
+    """Every key of the records under `root` (an earlier run's inputs)."""
+    keys = set()
+    for rel in walk(root):
+        with open(os.path.join(root, rel), "rb") as f:
+            for line in decompress(rel, f.read()).splitlines(keepends=True):
+                if key_of(line) is not None:
+                    keys.add(key_of(line))
+    return keys
+
+
+def check(inputs, outputs, seen=None):
     bad = 0
-    for rel, want in expected(inputs).items():
+    for rel, want in expected(inputs, seen).items():
         path = os.path.join(outputs, rel)
         if not os.path.exists(path):
             print(f"{rel}: no output", file=sys.stderr)
@@ -270,6 +285,8 @@ def main(argv):
         check_lines(argv[1], argv[2], float(argv[3]))
     elif len(argv) == 3 and argv[0] == "check":
         check(argv[1], argv[2])
+    elif len(argv) == 4 and argv[0] == "check-after":  # an incremental run after EARLIER's
+        check(argv[2], argv[3], keys_of(argv[1]))
     elif len(argv) == 4 and argv[0] == "check-annotate" and argv[3] in ("bloomshard", "dolma"):
         check_annotate(argv[1], argv[2], argv[3])
     else:

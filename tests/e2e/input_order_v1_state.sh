@@ -7,7 +7,7 @@
 # remembered kept copies) is resumed by this build on 3 ranks. Every output
 # is byte for byte this build's 1-rank stateless run's, the first copies in
 # input order (input_order_corpus.py check) and exactly once (oracle.py);
-# the generations this resume writes are version 2 (rows, input-order/v2
+# the generations this resume writes are version 3 (rows, input-order/v3
 # mark) and verify.
 #
 # usage: input_order_v1_state.sh BLOOMSHARD E2E_DIR FIXTURE_TAR_GZ
@@ -44,9 +44,9 @@ grep -q "resuming checkpoint generation 1" "$ROOT/resume.log" ||
 same_output_bytes "$ROOT/out1" "$ROOT/out" "resumed on 3 ranks" "the 1-rank run"
 log "resumed on 3 ranks: every output the 1-rank run's bytes, first copies, exactly once"
 
-h5dump -a /normalization "$(latest)" | grep -q "input-order/v2" ||
-  fail "the generations after the resume lack the input-order/v2 mark"
+h5dump -a /normalization "$(latest)" | grep -q "input-order/v3" ||
+  fail "the generations after the resume lack the input-order/v3 mark"
 mpi 2 verify --state "$ROOT/st" >"$ROOT/verify.log" 2>&1 ||
   fail "verify of the state after the resume: $(cat "$ROOT/verify.log")"
-log "the state written after the resume is version 2 and verifies"
+log "the state written after the resume is version 3 and verifies"
 log PASS

@@ -7,8 +7,8 @@
 #  - no split-inputs mark on an unfinished state whose manifest has a
 #    split input, the v1 mark on one whose manifest lists retracted records
 #    (v2), a mark on a state whose manifest has no split input;
-#  - the input-order/v2 mark off a --kept-copy first state, back to v1, or on an
-#    arrival-order one.
+#  - the input-order/v3 mark off a --kept-copy first state, back to v2 or v1,
+#    or on an arrival-order one.
 # Each: exit 2 before any work, "cannot use the checkpoint in 'S': " and
 # the reason, the outputs and the state's files as they were.
 #
@@ -96,18 +96,20 @@ QNORM=$(attr "Q/$QGEN" normalization)
 [[ $QNORM != *split-inputs* ]] || fail "the 1-rank run has a split mark: '$QNORM'"
 patched_copy Q Q-marked "$QGEN" normalization "$QNORM split-inputs/v1"
 expect_refusal marked Q-marked out-plain "its manifest lacks split inputs but its normalization text has the split-inputs mark"
-# --kept-copy first: the input-order/v2 mark taken off a state whose manifest
+# --kept-copy first: the input-order/v3 mark taken off a state whose manifest
 # has the input_order object, and given to one (Q) without it.
 run first.log 1 --output out-first --state F --kept-copy first
 ((RC == 0)) || { cat first.log >&2; fail "the --kept-copy first run failed ($RC)"; }
 FGEN=ckpt-$(cat F/LATEST).h5
 FNORM=$(attr "F/$FGEN" normalization)
-[[ $FNORM == *" input-order/v2" ]] || fail "the --kept-copy first state has no input-order mark: '$FNORM'"
-patched_copy F F-unmarked "$FGEN" normalization "${FNORM% input-order/v2}"
+[[ $FNORM == *" input-order/v3" ]] || fail "the --kept-copy first state has no input-order mark: '$FNORM'"
+patched_copy F F-unmarked "$FGEN" normalization "${FNORM% input-order/v3}"
 expect_refusal order_unmarked F-unmarked out-first "its manifest has an input_order object but its normalization text lacks the input-order mark" --kept-copy first
-# The rows' mark taken back to v1 (a manifest of version 2 under it).
-patched_copy F F-v1 "$FGEN" normalization "${FNORM% input-order/v2} input-order/v1"
-expect_refusal order_v1 F-v1 out-first "its manifest's input_order is version 2 but its normalization text has the input-order/v1 mark" --kept-copy first
-patched_copy Q Q-order "$QGEN" normalization "$QNORM input-order/v2"
+# The mark taken back to v2 and to v1 (a manifest of version 3 under them).
+patched_copy F F-v2 "$FGEN" normalization "${FNORM% input-order/v3} input-order/v2"
+expect_refusal order_v2 F-v2 out-first "its manifest's input_order is version 3 but its normalization text has the input-order/v2 mark" --kept-copy first
+patched_copy F F-v1 "$FGEN" normalization "${FNORM% input-order/v3} input-order/v1"
+expect_refusal order_v1 F-v1 out-first "its manifest's input_order is version 3 but its normalization text has the input-order/v1 mark" --kept-copy first
+patched_copy Q Q-order "$QGEN" normalization "$QNORM input-order/v3"
 expect_refusal order_marked Q-order out-plain "its manifest lacks an input_order object but its normalization text has the input-order mark"
 log "ok"

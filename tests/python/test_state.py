@@ -195,7 +195,8 @@ def test_info_names_the_kept_copy_rule_and_the_saved_order_as_the_cli(tmp_path):
           "--progress", "0")
     latest = int((tmp_path / "st" / "LATEST").read_text())
     names = ("kept_copy", "input_order_remembered", "input_order_retracted",
-             "input_order_cut_outputs", "input_order_saved_as", "input_order_row_bytes")
+             "input_order_cut_outputs", "input_order_saved_as", "input_order_row_bytes",
+             "input_order_version", "input_order_retracted_saved_as")
     remembered = 0
     for g in sorted({latest, latest // 4, latest // 2, 3 * latest // 4} - {0}):
         state = tmp_path / ("st-%d" % g)
@@ -205,5 +206,31 @@ def test_info_names_the_kept_copy_rule_and_the_saved_order_as_the_cli(tmp_path):
         assert set(mine) == set(cli), g
         assert [mine[n] for n in names] == [cli[n] for n in names], g
         assert mine["kept_copy"] == "first"
+        assert mine["input_order_version"] == 3
         remembered += mine["input_order_remembered"]
     assert remembered > 0, "no mid-run generation remembered a kept copy"
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_info_reads_older_input_order_states_as_the_cli(tmp_path, version):
+    """The checked-in states of input_order versions 1 (kept copies and
+    retractions listed in the manifest) and 2 (kept copies as rows, the
+    retractions listed): info counts both as the CLI does and says where
+    each is saved; version 3 (both rows) is the test above."""
+    import tarfile
+    from conftest import SOURCE_DIR
+    name = "input_order_v%d_state" % version
+    with tarfile.open(os.path.join(SOURCE_DIR, "tests", "data", name, name + ".tar.gz")) as t:
+        t.extractall(tmp_path)
+    state = tmp_path / "st"
+    mine, cli = bloomshard.open_state(state).info(), info_json(state)
+    assert set(mine) == set(cli)
+    names = ("input_order_version", "input_order_remembered", "input_order_retracted",
+             "input_order_saved_as", "input_order_retracted_saved_as", "input_order_row_bytes")
+    assert [mine[n] for n in names] == [cli[n] for n in names]
+    assert mine["input_order_version"] == version
+    assert mine["input_order_saved_as"] == ("manifest" if version == 1 else "rows")
+    assert mine["input_order_retracted_saved_as"] == "manifest"
+    assert mine["input_order_remembered"] == (1737 if version == 1 else 1066)
+    assert mine["input_order_retracted"] == (0 if version == 1 else 62)
+    assert mine["input_order_row_bytes"] == (0 if version == 1 else 24 * 1066)

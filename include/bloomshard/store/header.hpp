@@ -48,6 +48,11 @@ struct CheckpointHeader {
   /// rows (store/input_order_rows.hpp), not a list in the manifest; the
   /// mark is kInputOrderRowsMark instead, which builds before it do not know.
   bool input_order_rows = false;
+  /// With input_order_rows: its retractions waiting for the end pass are
+  /// the generation's /input_order/retracted_* rows too, not a list in the
+  /// manifest; the mark is kInputOrderRetractedRowsMark instead, which
+  /// builds before it do not know.
+  bool input_order_retracted_rows = false;
   core::ScalableBloomParams params;
   std::uint64_t generation = 0;
   std::string run_id;

@@ -66,6 +66,11 @@ inline constexpr const char* kInputOrderNormalizationMark = " input-order/v1";
 // that know only v1 would find no `kept` list and refuse the manifest late,
 // or (a v1 reader that took a missing list as empty) keep a second copy.
 inline constexpr const char* kInputOrderRowsMark = " input-order/v2";
+// The same, when the retractions waiting for the end pass are rows of the
+// generation too (/input_order/retracted_*): builds that know only v2 would
+// find no `retracted` list and refuse the manifest late, or (a reader that
+// took a missing list as empty) never leave those copies out.
+inline constexpr const char* kInputOrderRetractedRowsMark = " input-order/v3";
 /// Bloom layers a generation may hold: 64 (plain; growth doubles capacity,
 /// so 64 is never reached), 1024 in a windowed state, where every live slot
 /// restarts at layer 0 and a slot much larger than the first opens growth

@@ -34,28 +34,6 @@ class BatchOrder final : public KeyOrder {
   bool in_file_order() const noexcept override { return false; }
 };
 
-// Every rank's `mine`, sorted by (tag, hash) and unique, on rank 0 (one
-// gather: only rank 0 writes the manifest, and the table can be tens of MB;
-// the other ranks get an empty list).
-std::vector<core::CrossInputRetraction> gather_sorted_to_rank0(
-    const comm::Communicator& world, std::span<const core::CrossInputRetraction> mine) {
-  std::vector<std::uint64_t> flat;
-  flat.reserve(mine.size() * 3);
-  for (const core::CrossInputRetraction& c : mine)
-    flat.insert(flat.end(), {c.tag, c.hash.hi, c.hash.lo});
-  const std::vector<std::uint64_t> all = world.gather_to_rank0(flat);
-  std::vector<core::CrossInputRetraction> out;
-  out.reserve(all.size() / 3);
-  for (std::size_t j = 0; j + 2 < all.size(); j += 3)
-    out.push_back({all[j], {all[j + 1], all[j + 2]}});
-  const auto before = [](const core::CrossInputRetraction& a, const core::CrossInputRetraction& b) {
-    return std::tie(a.tag, a.hash.hi, a.hash.lo) < std::tie(b.tag, b.hash.hi, b.hash.lo);
-  };
-  std::sort(out.begin(), out.end(), before);
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
 // Within one input (split inputs) or across all inputs: the same steps;
 // across inputs the owner also decides each sub-round in tag order and
 // forgets what the watermark makes final.
@@ -133,12 +111,12 @@ class FileOrderKeys final : public KeyOrder {
   std::span<const core::CrossInputRetraction> cross_input_retractions() const override {
     return other_inputs_;
   }
-  std::optional<InputOrderProgress> input_order_cut(
-      const comm::Communicator& world) const override {
+  std::optional<InputOrderProgress> input_order_cut(const comm::Communicator&) const override {
     if (!across()) return std::nullopt;
+    // The retractions are not gathered: each rank writes its own as rows of
+    // the generation (cross_input_retractions(), Checkpointer).
     InputOrderProgress p;
     p.watermark = order_.watermark();
-    p.retracted = gather_sorted_to_rank0(world, other_inputs_);
     return p;
   }
   std::vector<core::CrossInputRetraction> remembered_copies() const override {
@@ -151,7 +129,14 @@ class FileOrderKeys final : public KeyOrder {
     for (const core::CrossInputRetraction& e : p.kept) {
       if (router.owner_of(e.hash) == static_cast<std::uint32_t>(rank)) order_.restore(e);
     }
-    if (rank == 0) other_inputs_ = p.retracted;  // gathered again at each cut and at the end
+    // Each retraction on the owner of its key's slice, as the rounds leave
+    // them (a version-3 state gives each rank only its own already; the
+    // lists of older states are the same on every rank). The end pass
+    // gathers them from every rank.
+    other_inputs_.clear();
+    for (const core::CrossInputRetraction& e : p.retracted) {
+      if (router.owner_of(e.hash) == static_cast<std::uint32_t>(rank)) other_inputs_.push_back(e);
+    }
   }
 
  private:

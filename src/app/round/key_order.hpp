@@ -86,14 +86,11 @@ class KeyOrder {
     return {};
   }
 
-  /// Collective in input order (every rank calls it at a checkpoint cut):
-  /// what the owners know beyond tier 2 for the manifest's input_order:
-  /// every rank's cross-input retractions, sorted, on rank 0 (the other
-  /// ranks get the watermark and empty lists: only rank 0 writes the
-  /// manifest), and the watermark; `kept` stays empty (each rank saves its
-  /// own, remembered_copies(), as rows of the generation). One gather to
-  /// rank 0: 24 bytes a retraction. Every other order: nullopt, nothing
-  /// exchanged.
+  /// Input order (every rank calls it at a checkpoint cut): what the owners
+  /// know beyond tier 2 for the manifest's input_order, the watermark; the
+  /// kept copies and the retractions are each rank's own, written as rows
+  /// of the generation (remembered_copies(), cross_input_retractions()).
+  /// No communication. Every other order: nullopt.
   [[nodiscard]] virtual std::optional<InputOrderProgress> input_order_cut(
       const comm::Communicator&) const {
     return std::nullopt;
@@ -104,9 +101,10 @@ class KeyOrder {
     return {};
   }
   /// Input order, once before the first round of a resumed run (on any
-  /// rank count): the watermark, the saved kept copies whose key `router`
-  /// gives this rank, and (rank 0) the retractions still waiting for the
-  /// end pass. No communication: every rank reads the same manifest.
+  /// rank count): the watermark, and the saved kept copies and the
+  /// retractions still waiting for the end pass whose key `router` gives
+  /// this rank. No communication (a version-3 state's rows are each
+  /// rank's owned slices' already; older states' lists every rank's).
   virtual void restore_input_order(const InputOrderProgress&, const comm::KeyRouter&, int) {}
 };
 

@@ -1,8 +1,10 @@
 #include "app/run/checkpointer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <stdexcept>
+#include <tuple>
 
 #include "app/cli/version.hpp"
 #include "app/feed/input_windows.hpp"
@@ -52,24 +54,38 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   const auto outputs_done = std::chrono::steady_clock::now();
   // 2. The manifest of this cut (the same on every rank).
   RunManifest m = merge_cut(comm_, base_, states, feed.retracted());
-  if (order_ != nullptr) m.input_order = order_->input_order_cut(comm_);  // collective
-  // Each rank's remembered kept copies: rows of the generation, written by
-  // every rank collectively (no gather); the manifest counts them.
-  std::vector<store::InputOrderRow> order_rows;
+  if (order_ != nullptr) m.input_order = order_->input_order_cut(comm_);
+  // Each rank's remembered kept copies and its retractions waiting for the
+  // end pass (none once the end pass has cut them out): two tables of rows
+  // of the generation, written by every rank collectively (no gather); the
+  // manifest counts them.
+  std::vector<store::InputOrderRow> order_rows, retracted_rows;
   if (m.input_order && !end_pass_) {
     for (const core::CrossInputRetraction& c : order_->remembered_copies()) {
       order_rows.push_back({c.tag, c.hash});
     }
+    for (const core::CrossInputRetraction& c : order_->cross_input_retractions()) {
+      retracted_rows.push_back({c.tag, c.hash});
+    }
+    // Counted as the store writes them: once each.
+    std::sort(retracted_rows.begin(), retracted_rows.end(),
+              [](const store::InputOrderRow& a, const store::InputOrderRow& b) {
+                return std::tie(a.tag, a.hash.hi, a.hash.lo) <
+                       std::tie(b.tag, b.hash.hi, b.hash.lo);
+              });
+    retracted_rows.erase(std::unique(retracted_rows.begin(), retracted_rows.end()),
+                         retracted_rows.end());
   }
-  if (m.input_order) m.input_order->kept_rows = comm_.allreduce_sum(order_rows.size());
+  if (m.input_order) {
+    const std::vector<std::uint64_t> counts =
+        comm_.allreduce_sum(std::vector<std::uint64_t>{order_rows.size(), retracted_rows.size()});
+    m.input_order->kept_rows = counts[0];
+    m.input_order->retracted_rows = counts[1];
+  }
   if (end_pass_ && m.input_order) {
     for (const CutOutput& c : *end_pass_) m.inputs.at(c.input).output_length = c.length;
-    m.input_order->retracted.clear();
     if (renames_pending_) m.input_order->cut_outputs = *end_pass_;
   }
-  // Only rank 0 writes the manifest: the others drop their copy of the
-  // gathered retractions at once, keeping the mark.
-  if (m.input_order && comm_.rank() != 0) *m.input_order = InputOrderProgress{};
   std::vector<std::uint64_t> reject_lengths(comm_.usize(), 0);
   reject_lengths[comm_.urank()] = feed.reject_length();
   reject_lengths = comm_.allreduce_sum(reject_lengths);
@@ -96,6 +112,7 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
   h.retracted_records = has_retracted_records(m);  // and for builds before retractions
   h.input_order = m.input_order.has_value();       // and for builds before a resumable one
   h.input_order_rows = h.input_order;  // and for builds that read its kept copies from the text
+  h.input_order_retracted_rows = h.input_order;  // and for those that read its retractions there
   put_window(config_.window, set, slot_clock_ != nullptr ? slot_clock_->progress() : 0, h);
   // The manifest text is rank 0's alone (the store writes rank 0's copy):
   // the other ranks only sent their cursors (the allreduce above).
@@ -130,7 +147,8 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
        .before_commit = fence_,
        .compaction = {config_.compaction_fanout, config_.max_runs, segment_ends},
        .forms = band_forms_,
-       .input_order_rows = h.input_order_rows ? &order_rows : nullptr},
+       .input_order_rows = h.input_order_rows ? &order_rows : nullptr,
+       .input_order_retracted = h.input_order_retracted_rows ? &retracted_rows : nullptr},
       &stats);
   warn_prune_error(stats.prune_error);
   comm::heartbeat();

@@ -82,8 +82,9 @@ class Checkpointer {
   void set_band_forms(const core::BandConfirmer* forms) { band_forms_ = forms; }
   /// The run's key order: in input order every generation saves its
   /// input_order_cut() in the manifest and each rank's remembered_copies()
-  /// as the generation's /input_order rows, written collectively (null, or
-  /// another order: nothing). Not owned; must outlive write() calls.
+  /// and cross_input_retractions() as the generation's /input_order rows
+  /// and retracted rows, written collectively (null, or another order:
+  /// nothing). Not owned; must outlive write() calls.
   void set_key_order(const KeyOrder* order) { order_ = order; }
   /// The end pass of the input order cut the outputs `cuts` (into their
   /// temporary files): later generations record their cut lengths, no

@@ -109,17 +109,41 @@ std::vector<core::CrossInputRetraction> copies(const std::vector<std::uint64_t>&
 
 }  // namespace
 
-std::string kept_row_problem(const core::CrossInputRetraction& c, const RunManifest& m,
-                             std::uint64_t watermark, std::uint32_t slice,
-                             const std::string& where) {
-  const std::string row = where + ": dataset " + store::kInputOrderRows + ", tier-2 slice " +
-                          std::to_string(slice) + ": the kept copy of tag " + std::to_string(c.tag);
+namespace {
+
+// "" or why the row `c` of `dataset` names no record an input of `m` had
+// read at the cut ("<where>: dataset D, tier-2 slice S: the <what> of tag T ...").
+std::string unread_row_problem(const core::CrossInputRetraction& c, const RunManifest& m,
+                               std::uint32_t slice, const std::string& where, const char* dataset,
+                               const char* what, std::string& row) {
+  row = where + ": dataset " + dataset + ", tier-2 slice " + std::to_string(slice) + ": the " +
+        what + " of tag " + std::to_string(c.tag);
   if (c.tag == 0 || core::order_input(c.tag) >= m.inputs.size() ||
       !read_at_cut(m.inputs[core::order_input(c.tag)], core::order_offset(c.tag))) {
     return row + " names no record an input of the manifest had read";
   }
+  return {};
+}
+
+}  // namespace
+
+std::string kept_row_problem(const core::CrossInputRetraction& c, const RunManifest& m,
+                             std::uint64_t watermark, std::uint32_t slice,
+                             const std::string& where) {
+  std::string row;
+  if (std::string e =
+          unread_row_problem(c, m, slice, where, store::kInputOrderRows, "kept copy", row);
+      !e.empty()) {
+    return e;
+  }
   if (core::order_position(c.tag) < watermark) return row + " lies before the watermark";
   return {};
+}
+
+std::string retracted_row_problem(const core::CrossInputRetraction& c, const RunManifest& m,
+                                  std::uint32_t slice, const std::string& where) {
+  std::string row;
+  return unread_row_problem(c, m, slice, where, store::kInputOrderRetractedRows, "retraction", row);
 }
 
 std::string input_order_mark_problem(const store::CheckpointHeader& h, const RunManifest& m) {
@@ -128,20 +152,27 @@ std::string input_order_mark_problem(const store::CheckpointHeader& h, const Run
            " an input_order object but its normalization text " +
            (h.input_order ? "has" : "lacks") + " the input-order mark";
   }
-  if (m.input_order && (m.input_order->version == kInputOrderVersion) != h.input_order_rows) {
+  const std::uint64_t marked = h.input_order_retracted_rows ? kInputOrderVersion
+                               : h.input_order_rows         ? kInputOrderRowsVersion
+                                                            : kInputOrderListVersion;
+  if (m.input_order && m.input_order->version != marked) {
     return "its manifest's input_order is version " + std::to_string(m.input_order->version) +
-           " but its normalization text has the input-order/" + (h.input_order_rows ? "v2" : "v1") +
-           " mark";
+           " but its normalization text has the input-order/v" + std::to_string(marked) + " mark";
   }
   return {};
 }
 
 void put_input_order(std::string& out, const InputOrderProgress& p) {
-  if (p.version != kInputOrderVersion && p.version != kInputOrderListVersion) {
+  if (p.version < kInputOrderListVersion || p.version > kInputOrderVersion) {
     throw std::logic_error("input_order: no writer for version " + std::to_string(p.version));
   }
-  if (p.version == kInputOrderVersion && !p.kept.empty()) {
-    throw std::logic_error("input_order: version 2 keeps its kept copies as rows, not a list");
+  if (kept_as_rows(p.version) && !p.kept.empty()) {
+    throw std::logic_error("input_order: version " + std::to_string(p.version) +
+                           " keeps its kept copies as rows, not a list");
+  }
+  if (retracted_as_rows(p.version) && !p.retracted.empty()) {
+    throw std::logic_error("input_order: version " + std::to_string(p.version) +
+                           " keeps its retractions as rows, not a list");
   }
   out += ",\n\"input_order\":{\"version\":" + std::to_string(p.version) +
          ",\"watermark\":" + std::to_string(p.watermark);
@@ -149,14 +180,20 @@ void put_input_order(std::string& out, const InputOrderProgress& p) {
   out.reserve(out.size() + 64 +
               (p.kept.size() + p.retracted.size()) *
                   static_cast<std::size_t>(core::kInputOrderManifestBytesPerKey));
-  if (p.version == kInputOrderListVersion) {
+  if (!kept_as_rows(p.version)) {
     put_copies(out, "kept", p.kept);
   } else {
     out += ",\"rows\":\"";
     out += store::kInputOrderRows;
     out += "\",\"kept_rows\":" + std::to_string(p.kept_rows);
   }
-  put_copies(out, "retracted", p.retracted);
+  if (!retracted_as_rows(p.version)) {
+    put_copies(out, "retracted", p.retracted);
+  } else {
+    out += ",\"retracted_dataset\":\"";
+    out += store::kInputOrderRetractedRows;
+    out += "\",\"retracted_rows\":" + std::to_string(p.retracted_rows);
+  }
   std::vector<std::uint64_t> cuts;
   for (const CutOutput& c : p.cut_outputs) cuts.insert(cuts.end(), {c.input, c.length});
   put_list(out, "cut_outputs", cuts);
@@ -166,15 +203,14 @@ void put_input_order(std::string& out, const InputOrderProgress& p) {
 InputOrderProgress read_input_order(simdjson::dom::element e, const RunManifest& m) {
   if (!e.is_object()) throw bad("not an object");
   const std::uint64_t version = number(e, "version");
-  if (version != kInputOrderVersion && version != kInputOrderListVersion) {
+  if (version < kInputOrderListVersion || version > kInputOrderVersion) {
     throw bad("version " + std::to_string(version) + "; this build reads versions " +
-              std::to_string(kInputOrderListVersion) + " and " +
-              std::to_string(kInputOrderVersion));
+              std::to_string(kInputOrderListVersion) + " to " + std::to_string(kInputOrderVersion));
   }
   InputOrderProgress p;
   p.version = version;
   p.watermark = number(e, "watermark");
-  if (version == kInputOrderListVersion) {
+  if (!kept_as_rows(version)) {
     p.kept = copies(numbers(e, "kept", 3), "kept", m);
     for (std::size_t j = 0; j < p.kept.size(); ++j) {
       if (core::order_position(p.kept[j].tag) < p.watermark) {
@@ -183,16 +219,31 @@ InputOrderProgress read_input_order(simdjson::dom::element e, const RunManifest&
     }
   } else {
     if (e["kept"].error() != simdjson::NO_SUCH_FIELD) {
-      throw bad("version 2 has a 'kept' list (its kept copies are the generation's rows)");
+      throw bad("version " + std::to_string(version) +
+                " has a 'kept' list (its kept copies are the generation's rows)");
     }
     std::string_view rows;
     if (e["rows"].get(rows) != simdjson::SUCCESS || rows != store::kInputOrderRows) {
-      throw bad("version 2 must name its rows' dataset " + std::string(store::kInputOrderRows) +
-                " in 'rows'");
+      throw bad("version " + std::to_string(version) + " must name its rows' dataset " +
+                std::string(store::kInputOrderRows) + " in 'rows'");
     }
     p.kept_rows = number(e, "kept_rows");
   }
-  p.retracted = copies(numbers(e, "retracted", 3), "retracted", m);
+  if (!retracted_as_rows(version)) {
+    p.retracted = copies(numbers(e, "retracted", 3), "retracted", m);
+  } else {
+    if (e["retracted"].error() != simdjson::NO_SUCH_FIELD) {
+      throw bad("version " + std::to_string(version) +
+                " has a 'retracted' list (its retractions are the generation's rows)");
+    }
+    std::string_view rows;
+    if (e["retracted_dataset"].get(rows) != simdjson::SUCCESS ||
+        rows != store::kInputOrderRetractedRows) {
+      throw bad("version " + std::to_string(version) + " must name its retractions' dataset " +
+                std::string(store::kInputOrderRetractedRows) + " in 'retracted_dataset'");
+    }
+    p.retracted_rows = number(e, "retracted_rows");
+  }
   const std::vector<std::uint64_t> cuts = numbers(e, "cut_outputs", 2);
   for (std::size_t j = 0; j < cuts.size(); j += 2) {
     const std::string entry = "'cut_outputs' entry " + std::to_string(j / 2);

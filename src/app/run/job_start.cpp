@@ -72,35 +72,53 @@ void adopt_resumed_manifest(const comm::Communicator& world, const DedupConfig& 
 }
 
 // Collective, at a resume of a --kept-copy first state whose kept copies
-// are rows of the generation `file` (input_order version 2): this rank's
-// `rows` (its owned slices', checked against their checksums by the load)
-// become the manifest's `kept`, each checked against the manifest's inputs
-// and watermark, and all of them against the count the manifest recorded.
-// Throws on every rank, naming the file and the row, if any rank finds one
-// wrong.
+// are rows of the generation `file` (input_order version 2 or 3): this
+// rank's `rows` (its owned slices', checked against their checksums by the
+// load) become the manifest's `kept`, each checked against the manifest's
+// inputs and watermark, and all of them against the count the manifest
+// recorded; in version 3 its `retracted` rows become the manifest's
+// `retracted` the same way (each tag a record read at the cut). Throws on
+// every rank, naming the file and the row, if any rank finds one wrong.
 void adopt_input_order_rows(const comm::Communicator& world, const fs::path& file,
                             const io::CheckpointHeader& h, std::vector<store::InputOrderRow> rows,
-                            RunManifest& m) {
-  if (!m.input_order || m.input_order->version != kInputOrderVersion) return;
+                            std::vector<store::InputOrderRow> retracted, RunManifest& m) {
+  if (!m.input_order || !kept_as_rows(m.input_order->version)) return;
   InputOrderProgress& order = *m.input_order;
+  const bool retractions = retracted_as_rows(order.version);
   std::string err = input_order_mark_problem(h, m);
+  const std::uint32_t p = h.params.num_slices;
   order.kept.clear();
   order.kept.reserve(rows.size());
   for (std::size_t j = 0; j < rows.size() && err.empty(); ++j) {
     const core::CrossInputRetraction c{rows[j].tag, rows[j].hash};
-    err = kept_row_problem(c, m, order.watermark, core::slice_of(c.hash, h.params.num_slices),
-                           file.string());
+    err = kept_row_problem(c, m, order.watermark, core::slice_of(c.hash, p), file.string());
     order.kept.push_back(c);
+  }
+  if (retractions) {
+    order.retracted.clear();
+    order.retracted.reserve(retracted.size());
+    for (std::size_t j = 0; j < retracted.size() && err.empty(); ++j) {
+      const core::CrossInputRetraction c{retracted[j].tag, retracted[j].hash};
+      err = retracted_row_problem(c, m, core::slice_of(c.hash, p), file.string());
+      order.retracted.push_back(c);
+    }
   }
   // The first failing rank's text, on every rank (the one rank 0 prints).
   const std::uint64_t first = ~world.allreduce_max(err.empty() ? 0 : ~std::uint64_t{world.urank()});
   if (first < world.usize())
     throw std::runtime_error(world.broadcast(err, static_cast<int>(first)));
-  const std::uint64_t total = world.allreduce_sum(std::uint64_t{rows.size()});
-  if (total != order.kept_rows) {
+  const std::vector<std::uint64_t> total =
+      world.allreduce_sum(std::vector<std::uint64_t>{rows.size(), retracted.size()});
+  if (total[0] != order.kept_rows) {
     throw std::runtime_error(file.string() + ": dataset " + store::kInputOrderRows + " holds " +
-                             std::to_string(total) + " rows, the manifest's input_order " +
+                             std::to_string(total[0]) + " rows, the manifest's input_order " +
                              std::to_string(order.kept_rows));
+  }
+  if (retractions && total[1] != order.retracted_rows) {
+    throw std::runtime_error(file.string() + ": dataset " + store::kInputOrderRetractedRows +
+                             " holds " + std::to_string(total[1]) +
+                             " rows, the manifest's input_order " +
+                             std::to_string(order.retracted_rows));
   }
 }
 
@@ -125,7 +143,7 @@ bool load_generation(const comm::Communicator& world, const DedupConfig& config,
   if (plan.kind == StartKind::kResume) {
     adopt_resumed_manifest(world, config, loaded.summary.header.manifest_json, files, s.manifest);
     adopt_input_order_rows(world, path, loaded.summary.header, std::move(loaded.input_order_rows),
-                           s.manifest);
+                           std::move(loaded.input_order_retracted), s.manifest);
   } else {  // an incremental run: the next run of the state
     s.manifest.run_ordinal =
         manifest_from_json(loaded.summary.header.manifest_json).run_ordinal + 1;

@@ -181,21 +181,27 @@ struct CutOutput {
 /// cut (docs/checkpoint-format.md "input_order"): its presence marks the
 /// run's rule (a manifest without it keeps the arrival order).
 struct InputOrderProgress {
-  /// Where the kept copies are saved: 2 (what this build writes) in the
-  /// generation's /input_order rows, `kept_rows` of them, `kept` empty in
-  /// the manifest (a resume fills it with the owned slices' rows); 1 (states
-  /// written before it) in the manifest's `kept` list.
-  std::uint64_t version = 2;
-  /// Version 2: the rows the generation holds, all ranks together.
+  /// Where the saved memory is: 3 (what this build writes) the kept copies
+  /// and the retractions both rows of the generation (/input_order/rows,
+  /// /input_order/retracted_rows), `kept_rows` and `retracted_rows` of them,
+  /// `kept` and `retracted` empty in the manifest (a resume fills them with
+  /// the owned slices' rows); 2 the kept copies rows, the retractions the
+  /// manifest's `retracted` list; 1 both lists in the manifest.
+  std::uint64_t version = 3;
+  /// Version 2 and 3: the kept-copy rows the generation holds, all ranks together.
   std::uint64_t kept_rows = 0;
+  /// Version 3: the retraction rows the generation holds, all ranks together.
+  std::uint64_t retracted_rows = 0;
   /// The watermark (core::order_position) every rank had agreed on.
   std::uint64_t watermark = 0;
   /// Version 1: every owner's remembered kept copies (core::FileOrder::
   /// remembered()), sorted by tag; a resume gives each to the owner of its
-  /// hash. Version 2: empty in the manifest; at a resume, this rank's rows.
+  /// hash. Version 2, 3: empty in the manifest; at a resume, this rank's rows.
   std::vector<core::CrossInputRetraction> kept;
   /// Kept copies retracted for an earlier copy in another input, not yet
-  /// left out of their outputs (the end pass does), sorted by tag.
+  /// left out of their outputs (the end pass does), sorted by tag. Version
+  /// 3: empty in the manifest; at a resume, this rank's rows. A resume gives
+  /// each to the owner of its hash.
   std::vector<core::CrossInputRetraction> retracted;
   /// The end pass in flight: the outputs cut into temporary files (their
   /// inputs' output_length is the cut length already); a resume renames

@@ -214,14 +214,20 @@ void add_identity_json(JsonWriter& j, const InfoFacts& f) {
   j.value("kept_copy", f.manifest.input_order ? "first" : "arrival");
   if (f.manifest.input_order) {
     const InputOrderProgress& o = *f.manifest.input_order;
-    const std::uint64_t remembered = o.version == kInputOrderVersion ? o.kept_rows : o.kept.size();
+    const std::uint64_t remembered = kept_as_rows(o.version) ? o.kept_rows : o.kept.size();
+    const std::uint64_t retracted =
+        retracted_as_rows(o.version) ? o.retracted_rows : o.retracted.size();
+    j.value("input_order_version", o.version);
     j.value("input_order_remembered", remembered);
     // Where they are saved: "rows" (the generation's /input_order datasets,
-    // 24 bytes a copy) or "manifest" (version 1, a JSON list).
-    j.value("input_order_saved_as", o.version == kInputOrderVersion ? "rows" : "manifest");
-    j.value("input_order_row_bytes",
-            o.version == kInputOrderVersion ? remembered * sizeof(store::InputOrderRow) : 0);
-    j.value("input_order_retracted", f.manifest.input_order->retracted.size());
+    // 24 bytes a copy) or "manifest" (version 1, a JSON list); the
+    // retractions the same (rows since version 3).
+    j.value("input_order_saved_as", kept_as_rows(o.version) ? "rows" : "manifest");
+    j.value("input_order_retracted_saved_as", retracted_as_rows(o.version) ? "rows" : "manifest");
+    j.value("input_order_row_bytes", ((kept_as_rows(o.version) ? remembered : 0) +
+                                      (retracted_as_rows(o.version) ? retracted : 0)) *
+                                         sizeof(store::InputOrderRow));
+    j.value("input_order_retracted", retracted);
     j.value("input_order_cut_outputs", f.manifest.input_order->cut_outputs.size());
   }
 }
@@ -312,17 +318,24 @@ void print_identity_text(const InfoFacts& f) {
               s.header.key_field.c_str(), s.header.params.num_slices);
   std::printf("key scheme  %s\n", describe_key_scheme(s.header).c_str());
   if (const auto& order = f.manifest.input_order) {
+    const auto where = [](bool rows, std::uint64_t n, const char* dataset) {
+      return rows ? std::to_string(n) + " rows of " + dataset + ", " +
+                        std::to_string(n * sizeof(store::InputOrderRow)) + " bytes"
+                  : std::string("in the manifest");
+    };
+    const std::uint64_t kept = kept_as_rows(order->version) ? order->kept_rows : order->kept.size();
+    const std::uint64_t retracted =
+        retracted_as_rows(order->version) ? order->retracted_rows : order->retracted.size();
     std::printf(
-        "kept copy   first in input order: %llu kept copies remembered (%s), %zu retracted "
-        "copies waiting for the end pass, %zu cut outputs to rename\n",
-        static_cast<unsigned long long>(order->version == kInputOrderVersion ? order->kept_rows
-                                                                             : order->kept.size()),
-        order->version == kInputOrderVersion
-            ? (std::to_string(order->kept_rows) + " rows of " + store::kInputOrderRows + ", " +
-               std::to_string(order->kept_rows * sizeof(store::InputOrderRow)) + " bytes")
-                  .c_str()
-            : "in the manifest",
-        order->retracted.size(), order->cut_outputs.size());
+        "kept copy   first in input order (input_order version %llu): %llu kept copies "
+        "remembered (%s), %llu retracted copies waiting for the end pass (%s), %zu cut outputs "
+        "to rename\n",
+        static_cast<unsigned long long>(order->version), static_cast<unsigned long long>(kept),
+        where(kept_as_rows(order->version), kept, store::kInputOrderRows).c_str(),
+        static_cast<unsigned long long>(retracted),
+        where(retracted_as_rows(order->version), retracted, store::kInputOrderRetractedRows)
+            .c_str(),
+        order->cut_outputs.size());
   }
   std::printf("keys        %llu exact (%.1f MiB), estimated %.0f; filter FPR estimate %.3g\n",
               static_cast<unsigned long long>(s.tier2_keys),
@@ -464,12 +477,19 @@ int run_verify(const std::vector<std::string>& args) {
         if (std::string e = input_order_mark_problem(h, m); !e.empty()) {
           report.problems.push_back(file.string() + ": " + e);
           report.ok = false;
-        } else if (m.input_order && m.input_order->version == kInputOrderVersion &&
+        } else if (m.input_order && kept_as_rows(m.input_order->version) &&
                    m.input_order->kept_rows != report.input_order_rows) {
           report.problems.push_back(file.string() + ": dataset " + store::kInputOrderRows +
                                     " holds " + std::to_string(report.input_order_rows) +
                                     " rows, the manifest's input_order " +
                                     std::to_string(m.input_order->kept_rows));
+          report.ok = false;
+        } else if (m.input_order && retracted_as_rows(m.input_order->version) &&
+                   m.input_order->retracted_rows != report.input_order_retracted_rows) {
+          report.problems.push_back(file.string() + ": dataset " + store::kInputOrderRetractedRows +
+                                    " holds " + std::to_string(report.input_order_retracted_rows) +
+                                    " rows, the manifest's input_order " +
+                                    std::to_string(m.input_order->retracted_rows));
           report.ok = false;
         }
       } catch (const std::exception& e) {
@@ -486,8 +506,12 @@ int run_verify(const std::vector<std::string>& args) {
       if (report.origins != 0) std::cout << "; " << report.origins << " form origins checked";
       std::cout << ')';
     }
-    if (report.input_order_rows != 0) {
-      std::cout << " (" << report.input_order_rows << " input-order rows checked)";
+    if (report.input_order_rows != 0 || report.input_order_retracted_rows != 0) {
+      std::cout << " (" << report.input_order_rows << " input-order rows checked";
+      if (report.input_order_retracted_rows != 0) {
+        std::cout << ", " << report.input_order_retracted_rows << " retracted rows checked";
+      }
+      std::cout << ')';
     }
     std::cout << '\n';
     for (const std::string& p : report.problems) std::cout << "  " << p << '\n';

@@ -413,9 +413,16 @@ LoadedCheckpoint load_checkpoint(const comm::Communicator& comm, const std::file
   }
   agree_once_or_throw(comm, join(summarized(problems, owned.size())), context);
   // The input order's kept copies of the owned slices (input-order/v2).
+  // And its retractions waiting for the end pass (input-order/v3).
+  const char* mark = h.input_order_retracted_rows ? "input-order/v3" : "input-order/v2";
+  problems = read_input_order_rows(comm, opened.file.get(), opened.dxpl.get(), file,
+                                   h.params.num_slices, h.input_order_rows, owned,
+                                   &out.input_order_rows, nullptr, store::kKeptTable, mark);
+  agree_once_or_throw(comm, join(summarized(problems, owned.size())), context);
   problems =
       read_input_order_rows(comm, opened.file.get(), opened.dxpl.get(), file, h.params.num_slices,
-                            h.input_order_rows, owned, &out.input_order_rows);
+                            h.input_order_retracted_rows, owned, &out.input_order_retracted,
+                            nullptr, store::kRetractedTable, "input-order/v3");
   agree_once_or_throw(comm, join(summarized(problems, owned.size())), context);
 
   // Stored keys of this rank's slices, checked against the header once
@@ -551,11 +558,19 @@ VerifyReport verify_checkpoint(const comm::Communicator& comm, const std::filesy
   }
   {
     std::uint64_t rows = 0;
-    for (std::string& q : read_input_order_rows(comm, f.get(), dxpl.get(), file, p,
-                                                h.input_order_rows, share, nullptr, &rows)) {
+    const char* mark = h.input_order_retracted_rows ? "input-order/v3" : "input-order/v2";
+    for (std::string& q :
+         read_input_order_rows(comm, f.get(), dxpl.get(), file, p, h.input_order_rows, share,
+                               nullptr, &rows, store::kKeptTable, mark)) {
       problems.push_back(std::move(q));
     }
     report.input_order_rows = rows;
+    for (std::string& q :
+         read_input_order_rows(comm, f.get(), dxpl.get(), file, p, h.input_order_retracted_rows,
+                               share, nullptr, &rows, store::kRetractedTable, "input-order/v3")) {
+      problems.push_back(std::move(q));
+    }
+    report.input_order_retracted_rows = rows;
   }
   if (std::string e = close_file(f); !e.empty()) problems.push_back(e);
   if (h.format_version != 1) {

@@ -81,6 +81,11 @@ struct CheckpointWriteOptions {
   /// into the generation file as per-slice rows (/input_order/rows,
   /// offsets, checksums; 24 bytes a copy), each rank its own, collectively.
   const std::vector<store::InputOrderRow>* input_order_rows = nullptr;
+  /// The retractions this rank holds for the end pass: given exactly when
+  /// the header says input_order_retracted_rows; each must lie in the
+  /// rank's owned slices. Written as /input_order/retracted_rows, offsets,
+  /// checksums, the same way.
+  const std::vector<store::InputOrderRow>* input_order_retracted = nullptr;
 };
 
 /// Optional figures of one write (for metrics, benches and tests).
@@ -139,6 +144,9 @@ struct LoadedCheckpoint {
   /// A state with the input-order/v2 mark: the kept copies of the owned
   /// slices, checked (else empty).
   std::vector<store::InputOrderRow> input_order_rows;
+  /// A state with the input-order/v3 mark: the retractions of the owned
+  /// slices, checked (else empty).
+  std::vector<store::InputOrderRow> input_order_retracted;
 };
 
 /// Collective: opens `file` on any number of ranks and builds a TwoTierSet
@@ -155,7 +163,8 @@ struct LoadedCheckpoint {
 /// (confirm-jaccard=T/b4), of the run's size; with load_forms they are
 /// checked slice by slice and read into `forms`. A state with the
 /// input-order/v2 mark has its owned slices' input-order rows checked and
-/// read into `input_order_rows` (others must have none). Throws CheckpointError
+/// read into `input_order_rows` (others must have none), and one with the
+/// input-order/v3 mark its retractions into `input_order_retracted`. Throws CheckpointError
 /// naming the file, dataset and slice on every rank if any rank failed.
 [[nodiscard]] LoadedCheckpoint load_checkpoint(const comm::Communicator& comm,
                                                const std::filesystem::path& file,
@@ -178,7 +187,8 @@ struct VerifyReport {
   std::uint64_t forms = 0;             ///< confirmation forms checked (every key's, all runs)
   std::uint64_t form_bytes = 0;        ///< bytes of one form (0: the state has none)
   std::uint64_t origins = 0;           ///< form origins checked (confirm-origins states)
-  std::uint64_t input_order_rows = 0;  ///< input-order rows checked (input-order/v2 states)
+  std::uint64_t input_order_rows = 0;  ///< input-order rows checked (input-order/v2, v3 states)
+  std::uint64_t input_order_retracted_rows = 0;  ///< retracted rows checked (input-order/v3)
 };
 
 /// Collective: recomputes every checksum of `file` and of every run file it

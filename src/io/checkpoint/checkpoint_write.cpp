@@ -121,6 +121,7 @@ CheckpointHeader broadcast_header(const comm::Communicator& comm, const Checkpoi
   p.u64(h.retracted_records ? 1 : 0);
   p.u64(h.input_order ? 1 : 0);
   p.u64(h.input_order_rows ? 1 : 0);
+  p.u64(h.input_order_retracted_rows ? 1 : 0);
   // The manifest stays on rank 0: only its length and checksum travel
   // (the collective dataset and attribute creation need them everywhere).
   p.u64(h.manifest_json.size());
@@ -151,6 +152,7 @@ CheckpointHeader broadcast_header(const comm::Communicator& comm, const Checkpoi
   out.retracted_records = u.u64() != 0;
   out.input_order = u.u64() != 0;
   out.input_order_rows = u.u64() != 0;
+  out.input_order_retracted_rows = u.u64() != 0;
   manifest.size = u.u64();
   manifest.checksum = u.u64();
   if (comm.rank() == 0) out.manifest_json = h.manifest_json;
@@ -242,9 +244,10 @@ void write_header_attributes(hid_t root, const CheckpointHeader& h, std::uint32_
                         (!h.split_inputs       ? ""
                          : h.retracted_records ? ckpt::kSplitInputsRetractedMark
                                                : ckpt::kSplitInputsNormalizationMark) +
-                        (!h.input_order       ? ""
-                         : h.input_order_rows ? ckpt::kInputOrderRowsMark
-                                              : ckpt::kInputOrderNormalizationMark) +
+                        (!h.input_order                 ? ""
+                         : h.input_order_retracted_rows ? ckpt::kInputOrderRetractedRowsMark
+                         : h.input_order_rows           ? ckpt::kInputOrderRowsMark
+                                                        : ckpt::kInputOrderNormalizationMark) +
                         (h.window.empty() ? "" : ckpt::kWindowNormalizationMark));
   write_attr_string(root, ckpt::kKeyField, h.key_field);
   write_attr_string(root, ckpt::kKeyEncoding, h.key_encoding);
@@ -448,14 +451,12 @@ void write_run_list(const comm::Communicator& comm, hid_t file, hid_t dxpl,
 }
 
 // Collective: the generation file (header, manifest, Bloom, run list).
-std::string write_generation_file(const comm::Communicator& comm, const std::filesystem::path& tmp,
-                                  const CheckpointHeader& h, const ManifestInfo& manifest,
-                                  std::span<const CheckpointLayerInfo> layers,
-                                  std::span<const CheckpointRunRef> runs,
-                                  const core::TwoTierSet& set, LocalTier2& t,
-                                  const store::InputOrderSlices* order_rows,
-                                  CheckpointDataPath wanted, CheckpointDataProgress& progress,
-                                  bool& used_direct) {
+std::string write_generation_file(
+    const comm::Communicator& comm, const std::filesystem::path& tmp, const CheckpointHeader& h,
+    const ManifestInfo& manifest, std::span<const CheckpointLayerInfo> layers,
+    std::span<const CheckpointRunRef> runs, const core::TwoTierSet& set, LocalTier2& t,
+    const store::InputOrderSlices* order_rows, const store::InputOrderSlices* retracted_rows,
+    CheckpointDataPath wanted, CheckpointDataProgress& progress, bool& used_direct) {
   const core::SliceRange owned = set.owned();
   const std::uint64_t num_slices = h.params.num_slices;
   const auto num_layers = static_cast<std::uint32_t>(layers.size());
@@ -471,6 +472,11 @@ std::string write_generation_file(const comm::Communicator& comm, const std::fil
     if (order_rows != nullptr) {
       progress.written += write_input_order_rows(comm, file.get(), dxpl.get(), *order_rows, owned,
                                                  h.params.num_slices, progress.tracker);
+    }
+    if (retracted_rows != nullptr) {
+      progress.written +=
+          write_input_order_rows(comm, file.get(), dxpl.get(), *retracted_rows, owned,
+                                 h.params.num_slices, progress.tracker, store::kRetractedTable);
     }
 
     CheckpointDataTargets targets;
@@ -630,6 +636,11 @@ std::string check_before_write(const comm::Communicator& comm,
       err = h.input_order_rows ? "the header says input-order rows but none were given"
                                : "input-order rows were given for a header without them";
     }
+    if (err.empty() && (options.input_order_retracted != nullptr) != h.input_order_retracted_rows) {
+      err = h.input_order_retracted_rows
+                ? "the header says input-order retracted rows but none were given"
+                : "input-order retracted rows were given for a header without them";
+    }
   } catch (const std::exception& e) {
     err = e.what();
   }
@@ -742,10 +753,15 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   LocalTier2 local;
   std::uint64_t delta_write_bytes = 0;
   std::optional<store::InputOrderSlices> order_rows;  // this rank's, grouped by slice
+  std::optional<store::InputOrderSlices> retracted_rows;
   try {
     if (options.input_order_rows != nullptr) {
       order_rows =
           group_owned_input_order_rows(*options.input_order_rows, set.owned(), h.params.num_slices);
+    }
+    if (options.input_order_retracted != nullptr) {
+      retracted_rows = group_owned_input_order_rows(*options.input_order_retracted, set.owned(),
+                                                    h.params.num_slices, store::kRetractedTable);
     }
     const std::optional<FormScheme> scheme = form_scheme_of(h);
     local = prepare_local(set, plan.merge_runs, options.forms, scheme && scheme->origins);
@@ -761,11 +777,13 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   refs.resize(refs.size() - plan.merge_runs);
   refs.push_back({new_run.id, new_run.level, comm.allreduce_sum(local.total_keys),
                   comm.allreduce_sum(local.total_bytes), new_run.slot});
-  // The input order's rows: 24 bytes a copy, plus 16 a slice.
-  const std::uint64_t order_bytes =
-      order_rows ? comm.allreduce_sum(order_rows->rows.size()) * sizeof(store::InputOrderRow) +
-                       std::uint64_t{h.params.num_slices} * 16
-                 : 0;
+  // The input order's rows: 24 bytes a copy, plus 16 a slice, each table.
+  const auto table_bytes = [&](const std::optional<store::InputOrderSlices>& t) {
+    return t ? comm.allreduce_sum(t->rows.size()) * sizeof(store::InputOrderRow) +
+                   std::uint64_t{h.params.num_slices} * 16
+             : 0;
+  };
+  const std::uint64_t order_bytes = table_bytes(order_rows) + table_bytes(retracted_rows);
   if (comm.rank() == 0) {
     // Origins: 16 more bytes a key.
     std::uint64_t form_bytes = options.forms != nullptr ? options.forms->form_bytes() : 0;
@@ -797,9 +815,9 @@ std::filesystem::path write_checkpoint(const comm::Communicator& comm,
   const std::uint64_t run_written = progress.written;
   comm::heartbeat();
   try {
-    err = write_generation_file(comm, tmp, h, manifest, layers, refs, set, local,
-                                order_rows ? &*order_rows : nullptr, options.data_path, progress,
-                                used_direct);
+    err = write_generation_file(
+        comm, tmp, h, manifest, layers, refs, set, local, order_rows ? &*order_rows : nullptr,
+        retracted_rows ? &*retracted_rows : nullptr, options.data_path, progress, used_direct);
   } catch (const std::exception& e) {
     err = e.what();
   }
