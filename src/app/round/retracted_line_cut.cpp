@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "io/durable/durable_file.hpp"
+#include "io/durable/owned_fd.hpp"
 #include "io/records/record_reader.hpp"
 
 namespace bloomshard::app {
@@ -19,17 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::size_t kCopyBytes = std::size_t{1} << 20;  // the pread/pwrite fallback's buffer
-
-// Closes a descriptor on every path out.
-struct Fd {
-  int fd;
-  explicit Fd(int f) : fd(f) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 [[noreturn]] void fail(const std::string& what, const fs::path& path) {
   throw std::runtime_error("leaving retracted copies out: cannot " + what + " '" + path.string() +
@@ -64,9 +54,9 @@ void copy_through_buffer(int in, int out, std::uint64_t from, std::uint64_t unti
 
 void copy_ranges(const fs::path& output, const fs::path& tmp, const PartWithoutRetracted& plan,
                  bool durable) {
-  const Fd in(::open(output.c_str(), O_RDONLY | O_CLOEXEC));
+  const io::OwnedFd in(::open(output.c_str(), O_RDONLY | O_CLOEXEC));
   if (in.fd < 0) fail("open", output);
-  const Fd out(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  const io::OwnedFd out(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (out.fd < 0) fail("create", tmp);
   std::vector<char> buf;
   bool in_kernel = true;  // until copy_file_range says it cannot

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "io/durable/owned_fd.hpp"
 #include "io/records/record_reader.hpp"
 
 namespace bloomshard::app {
@@ -19,17 +20,6 @@ namespace fs = std::filesystem;
 // First read of a retracted line: most lines are shorter; a longer one is
 // read again with 8x the bytes until its newline or its run's end.
 constexpr std::uint64_t kFirstLineRead = 1024;
-
-// Closes a descriptor on every path out.
-struct Fd {
-  int fd;
-  explicit Fd(int f) : fd(f) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 [[noreturn]] void fail(const std::string& what, const fs::path& path) {
   throw std::runtime_error("leaving retracted copies out: cannot " + what + " '" + path.string() +
@@ -87,7 +77,7 @@ std::optional<PartWithoutRetracted> plan_cut_by_offset_map(const fs::path& outpu
   PartWithoutRetracted plan;
   std::uint64_t keep_from = 0;
   if (!retracted.empty()) {
-    const Fd fd(::open(output.c_str(), O_RDONLY | O_CLOEXEC));
+    const io::OwnedFd fd(::open(output.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.fd < 0) fail("open", output);
     core::OutputOffsetMap::Cursor cursor(map);
     std::string buf;

@@ -16,6 +16,7 @@
 #include "app/split/retracted_lines.hpp"
 #include "app/split/split_inputs.hpp"
 #include "io/durable/durable_file.hpp"
+#include "io/durable/owned_fd.hpp"
 #include "io/output/json_escape.hpp"
 #include "io/output/output_writer.hpp"
 
@@ -25,17 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::size_t kCopyBytes = std::size_t{1} << 20;
-
-// Closes a descriptor on every path out.
-struct Fd {
-  int fd;
-  explicit Fd(int f) : fd(f) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 [[noreturn]] void fail(const std::string& what, const fs::path& path) {
   throw std::runtime_error("joining split input: cannot " + what + " '" + path.string() +
@@ -47,9 +37,9 @@ struct Fd {
 // offsets of the same file).
 void copy_part(const fs::path& part, std::uint64_t length, const PartWithoutRetracted& plan,
                const fs::path& out, std::uint64_t offset, bool durable) {
-  const Fd in(::open(part.c_str(), O_RDONLY | O_CLOEXEC));
+  const io::OwnedFd in(::open(part.c_str(), O_RDONLY | O_CLOEXEC));
   if (in.fd < 0) fail("open the output part", part);
-  const Fd to(::open(out.c_str(), O_WRONLY | O_CLOEXEC));
+  const io::OwnedFd to(::open(out.c_str(), O_WRONLY | O_CLOEXEC));
   if (to.fd < 0) fail("open the mirrored output", out);
   std::string buf(kCopyBytes, '\0');
   std::uint64_t at = offset;  // next byte of `out`
