@@ -160,8 +160,14 @@ TEST(PlanCommand, KeptCopyFirstPlansTheOrderTable) {
   EXPECT_NEAR(
       number(ordered, "/per_rank/peak_rss_bytes") - number(arrival, "/per_rank/peak_rss_bytes"),
       number(ordered, "/per_rank/order_table_bytes") +
-          number(ordered, "/per_rank/offset_map_bytes"),
+          number(ordered, "/per_rank/offset_map_bytes") +
+          number(ordered, "/per_rank/retraction_bytes"),
       1e3);
+  // The retractions waiting for the end pass: half the duplicates of the
+  // 2 of 16 inputs read at a time, 48 bytes each on every rank.
+  EXPECT_EQ(number(ordered, "/per_rank/retractions"), 187500.0);
+  EXPECT_EQ(number(ordered, "/per_rank/retraction_bytes"), 187500.0 * 48);
+  EXPECT_EQ(number(arrival, "/per_rank/retraction_bytes"), 0.0);
   std::string_view kept;
   EXPECT_EQ(ordered.at_pointer("/inputs/kept_copy").get(kept), simdjson::SUCCESS);
   EXPECT_EQ(kept, "first");
@@ -179,11 +185,12 @@ TEST(PlanCommand, KeptCopyFirstPlansTheOrderTable) {
   EXPECT_EQ(minhash.at_pointer("/inputs/kept_copy").get(kept), simdjson::SUCCESS);
   EXPECT_EQ(kept, "arrival");
   // With checkpoints (the plan's default, dedup's --state) each one also
-  // saves the owners' remembered kept copies (24 bytes each, rows of the
-  // generation), and the end pass writes one more generation.
+  // saves the owners' remembered kept copies and their retractions (24
+  // bytes each, rows of the generation), and the end pass writes one more
+  // generation.
   const double remembered = 7e6 * 2.0 / 16.0;  // 2 of 16 inputs' distinct keys
   EXPECT_NEAR(number(ordered, "/per_checkpoint/bytes") - number(arrival, "/per_checkpoint/bytes"),
-              remembered * 24, 1e3);
+              (remembered + 187500.0) * 24, 1e3);
   EXPECT_EQ(number(ordered, "/per_checkpoint/checkpoints"),
             number(arrival, "/per_checkpoint/checkpoints") + 1);
 

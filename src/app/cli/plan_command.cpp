@@ -101,6 +101,8 @@ std::string plan_json(const core::SizingPlan& p, const MinHashPlan* minhash) {
   j.value("round_buffer_bytes", p.round_buffer_bytes);
   j.value("order_table_bytes", p.order_table_bytes);
   j.value("offset_map_bytes", p.offset_map_bytes);
+  j.value("retractions", p.retractions);
+  j.value("retraction_bytes", p.retraction_bytes);
   j.value("peak_rss_bytes", p.peak_rss_bytes);
   j.end_object();
   j.begin_object("per_checkpoint");
@@ -147,13 +149,14 @@ void print_table(const core::SizingPlan& p, const char* what) {
   if (p.in.input_order) {
     std::printf(
         "  order table         %10.1f MiB (--kept-copy first: kept copies of ~%s; the outputs' "
-        "offset maps %.1f MiB more)\n",
+        "offset maps %.1f MiB and ~%s retractions at the end pass %.1f MiB more)\n",
         p.order_table_bytes / kMiB,
         p.in.inputs > 0 ? (std::to_string(std::min<std::uint64_t>(p.in.ranks, p.in.inputs)) +
                            " of " + std::to_string(p.in.inputs) + " inputs")
                               .c_str()
                         : "every input, --inputs not given",
-        p.offset_map_bytes / kMiB);
+        p.offset_map_bytes / kMiB, core::count_label(p.retractions).c_str(),
+        p.retraction_bytes / kMiB);
   }
   std::printf("  peak RSS            %10.1f MiB\n", p.peak_rss_bytes / kMiB);
   std::printf("per checkpoint (whole job)\n");

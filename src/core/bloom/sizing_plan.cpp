@@ -160,12 +160,14 @@ SizingPlan make_plan(const PlanInputs& in) {
     p.offset_map_bytes =
         std::min(records_per_rank * (1.0 - in.unique_fraction) * kOutputOffsetMapBytesPerLeftOut,
                  static_cast<double>(kOutputOffsetMapMaxBytes));
+    p.retractions = std::ceil(static_cast<double>(p.duplicates) * share / 2.0);
+    p.retraction_bytes = p.retractions * kEndPassBytesPerRetraction;
   }
   const double bloom_per_rank = p.bloom_bytes / ranks;
   const bool collective_io = in.ranks > 1 && in.checkpoints;
   p.peak_rss_bytes = kBaseRssBytes + (collective_io ? kMultiRankRssBytes : 0.0) + bloom_per_rank +
                      p.delta_bytes + p.tier2_disk_bytes + p.round_buffer_bytes +
-                     p.order_table_bytes + p.offset_map_bytes;
+                     p.order_table_bytes + p.offset_map_bytes + p.retraction_bytes;
   p.bloom_bytes = bloom_per_rank;
 
   const double read_seconds = records_per_rank / in.records_per_second;
@@ -174,12 +176,12 @@ SizingPlan make_plan(const PlanInputs& in) {
     p.checkpoints = std::max<std::uint64_t>(
         p.checkpoints, static_cast<std::uint64_t>(std::ceil(read_seconds / in.checkpoint_every)));
   }
-  // --kept-copy first saves every owner's remembered kept copies as rows
-  // of the generation (24 bytes each), and its end pass one more
-  // generation (the cut outputs recorded before their renames).
+  // --kept-copy first saves every owner's remembered kept copies and its
+  // retractions as rows of the generation (24 bytes each), and its end
+  // pass one more generation (the cut outputs recorded before their renames).
   p.checkpoint_bytes = bloom_per_rank * ranks +
                        delta_keys * ranks * (kTier2BytesPerKey + in.key_bytes) +
-                       remembered_keys * kInputOrderRowBytesPerKey;
+                       (remembered_keys + p.retractions) * kInputOrderRowBytesPerKey;
   if (in.input_order) ++p.checkpoints;
   p.checkpoint_seconds = p.checkpoint_bytes / in.disk_bandwidth;
   p.state_bytes = bloom_per_rank * ranks +

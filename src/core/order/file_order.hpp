@@ -91,6 +91,10 @@ inline constexpr double kInputOrderManifestBytesPerKey = 62;
 /// Bytes a remembered kept copy takes in a checkpoint since version 2: one
 /// row of /input_order/rows (tag, hi, lo); a plan's figure.
 inline constexpr double kInputOrderRowBytesPerKey = 24;
+/// Bytes a retraction waiting for the end pass takes on every rank at the
+/// end pass, a plan's figure: the allgathered list (tag, hi, lo) and the
+/// same entries grouped by input (offset, hi, lo) alive together.
+inline constexpr double kEndPassBytesPerRetraction = 48;
 
 /// Peak bytes of one owner's across-inputs FileOrder (the table of
 /// `--kept-copy first`) that is reserved for `reserved` keys and comes to
