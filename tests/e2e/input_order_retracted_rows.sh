@@ -10,7 +10,10 @@
 # copy: a retracted row's tag that names no record (its slice's checksum
 # fixed) is refused by the resume naming the file, the dataset, the slice
 # and the tag; a flipped byte (checksum left) is refused by verify naming
-# the dataset and the slice.
+# the dataset and the slice; a manifest whose retracted_rows count is not
+# the rows' (its checksum fixed, so only the count check can see it) is
+# refused by the resume and by verify, both naming the dataset and the two
+# counts.
 #
 # usage: input_order_retracted_rows.sh BLOOMSHARD E2E_DIR [--mpiexec M] [--np-flag F] [--python P]
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
@@ -52,6 +55,7 @@ log "stopped after its first checkpoint: $count retractions as rows, counted by 
 
 cp -r st st-damaged
 cp -r st st-flipped
+cp -r st st-miscounted
 cp -r out out-damaged
 mpi 1 "${ARGS[@]}" --output "$TMP/out1" >r1.log 2>&1 || fail "the 1-rank run failed: $(cat r1.log)"
 mpi 3 "${ARGS[@]}" --output "$TMP/out" --state "$TMP/st" --checkpoint-rounds 2 >resume.log 2>&1 ||
@@ -101,4 +105,39 @@ mpi 2 verify --state st-flipped >vfy.log 2>&1 || rc=$?
 grep -q "input-order retracted rows of tier-2 slice [0-9]*: XXH3 checksum mismatch over /input_order/retracted_rows" vfy.log ||
   fail "verify does not name the flipped rows: $(cat vfy.log)"
 log "a damaged retracted row: the resume exits $rc naming it; flipped rows: verify names them"
+
+# The manifest's count off by one in the latest generation, its checksum
+# recomputed: the rows are whole, only the count disagrees.
+/usr/bin/python3 - "$(latest st-miscounted)" "$count" <<'PYEOF' || fail "cannot miscount the manifest"
+import re, sys
+import h5py, numpy, xxhash
+path, count = sys.argv[1], int(sys.argv[2])
+# Same digit count, so the fixed-length string keeps its size.
+wrong = count + 1 if len(str(count + 1)) == len(str(count)) else count - 1
+with h5py.File(path, "r+") as h:
+    d = h["manifest_json"]
+    text = d[()].decode() if d.shape == () else d[0].decode()
+    patched, n = re.subn(r'"retracted_rows":%d\b' % count, '"retracted_rows":%d' % wrong, text)
+    if n != 1 or len(patched) != len(text):
+        sys.exit(1)
+    if d.shape == ():
+        d[()] = patched.encode()
+    else:
+        d[0] = patched.encode()
+    d.attrs.modify("checksum", numpy.uint64(xxhash.xxh3_64_intdigest(patched.encode())))
+print(wrong)
+PYEOF
+wrong=$(h5dump -d /manifest_json "$(latest st-miscounted)" | grep -o '"retracted_rows":[0-9]*' | cut -d: -f2)
+((wrong != count)) || fail "the manifest's count was not changed"
+rc=0
+mpi 1 verify --state st-miscounted >miscount-verify.log 2>&1 || rc=$?
+((rc != 0)) || fail "verify passed a miscounted manifest: $(cat miscount-verify.log)"
+grep -q "dataset /input_order/retracted_rows holds $count rows, the manifest's input_order $wrong" miscount-verify.log ||
+  fail "verify does not name the miscount: $(cat miscount-verify.log)"
+rc=0
+mpi 3 "${ARGS[@]}" --output "$TMP/out" --state "$TMP/st-miscounted" >miscount.log 2>&1 || rc=$?
+((rc != 0)) || fail "a miscounted manifest was resumed: $(cat miscount.log)"
+grep -q "dataset /input_order/retracted_rows holds $count rows, the manifest's input_order $wrong" miscount.log ||
+  fail "the resume does not name the miscount: $(cat miscount.log)"
+log "a manifest counting $wrong retracted rows for $count: verify and the resume on 3 ranks refuse it"
 log PASS
