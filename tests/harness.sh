@@ -254,17 +254,21 @@ same_output_bytes() {
 
 # kill_job MARKER PID: SIGKILL to the job launched as PID and to every
 # process started as MARKER (its ranks, which outlive a killed launcher:
-# each is in its own process group), then waits (6 s at most) until none is
-# left, so that no rank of it writes into the files of the next run.
+# each is in its own process group), then waits until none is left, so that
+# no rank of it writes into the files of the next run. Fails when one is
+# still alive after 30 s (a rank in uninterruptible I/O dies when the I/O
+# ends; one alive after that was never killed, and a test that went on
+# would race it).
 kill_job() {
   local marker=$1 job=$2 i
   kill_marker "$marker"
   kill -KILL "$job" 2>/dev/null || true
   wait "$job" 2>/dev/null || true
-  for ((i = 0; i < 300; i++)); do
-    pgrep -f -- "$marker" >/dev/null || break
+  for ((i = 0; i < 1500; i++)); do
+    pgrep -f -- "$marker" >/dev/null || return 0
     sleep 0.02
   done
+  fail "kill_job: still alive 30 s after SIGKILL: $(pgrep -af -- "$marker" | head -5)"
 }
 
 # killed_at_fault_pause LOG RANKS PAUSE ARGS...: `BIN ARGS` on RANKS ranks
