@@ -126,6 +126,49 @@ std::vector<std::uint64_t> Communicator::allgather(std::span<const std::uint64_t
   return all;
 }
 
+std::vector<std::uint64_t> Communicator::alltoallv(
+    std::span<const std::vector<std::uint64_t>> to) const {
+  if (to.size() != static_cast<std::size_t>(size_)) {
+    throw std::invalid_argument("alltoallv: " + std::to_string(to.size()) + " destinations for " +
+                                std::to_string(size_) + " ranks");
+  }
+  const auto n = static_cast<std::size_t>(size_);
+  std::vector<std::uint64_t> send_counts(n);
+  std::vector<std::uint64_t> send;
+  for (std::size_t r = 0; r < n; ++r) send_counts[r] = to[r].size();
+  std::vector<std::uint64_t> recv_counts(n);
+  check_mpi(
+      MPI_Alltoall(send_counts.data(), 1, MPI_UINT64_T, recv_counts.data(), 1, MPI_UINT64_T, comm_),
+      "MPI_Alltoall");
+  std::uint64_t sent = 0;
+  std::uint64_t received = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    sent += send_counts[r];
+    received += recv_counts[r];
+  }
+  // Every rank throws alike, before any data moves.
+  const bool too_many =
+      sent > static_cast<std::uint64_t>(INT_MAX) || received > static_cast<std::uint64_t>(INT_MAX);
+  if (any(too_many))
+    throw std::length_error("alltoallv of more than 2^31-1 values to or from a rank");
+  std::vector<int> scounts(n), sdispls(n), rcounts(n), rdispls(n);
+  send.reserve(sent);
+  std::uint64_t in = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    scounts[r] = static_cast<int>(send_counts[r]);
+    sdispls[r] = static_cast<int>(send.size());
+    send.insert(send.end(), to[r].begin(), to[r].end());
+    rcounts[r] = static_cast<int>(recv_counts[r]);
+    rdispls[r] = static_cast<int>(in);
+    in += recv_counts[r];
+  }
+  std::vector<std::uint64_t> all(received);
+  check_mpi(MPI_Alltoallv(send.data(), scounts.data(), sdispls.data(), MPI_UINT64_T, all.data(),
+                          rcounts.data(), rdispls.data(), MPI_UINT64_T, comm_),
+            "MPI_Alltoallv");
+  return all;
+}
+
 std::vector<std::uint64_t> Communicator::gather_to_rank0(
     std::span<const std::uint64_t> values) const {
   const GatherLayout l = gather_layout(comm_, size_, values.size(), "gather");

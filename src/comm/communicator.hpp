@@ -55,6 +55,14 @@ class Communicator {
   /// throws std::length_error).
   [[nodiscard]] std::vector<std::uint64_t> allgather(std::span<const std::uint64_t> values) const;
 
+  /// Collective: `to[r]` goes to rank r (`to` has size() entries); returns
+  /// what every rank sent this one, concatenated in rank order
+  /// (MPI_Alltoall of the counts, then MPI_Alltoallv). What a rank sends
+  /// and receives must each stay below 2^31 values (else every rank throws
+  /// std::length_error: the counts are agreed before any data moves).
+  [[nodiscard]] std::vector<std::uint64_t> alltoallv(
+      std::span<const std::vector<std::uint64_t>> to) const;
+
   /// Collective: as allgather(), but the concatenation lands on rank 0 only
   /// (the other ranks get an empty vector): for what only rank 0 writes, so
   /// that no other rank holds every rank's share (MPI_Allgather of the

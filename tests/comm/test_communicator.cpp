@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,6 +50,26 @@ TEST(Communicator, AllgatherConcatenatesInRankOrder) {
   }
   EXPECT_EQ(comm.allgather(mine), expected);
   EXPECT_TRUE(comm.allgather(std::vector<std::uint64_t>{}).empty());
+}
+
+TEST(Communicator, AlltoallvDeliversEachRanksShareInRankOrder) {
+  Communicator comm;
+  const auto r = static_cast<std::uint64_t>(comm.rank());
+  const auto n = static_cast<std::uint64_t>(comm.size());
+  // Rank q sends rank d (q + d) % 3 values: q*1000 + d*10 + i; so some
+  // pairs send nothing, and a rank's share to itself travels too.
+  std::vector<std::vector<std::uint64_t>> to(n);
+  for (std::uint64_t d = 0; d < n; ++d) {
+    for (std::uint64_t i = 0; i < (r + d) % 3; ++i) to[d].push_back(r * 1000 + d * 10 + i);
+  }
+  std::vector<std::uint64_t> expected;
+  for (std::uint64_t q = 0; q < n; ++q) {
+    for (std::uint64_t i = 0; i < (q + r) % 3; ++i) expected.push_back(q * 1000 + r * 10 + i);
+  }
+  EXPECT_EQ(comm.alltoallv(to), expected);
+  EXPECT_TRUE(comm.alltoallv(std::vector<std::vector<std::uint64_t>>(n)).empty());
+  EXPECT_THROW((void)comm.alltoallv(std::vector<std::vector<std::uint64_t>>(n + 1)),
+               std::invalid_argument);
 }
 
 TEST(Communicator, GatherToRankZeroConcatenatesInRankOrderThereOnly) {

@@ -180,9 +180,10 @@ TEST(SizingPlan, InputOrderCountsTheOrderTable) {
   EXPECT_EQ(arrival.offset_map_bytes, 0.0);
   // The retractions waiting for the end pass: half the duplicates of the
   // 2 of 16 inputs read at a time (3M x 2/16 / 2; the benchmark measured
-  // 132,644), 48 bytes each on every rank, and their rows in a checkpoint.
+  // 132,644), 96 bytes each spread over the 2 ranks, and their rows in a
+  // checkpoint.
   EXPECT_EQ(first.retractions, 187500.0);
-  EXPECT_EQ(first.retraction_bytes, 187500.0 * 48);
+  EXPECT_EQ(first.retraction_bytes, 187500.0 * 96 / 2);
   EXPECT_EQ(arrival.retractions, 0.0);
   EXPECT_EQ(first.peak_rss_bytes, arrival.peak_rss_bytes + first.order_table_bytes +
                                       first.offset_map_bytes + first.retraction_bytes);

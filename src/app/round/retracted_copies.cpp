@@ -22,16 +22,35 @@ namespace {
 
 using HashPair = std::pair<std::uint64_t, std::uint64_t>;
 
-// Every rank's retractions, grouped by input: each input's retracted
-// copies, sorted by input offset and unique.
-std::map<std::size_t, std::vector<RetractedLine>> gather_by_input(
-    const comm::Communicator& world, std::span<const core::CrossInputRetraction> mine) {
-  std::vector<std::uint64_t> flat;
-  flat.reserve(mine.size() * 3);
+// Collective: the inputs that any rank holds a retraction for, ascending
+// (the same on every rank; one allgather of input indexes, not of the
+// retractions).
+std::vector<std::size_t> inputs_with_retractions(const comm::Communicator& world,
+                                                 std::span<const core::CrossInputRetraction> mine) {
+  std::vector<std::uint64_t> own;
+  own.reserve(mine.size());
+  for (const core::CrossInputRetraction& r : mine) own.push_back(core::order_input(r.tag));
+  std::sort(own.begin(), own.end());
+  own.erase(std::unique(own.begin(), own.end()), own.end());
+  std::vector<std::uint64_t> all = world.allgather(own);
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return {all.begin(), all.end()};
+}
+
+// Collective: each retraction sent to the rank that cuts its input
+// (`rank_of`), so a rank holds only the retractions of the outputs it cuts
+// (about 1/P of them, not the whole list); grouped by input, each input's
+// sorted by input offset and unique.
+std::map<std::size_t, std::vector<RetractedLine>> route_to_cutting_ranks(
+    const comm::Communicator& world, std::span<const core::CrossInputRetraction> mine,
+    const std::map<std::size_t, std::size_t>& rank_of) {
+  std::vector<std::vector<std::uint64_t>> to(world.usize());
   for (const core::CrossInputRetraction& r : mine) {
-    flat.insert(flat.end(), {r.tag, r.hash.hi, r.hash.lo});
+    const std::size_t input = static_cast<std::size_t>(core::order_input(r.tag));
+    to[rank_of.at(input)].insert(to[rank_of.at(input)].end(), {r.tag, r.hash.hi, r.hash.lo});
   }
-  const std::vector<std::uint64_t> all = world.allgather(flat);
+  const std::vector<std::uint64_t> all = world.alltoallv(to);
   std::map<std::size_t, std::vector<RetractedLine>> by_input;
   for (std::size_t j = 0; j + 2 < all.size(); j += 3) {
     by_input[static_cast<std::size_t>(core::order_input(all[j]))].push_back(
@@ -177,22 +196,22 @@ void agree_no_error(const comm::Communicator& world, const std::string& error, c
   }
 }
 
-// Collective: which rank cuts each input of `by_input`: the rank whose
-// feed kept the output's offset map (the writer, InputFeed::offset_map()),
-// else the rank (input mod ranks). The same on every rank (one allgather of
-// the mapped inputs' indexes).
-std::map<std::size_t, std::size_t> cutting_ranks(
-    const comm::Communicator& world,
-    const std::map<std::size_t, std::vector<RetractedLine>>& by_input, const InputFeed& feed) {
+// Collective: which rank cuts each of `inputs`: the rank whose feed kept
+// the output's offset map (the writer, InputFeed::offset_map()), else the
+// rank (input mod ranks). The same on every rank (one allgather of the
+// mapped inputs' indexes).
+std::map<std::size_t, std::size_t> cutting_ranks(const comm::Communicator& world,
+                                                 std::span<const std::size_t> inputs,
+                                                 const InputFeed& feed) {
   std::vector<std::uint64_t> mapped;
-  for (const auto& [input, retracted] : by_input) {
+  for (const std::size_t input : inputs) {
     if (feed.offset_map(input) != nullptr) mapped.push_back(input);
   }
   const std::vector<std::uint64_t> counts =
       world.allgather(std::vector<std::uint64_t>{mapped.size()});
   const std::vector<std::uint64_t> all = world.allgather(mapped);
   std::map<std::size_t, std::size_t> rank_of;
-  for (const auto& [input, retracted] : by_input) rank_of[input] = input % world.usize();
+  for (const std::size_t input : inputs) rank_of[input] = input % world.usize();
   std::size_t j = 0;
   for (std::size_t r = 0; r < counts.size(); ++r) {
     for (std::uint64_t n = 0; n < counts[r]; ++n, ++j) {
@@ -208,15 +227,17 @@ RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const 
                                          std::span<const core::CrossInputRetraction> mine,
                                          InputFeed& feed, const std::filesystem::path& output_dir,
                                          const EndPassOptions& how) {
-  const std::map<std::size_t, std::vector<RetractedLine>> by_input = gather_by_input(world, mine);
+  // Only a filter mode's uncompressed outputs are placed by a map; the
+  // feed keeps none for the others.
+  const std::vector<std::size_t> inputs = inputs_with_retractions(world, mine);
+  const std::map<std::size_t, std::size_t> rank_of = cutting_ranks(world, inputs, feed);
+  // This rank's outputs to cut, each with every rank's retractions of it.
+  const std::map<std::size_t, std::vector<RetractedLine>> by_input =
+      route_to_cutting_ranks(world, mine, rank_of);
   RetractedCopiesPass done;
   std::vector<std::uint64_t> cut;  // (input, length) pairs of this rank
   std::string error;
-  // Only a filter mode's uncompressed outputs are placed by a map; the
-  // feed keeps none for the others.
-  const std::map<std::size_t, std::size_t> rank_of = cutting_ranks(world, by_input, feed);
   for (const auto& [input, retracted] : by_input) {
-    if (rank_of.at(input) != world.urank()) continue;
     try {
       const io::InputFile& file = m.inputs.at(input).file;
       const std::filesystem::path out = io::output_path_for(output_dir, file.relative_path);

@@ -83,11 +83,13 @@ void commit_cut_outputs(const comm::Communicator& world, const RunManifest& m,
                         std::span<const CutOutput> cuts, const std::filesystem::path& output_dir,
                         bool durable);
 
-/// Collective (every rank, the same `m`, once every input is read). Gathers
-/// every rank's `mine` (KeyOrder::cross_input_retractions(); 24 bytes each,
-/// one allgather); the rank that holds an output's offset map
+/// Collective (every rank, the same `m`, once every input is read). The
+/// cutting rank of each output is the rank that holds its offset map
 /// (InputFeed::offset_map(), one allgather of their inputs), else the rank
-/// (input index mod ranks), rewrites each output
+/// (input index mod ranks); every rank's `mine`
+/// (KeyOrder::cross_input_retractions(); 24 bytes each) goes to the
+/// cutting ranks of their inputs (one alltoallv: a rank holds about 1/P of
+/// all retractions, never the whole list). The cutting rank rewrites each output
 /// that holds a retracted copy into a temporary file renamed over the
 /// output (fsynced first when `how.durable`): in annotate mode with the
 /// retracted copies' lines flagged a duplicate (retracted_annotations.hpp;

@@ -161,7 +161,7 @@ SizingPlan make_plan(const PlanInputs& in) {
         std::min(records_per_rank * (1.0 - in.unique_fraction) * kOutputOffsetMapBytesPerLeftOut,
                  static_cast<double>(kOutputOffsetMapMaxBytes));
     p.retractions = std::ceil(static_cast<double>(p.duplicates) * share / 2.0);
-    p.retraction_bytes = p.retractions * kEndPassBytesPerRetraction;
+    p.retraction_bytes = p.retractions * kEndPassBytesPerRetraction / ranks;
   }
   const double bloom_per_rank = p.bloom_bytes / ranks;
   const bool collective_io = in.ranks > 1 && in.checkpoints;

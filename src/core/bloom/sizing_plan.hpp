@@ -127,8 +127,8 @@ struct SizingPlan {
   /// benchmark at 2 ranks in 16 inputs: 187.5K planned, 132,644 measured);
   /// the whole job's count; 0 otherwise.
   double retractions = 0;
-  /// The end pass's memory on every rank for them
-  /// (kEndPassBytesPerRetraction each: every rank holds the whole list);
+  /// The end pass's memory a rank for them (kEndPassBytesPerRetraction
+  /// each, spread over the ranks);
   /// their rows (24 bytes each) count in checkpoint_bytes.
   double retraction_bytes = 0;
   double peak_rss_bytes = 0;

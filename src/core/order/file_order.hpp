@@ -91,10 +91,14 @@ inline constexpr double kInputOrderManifestBytesPerKey = 62;
 /// Bytes a remembered kept copy takes in a checkpoint since version 2: one
 /// row of /input_order/rows (tag, hi, lo); a plan's figure.
 inline constexpr double kInputOrderRowBytesPerKey = 24;
-/// Bytes a retraction waiting for the end pass takes on every rank at the
-/// end pass, a plan's figure: the allgathered list (tag, hi, lo) and the
-/// same entries grouped by input (offset, hi, lo) alive together.
-inline constexpr double kEndPassBytesPerRetraction = 48;
+/// Bytes a retraction waiting for the end pass takes at the end pass, over
+/// all ranks, a plan's figure: on its owner, the list (tag, hi, lo) and the
+/// same entries in the send buffers of the exchange to the cutting rank
+/// (48 bytes); on the cutting rank, the received entries and the same
+/// grouped by input (offset, hi, lo; 48 bytes), alive together. Spread over
+/// the ranks (owners by key hash, cutting ranks by input): a rank holds
+/// about 1/P of them.
+inline constexpr double kEndPassBytesPerRetraction = 96;
 
 /// Peak bytes of one owner's across-inputs FileOrder (the table of
 /// `--kept-copy first`) that is reserved for `reserved` keys and comes to
