@@ -53,7 +53,7 @@ static_assert(static_cast<double>(io::kDefaultPrefetchBlocks * io::ReaderOptions
 
 // Progress counts a range of a split input by its own bytes, not the file's.
 std::uint64_t on_disk_bytes(const FileTask& task) {
-  return task.range ? task.bytes.end - task.bytes.begin : task.file.size;
+  return task.range || task.block ? task.bytes.end - task.bytes.begin : task.file.size;
 }
 
 }  // namespace
@@ -92,6 +92,7 @@ InputFeed::InputFeed(const InputFeedConfig& config, std::vector<FileTask> tasks,
         wire_keys_carry_positions(config.key, config.annotate.mode == RunMode::kAnnotate));
   }
   offset_maps_.resize(tasks_.size());
+  lockstep_ = std::any_of(tasks_.begin(), tasks_.end(), [](const FileTask& t) { return t.block; });
   states_.reserve(tasks_.size());
   for (const FileTask& t : tasks_) {
     states_.push_back(
@@ -102,6 +103,7 @@ InputFeed::InputFeed(const InputFeedConfig& config, std::vector<FileTask> tasks,
 bool InputFeed::open_next_file() {
   if (next_ >= tasks_.size()) return false;
   const FileTask& task = tasks_[next_];
+  if (task.block) return open_block();
   // Range k > 0 of a split input writes parts that the join puts in place.
   const bool part = task.range.value_or(0) > 0;
   const std::filesystem::path out =
@@ -175,6 +177,25 @@ bool InputFeed::open_next_file() {
   return true;
 }
 
+bool InputFeed::open_block() {
+  // A block of the lockstep layout: no output of its own (write_staged()
+  // places its lines), no offset map (several ranks write the output), no
+  // resume (runs without --state only). Its tags are its input's: the
+  // owners remember every copy after the watermark (FileOrder, shared
+  // inputs), since other ranks read the input's other blocks.
+  const FileTask& task = tasks_[next_];
+  staged_slot_ = next_;
+  staged_block_ = task.block;
+  block_taken_ = true;
+  ++next_;
+  open_ = true;
+  positioned_ = false;
+  tag_base_ = core::order_tag_base(task.index, task.file.size, false).value_or(0);
+  reader_.open_range(task.file, task.bytes.begin, task.bytes.end);
+  positioned_ = true;
+  return true;
+}
+
 void InputFeed::hold(const io::InputError& e) {
   const std::size_t slot = next_ - 1;
   states_[slot].cursor = positioned_ ? reader_.cursor() : tasks_[slot].cursor;
@@ -241,7 +262,7 @@ void InputFeed::take_lines(std::span<const io::Record> records, RoundBatch& batc
   const std::size_t taken =
       extractor.extract_lines(lines_, [&](std::size_t i, const io::FieldsResult& result) {
         take_fields(records[i], result, batch);
-        return batch.bytes() < config_.batch_bytes;
+        return lockstep_ || batch.bytes() < config_.batch_bytes;
       });
   reader_.consume(records.first(taken));
 }
@@ -389,7 +410,7 @@ void InputFeed::finish_input_bytes(const FileTask& task) {
 void InputFeed::count_open_input_bytes() {
   if (open_ && positioned_) {
     const FileTask& task = tasks_[next_ - 1];
-    const std::uint64_t begin = task.range ? task.bytes.begin : 0;
+    const std::uint64_t begin = task.range || task.block ? task.bytes.begin : 0;
     const std::uint64_t at = reader_.on_disk_offset();
     // An estimate for compressed inputs: held from going back.
     open_input_bytes_ =
@@ -408,10 +429,15 @@ void InputFeed::fill_batch(RoundBatch& batch) {
   if (annotations_) annotations_->clear();
   if (paragraphs_) paragraphs_->clear();
   io::Record record;
-  while (batch.bytes() < config_.batch_bytes) {
+  if (lockstep_) {  // one block a round, whatever its size
+    block_taken_ = false;
+    staged_block_.reset();
+    staged_bytes_ = 0;
+  }
+  while (lockstep_ || batch.bytes() < config_.batch_bytes) {
     if (held_) return;  // a broken input waits for the job's decision
     try {
-      if (!open_ && !open_next_file()) return;
+      if (!open_ && (block_taken_ || !open_next_file())) return;
       // Lines already buffered go through the extractor many at a time;
       // next() reads on, and takes too-long lines and a last line without
       // newline. Either way the batch keeps the reader's buffer.
@@ -437,6 +463,7 @@ void InputFeed::fill_batch(RoundBatch& batch) {
     counters_.read_bytes +=
         reader_.cursor().decompressed_offset - tasks_[next_ - 1].cursor.decompressed_offset;
     finish_input_bytes(tasks_[next_ - 1]);
+    if (lockstep_) states_[next_ - 1].done = true;  // its lines are placed this round
   }
 }
 
@@ -471,7 +498,7 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
   // file in a few writev calls, without a user-space copy.
   std::uint32_t slot = 0;
   const auto write_pieces = [&] {
-    if (pieces_.empty()) return;
+    if (pieces_.empty() || lockstep_) return;  // lockstep: write_staged() places them
     outputs_[slot].write_pieces(pieces_);
     pieces_.clear();
   };
@@ -483,6 +510,7 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
     ++counters_.kept;
     const std::string_view bytes = batch.record_bytes(i);
     counters_.output_bytes += bytes.size();
+    if (lockstep_) staged_bytes_ += bytes.size();
     if (offset_maps_[batch.file_slot(i)]) note_offset(batch.file_slot(i), batch, i, bytes.size());
     if (batch.file_slot(i) != slot) {
       write_pieces();
@@ -499,6 +527,25 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
   }
   write_pieces();
   close_finished_outputs();
+}
+
+void InputFeed::write_staged(std::uint64_t offset) {
+  if (staged_block_ && !pieces_.empty()) {
+    const FileTask& task = tasks_[staged_slot_];
+    // One output open at a time: a rank's blocks of one input come in a row.
+    if (!block_output_.is_open() || block_output_input_ != task.index) {
+      block_output_.close();
+      block_output_ = io::PositionalOutput::open(
+          io::output_path_for(config_.output_dir, task.file.relative_path));
+      block_output_input_ = task.index;
+    }
+    block_output_.write_at(offset, pieces_);
+  }
+  pieces_.clear();
+  // An exhausted feed is not filled again (read_round): nothing is staged
+  // in the rounds after its last block.
+  staged_block_.reset();
+  staged_bytes_ = 0;
 }
 
 void InputFeed::note_offset(std::uint32_t slot, const RoundBatch& batch, std::size_t i,
@@ -660,6 +707,7 @@ void InputFeed::finish() {
   for (auto& part : range_rejects_) {
     if (part) part->close();
   }
+  block_output_.close();
   rejects_.close();
 }
 

@@ -29,6 +29,7 @@
 #include "bloomshard/core/key_builder.hpp"
 #include "core/order/output_offset_map.hpp"
 #include "io/output/output_writer.hpp"
+#include "io/output/positional_output.hpp"
 #include "io/output/reject_writer.hpp"
 #include "io/records/key_extractor.hpp"
 #include "io/records/line_ranges.hpp"
@@ -97,6 +98,10 @@ struct FileTask {
   std::optional<std::size_t> range;
   io::ByteRange bytes;
   std::uint64_t reject_length = 0;
+  /// Set for one block of the lockstep layout (app/split/lockstep_layout.hpp):
+  /// its global number; the task reads the lines that start in `bytes` and
+  /// its kept lines are staged for write_staged(), not appended.
+  std::optional<std::size_t> block;
 };
 
 /// Where one file stands at a cut.
@@ -121,7 +126,9 @@ class InputFeed {
             const std::filesystem::path& reject_path, bool durable);
 
   /// Reads records into `batch` (cleared first) until about batch_bytes
-  /// were taken or this rank's input ends. An input that cannot be read on
+  /// were taken or this rank's input ends; in the lockstep layout (block
+  /// tasks), exactly the next block, whatever its size (none once all are
+  /// read). An input that cannot be read on
   /// is held at its last good record (its output keeps what came before,
   /// and closes without being done); under --on-input-error fail the
   /// io::InputError is rethrown, under skip fill() returns early with the
@@ -145,6 +152,15 @@ class InputFeed {
   /// --confirm-jaccard, the owners' core::BandMatch of each key (else empty).
   void write_kept(const RoundBatch& batch, std::span<const core::Verdict> verdicts,
                   std::span<const std::uint8_t> answers = {});
+
+  /// The lockstep layout: the block taken by the last fill() (nullopt: none
+  /// left) and the bytes write_kept() staged for it.
+  [[nodiscard]] std::optional<std::size_t> staged_block() const noexcept { return staged_block_; }
+  [[nodiscard]] std::uint64_t staged_bytes() const noexcept { return staged_bytes_; }
+  /// The lockstep layout, after write_kept() and before the next fill():
+  /// writes the staged lines at `offset` of the block's mirrored output
+  /// (created empty by the job). Throws io::OutputError.
+  void write_staged(std::uint64_t offset);
 
   /// At a cut (after write_kept): ends the open output's frame, flushes it
   /// and the reject file (and fsyncs them when durable), and returns every
@@ -251,6 +267,7 @@ class InputFeed {
 
  private:
   bool open_next_file();
+  bool open_block();
   void close_finished_outputs();
   void take(const io::Record& record, RoundBatch& batch);
   void take_lines(std::span<const io::Record> records, RoundBatch& batch);
@@ -315,6 +332,15 @@ class InputFeed {
   // Per task: its output's offset map while it is kept (offset_map()).
   std::vector<std::optional<core::OutputOffsetMap>> offset_maps_;
   std::size_t offset_map_bytes_ = 0;  // their memory_bytes(), summed
+  // The lockstep layout (tasks are blocks): one block a fill(), its kept
+  // lines staged in pieces_ until write_staged() places them.
+  bool lockstep_ = false;
+  bool block_taken_ = false;                 // this fill() opened its block
+  std::optional<std::size_t> staged_block_;  // the block of the last fill()
+  std::size_t staged_slot_ = 0;              // and its task
+  std::uint64_t staged_bytes_ = 0;
+  io::PositionalOutput block_output_;  // the output of the last block written
+  std::size_t block_output_input_ = 0;
 };
 
 }  // namespace bloomshard::app

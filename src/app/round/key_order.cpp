@@ -108,6 +108,9 @@ class FileOrderKeys final : public KeyOrder {
       order_.forget_before(watermark);
     }
   }
+  void read_in_lockstep() override {
+    if (across()) order_.set_inputs_read_by_many();
+  }
   std::span<const core::CrossInputRetraction> cross_input_retractions() const override {
     return other_inputs_;
   }

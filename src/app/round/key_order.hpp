@@ -106,6 +106,12 @@ class KeyOrder {
   /// this rank. No communication (a version-3 state's rows are each
   /// rank's owned slices' already; older states' lists every rank's).
   virtual void restore_input_order(const InputOrderProgress&, const comm::KeyRouter&, int) {}
+  /// In input order, before the first round: the inputs are read in the
+  /// lockstep layout (app/split/lockstep_layout.hpp), each by several ranks,
+  /// so a copy in the watermark's own input is not final until the
+  /// watermark passes it, and a copy retracted by an earlier one of its own
+  /// input leaves at the end pass (core::FileOrder::set_inputs_read_by_many).
+  virtual void read_in_lockstep() {}
 };
 
 /// Whether a run keeps the one order of all inputs (docs/inputs.md "Which

@@ -68,6 +68,10 @@ void Round::write(const std::function<void()>& fence) {
   set_activity("writing outputs", number_ + 1);
   fence();
   p_.feed.write_kept(batch_, verdicts_, answers_);
+  if (p_.lockstep != nullptr) {
+    p_.feed.write_staged(
+        p_.lockstep->place(p_.world, p_.feed.staged_block(), p_.feed.staged_bytes()));
+  }
   writing.add_to(phases_.wall.write, phases_.system.write);
   ++number_;
   sample_rss_anon();
