@@ -51,6 +51,15 @@ namespace {
 static_assert(static_cast<double>(io::kDefaultPrefetchBlocks * io::ReaderOptions{}.buffer_bytes) ==
               core::kReadAheadBytes);
 
+// Whether the tasks are the lockstep layout's blocks. Their reads go
+// without the read-ahead thread: it starts with each opened block and
+// allocates its 4 MiB of buffers anew, which cost more than it saved on
+// the 10M-record benchmark (read phase 2.4 s against 1.7 s a rank with
+// 4 MiB blocks, docs/inputs.md "The lockstep layout").
+bool reads_blocks(const std::vector<FileTask>& tasks) {
+  return std::any_of(tasks.begin(), tasks.end(), [](const FileTask& t) { return t.block; });
+}
+
 // Progress counts a range of a split input by its own bytes, not the file's.
 std::uint64_t on_disk_bytes(const FileTask& task) {
   return task.range || task.block ? task.bytes.end - task.bytes.begin : task.file.size;
@@ -66,9 +75,10 @@ InputFeed::InputFeed(const InputFeedConfig& config, std::vector<FileTask> tasks,
       // Cursors and their prefix digests are saved only by a durable run. The
       // next blocks are read and decoded while the round is exchanged and
       // decided (cursors stay the consumed position).
-      reader_(io::ReaderOptions{.max_line_bytes = config.max_line_bytes,
-                                .prefix_digest = durable,
-                                .prefetch_blocks = io::kDefaultPrefetchBlocks}),
+      reader_(io::ReaderOptions{
+          .max_line_bytes = config.max_line_bytes,
+          .prefix_digest = durable,
+          .prefetch_blocks = reads_blocks(tasks_) ? 0 : io::kDefaultPrefetchBlocks}),
       plain_keys_(extractor_options(config, io::Format::kPlainLines, streams_long_values(config))),
       json_keys_(extractor_options(config, io::Format::kJsonLines, streams_long_values(config))),
       outputs_(tasks_.size()),
@@ -92,7 +102,7 @@ InputFeed::InputFeed(const InputFeedConfig& config, std::vector<FileTask> tasks,
         wire_keys_carry_positions(config.key, config.annotate.mode == RunMode::kAnnotate));
   }
   offset_maps_.resize(tasks_.size());
-  lockstep_ = std::any_of(tasks_.begin(), tasks_.end(), [](const FileTask& t) { return t.block; });
+  lockstep_ = reads_blocks(tasks_);
   states_.reserve(tasks_.size());
   for (const FileTask& t : tasks_) {
     states_.push_back(

@@ -104,12 +104,17 @@ class FileOrderKeys final : public KeyOrder {
   void after_round(const comm::Communicator& world, const InputFeed& feed) override {
     if (!across()) return;
     const std::uint64_t watermark = ~world.allreduce_max(~feed.unread_position());
-    if (core::order_input(watermark) != core::order_input(order_.watermark())) {
+    // In lockstep every round's copies become final together: a pass over
+    // a table sized for one round. Else once per input (the table holds
+    // the inputs being read).
+    if (lockstep_ || core::order_input(watermark) != core::order_input(order_.watermark())) {
       order_.forget_before(watermark);
     }
   }
   void read_in_lockstep() override {
-    if (across()) order_.set_inputs_read_by_many();
+    if (!across()) return;
+    order_.set_inputs_read_by_many();
+    lockstep_ = true;
   }
   std::span<const core::CrossInputRetraction> cross_input_retractions() const override {
     return other_inputs_;
@@ -165,6 +170,7 @@ class FileOrderKeys final : public KeyOrder {
   std::vector<core::OrderTag> sorted_tags_;
   std::vector<core::Verdict> sorted_verdicts_;
   std::vector<core::CrossInputRetraction> other_inputs_;
+  bool lockstep_ = false;  // read_in_lockstep()
 };
 
 }  // namespace
@@ -207,7 +213,8 @@ std::size_t input_order_reserve(const RunManifest& m, std::uint32_t ranks) {
 }
 
 std::unique_ptr<KeyOrder> make_key_order(const DedupConfig& config, const RunManifest& m,
-                                         std::uint32_t ranks, InputFeed& feed) {
+                                         std::uint32_t ranks, InputFeed& feed,
+                                         std::uint64_t lockstep_round_bytes) {
   if (config.key.unit == core::KeyUnit::kMinHash && config.key.confirm_jaccard > 0.0) {
     return make_confirmed_band_order(
         config.key.confirm_jaccard, config.key.bands * config.key.rows, core::kDefaultConfirmBits,
@@ -215,7 +222,13 @@ std::unique_ptr<KeyOrder> make_key_order(const DedupConfig& config, const RunMan
   }
   if (keeps_input_order(config)) {
     feed.tag_keys_in_input_order();
-    return make_input_order(input_order_reserve(m, ranks));
+    if (lockstep_round_bytes == 0) return make_input_order(input_order_reserve(m, ranks));
+    // One round's keys, spread over the owners.
+    std::unique_ptr<KeyOrder> order = make_input_order(static_cast<std::size_t>(
+        std::min(lockstep_round_bytes / core::kInputOrderReserveBytesPerKey / ranks,
+                 core::kInputOrderMaxReserveKeys)));
+    order->read_in_lockstep();
+    return order;
   }
   if (!keeps_file_order(config, m)) return make_batch_order();
   feed.tag_keys_in_file_order();

@@ -111,6 +111,8 @@ class KeyOrder {
   /// so a copy in the watermark's own input is not final until the
   /// watermark passes it, and a copy retracted by an earlier one of its own
   /// input leaves at the end pass (core::FileOrder::set_inputs_read_by_many).
+  /// The watermark then moves a round at a time and the table is pruned
+  /// after every round: it holds about one round's kept keys.
   virtual void read_in_lockstep() {}
 };
 
@@ -150,9 +152,13 @@ class KeyOrder {
 /// with --confirm-jaccard (confirmed_band_order.hpp), else in input order when keeps_input_order()
 /// (then `feed` tags every key), else in file order when keeps_file_order() (then `feed` tags its
 /// keys, and the memory is sized for `ranks`), else in batch order.
+/// `lockstep_round_bytes` (nonzero: the lockstep layout, app/split/lockstep_layout.hpp, which
+/// reads that many input bytes a round over all ranks): the input order then reads in lockstep
+/// (KeyOrder::read_in_lockstep) and its table is sized for one round's keys.
 [[nodiscard]] std::unique_ptr<KeyOrder> make_key_order(const DedupConfig& config,
                                                        const RunManifest& m, std::uint32_t ranks,
-                                                       InputFeed& feed);
+                                                       InputFeed& feed,
+                                                       std::uint64_t lockstep_round_bytes = 0);
 
 /// The batch-order strategy alone (tests, and runs without split inputs).
 [[nodiscard]] std::unique_ptr<KeyOrder> make_batch_order();

@@ -282,9 +282,9 @@ class DedupJob {
     }
     s.progress.emplace(world_.rank() == 0, config_.progress_seconds, config_.progress_style,
                        std::cerr);
-    s.order = make_key_order(config_, s.begun.manifest, world_.usize(), *s.feed);
+    s.order = make_key_order(config_, s.begun.manifest, world_.usize(), *s.feed,
+                             s.lockstep ? config_.batch_bytes * world_.usize() : 0);
     if (s.begun.forms) adopt_loaded_forms(*s.order, std::move(s.begun.forms));
-    if (s.lockstep) s.order->read_in_lockstep();
     // Keys this run inserts carry its ordinal beside their positions.
     if (core::BandConfirmer* forms = band_confirmer_of(*s.order)) {
       if (s.begun.manifest.run_ordinal > core::kMaxOriginRun) {
