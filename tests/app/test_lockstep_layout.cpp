@@ -13,8 +13,6 @@
 namespace bloomshard::app {
 namespace {
 
-constexpr std::uint64_t kNone = ~std::uint64_t{0};
-
 InputProgress input(const char* name, std::uint64_t size, io::Compression c) {
   InputProgress p;
   p.file.relative_path = name;
@@ -48,6 +46,11 @@ TEST(LockstepLayout, AppliesToPlainFirstCopyRunsWithoutStateOnly) {
   DedupConfig annotate = c;
   annotate.annotate.mode = RunMode::kAnnotate;
   EXPECT_FALSE(lockstep_layout_applies(annotate, plain));
+  for (const char* split : {"split-inputs", "split-min-bytes"}) {
+    DedupConfig ranges = c;
+    ranges.explicit_options.push_back(split);
+    EXPECT_FALSE(lockstep_layout_applies(ranges, plain)) << split;
+  }
   DedupConfig paragraphs = c;
   paragraphs.key.unit = core::KeyUnit::kParagraph;
   EXPECT_FALSE(lockstep_layout_applies(paragraphs, plain));
@@ -83,36 +86,41 @@ TEST(LockstepLayout, BlocksAreNumberedInInputOrderAndDealtRoundRobin) {
   }
 }
 
+StagedBlock staged(std::size_t block, std::uint64_t bytes, std::uint64_t lines) {
+  return {block, bytes, lines};
+}
+
 TEST(LockstepLayout, EachBlockLandsAfterTheKeptBytesOfTheBlocksBeforeIt) {
-  // Blocks 0-2 of input 0, block 3 of input 1, block 4 of input 0 again
-  // is impossible (input order), so: 0,1,2 -> input 0; 3,4 -> input 1.
+  // Blocks 0-2 of input 0, blocks 3-4 of input 1.
   std::vector<LockstepBlock> blocks = {
       {0, {0, 10}}, {0, {10, 20}}, {0, {20, 30}}, {1, {0, 10}}, {1, {10, 20}}};
   LockstepOutputs out(blocks, 2);
-  // Round 0 on 2 ranks: blocks 0 and 1 with 7 and 5 kept bytes.
-  EXPECT_EQ(out.place_all(std::vector<std::uint64_t>{0, 7, 1, 5}),
-            (std::vector<std::uint64_t>{0, 7}));
-  // Round 1: block 2 (3 bytes, input 0) and block 3 (4 bytes, input 1).
-  EXPECT_EQ(out.place_all(std::vector<std::uint64_t>{2, 3, 3, 4}),
-            (std::vector<std::uint64_t>{12, 0}));
-  // Round 2: block 4 on rank 0, rank 1 has none left.
-  EXPECT_EQ(out.place_all(std::vector<std::uint64_t>{4, 9, kNone, 0}),
-            (std::vector<std::uint64_t>{4, 0}));
+  // Round 0 on 2 ranks: blocks 0 and 1 with 7 and 5 kept bytes, 3 and 2 lines.
+  EXPECT_EQ(out.place_all(std::vector<StagedBlock>{staged(0, 7, 3), staged(1, 5, 2)}),
+            (std::vector<BlockPlace>{{0, 0}, {7, 3}}));
+  // Round 1: block 2 (input 0) and block 3 (input 1), whose read broke.
+  EXPECT_EQ(out.place_all(std::vector<StagedBlock>{staged(2, 3, 1), staged(3, 4, kUnknownLines)}),
+            (std::vector<BlockPlace>{{12, 5}, {0, 0}}));
+  // Round 2: block 4 on rank 0 (its line numbers unknown after the broken
+  // block), rank 1 has none left.
+  EXPECT_EQ(out.place_all(std::vector<StagedBlock>{staged(4, 9, 2), {}}),
+            (std::vector<BlockPlace>{{4, kUnknownLines}, {0, 0}}));
   EXPECT_EQ(out.output_length(0), 15u);
   EXPECT_EQ(out.output_length(1), 13u);
   // Later rounds: nobody has a block.
-  EXPECT_EQ(out.place_all(std::vector<std::uint64_t>{kNone, 0, kNone, 0}),
-            (std::vector<std::uint64_t>{0, 0}));
+  EXPECT_EQ(out.place_all(std::vector<StagedBlock>{{}, {}}), (std::vector<BlockPlace>(2)));
 }
 
 TEST(LockstepLayout, ABlockOutOfTurnIsALogicError) {
   const std::vector<LockstepBlock> blocks = {{0, {0, 10}}, {0, {10, 20}}, {0, {20, 30}}};
   LockstepOutputs swapped(blocks, 1);
-  EXPECT_THROW((void)swapped.place_all(std::vector<std::uint64_t>{1, 5, 0, 5}), std::logic_error);
+  EXPECT_THROW((void)swapped.place_all(std::vector<StagedBlock>{staged(1, 5, 1), staged(0, 5, 1)}),
+               std::logic_error);
   LockstepOutputs gap(blocks, 1);
-  EXPECT_THROW((void)gap.place_all(std::vector<std::uint64_t>{kNone, 0, 0, 5}), std::logic_error);
+  EXPECT_THROW((void)gap.place_all(std::vector<StagedBlock>{{}, staged(0, 5, 1)}),
+               std::logic_error);
   LockstepOutputs beyond(blocks, 1);
-  EXPECT_THROW((void)beyond.place_all(std::vector<std::uint64_t>{3, 1}), std::logic_error);
+  EXPECT_THROW((void)beyond.place_all(std::vector<StagedBlock>{staged(3, 1, 1)}), std::logic_error);
 }
 
 }  // namespace

@@ -11,16 +11,20 @@
 #                 (smaller than a block) and one whose lines are up to 5x
 #                 the block (lines longer than a block; its keys repeat the
 #                 others'); every duplicate's copies differ in other
-#                 fields. --batch-bytes 4096 (hundreds of blocks): every
+#                 fields; two rejects at random lines of most inputs. --batch-bytes 4096 (hundreds of blocks): every
 #                 output equals the oracle (the first copies in input
 #                 order) and the 1-rank run's bytes, the metrics say
-#                 "lockstep" with more blocks than ranks. Then
+#                 "lockstep" with more blocks than ranks, every round
+#                 decided without the owners' table, nothing retracted. Then
 #                 --batch-bytes 65536 --max-exchange-bytes 4096 (sub-rounds
-#                 a round): the same bytes, and at N > 1 copies were
-#                 retracted (the end pass cut them).
+#                 a round): the same bytes, rounds with the table,
+#                 and at N > 1 copies were retracted (the end pass cut them). The rejects (file,
+#                 line, reason) are the 1-rank run's.
 #         tasks   the same corpus with one input gzipped: the tasks layout
 #                 (metrics "tasks", 0 blocks), the oracle's bytes; the plain
-#                 corpus with --state: the tasks layout, the same bytes.
+#                 corpus with --state: the tasks layout, the same bytes and
+#                 the same rejects (line numbers count from the input's
+#                 start in both layouts).
 #         overwrite  an output made longer and another shorter by hand,
 #                 then --overwrite: every output byte for byte the 1-rank
 #                 run's (the stale tail is gone); the same in a dir no run
@@ -54,6 +58,33 @@ with open(sys.argv[1], "w") as f:
         f.write(json.dumps({"id": key, "copy": f"c-long:{i}",
                             "pad": "x" * r.choice([10, 3000, 9000, 20000])}) + "\n")
 PYEOF
+  # Rejects (a line that is not JSON, a record without "id") at random
+  # lines of most inputs: their line numbers count from the input's start.
+  "$PY" - "$TMP/in" <<'PYEOF'
+import os, random, sys
+r = random.Random(9)
+for name in sorted(os.listdir(sys.argv[1])):
+    path = os.path.join(sys.argv[1], name)
+    lines = open(path, "rb").read().splitlines(keepends=True)
+    if len(lines) < 2:
+        continue
+    for bad in (b"not json at all\n", b'{"noid": 1, "copy": "reject"}\n'):
+        lines.insert(r.randrange(0, len(lines) + 1), bad)
+    open(path, "wb").write(b"".join(lines))
+PYEOF
+}
+
+# The rejects of an output dir as sorted "file line reason" rows.
+reject_set() {
+  "$PY" - "$1" <<'PYEOF'
+import glob, json, os, sys
+rows = []
+for p in glob.glob(os.path.join(sys.argv[1], "_rejects", "*.jsonl")):
+    for line in open(p, encoding="utf-8"):
+        r = json.loads(line)
+        rows.append(f'{os.path.basename(r["file"])}\t{r["line"]}\t{r["reason"]}')
+print("\n".join(sorted(rows)))
+PYEOF
 }
 
 # run N OUT METRICS ARGS...: a dedup run that must succeed.
@@ -86,6 +117,8 @@ case $CASE in
       "$PY" "$CORPUS" check "$TMP/in" "$TMP/outN-$shape" >/dev/null ||
         fail "$RANKS ranks ($shape): not the first copies in input order"
       same_output_bytes "$TMP/out1-$shape" "$TMP/outN-$shape" "$RANKS ranks ($shape)" "the 1-rank run"
+      [[ "$(reject_set "$TMP/out1-$shape")" == "$(reject_set "$TMP/outN-$shape")" ]] ||
+        fail "$RANKS ranks ($shape): rejects (file, line, reason) differ from the 1-rank run's"
       check_layout "$TMP/mN-$shape.json" lockstep
       blocks=$(json_field "$TMP/mN-$shape.json" input_blocks)
       ((blocks > RANKS)) || fail "$RANKS ranks ($shape): $blocks blocks, the case tests nothing"
@@ -96,8 +129,18 @@ case $CASE in
         fail "$shape: output_bytes is not the outputs' size"
       retracted=$(json_field "$TMP/mN-$shape.json" retracted)
       log "$RANKS ranks, $shape: $blocks blocks, $retracted copies retracted"
-      if [[ $shape == subrounds && $RANKS -gt 1 ]]; then
-        ((retracted > 0)) || fail "no copy retracted across sub-rounds: the case tests nothing"
+      without=$(json_field "$TMP/mN-$shape.json" rounds_without_order_table)
+      rounds=$(json_field "$TMP/mN-$shape.json" rounds)
+      if [[ $shape == subrounds ]]; then
+        # Sub-rounds put the owners' table back on in the rounds they cut
+        # (the last rounds, with few blocks left, may fit in one).
+        ((without < rounds)) || fail "all $rounds rounds with sub-rounds went without the table"
+        if ((RANKS > 1)); then
+          ((retracted > 0)) || fail "no copy retracted across sub-rounds: the case tests nothing"
+        fi
+      else
+        ((without == rounds)) || fail "$without of $rounds one-sub-round rounds went without the table"
+        ((retracted == 0)) || fail "$retracted copies retracted in one-sub-round lockstep rounds"
       fi
     done
     ;;
@@ -107,6 +150,11 @@ case $CASE in
     run "$RANKS" "$TMP/state-out" "$TMP/mstate.json" --batch-bytes 4096 --state "$TMP/state"
     check_layout "$TMP/mstate.json" tasks
     same_output_bytes "$TMP/ref" "$TMP/state-out" "$RANKS ranks with --state" "the 1-rank lockstep run"
+    # Line numbers count from the input's start in both layouts.
+    rejects=$(reject_set "$TMP/ref")
+    [[ $(wc -l <<<"$rejects") -ge 10 ]] || fail "too few rejects to compare: [$rejects]"
+    [[ "$rejects" == "$(reject_set "$TMP/state-out")" ]] ||
+      fail "rejects of the lockstep run differ from the tasks layout's: [$rejects] [$(reject_set "$TMP/state-out")]"
     gzip -1 "$TMP/in/b-01.jsonl"
     run "$RANKS" "$TMP/gz-out" "$TMP/mgz.json" --batch-bytes 4096
     check_layout "$TMP/mgz.json" tasks

@@ -218,6 +218,7 @@ void InputFeed::hold(const io::InputError& e) {
   held_reason_ = e.reason().empty() ? std::string(e.what()) : e.reason();
   open_ = false;
   positioned_ = false;
+  if (lockstep_) staged_lines_ = kUnknownLines;  // the rest of the block is not read
 }
 
 void InputFeed::resolve_held_input(bool skip) {
@@ -230,7 +231,13 @@ void InputFeed::resolve_held_input(bool skip) {
   }
   FileState& state = states_[slot];
   state.done = true;
-  skipped_.push_back({state.index, tasks_[slot].file.relative_path, state.cursor, held_reason_});
+  io::InputCursor at = state.cursor;
+  // A block's records count from its first line: the report counts from
+  // the input's (the round placed the block before this decision).
+  if (lockstep_) {
+    at.records = block_lines_before_ == kUnknownLines ? 0 : block_lines_before_ + at.records;
+  }
+  skipped_.push_back({state.index, tasks_[slot].file.relative_path, at, held_reason_});
   finish_input_bytes(tasks_[slot]);
 }
 
@@ -246,6 +253,11 @@ void InputFeed::reject(const io::Record& record, std::string_view reason,
   const auto slot = static_cast<std::uint32_t>(next_ - 1);
   // A range k > 0 does not know its first line's number yet: its rejects
   // carry range-relative numbers until the join rewrites them.
+  if (lockstep_) {  // its line number in the input is known once the round places the block
+    held_rejects_.push_back({file.absolute_path.native(), record.line_number, std::string(reason),
+                             std::string(record.line), record.too_long});
+    return;
+  }
   io::RejectWriter& to = range_rejects_[slot] ? *range_rejects_[slot] : rejects_;
   to.write(file.absolute_path.native(), record.line_number, reason, record.line, record.too_long);
   // In annotate mode a reject gets its line in the attribute file too (in
@@ -443,6 +455,7 @@ void InputFeed::fill_batch(RoundBatch& batch) {
     block_taken_ = false;
     staged_block_.reset();
     staged_bytes_ = 0;
+    staged_lines_ = 0;
   }
   while (lockstep_ || batch.bytes() < config_.batch_bytes) {
     if (held_) return;  // a broken input waits for the job's decision
@@ -473,7 +486,10 @@ void InputFeed::fill_batch(RoundBatch& batch) {
     counters_.read_bytes +=
         reader_.cursor().decompressed_offset - tasks_[next_ - 1].cursor.decompressed_offset;
     finish_input_bytes(tasks_[next_ - 1]);
-    if (lockstep_) states_[next_ - 1].done = true;  // its lines are placed this round
+    if (lockstep_) {  // its lines are placed this round
+      states_[next_ - 1].done = true;
+      staged_lines_ = reader_.cursor().records;
+    }
   }
 }
 
@@ -539,7 +555,9 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
   close_finished_outputs();
 }
 
-void InputFeed::write_staged(std::uint64_t offset) {
+void InputFeed::write_staged(const BlockPlace& place) {
+  const std::uint64_t offset = place.offset;
+  block_lines_before_ = place.lines_before;
   if (staged_block_ && !pieces_.empty()) {
     const FileTask& task = tasks_[staged_slot_];
     // One output open at a time: a rank's blocks of one input come in a row.
@@ -552,10 +570,17 @@ void InputFeed::write_staged(std::uint64_t offset) {
     block_output_.write_at(offset, pieces_);
   }
   pieces_.clear();
+  for (const HeldReject& r : held_rejects_) {
+    const std::uint64_t line =
+        place.lines_before == kUnknownLines ? 0 : place.lines_before + r.line;
+    rejects_.write(r.file, line, r.reason, r.raw, r.too_long);
+  }
+  held_rejects_.clear();
   // An exhausted feed is not filled again (read_round): nothing is staged
   // in the rounds after its last block.
   staged_block_.reset();
   staged_bytes_ = 0;
+  staged_lines_ = 0;
 }
 
 void InputFeed::note_offset(std::uint32_t slot, const RoundBatch& batch, std::size_t i,

@@ -26,6 +26,7 @@
 #include "app/options/output_options.hpp"
 #include "app/round/retracted_paragraphs.hpp"
 #include "app/round/round_batch.hpp"
+#include "app/split/block_place.hpp"
 #include "bloomshard/core/key_builder.hpp"
 #include "core/order/output_offset_map.hpp"
 #include "io/output/output_writer.hpp"
@@ -153,14 +154,18 @@ class InputFeed {
   void write_kept(const RoundBatch& batch, std::span<const core::Verdict> verdicts,
                   std::span<const std::uint8_t> answers = {});
 
-  /// The lockstep layout: the block taken by the last fill() (nullopt: none
-  /// left) and the bytes write_kept() staged for it.
-  [[nodiscard]] std::optional<std::size_t> staged_block() const noexcept { return staged_block_; }
-  [[nodiscard]] std::uint64_t staged_bytes() const noexcept { return staged_bytes_; }
+  /// The lockstep layout: the block taken by the last fill() (none: none
+  /// left), the bytes write_kept() staged for it and the lines read.
+  [[nodiscard]] StagedBlock staged() const noexcept {
+    return {staged_block_, staged_bytes_, staged_lines_};
+  }
   /// The lockstep layout, after write_kept() and before the next fill():
-  /// writes the staged lines at `offset` of the block's mirrored output
-  /// (created empty by the job). Throws io::OutputError.
-  void write_staged(std::uint64_t offset);
+  /// writes the staged lines at `place.offset` of the block's mirrored
+  /// output (created empty by the job), and the block's rejects, held back
+  /// until now, with their line numbers in the input (block line +
+  /// place.lines_before; 0, unknown, after a block of the input broke).
+  /// Throws io::OutputError.
+  void write_staged(const BlockPlace& place);
 
   /// At a cut (after write_kept): ends the open output's frame, flushes it
   /// and the reject file (and fsyncs them when durable), and returns every
@@ -339,7 +344,18 @@ class InputFeed {
   std::optional<std::size_t> staged_block_;  // the block of the last fill()
   std::size_t staged_slot_ = 0;              // and its task
   std::uint64_t staged_bytes_ = 0;
-  io::PositionalOutput block_output_;  // the output of the last block written
+  std::uint64_t staged_lines_ = 0;  // lines of the block read, kUnknownLines if it broke
+  // A block's rejects, held until write_staged() knows their line numbers.
+  struct HeldReject {
+    std::string file;
+    std::uint64_t line = 0;  // from the block's first line
+    std::string reason;
+    std::string raw;
+    bool too_long = false;
+  };
+  std::vector<HeldReject> held_rejects_;
+  std::uint64_t block_lines_before_ = 0;  // write_staged()'s place.lines_before
+  io::PositionalOutput block_output_;     // the output of the last block written
   std::size_t block_output_input_ = 0;
 };
 

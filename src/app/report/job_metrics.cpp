@@ -342,6 +342,7 @@ void write_skipped_inputs(JsonWriter& j, const std::vector<SkippedInput>& skippe
 void write_segment(JsonWriter& j, const JobSummary& s) {
   j.value("input_layout", s.input_layout);
   j.value("input_blocks", s.input_blocks);
+  j.value("rounds_without_order_table", s.rounds_without_order_table);
   j.value("join_seconds", s.join_seconds);
   j.value("end_pass_seconds", s.end_pass_seconds);
   j.value("end_pass_outputs_by_map", s.end_pass_outputs_by_map);

@@ -96,6 +96,9 @@ struct JobSummary {
   // for tasks).
   std::string input_layout = "tasks";
   std::uint64_t input_blocks = 0;
+  // Lockstep rounds decided in one sub-round, without the owner's table of
+  // kept copies (app/round/key_order.cpp, plan_subrounds).
+  std::uint64_t rounds_without_order_table = 0;
   // --kept-copy first: the end pass (retracted copies left out of the
   // outputs, its checkpoint and renames included), slowest rank (0: none),
   // the outputs it placed by their offset maps rather than by walking

@@ -70,6 +70,14 @@ class FileOrderKeys final : public KeyOrder {
     // In tag order, the earliest of the copies arriving together is kept
     // first: no retraction for them.
     core::order_by_tag(owned_tags_, sorted_);
+    if (without_table_) {  // plan_subrounds(): nothing to remember or retract
+      sorted_keys_.clear();
+      for (const std::uint32_t i : sorted_) sorted_keys_.push_back(untagged_keys_[i]);
+      sorted_verdicts_.resize(sorted_.size());
+      set.decide_batch(sorted_keys_, sorted_verdicts_);
+      for (std::size_t j = 0; j < sorted_.size(); ++j) verdicts[sorted_[j]] = sorted_verdicts_[j];
+      return;
+    }
     sorted_keys_.clear();
     sorted_tags_.clear();
     for (const std::uint32_t i : sorted_) {
@@ -111,6 +119,26 @@ class FileOrderKeys final : public KeyOrder {
       order_.forget_before(watermark);
     }
   }
+  // In lockstep a round decided in one sub-round needs no table. Proof: at
+  // the start of round i the watermark stands at block iP, the first block
+  // of the round (after round i - 1 every rank with blocks left stands at
+  // its next one, iP + r), and forget_before() left the table empty (every
+  // copy of rounds < i lies before it). In one sub-round every copy of a
+  // key read in round i reaches the key's owner in that sub-round, and is
+  // decided in tag order, so the first of them in the one order is decided
+  // first; every other copy of the key lies in this round (decided after it
+  // here) or in a later round (blocks from (i + 1)P on, after every record
+  // of this round). So no copy decided later can precede a kept copy of
+  // this round: remembering it serves nothing, and no duplicate of this
+  // round has a remembered copy to retract (the table is empty). With
+  // several sub-rounds a later sub-round may bring an earlier copy (a lower
+  // rank's block's tail), so the table is used as in every other round.
+  void plan_subrounds(std::uint64_t subrounds) override {
+    without_table_ = lockstep_ && subrounds == 1;
+    if (without_table_) ++rounds_without_table_;
+  }
+  std::uint64_t rounds_without_table() const noexcept override { return rounds_without_table_; }
+
   void read_in_lockstep() override {
     if (!across()) return;
     order_.set_inputs_read_by_many();
@@ -170,7 +198,9 @@ class FileOrderKeys final : public KeyOrder {
   std::vector<core::OrderTag> sorted_tags_;
   std::vector<core::Verdict> sorted_verdicts_;
   std::vector<core::CrossInputRetraction> other_inputs_;
-  bool lockstep_ = false;  // read_in_lockstep()
+  bool lockstep_ = false;       // read_in_lockstep()
+  bool without_table_ = false;  // this round: plan_subrounds() found one sub-round in lockstep
+  std::uint64_t rounds_without_table_ = 0;
 };
 
 }  // namespace

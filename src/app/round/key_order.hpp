@@ -114,6 +114,12 @@ class KeyOrder {
   /// The watermark then moves a round at a time and the table is pruned
   /// after every round: it holds about one round's kept keys.
   virtual void read_in_lockstep() {}
+  /// Before a round's first sub-round (every rank the same value): how many
+  /// sub-rounds it is cut into. In lockstep a round of one sub-round is
+  /// decided without the owner's table (key_order.cpp says why).
+  virtual void plan_subrounds(std::uint64_t /*subrounds*/) {}
+  /// Rounds decided without the owner's table so far (plan_subrounds()).
+  [[nodiscard]] virtual std::uint64_t rounds_without_table() const noexcept { return 0; }
 };
 
 /// Whether a run keeps the one order of all inputs (docs/inputs.md "Which

@@ -514,6 +514,7 @@ class DedupJob {
     if (s.lockstep) {
       summary.input_layout = "lockstep";
       summary.input_blocks = s.lockstep->block_count();
+      summary.rounds_without_order_table = s.order->rounds_without_table();
     }
     summary.end_pass_seconds = end_pass_seconds;
     summary.end_pass_outputs_by_map = end_pass_by_map;

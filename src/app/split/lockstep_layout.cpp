@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 #include "app/round/key_order.hpp"
 #include "io/output/output_writer.hpp"
@@ -10,8 +11,13 @@
 namespace bloomshard::app {
 
 bool lockstep_layout_applies(const DedupConfig& config, std::span<const InputProgress> inputs) {
+  // Split ranges asked for by name are the tasks layout's.
+  const auto given = [&config](std::string_view name) {
+    return std::ranges::find(config.explicit_options, name) != config.explicit_options.end();
+  };
   return config.annotate.mode == RunMode::kFilter && config.key.unit == core::KeyUnit::kRecord &&
-         keeps_input_order(config) && config.state_dir.empty() &&
+         keeps_input_order(config) && config.state_dir.empty() && !given("split-inputs") &&
+         !given("split-min-bytes") &&
          std::all_of(inputs.begin(), inputs.end(), [](const InputProgress& p) {
            return p.file.compression == io::Compression::kNone;
          });
@@ -92,19 +98,17 @@ void create_lockstep_outputs(const comm::Communicator& world, const RunManifest&
 }
 
 LockstepOutputs::LockstepOutputs(std::vector<LockstepBlock> blocks, std::size_t inputs)
-    : blocks_(std::move(blocks)), lengths_(inputs, 0) {}
+    : blocks_(std::move(blocks)), lengths_(inputs, 0), lines_(inputs, 0) {}
 
-std::vector<std::uint64_t> LockstepOutputs::place_all(std::span<const std::uint64_t> staged) {
-  constexpr std::uint64_t kNone = ~std::uint64_t{0};
-  std::vector<std::uint64_t> offsets(staged.size() / 2, 0);
+std::vector<BlockPlace> LockstepOutputs::place_all(std::span<const StagedBlock> staged) {
+  std::vector<BlockPlace> places(staged.size());
   bool none_seen = false;
-  for (std::size_t r = 0; r < offsets.size(); ++r) {
-    const std::uint64_t block = staged[2 * r];
-    const std::uint64_t bytes = staged[2 * r + 1];
-    if (block == kNone) {
+  for (std::size_t r = 0; r < places.size(); ++r) {
+    if (!staged[r].block) {
       none_seen = true;
       continue;
     }
+    const std::size_t block = *staged[r].block;
     // Round i holds blocks iP .. iP + P - 1 on ranks 0 .. P - 1; a rank
     // without one is past the last block, and so is every rank after it.
     if (none_seen || block != next_ || block >= blocks_.size()) {
@@ -112,19 +116,30 @@ std::vector<std::uint64_t> LockstepOutputs::place_all(std::span<const std::uint6
                              std::to_string(block) + " where block " + std::to_string(next_) +
                              " of " + std::to_string(blocks_.size()) + " was due");
     }
-    std::uint64_t& length = lengths_[blocks_[block].input];
-    offsets[r] = length;
-    length += bytes;
+    const std::size_t input = blocks_[block].input;
+    places[r] = {lengths_[input], lines_[input]};
+    lengths_[input] += staged[r].bytes;
+    // Lines a broken block skipped are not known: nor is any later line
+    // number of its input.
+    lines_[input] = lines_[input] == kUnknownLines || staged[r].lines == kUnknownLines
+                        ? kUnknownLines
+                        : lines_[input] + staged[r].lines;
     ++next_;
   }
-  return offsets;
+  return places;
 }
 
-std::uint64_t LockstepOutputs::place(const comm::Communicator& world,
-                                     std::optional<std::size_t> block, std::uint64_t bytes) {
-  const std::uint64_t mine[2] = {block ? static_cast<std::uint64_t>(*block) : ~std::uint64_t{0},
-                                 bytes};
-  const std::vector<std::uint64_t> staged = world.allgather(mine);
+BlockPlace LockstepOutputs::place(const comm::Communicator& world, const StagedBlock& mine) {
+  constexpr std::uint64_t kNone = ~std::uint64_t{0};
+  const std::uint64_t numbers[3] = {mine.block ? static_cast<std::uint64_t>(*mine.block) : kNone,
+                                    mine.bytes, mine.lines};
+  const std::vector<std::uint64_t> all = world.allgather(numbers);
+  std::vector<StagedBlock> staged(all.size() / 3);
+  for (std::size_t r = 0; r < staged.size(); ++r) {
+    if (all[3 * r] != kNone) staged[r].block = static_cast<std::size_t>(all[3 * r]);
+    staged[r].bytes = all[3 * r + 1];
+    staged[r].lines = all[3 * r + 2];
+  }
   return place_all(staged).at(static_cast<std::size_t>(world.rank()));
 }
 

@@ -22,6 +22,7 @@
 #include "app/feed/input_feed.hpp"
 #include "app/options/dedup_options.hpp"
 #include "app/run/run_manifest.hpp"
+#include "app/split/block_place.hpp"
 #include "comm/communicator.hpp"
 #include "io/records/line_ranges.hpp"
 
@@ -36,10 +37,12 @@ struct LockstepBlock {
 
 /// The one place that says whether a run reads its inputs in lockstep:
 /// dedup in filter mode, --unit record, the first copy in input order kept
-/// (keeps_input_order), no --state, and every one of `inputs` uncompressed.
-/// Everything else (a .gz/.zst input, annotate mode, paragraphs, minhash,
-/// --state, --kept-copy arrival) keeps the tasks layout. Pure: every rank
-/// decides the same from the same manifest.
+/// (keeps_input_order), no --state, neither --split-inputs nor
+/// --split-min-bytes given (ranges asked for by name), and every one of
+/// `inputs` uncompressed. Everything else (a .gz/.zst input, annotate mode,
+/// paragraphs, minhash, --state, --kept-copy arrival, split options) keeps
+/// the tasks layout. Pure: every rank decides the same from the same
+/// manifest and options.
 [[nodiscard]] bool lockstep_layout_applies(const DedupConfig& config,
                                            std::span<const InputProgress> inputs);
 
@@ -71,23 +74,21 @@ void create_lockstep_outputs(const comm::Communicator& world, const RunManifest&
                              const std::filesystem::path& output_dir);
 
 /// Where each block's kept bytes go: every rank tracks every input's output
-/// length the same way, from one allgather a round.
+/// length (and line count) the same way, from one allgather a round.
 class LockstepOutputs {
  public:
   LockstepOutputs(std::vector<LockstepBlock> blocks, std::size_t inputs);
 
-  /// Pure: with `staged[r]` the (block, kept bytes) rank r staged this round
-  /// (block ~0: none), the offset in its input's output of each rank's
-  /// bytes (0 for none), advancing the lengths. The staged blocks must be
-  /// the next ones not placed, in rank order (the lockstep contract): else
-  /// std::logic_error naming the blocks, the same on every rank.
-  [[nodiscard]] std::vector<std::uint64_t> place_all(std::span<const std::uint64_t> staged);
+  /// Pure: with `staged` every rank's StagedBlock of this round in rank
+  /// order, the place of each (zeros for none), advancing the lengths. The
+  /// staged blocks must be the next ones not placed, in rank order (the
+  /// lockstep contract): else std::logic_error naming the blocks, the same
+  /// on every rank.
+  [[nodiscard]] std::vector<BlockPlace> place_all(std::span<const StagedBlock> staged);
 
-  /// Collective, once a round on every rank: this rank's `block` (nullopt:
-  /// none left) and its kept `bytes` go to every rank (MPI_Allgather of two
-  /// numbers); returns the offset at which this rank writes them.
-  [[nodiscard]] std::uint64_t place(const comm::Communicator& world,
-                                    std::optional<std::size_t> block, std::uint64_t bytes);
+  /// Collective, once a round on every rank: this rank's StagedBlock goes
+  /// to every rank (MPI_Allgather of three numbers); returns its place.
+  [[nodiscard]] BlockPlace place(const comm::Communicator& world, const StagedBlock& mine);
 
   [[nodiscard]] std::uint64_t output_length(std::size_t input) const { return lengths_.at(input); }
   [[nodiscard]] std::size_t block_count() const noexcept { return blocks_.size(); }
@@ -96,6 +97,7 @@ class LockstepOutputs {
  private:
   std::vector<LockstepBlock> blocks_;
   std::vector<std::uint64_t> lengths_;  // per input: the bytes placed so far
+  std::vector<std::uint64_t> lines_;    // and the lines read (kUnknownLines: one broke)
   std::size_t next_ = 0;                // the first block not placed yet
 };
 
