@@ -555,7 +555,7 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
   close_finished_outputs();
 }
 
-void InputFeed::write_staged(const BlockPlace& place) {
+void InputFeed::write_staged(const BlockPlace& place, const RoundBatch& batch) {
   const std::uint64_t offset = place.offset;
   block_lines_before_ = place.lines_before;
   if (staged_block_ && !pieces_.empty()) {
@@ -567,7 +567,10 @@ void InputFeed::write_staged(const BlockPlace& place) {
           io::output_path_for(config_.output_dir, task.file.relative_path));
       block_output_input_ = task.index;
     }
-    block_output_.write_at(offset, pieces_);
+    // The pieces lie in the reader's buffers the batch keeps (add_kept):
+    // the write holds them while the next round reads on.
+    block_output_.write_in_background(offset, std::move(pieces_),
+                                      {batch.kept_buffers().begin(), batch.kept_buffers().end()});
   }
   pieces_.clear();
   for (const HeldReject& r : held_rejects_) {

@@ -165,7 +165,13 @@ class InputFeed {
   /// until now, with their line numbers in the input (block line +
   /// place.lines_before; 0, unknown, after a block of the input broke).
   /// Throws io::OutputError.
-  void write_staged(const BlockPlace& place);
+  /// The write runs in the background (the next round reads on; `batch`'s
+  /// buffers, which hold the lines, are kept until it ends); the next
+  /// write_staged(), wait_for_writes() or finish() waits for it.
+  void write_staged(const BlockPlace& place, const RoundBatch& batch);
+  /// Waits for the lockstep layout's write in the background (before
+  /// anything reads the outputs). Throws its io::OutputError.
+  void wait_for_writes() { block_output_.wait(); }
 
   /// At a cut (after write_kept): ends the open output's frame, flushes it
   /// and the reject file (and fsyncs them when durable), and returns every

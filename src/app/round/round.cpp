@@ -71,7 +71,7 @@ void Round::write(const std::function<void()>& fence) {
   fence();
   p_.feed.write_kept(batch_, verdicts_, answers_);
   if (p_.lockstep != nullptr) {
-    p_.feed.write_staged(p_.lockstep->place(p_.world, p_.feed.staged()));
+    p_.feed.write_staged(p_.lockstep->place(p_.world, p_.feed.staged()), batch_);
   }
   writing.add_to(phases_.wall.write, phases_.system.write);
   ++number_;

@@ -477,6 +477,7 @@ class DedupJob {
   int finish_run(Segment& s, Clock::time_point start) {
     set_activity("finishing the run");
     comm::heartbeat();
+    s.feed->wait_for_writes();  // the lockstep layout's last block, before the end pass reads
     const bool split = has_split_inputs(s.begun.manifest);
     RunManifest cut;
     double join_seconds = 0;

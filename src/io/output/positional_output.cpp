@@ -12,23 +12,50 @@
 #include <vector>
 
 #include "io/errors.hpp"
+#include "io/signal_blocked_thread.hpp"
 
 namespace bloomshard::io {
 
 PositionalOutput::~PositionalOutput() {
-  if (fd_ >= 0) ::close(fd_);  // errors of an abandoned file are not reported
+  if (writer_.joinable()) writer_.join();  // its error is not reported: the job is failing
+  if (fd_ >= 0) ::close(fd_);              // nor those of an abandoned file
 }
 
+// Moves happen only between writes (the feed replaces an output after
+// wait() or close()): a running writer refers to `this`.
 PositionalOutput::PositionalOutput(PositionalOutput&& other) noexcept
     : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
 
 PositionalOutput& PositionalOutput::operator=(PositionalOutput&& other) noexcept {
   if (this != &other) {
+    if (writer_.joinable()) writer_.join();
     if (fd_ >= 0) ::close(fd_);
     path_ = std::move(other.path_);
     fd_ = std::exchange(other.fd_, -1);
   }
   return *this;
+}
+
+void PositionalOutput::write_in_background(std::uint64_t offset,
+                                           std::vector<std::string_view> pieces,
+                                           std::vector<std::shared_ptr<const void>> keep) {
+  wait();
+  pieces_ = std::move(pieces);
+  keep_ = std::move(keep);
+  writer_ = start_with_signals_blocked([this, offset] {
+    try {
+      write_at(offset, pieces_);
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+  });
+}
+
+void PositionalOutput::wait() {
+  if (writer_.joinable()) writer_.join();
+  pieces_.clear();
+  keep_.clear();
+  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
 PositionalOutput PositionalOutput::open(const std::filesystem::path& path) {
@@ -74,6 +101,7 @@ void PositionalOutput::write_at(std::uint64_t offset, std::span<const std::strin
 }
 
 void PositionalOutput::close() {
+  wait();
   if (fd_ < 0) return;
   const int fd = std::exchange(fd_, -1);
   if (::close(fd) != 0) {
