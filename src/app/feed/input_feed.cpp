@@ -54,8 +54,8 @@ static_assert(static_cast<double>(io::kDefaultPrefetchBlocks * io::ReaderOptions
 // Whether the tasks are the lockstep layout's blocks. Their reads go
 // without the read-ahead thread: it starts with each opened block and
 // allocates its 4 MiB of buffers anew, which cost more than it saved on
-// the 10M-record benchmark (read phase 2.4 s against 1.7 s a rank with
-// 4 MiB blocks, docs/inputs.md "The lockstep layout").
+// the 10M-record benchmark (read phase 1.36-1.43 s with it against
+// 1.04-1.24 s without, 4 MiB blocks; docs/inputs.md "The lockstep layout").
 bool reads_blocks(const std::vector<FileTask>& tasks) {
   return std::any_of(tasks.begin(), tasks.end(), [](const FileTask& t) { return t.block; });
 }
