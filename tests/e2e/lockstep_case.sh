@@ -29,6 +29,11 @@
 #                 then --overwrite: every output byte for byte the 1-rank
 #                 run's (the stale tail is gone); the same in a dir no run
 #                 wrote that holds a longer file at an output's path.
+#         skip    an input removed while the job runs (paused before a
+#                 round's agreement): under --on-input-error skip every
+#                 block of it is skipped (named in skipped_inputs, the first
+#                 from record 1 at byte 0), its output stays empty, and the
+#                 other outputs are the oracle's for the inputs without it.
 # Set KEEP_TMP=1 to keep the temp dir.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 harness_parse lockstep_case.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --dir=EDIR*" "$@"
@@ -178,6 +183,48 @@ case $CASE in
     head -c 2000000 /dev/zero | tr '\0' 'z' >"$TMP/beside/b-02.jsonl"
     run "$RANKS" "$TMP/beside" "$TMP/m3.json" --batch-bytes 4096 --overwrite
     same_output_bytes "$TMP/ref" "$TMP/beside" "$RANKS ranks beside a stale file" "the 1-rank run"
+    ;;
+  skip)
+    # An input removed while the job runs (held before round 2's agreement
+    # by the fault pause): each of its blocks fails to open, and under
+    # --on-input-error skip each is skipped (one skipped input a block);
+    # its output stays empty and the other inputs' outputs are the first
+    # copies in input order without it.
+    make_plain_corpus
+    cp -r "$TMP/in" "$TMP/without"
+    rm "$TMP/without/b-05.jsonl"
+    : >"$TMP/without/b-05.jsonl"
+    rm -f "$TMP/go"
+    "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe -x BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-round-agreement:2 \
+      -x BLOOMSHARD_FAULT_PAUSE_RELEASE="$TMP/go" "$BIN" dedup --input "$TMP/in" \
+      --output "$TMP/out" --key-field id --progress 0 --batch-bytes 4096 \
+      --max-skipped-inputs 1000 --metrics "$TMP/m.json" >"$TMP/job.log" 2>&1 &
+    job=$!
+    for _ in $(seq 1 300); do
+      grep -qs "fault pause at before-round-agreement:2" "$TMP/job.log" && break
+      sleep 0.05
+    done
+    grep -qs "fault pause at" "$TMP/job.log" || { kill "$job"; fail "the job never paused"; }
+    rm "$TMP/in/b-05.jsonl"
+    touch "$TMP/go"
+    rc=0
+    wait "$job" || rc=$?
+    ((rc == 0)) || fail "exit $rc: $(tail -5 "$TMP/job.log")"
+    check_layout "$TMP/m.json" lockstep
+    [[ ! -s $TMP/out/b-05.jsonl ]] || fail "the removed input's output is not empty"
+    "$PY" "$CORPUS" check "$TMP/without" "$TMP/out" >/dev/null ||
+      fail "not the first copies in input order without the removed input"
+    "$PY" - "$TMP/m.json" <<'PYEOF' || fail "skipped_inputs"
+import json, sys
+k = json.load(open(sys.argv[1]))["skipped_inputs"]
+assert len(k) >= 2, k
+assert all(e["file"] == "b-05.jsonl" for e in k), k
+k.sort(key=lambda e: e["offset"])  # gathered by input, each rank's in turn
+assert k[0]["offset"] == 0 and k[0]["record"] == 1, k[0]
+offsets = [e["offset"] for e in k]
+assert len(set(offsets)) == len(offsets), offsets
+print(f"{len(k)} blocks of b-05.jsonl skipped")
+PYEOF
     ;;
   *) harness_usage "unknown case $CASE" ;;
 esac
