@@ -568,9 +568,18 @@ void InputFeed::write_staged(const BlockPlace& place, const RoundBatch& batch) {
       block_output_input_ = task.index;
     }
     // The pieces lie in the reader's buffers the batch keeps (add_kept):
-    // the write holds them while the next round reads on.
-    block_output_.write_in_background(offset, std::move(pieces_),
-                                      {batch.kept_buffers().begin(), batch.kept_buffers().end()});
+    // the write holds them while the next round reads on. A batch past
+    // twice the batch bytes holds long lines: holding them would make the
+    // reader take a second buffer as large for the next round's lines
+    // (e2e.big_field: 278 MB against 143 for a 100 MB line), so it is
+    // written in the round.
+    if (batch.bytes() > 2 * config_.batch_bytes) {
+      block_output_.wait();
+      block_output_.write_at(offset, pieces_);
+    } else {
+      block_output_.write_in_background(offset, std::move(pieces_),
+                                        {batch.kept_buffers().begin(), batch.kept_buffers().end()});
+    }
   }
   pieces_.clear();
   for (const HeldReject& r : held_rejects_) {
