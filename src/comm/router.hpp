@@ -92,6 +92,10 @@ struct RouteOptions {
   /// dedup job opens the next Bloom layer here when the newest would
   /// overflow (ScalableBloom::add_layer must run on every rank together).
   std::function<void(std::uint64_t keys_in_subround)> before_subround = nullptr;
+  /// Called once per route() on every rank, before the first sub-round's
+  /// decisions, with the number of sub-rounds the round is cut into (the
+  /// same value everywhere; no extra message: the loads are agreed anyway).
+  std::function<void(std::uint64_t subrounds)> before_first_subround = nullptr;
   /// Empty, or one group number per key (non-decreasing): keys of one group
   /// (the band keys of one record) travel in the same sub-round to every
   /// owner. The round is then cut once over this rank's whole stream at

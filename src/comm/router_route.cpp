@@ -110,6 +110,8 @@ void KeyRouter::route(std::span<const OutgoingKey> keys, const DecideFn& decide,
     keys_per_piece[0] = round_keys;
   }
 
+  if (options.before_first_subround) options.before_first_subround(pieces);
+
   // 4. One exchange, decision and return per piece.
   for (std::uint64_t piece = 0; piece < pieces; ++piece) {
     piece_keys_.clear();

@@ -415,5 +415,42 @@ TEST(InputOrder, OrderTablePeakBytesFollowTheTablesGrowth) {
   EXPECT_EQ(order.table_bytes(), order_table_peak_bytes(kInputOrderMaxReserveKeys, 0));
 }
 
+// The lockstep layout: two ranks read blocks of one input, so a kept copy
+// in the watermark's own input may still meet an earlier copy of that input
+// (another rank's block, a later sub-round). With set_inputs_read_by_many()
+// it is remembered and the earlier copy wins, the retraction going to the
+// end pass's list (other_inputs) even within one input; without it the
+// earlier copy would stay a duplicate (the shortcut for one reader an input).
+TEST(InputOrder, InputsReadByManyRememberCopiesInTheWatermarksInput) {
+  for (const bool many : {true, false}) {
+    FileOrder order(OrderScope::kAcrossInputs);
+    if (many) order.set_inputs_read_by_many();
+    order.forget_before(order_position(tag_of(0, 100)));  // the watermark in input 0
+    const std::string key = "k";
+    std::vector<KeyRef> keys{{hash_key(key), key}};
+    std::vector<OrderTag> later{tag_of(0, 5000)};  // block 1's copy, decided first
+    std::vector<Verdict> kept{Verdict::kNew};
+    std::vector<OrderTag> retracted;
+    std::vector<CrossInputRetraction> ends;
+    order.settle(keys, later, kept, retracted, &ends);
+    EXPECT_EQ(order.size(), many ? 1u : 0u);
+    std::vector<OrderTag> earlier{tag_of(0, 200)};  // block 0's copy, a later sub-round
+    std::vector<Verdict> dup{Verdict::kDuplicate};
+    order.settle(keys, earlier, dup, retracted, &ends);
+    EXPECT_TRUE(retracted.empty()) << "no join takes a lockstep block's retraction";
+    if (many) {
+      EXPECT_EQ(dup[0], Verdict::kNew) << "the earlier copy is the kept one";
+      ASSERT_EQ(ends.size(), 1u);
+      EXPECT_EQ(ends[0].tag, later[0]);
+      EXPECT_EQ(ends[0].hash, keys[0].hash);
+      order.forget_before(order_position(tag_of(0, 6000)));  // the round is final
+      EXPECT_EQ(order.size(), 0u);
+    } else {
+      EXPECT_EQ(dup[0], Verdict::kDuplicate) << "why lockstep needs the flag";
+      EXPECT_TRUE(ends.empty());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace bloomshard::core

@@ -222,5 +222,65 @@ TEST(RecordReaderRange, RefusesCompressedFiles) {
   EXPECT_THROW(reader.open_range(f, 0, 10), std::invalid_argument);
 }
 
+// The lockstep layout's blocks: block k holds the lines that start in
+// [k B, (k + 1) B), so a block begins at the first line start at or after
+// k B; blocks left empty by a long line are dropped.
+TEST(LineBlocks, EachBlockHoldsTheLinesThatStartInItsBytes) {
+  TempDir dir;
+  std::mt19937_64 rng(31);
+  for (int round = 0; round < 20; ++round) {
+    std::string content;
+    const int lines = 1 + static_cast<int>(rng() % 300);
+    for (int i = 0; i < lines; ++i) {
+      content.append(rng() % 7 == 0 ? rng() % 700 : rng() % 60, 'a');
+      content += "\n";
+    }
+    if (rng() % 2) content += "tail without newline";
+    const auto path = write_file(dir, content);
+    const std::uint64_t block = 16 + rng() % 300;
+    const auto blocks = line_aligned_blocks(path, content.size(), block);
+    expect_tiling(content, blocks);
+    // Every line start s of a block lies in the same [k B, (k + 1) B), k
+    // growing from block to block.
+    const std::vector<std::uint64_t> starts = line_starts(content);
+    std::uint64_t last_k = 0;
+    for (std::size_t j = 0; j < blocks.size(); ++j) {
+      const std::uint64_t k = blocks[j].begin / block;
+      if (j > 0) {
+        EXPECT_GT(k, last_k);
+      }
+      last_k = k;
+      for (const std::uint64_t st : starts) {
+        if (st >= blocks[j].begin && st < blocks[j].end) {
+          EXPECT_EQ(st / block, k) << st;
+        }
+      }
+    }
+    const InputFile f = plain(path, content.size());
+    EXPECT_EQ(read_all(f, blocks), read_whole(f));
+  }
+}
+
+TEST(LineBlocks, CutsAtMultiplesOfTheBlockMoveToTheNextLineStart) {
+  TempDir dir;
+  const std::string content = "aaaa\nbb\ncccccc\nd\n";  // lines start at 0, 5, 8, 15
+  const auto path = write_file(dir, content);
+  const auto blocks = line_aligned_blocks(path, content.size(), 5);
+  // Nominal cuts 5, 10, 15: lines starting in [0,5) [5,10) [10,15) [15,17).
+  ASSERT_EQ(blocks.size(), 3u);
+  EXPECT_EQ(blocks[0], (ByteRange{0, 5}));
+  EXPECT_EQ(blocks[1], (ByteRange{5, 15}));  // [10, 15) holds no line start: dropped
+  EXPECT_EQ(blocks[2], (ByteRange{15, 17}));
+}
+
+TEST(LineBlocks, EmptyAndSmallFiles) {
+  TempDir dir;
+  const auto empty = write_file(dir, "");
+  EXPECT_TRUE(line_aligned_blocks(empty, 0, 4096).empty());
+  const auto small = write_file(dir, "one line\n");
+  EXPECT_EQ(line_aligned_blocks(small, 9, 4096), (std::vector<ByteRange>{{0, 9}}));
+  EXPECT_THROW((void)line_aligned_blocks(small, 9, 0), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace bloomshard::io

@@ -51,9 +51,18 @@ namespace {
 static_assert(static_cast<double>(io::kDefaultPrefetchBlocks * io::ReaderOptions{}.buffer_bytes) ==
               core::kReadAheadBytes);
 
+// Whether the tasks are the lockstep layout's blocks. Their reads go
+// without the read-ahead thread: it starts with each opened block and
+// allocates its 4 MiB of buffers anew, which cost more than it saved on
+// the 10M-record benchmark (read phase 1.36-1.43 s with it against
+// 1.04-1.24 s without, 4 MiB blocks; docs/inputs.md "The lockstep layout").
+bool reads_blocks(const std::vector<FileTask>& tasks) {
+  return std::any_of(tasks.begin(), tasks.end(), [](const FileTask& t) { return t.block; });
+}
+
 // Progress counts a range of a split input by its own bytes, not the file's.
 std::uint64_t on_disk_bytes(const FileTask& task) {
-  return task.range ? task.bytes.end - task.bytes.begin : task.file.size;
+  return task.range || task.block ? task.bytes.end - task.bytes.begin : task.file.size;
 }
 
 }  // namespace
@@ -66,9 +75,10 @@ InputFeed::InputFeed(const InputFeedConfig& config, std::vector<FileTask> tasks,
       // Cursors and their prefix digests are saved only by a durable run. The
       // next blocks are read and decoded while the round is exchanged and
       // decided (cursors stay the consumed position).
-      reader_(io::ReaderOptions{.max_line_bytes = config.max_line_bytes,
-                                .prefix_digest = durable,
-                                .prefetch_blocks = io::kDefaultPrefetchBlocks}),
+      reader_(io::ReaderOptions{
+          .max_line_bytes = config.max_line_bytes,
+          .prefix_digest = durable,
+          .prefetch_blocks = reads_blocks(tasks_) ? 0 : io::kDefaultPrefetchBlocks}),
       plain_keys_(extractor_options(config, io::Format::kPlainLines, streams_long_values(config))),
       json_keys_(extractor_options(config, io::Format::kJsonLines, streams_long_values(config))),
       outputs_(tasks_.size()),
@@ -92,6 +102,7 @@ InputFeed::InputFeed(const InputFeedConfig& config, std::vector<FileTask> tasks,
         wire_keys_carry_positions(config.key, config.annotate.mode == RunMode::kAnnotate));
   }
   offset_maps_.resize(tasks_.size());
+  lockstep_ = reads_blocks(tasks_);
   states_.reserve(tasks_.size());
   for (const FileTask& t : tasks_) {
     states_.push_back(
@@ -102,6 +113,7 @@ InputFeed::InputFeed(const InputFeedConfig& config, std::vector<FileTask> tasks,
 bool InputFeed::open_next_file() {
   if (next_ >= tasks_.size()) return false;
   const FileTask& task = tasks_[next_];
+  if (task.block) return open_block();
   // Range k > 0 of a split input writes parts that the join puts in place.
   const bool part = task.range.value_or(0) > 0;
   const std::filesystem::path out =
@@ -175,6 +187,25 @@ bool InputFeed::open_next_file() {
   return true;
 }
 
+bool InputFeed::open_block() {
+  // A block of the lockstep layout: no output of its own (write_staged()
+  // places its lines), no offset map (several ranks write the output), no
+  // resume (runs without --state only). Its tags are its input's: the
+  // owners remember every copy after the watermark (FileOrder, shared
+  // inputs), since other ranks read the input's other blocks.
+  const FileTask& task = tasks_[next_];
+  staged_slot_ = next_;
+  staged_block_ = task.block;
+  block_taken_ = true;
+  ++next_;
+  open_ = true;
+  positioned_ = false;
+  tag_base_ = core::order_tag_base(task.index, task.file.size, false).value_or(0);
+  reader_.open_range(task.file, task.bytes.begin, task.bytes.end);
+  positioned_ = true;
+  return true;
+}
+
 void InputFeed::hold(const io::InputError& e) {
   const std::size_t slot = next_ - 1;
   states_[slot].cursor = positioned_ ? reader_.cursor() : tasks_[slot].cursor;
@@ -187,6 +218,7 @@ void InputFeed::hold(const io::InputError& e) {
   held_reason_ = e.reason().empty() ? std::string(e.what()) : e.reason();
   open_ = false;
   positioned_ = false;
+  if (lockstep_) staged_lines_ = kUnknownLines;  // the rest of the block is not read
 }
 
 void InputFeed::resolve_held_input(bool skip) {
@@ -199,7 +231,13 @@ void InputFeed::resolve_held_input(bool skip) {
   }
   FileState& state = states_[slot];
   state.done = true;
-  skipped_.push_back({state.index, tasks_[slot].file.relative_path, state.cursor, held_reason_});
+  io::InputCursor at = state.cursor;
+  // A block's records count from its first line: the report counts from
+  // the input's (the round placed the block before this decision).
+  if (lockstep_) {
+    at.records = block_lines_before_ == kUnknownLines ? 0 : block_lines_before_ + at.records;
+  }
+  skipped_.push_back({state.index, tasks_[slot].file.relative_path, at, held_reason_});
   finish_input_bytes(tasks_[slot]);
 }
 
@@ -215,6 +253,11 @@ void InputFeed::reject(const io::Record& record, std::string_view reason,
   const auto slot = static_cast<std::uint32_t>(next_ - 1);
   // A range k > 0 does not know its first line's number yet: its rejects
   // carry range-relative numbers until the join rewrites them.
+  if (lockstep_) {  // its line number in the input is known once the round places the block
+    held_rejects_.push_back({file.absolute_path.native(), record.line_number, std::string(reason),
+                             std::string(record.line), record.too_long});
+    return;
+  }
   io::RejectWriter& to = range_rejects_[slot] ? *range_rejects_[slot] : rejects_;
   to.write(file.absolute_path.native(), record.line_number, reason, record.line, record.too_long);
   // In annotate mode a reject gets its line in the attribute file too (in
@@ -241,7 +284,7 @@ void InputFeed::take_lines(std::span<const io::Record> records, RoundBatch& batc
   const std::size_t taken =
       extractor.extract_lines(lines_, [&](std::size_t i, const io::FieldsResult& result) {
         take_fields(records[i], result, batch);
-        return batch.bytes() < config_.batch_bytes;
+        return lockstep_ || batch.bytes() < config_.batch_bytes;
       });
   reader_.consume(records.first(taken));
 }
@@ -389,7 +432,7 @@ void InputFeed::finish_input_bytes(const FileTask& task) {
 void InputFeed::count_open_input_bytes() {
   if (open_ && positioned_) {
     const FileTask& task = tasks_[next_ - 1];
-    const std::uint64_t begin = task.range ? task.bytes.begin : 0;
+    const std::uint64_t begin = task.range || task.block ? task.bytes.begin : 0;
     const std::uint64_t at = reader_.on_disk_offset();
     // An estimate for compressed inputs: held from going back.
     open_input_bytes_ =
@@ -408,10 +451,16 @@ void InputFeed::fill_batch(RoundBatch& batch) {
   if (annotations_) annotations_->clear();
   if (paragraphs_) paragraphs_->clear();
   io::Record record;
-  while (batch.bytes() < config_.batch_bytes) {
+  if (lockstep_) {  // one block a round, whatever its size
+    block_taken_ = false;
+    staged_block_.reset();
+    staged_bytes_ = 0;
+    staged_lines_ = 0;
+  }
+  while (lockstep_ || batch.bytes() < config_.batch_bytes) {
     if (held_) return;  // a broken input waits for the job's decision
     try {
-      if (!open_ && !open_next_file()) return;
+      if (!open_ && (block_taken_ || !open_next_file())) return;
       // Lines already buffered go through the extractor many at a time;
       // next() reads on, and takes too-long lines and a last line without
       // newline. Either way the batch keeps the reader's buffer.
@@ -437,6 +486,10 @@ void InputFeed::fill_batch(RoundBatch& batch) {
     counters_.read_bytes +=
         reader_.cursor().decompressed_offset - tasks_[next_ - 1].cursor.decompressed_offset;
     finish_input_bytes(tasks_[next_ - 1]);
+    if (lockstep_) {  // its lines are placed this round
+      states_[next_ - 1].done = true;
+      staged_lines_ = reader_.cursor().records;
+    }
   }
 }
 
@@ -471,7 +524,7 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
   // file in a few writev calls, without a user-space copy.
   std::uint32_t slot = 0;
   const auto write_pieces = [&] {
-    if (pieces_.empty()) return;
+    if (pieces_.empty() || lockstep_) return;  // lockstep: write_staged() places them
     outputs_[slot].write_pieces(pieces_);
     pieces_.clear();
   };
@@ -483,6 +536,7 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
     ++counters_.kept;
     const std::string_view bytes = batch.record_bytes(i);
     counters_.output_bytes += bytes.size();
+    if (lockstep_) staged_bytes_ += bytes.size();
     if (offset_maps_[batch.file_slot(i)]) note_offset(batch.file_slot(i), batch, i, bytes.size());
     if (batch.file_slot(i) != slot) {
       write_pieces();
@@ -499,6 +553,46 @@ void InputFeed::write_kept(const RoundBatch& batch, std::span<const core::Verdic
   }
   write_pieces();
   close_finished_outputs();
+}
+
+void InputFeed::write_staged(const BlockPlace& place, const RoundBatch& batch) {
+  const std::uint64_t offset = place.offset;
+  block_lines_before_ = place.lines_before;
+  if (staged_block_ && !pieces_.empty()) {
+    const FileTask& task = tasks_[staged_slot_];
+    // One output open at a time: a rank's blocks of one input come in a row.
+    if (!block_output_.is_open() || block_output_input_ != task.index) {
+      block_output_.close();
+      block_output_ = io::PositionalOutput::open(
+          io::output_path_for(config_.output_dir, task.file.relative_path));
+      block_output_input_ = task.index;
+    }
+    // The pieces lie in the reader's buffers the batch keeps (add_kept):
+    // the write holds them while the next round reads on. A batch past
+    // twice the batch bytes holds long lines: holding them would make the
+    // reader take a second buffer as large for the next round's lines
+    // (e2e.big_field: 278 MB against 143 for a 100 MB line), so it is
+    // written in the round.
+    if (batch.bytes() > 2 * config_.batch_bytes) {
+      block_output_.wait();
+      block_output_.write_at(offset, pieces_);
+    } else {
+      block_output_.write_in_background(offset, std::move(pieces_),
+                                        {batch.kept_buffers().begin(), batch.kept_buffers().end()});
+    }
+  }
+  pieces_.clear();
+  for (const HeldReject& r : held_rejects_) {
+    const std::uint64_t line =
+        place.lines_before == kUnknownLines ? 0 : place.lines_before + r.line;
+    rejects_.write(r.file, line, r.reason, r.raw, r.too_long);
+  }
+  held_rejects_.clear();
+  // An exhausted feed is not filled again (read_round): nothing is staged
+  // in the rounds after its last block.
+  staged_block_.reset();
+  staged_bytes_ = 0;
+  staged_lines_ = 0;
 }
 
 void InputFeed::note_offset(std::uint32_t slot, const RoundBatch& batch, std::size_t i,
@@ -660,6 +754,7 @@ void InputFeed::finish() {
   for (auto& part : range_rejects_) {
     if (part) part->close();
   }
+  block_output_.close();
   rejects_.close();
 }
 

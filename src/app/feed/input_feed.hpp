@@ -26,9 +26,11 @@
 #include "app/options/output_options.hpp"
 #include "app/round/retracted_paragraphs.hpp"
 #include "app/round/round_batch.hpp"
+#include "app/split/block_place.hpp"
 #include "bloomshard/core/key_builder.hpp"
 #include "core/order/output_offset_map.hpp"
 #include "io/output/output_writer.hpp"
+#include "io/output/positional_output.hpp"
 #include "io/output/reject_writer.hpp"
 #include "io/records/key_extractor.hpp"
 #include "io/records/line_ranges.hpp"
@@ -97,6 +99,10 @@ struct FileTask {
   std::optional<std::size_t> range;
   io::ByteRange bytes;
   std::uint64_t reject_length = 0;
+  /// Set for one block of the lockstep layout (app/split/lockstep_layout.hpp):
+  /// its global number; the task reads the lines that start in `bytes` and
+  /// its kept lines are staged for write_staged(), not appended.
+  std::optional<std::size_t> block;
 };
 
 /// Where one file stands at a cut.
@@ -121,7 +127,9 @@ class InputFeed {
             const std::filesystem::path& reject_path, bool durable);
 
   /// Reads records into `batch` (cleared first) until about batch_bytes
-  /// were taken or this rank's input ends. An input that cannot be read on
+  /// were taken or this rank's input ends; in the lockstep layout (block
+  /// tasks), exactly the next block, whatever its size (none once all are
+  /// read). An input that cannot be read on
   /// is held at its last good record (its output keeps what came before,
   /// and closes without being done); under --on-input-error fail the
   /// io::InputError is rethrown, under skip fill() returns early with the
@@ -145,6 +153,25 @@ class InputFeed {
   /// --confirm-jaccard, the owners' core::BandMatch of each key (else empty).
   void write_kept(const RoundBatch& batch, std::span<const core::Verdict> verdicts,
                   std::span<const std::uint8_t> answers = {});
+
+  /// The lockstep layout: the block taken by the last fill() (none: none
+  /// left), the bytes write_kept() staged for it and the lines read.
+  [[nodiscard]] StagedBlock staged() const noexcept {
+    return {staged_block_, staged_bytes_, staged_lines_};
+  }
+  /// The lockstep layout, after write_kept() and before the next fill():
+  /// writes the staged lines at `place.offset` of the block's mirrored
+  /// output (created empty by the job), and the block's rejects, held back
+  /// until now, with their line numbers in the input (block line +
+  /// place.lines_before; 0, unknown, after a block of the input broke).
+  /// Throws io::OutputError.
+  /// The write runs in the background (the next round reads on; `batch`'s
+  /// buffers, which hold the lines, are kept until it ends); the next
+  /// write_staged(), wait_for_writes() or finish() waits for it.
+  void write_staged(const BlockPlace& place, const RoundBatch& batch);
+  /// Waits for the lockstep layout's write in the background (before
+  /// anything reads the outputs). Throws its io::OutputError.
+  void wait_for_writes() { block_output_.wait(); }
 
   /// At a cut (after write_kept): ends the open output's frame, flushes it
   /// and the reject file (and fsyncs them when durable), and returns every
@@ -251,6 +278,7 @@ class InputFeed {
 
  private:
   bool open_next_file();
+  bool open_block();
   void close_finished_outputs();
   void take(const io::Record& record, RoundBatch& batch);
   void take_lines(std::span<const io::Record> records, RoundBatch& batch);
@@ -315,6 +343,26 @@ class InputFeed {
   // Per task: its output's offset map while it is kept (offset_map()).
   std::vector<std::optional<core::OutputOffsetMap>> offset_maps_;
   std::size_t offset_map_bytes_ = 0;  // their memory_bytes(), summed
+  // The lockstep layout (tasks are blocks): one block a fill(), its kept
+  // lines staged in pieces_ until write_staged() places them.
+  bool lockstep_ = false;
+  bool block_taken_ = false;                 // this fill() opened its block
+  std::optional<std::size_t> staged_block_;  // the block of the last fill()
+  std::size_t staged_slot_ = 0;              // and its task
+  std::uint64_t staged_bytes_ = 0;
+  std::uint64_t staged_lines_ = 0;  // lines of the block read, kUnknownLines if it broke
+  // A block's rejects, held until write_staged() knows their line numbers.
+  struct HeldReject {
+    std::string file;
+    std::uint64_t line = 0;  // from the block's first line
+    std::string reason;
+    std::string raw;
+    bool too_long = false;
+  };
+  std::vector<HeldReject> held_rejects_;
+  std::uint64_t block_lines_before_ = 0;  // write_staged()'s place.lines_before
+  io::PositionalOutput block_output_;     // the output of the last block written
+  std::size_t block_output_input_ = 0;
 };
 
 }  // namespace bloomshard::app

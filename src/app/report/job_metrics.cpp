@@ -340,6 +340,9 @@ void write_skipped_inputs(JsonWriter& j, const std::vector<SkippedInput>& skippe
 }
 
 void write_segment(JsonWriter& j, const JobSummary& s) {
+  j.value("input_layout", s.input_layout);
+  j.value("input_blocks", s.input_blocks);
+  j.value("rounds_without_order_table", s.rounds_without_order_table);
   j.value("join_seconds", s.join_seconds);
   j.value("end_pass_seconds", s.end_pass_seconds);
   j.value("end_pass_outputs_by_map", s.end_pass_outputs_by_map);
@@ -510,6 +513,9 @@ std::string summary_text(const JobSummary& s) {
                 static_cast<double>(s.filter_bits) / 8.0 / 1048576.0, s.fpr_estimate,
                 static_cast<double>(s.max_rss_bytes) / 1048576.0);
   std::string text = buf;
+  if (s.input_layout == "lockstep") {
+    text += "  inputs read in lockstep: " + std::to_string(s.input_blocks) + " block(s)\n";
+  }
   if (s.counters.paragraphs != 0) text += paragraph_counts(s.counters);
   if (s.counters.minhash_records != 0) text += minhash_counts(s.counters);
   if (!s.skipped_inputs.empty()) {

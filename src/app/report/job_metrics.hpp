@@ -90,6 +90,15 @@ struct JobSummary {
   // the reading was (split inputs balance it).
   std::vector<std::uint64_t> read_bytes_by_rank;
   double join_seconds = 0;  // joining split inputs' parts, slowest rank (0: none)
+  // How the inputs were read (app/split/lockstep_layout.hpp): "lockstep"
+  // (blocks of the batch bytes, one a rank a round) or "tasks" (whole
+  // inputs and ranges balanced over the ranks); the blocks of lockstep (0
+  // for tasks).
+  std::string input_layout = "tasks";
+  std::uint64_t input_blocks = 0;
+  // Lockstep rounds decided in one sub-round, without the owner's table of
+  // kept copies (app/round/key_order.cpp, plan_subrounds).
+  std::uint64_t rounds_without_order_table = 0;
   // --kept-copy first: the end pass (retracted copies left out of the
   // outputs, its checkpoint and renames included), slowest rank (0: none),
   // the outputs it placed by their offset maps rather than by walking

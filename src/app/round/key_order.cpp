@@ -70,6 +70,14 @@ class FileOrderKeys final : public KeyOrder {
     // In tag order, the earliest of the copies arriving together is kept
     // first: no retraction for them.
     core::order_by_tag(owned_tags_, sorted_);
+    if (without_table_) {  // plan_subrounds(): nothing to remember or retract
+      sorted_keys_.clear();
+      for (const std::uint32_t i : sorted_) sorted_keys_.push_back(untagged_keys_[i]);
+      sorted_verdicts_.resize(sorted_.size());
+      set.decide_batch(sorted_keys_, sorted_verdicts_);
+      for (std::size_t j = 0; j < sorted_.size(); ++j) verdicts[sorted_[j]] = sorted_verdicts_[j];
+      return;
+    }
     sorted_keys_.clear();
     sorted_tags_.clear();
     for (const std::uint32_t i : sorted_) {
@@ -104,9 +112,37 @@ class FileOrderKeys final : public KeyOrder {
   void after_round(const comm::Communicator& world, const InputFeed& feed) override {
     if (!across()) return;
     const std::uint64_t watermark = ~world.allreduce_max(~feed.unread_position());
-    if (core::order_input(watermark) != core::order_input(order_.watermark())) {
+    // In lockstep every round's copies become final together: a pass over
+    // a table sized for one round. Else once per input (the table holds
+    // the inputs being read).
+    if (lockstep_ || core::order_input(watermark) != core::order_input(order_.watermark())) {
       order_.forget_before(watermark);
     }
+  }
+  // In lockstep a round decided in one sub-round needs no table. Proof: at
+  // the start of round i the watermark stands at block iP, the first block
+  // of the round (after round i - 1 every rank with blocks left stands at
+  // its next one, iP + r), and forget_before() left the table empty (every
+  // copy of rounds < i lies before it). In one sub-round every copy of a
+  // key read in round i reaches the key's owner in that sub-round, and is
+  // decided in tag order, so the first of them in the one order is decided
+  // first; every other copy of the key lies in this round (decided after it
+  // here) or in a later round (blocks from (i + 1)P on, after every record
+  // of this round). So no copy decided later can precede a kept copy of
+  // this round: remembering it serves nothing, and no duplicate of this
+  // round has a remembered copy to retract (the table is empty). With
+  // several sub-rounds a later sub-round may bring an earlier copy (a lower
+  // rank's block's tail), so the table is used as in every other round.
+  void plan_subrounds(std::uint64_t subrounds) override {
+    without_table_ = lockstep_ && subrounds == 1;
+    if (without_table_) ++rounds_without_table_;
+  }
+  std::uint64_t rounds_without_table() const noexcept override { return rounds_without_table_; }
+
+  void read_in_lockstep() override {
+    if (!across()) return;
+    order_.set_inputs_read_by_many();
+    lockstep_ = true;
   }
   std::span<const core::CrossInputRetraction> cross_input_retractions() const override {
     return other_inputs_;
@@ -162,6 +198,9 @@ class FileOrderKeys final : public KeyOrder {
   std::vector<core::OrderTag> sorted_tags_;
   std::vector<core::Verdict> sorted_verdicts_;
   std::vector<core::CrossInputRetraction> other_inputs_;
+  bool lockstep_ = false;       // read_in_lockstep()
+  bool without_table_ = false;  // this round: plan_subrounds() found one sub-round in lockstep
+  std::uint64_t rounds_without_table_ = 0;
 };
 
 }  // namespace
@@ -204,7 +243,8 @@ std::size_t input_order_reserve(const RunManifest& m, std::uint32_t ranks) {
 }
 
 std::unique_ptr<KeyOrder> make_key_order(const DedupConfig& config, const RunManifest& m,
-                                         std::uint32_t ranks, InputFeed& feed) {
+                                         std::uint32_t ranks, InputFeed& feed,
+                                         std::uint64_t lockstep_round_bytes) {
   if (config.key.unit == core::KeyUnit::kMinHash && config.key.confirm_jaccard > 0.0) {
     return make_confirmed_band_order(
         config.key.confirm_jaccard, config.key.bands * config.key.rows, core::kDefaultConfirmBits,
@@ -212,7 +252,13 @@ std::unique_ptr<KeyOrder> make_key_order(const DedupConfig& config, const RunMan
   }
   if (keeps_input_order(config)) {
     feed.tag_keys_in_input_order();
-    return make_input_order(input_order_reserve(m, ranks));
+    if (lockstep_round_bytes == 0) return make_input_order(input_order_reserve(m, ranks));
+    // One round's keys, spread over the owners.
+    std::unique_ptr<KeyOrder> order = make_input_order(static_cast<std::size_t>(
+        std::min(lockstep_round_bytes / core::kInputOrderReserveBytesPerKey / ranks,
+                 core::kInputOrderMaxReserveKeys)));
+    order->read_in_lockstep();
+    return order;
   }
   if (!keeps_file_order(config, m)) return make_batch_order();
   feed.tag_keys_in_file_order();

@@ -106,6 +106,20 @@ class KeyOrder {
   /// this rank. No communication (a version-3 state's rows are each
   /// rank's owned slices' already; older states' lists every rank's).
   virtual void restore_input_order(const InputOrderProgress&, const comm::KeyRouter&, int) {}
+  /// In input order, before the first round: the inputs are read in the
+  /// lockstep layout (app/split/lockstep_layout.hpp), each by several ranks,
+  /// so a copy in the watermark's own input is not final until the
+  /// watermark passes it, and a copy retracted by an earlier one of its own
+  /// input leaves at the end pass (core::FileOrder::set_inputs_read_by_many).
+  /// The watermark then moves a round at a time and the table is pruned
+  /// after every round: it holds about one round's kept keys.
+  virtual void read_in_lockstep() {}
+  /// Before a round's first sub-round (every rank the same value): how many
+  /// sub-rounds it is cut into. In lockstep a round of one sub-round is
+  /// decided without the owner's table (key_order.cpp says why).
+  virtual void plan_subrounds(std::uint64_t /*subrounds*/) {}
+  /// Rounds decided without the owner's table so far (plan_subrounds()).
+  [[nodiscard]] virtual std::uint64_t rounds_without_table() const noexcept { return 0; }
 };
 
 /// Whether a run keeps the one order of all inputs (docs/inputs.md "Which
@@ -144,9 +158,13 @@ class KeyOrder {
 /// with --confirm-jaccard (confirmed_band_order.hpp), else in input order when keeps_input_order()
 /// (then `feed` tags every key), else in file order when keeps_file_order() (then `feed` tags its
 /// keys, and the memory is sized for `ranks`), else in batch order.
+/// `lockstep_round_bytes` (nonzero: the lockstep layout, app/split/lockstep_layout.hpp, which
+/// reads that many input bytes a round over all ranks): the input order then reads in lockstep
+/// (KeyOrder::read_in_lockstep) and its table is sized for one round's keys.
 [[nodiscard]] std::unique_ptr<KeyOrder> make_key_order(const DedupConfig& config,
                                                        const RunManifest& m, std::uint32_t ranks,
-                                                       InputFeed& feed);
+                                                       InputFeed& feed,
+                                                       std::uint64_t lockstep_round_bytes = 0);
 
 /// The batch-order strategy alone (tests, and runs without split inputs).
 [[nodiscard]] std::unique_ptr<KeyOrder> make_batch_order();

@@ -47,6 +47,8 @@ void Round::route() {
                    .max_keys = p_.growth.max_keys(p_.set),
                    .before_subround =
                        [&](std::uint64_t upcoming) { p_.growth.before_subround(p_.set, upcoming); },
+                   .before_first_subround =
+                       [&](std::uint64_t subrounds) { p_.order.plan_subrounds(subrounds); },
                    .key_groups = key_groups_,
                    .answer_bytes = answer_bytes,
                    .answer = [&](std::span<std::uint8_t> out) { p_.order.take_answers(out); },
@@ -68,6 +70,9 @@ void Round::write(const std::function<void()>& fence) {
   set_activity("writing outputs", number_ + 1);
   fence();
   p_.feed.write_kept(batch_, verdicts_, answers_);
+  if (p_.lockstep != nullptr) {
+    p_.feed.write_staged(p_.lockstep->place(p_.world, p_.feed.staged()), batch_);
+  }
   writing.add_to(phases_.wall.write, phases_.system.write);
   ++number_;
   sample_rss_anon();

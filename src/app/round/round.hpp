@@ -24,6 +24,7 @@
 #include "app/round/layer_growth.hpp"
 #include "app/round/round_agreement.hpp"
 #include "app/round/round_batch.hpp"
+#include "app/split/lockstep_layout.hpp"
 #include "bloomshard/core/two_tier.hpp"
 #include "comm/communicator.hpp"
 #include "comm/router.hpp"
@@ -50,6 +51,9 @@ struct RoundParts {
   /// key_groups), so every owner ranks two records alike and a record is a
   /// near-duplicate only of one decided before it at every owner.
   bool record_keys_together = false;
+  /// The lockstep layout (app/split/lockstep_layout.hpp): where each
+  /// round's staged block goes; null in the tasks layout.
+  LockstepOutputs* lockstep = nullptr;
 };
 
 class Round {
@@ -69,6 +73,7 @@ class Round {
 
   /// Step write: `fence()` first (a fenced-out attempt never extends an
   /// output, it throws), then the kept records. Ends the round's count.
+  /// Collective in the lockstep layout (one allgather places the blocks).
   void write(const std::function<void()>& fence);
 
   /// Step agree (collective): this rank's facts summed over all ranks;

@@ -37,6 +37,8 @@ class RoundBatch {
   /// Keeps `buffer` (RecordReader::share_buffer()) until clear(). Keeping
   /// the buffer kept last again costs a pointer compare.
   void keep(io::BufferRef buffer);
+  /// The buffers given to keep() since clear().
+  [[nodiscard]] std::span<const io::BufferRef> kept_buffers() const noexcept { return kept_; }
 
   /// Adds a record (line bytes + terminator, copied; written to
   /// `file_slot`'s output when kept) and its normalized key.

@@ -37,6 +37,7 @@
 #include "app/run/run_state.hpp"
 #include "app/run/stop_signal.hpp"
 #include "app/run/watchdog.hpp"
+#include "app/split/lockstep_layout.hpp"
 #include "app/split/range_join.hpp"
 #include "app/split/rank_tasks.hpp"
 #include "app/split/split_inputs.hpp"
@@ -76,7 +77,8 @@ struct Segment {
   std::vector<io::InputFile> files;
   Start begun;
   std::optional<SlotClock> slot_clock;
-  std::uint64_t total_bytes = 0;  // on-disk size of every input, for progress
+  std::uint64_t total_bytes = 0;            // on-disk size of every input, for progress
+  std::optional<LockstepOutputs> lockstep;  // the lockstep layout's blocks, or none
   std::optional<InputFeed> feed;
   std::optional<Checkpointer> checkpointer;
   std::optional<comm::KeyRouter> router;
@@ -244,8 +246,17 @@ class DedupJob {
   }
 
   void open_feed(Segment& s) {
-    std::vector<FileTask> mine =
-        tasks_of_rank(s.begun.manifest, world_.rank(), world_.size(), s.total_bytes);
+    const RunManifest& m = s.begun.manifest;
+    std::vector<FileTask> mine;
+    if (lockstep_layout_applies(config_, m.inputs)) {
+      set_activity("cutting the inputs into blocks");
+      s.lockstep.emplace(agree_on_blocks(world_, m, config_.batch_bytes), m.inputs.size());
+      mine = lockstep_tasks_of_rank(s.lockstep->blocks(), m, world_.rank(), world_.size(),
+                                    s.total_bytes);
+      create_lockstep_outputs(world_, m, config_.output_dir);
+    } else {
+      mine = tasks_of_rank(m, world_.rank(), world_.size(), s.total_bytes);
+    }
     const bool checkpointing = !config_.state_dir.empty();
     s.feed.emplace(config_, std::move(mine),
                    fs::path(config_.output_dir) / kRejectsDirName /
@@ -271,7 +282,8 @@ class DedupJob {
     }
     s.progress.emplace(world_.rank() == 0, config_.progress_seconds, config_.progress_style,
                        std::cerr);
-    s.order = make_key_order(config_, s.begun.manifest, world_.usize(), *s.feed);
+    s.order = make_key_order(config_, s.begun.manifest, world_.usize(), *s.feed,
+                             s.lockstep ? config_.batch_bytes * world_.usize() : 0);
     if (s.begun.forms) adopt_loaded_forms(*s.order, std::move(s.begun.forms));
     // Keys this run inserts carry its ordinal beside their positions.
     if (core::BandConfirmer* forms = band_confirmer_of(*s.order)) {
@@ -291,9 +303,9 @@ class DedupJob {
       s.order->restore_input_order(*s.begun.manifest.input_order, *s.router, world_.rank());
     }
     s.growth.emplace(world_.usize(), world_.allreduce_sum(s.set().bloom().newest_layer_inserted()));
-    s.round.emplace(RoundParts{world_, *s.router, s.set(), *s.feed, *s.order, *s.growth,
-                               config_.max_exchange_bytes,
-                               config_.key.unit == core::KeyUnit::kMinHash});
+    s.round.emplace(RoundParts{
+        world_, *s.router, s.set(), *s.feed, *s.order, *s.growth, config_.max_exchange_bytes,
+        config_.key.unit == core::KeyUnit::kMinHash, s.lockstep ? &*s.lockstep : nullptr});
     s.skipped_inputs = skipped_in_manifest(s.begun.manifest).size();
   }
 
@@ -465,6 +477,7 @@ class DedupJob {
   int finish_run(Segment& s, Clock::time_point start) {
     set_activity("finishing the run");
     comm::heartbeat();
+    s.feed->wait_for_writes();  // the lockstep layout's last block, before the end pass reads
     const bool split = has_split_inputs(s.begun.manifest);
     RunManifest cut;
     double join_seconds = 0;
@@ -499,6 +512,11 @@ class DedupJob {
     if (split && world_.rank() == 0) remove_joined_parts(cut, config_.output_dir);
     JobSummary summary = summarize(s, seconds_since(start));
     summary.join_seconds = join_seconds;
+    if (s.lockstep) {
+      summary.input_layout = "lockstep";
+      summary.input_blocks = s.lockstep->block_count();
+      summary.rounds_without_order_table = s.order->rounds_without_table();
+    }
     summary.end_pass_seconds = end_pass_seconds;
     summary.end_pass_outputs_by_map = end_pass_by_map;
     summary.end_pass_offset_map_bytes = offset_map_bytes;

@@ -9,6 +9,7 @@
 #include "app/guard/output_guard.hpp"
 #include "app/run/input_order_manifest.hpp"
 #include "app/run/job_setup.hpp"
+#include "app/split/lockstep_layout.hpp"
 #include "app/split/split_inputs.hpp"
 #include "bloomshard/core/slice_map.hpp"
 #include "comm/heartbeat.hpp"
@@ -233,6 +234,8 @@ void report_split(const DedupConfig& config, const RunManifest& m) {
 void split_at_first_start(const comm::Communicator& world, const DedupConfig& config,
                           RunManifest& m) {
   if (!config.split_inputs || config.annotate.mode != RunMode::kFilter) return;
+  // Blocks, not ranges, spread such a run's inputs over the ranks.
+  if (lockstep_layout_applies(config, m.inputs)) return;
   std::string text = world.rank() == 0 ? split_on_rank0(config, world.size(), m) : "";
   text = world.broadcast(text);
   if (text.starts_with('!')) throw std::runtime_error("cannot split inputs: " + text.substr(1));

@@ -17,15 +17,22 @@ std::vector<FileTask> tasks_of_rank(const RunManifest& m, int rank, int ranks,
     total_bytes += p.file.size;
     if (p.done) continue;
     if (p.ranges.empty()) {
-      open.push_back({p.file, i, p.cursor, p.output_length, p.prefix_digest, {}, {}, 0});
+      open.push_back({p.file, i, p.cursor, p.output_length, p.prefix_digest, {}, {}, 0, {}});
       weights.push_back(p.file.size);
       continue;
     }
     for (std::size_t k = 0; k < p.ranges.size(); ++k) {
       const RangeProgress& r = p.ranges[k];
       if (r.done) continue;
-      open.push_back({p.file, i, r.cursor, r.output_length, r.prefix_digest, k,
-                      io::ByteRange{r.begin, r.end}, r.reject_length});
+      open.push_back({p.file,
+                      i,
+                      r.cursor,
+                      r.output_length,
+                      r.prefix_digest,
+                      k,
+                      io::ByteRange{r.begin, r.end},
+                      r.reject_length,
+                      {}});
       weights.push_back(r.end - r.cursor.decompressed_offset);
     }
   }

@@ -154,9 +154,11 @@ bool FileOrder::is_final(OrderTag t) const noexcept {
   // Every input before the watermark's is read, and the earlier records of
   // the watermark's own input (whole, or its range 0: one rank reads them
   // in order) were decided before this copy, so a copy there is final at
-  // once; so is any copy before the watermark.
-  const bool in_watermark_input =
-      watermark_ != 0 && !order_later_range(t) && order_input(t) == order_input(watermark_);
+  // once; so is any copy before the watermark. Not so when the inputs are
+  // read by many ranks (the lockstep layout): there only the watermark counts.
+  const bool in_watermark_input = !inputs_read_by_many_ && watermark_ != 0 &&
+                                  !order_later_range(t) &&
+                                  order_input(t) == order_input(watermark_);
   return order_position(t) < watermark_ || in_watermark_input;
 }
 
@@ -193,7 +195,7 @@ void FileOrder::settle(std::span<const KeyRef> keys, std::span<const OrderTag> t
     }
     // This copy lies earlier in the order than the one kept: it wins.
     verdicts[i] = Verdict::kNew;
-    if (across && order_input(s.tag) != order_input(t)) {
+    if (across && (inputs_read_by_many_ || order_input(s.tag) != order_input(t))) {
       other_inputs->push_back({s.tag, keys[i].hash});
     } else if (order_later_range(s.tag)) {
       retracted.push_back(s.tag);

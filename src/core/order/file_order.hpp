@@ -156,6 +156,12 @@ class FileOrder {
   /// current one is ignored. Cost: one pass over the table and one memset of
   /// it. Within one input: a no-op.
   void forget_before(std::uint64_t watermark);
+  /// Across inputs: every input may be read by several ranks at once (the
+  /// lockstep layout's blocks), so no copy in the watermark's own input is
+  /// final before the watermark passes it (is_final()), and a retracted
+  /// copy of the winner's own input goes to `other_inputs` too (the end
+  /// pass places it by its tag's offset). Call before the first settle().
+  void set_inputs_read_by_many() noexcept { inputs_read_by_many_ = true; }
   /// The current watermark (0 before any forget_before()).
   [[nodiscard]] std::uint64_t watermark() const noexcept { return watermark_; }
   [[nodiscard]] OrderScope scope() const noexcept { return scope_; }
@@ -214,7 +220,8 @@ class FileOrder {
   std::size_t slot_count_ = 0;  // a power of two, or 0
   std::size_t used_ = 0;
   OrderScope scope_;
-  std::uint64_t watermark_ = 0;  // forget_before()'s, across inputs only
+  std::uint64_t watermark_ = 0;       // forget_before()'s, across inputs only
+  bool inputs_read_by_many_ = false;  // set_inputs_read_by_many()
 };
 
 }  // namespace bloomshard::core

@@ -97,4 +97,25 @@ std::vector<ByteRange> line_aligned_ranges(const std::filesystem::path& path, st
   return ranges;
 }
 
+std::vector<ByteRange> line_aligned_blocks(const std::filesystem::path& path, std::uint64_t size,
+                                           std::uint64_t block_bytes) {
+  if (block_bytes == 0) throw std::invalid_argument("line_aligned_blocks: block_bytes is 0");
+  std::vector<ByteRange> blocks;
+  if (size == 0) return blocks;
+  if (size <= block_bytes) return {{0, size}};
+  ProbeFile file(path);
+  std::uint64_t begin = 0;
+  for (std::uint64_t nominal = block_bytes; begin < size; nominal += block_bytes) {
+    // As in line_aligned_ranges(): a cut inside the line that started the
+    // block needs no probe, the next cut's probe reads past that line.
+    const std::uint64_t end = nominal >= size    ? size
+                              : nominal <= begin ? begin
+                                                 : file.next_line_start(nominal, size);
+    if (end > begin) blocks.push_back({begin, end});
+    begin = end;
+    if (nominal >= size) break;
+  }
+  return blocks;
+}
+
 }  // namespace bloomshard::io

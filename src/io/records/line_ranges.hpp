@@ -42,4 +42,16 @@ struct ByteRange {
 [[nodiscard]] std::vector<ByteRange> line_aligned_ranges(const std::filesystem::path& path,
                                                          std::uint64_t size, std::uint64_t count);
 
+/// Cuts the file at `path` (`size` bytes, uncompressed) into line-aligned
+/// blocks of about `block_bytes`: block k holds the lines that start in
+/// [k * block_bytes, (k + 1) * block_bytes), so each cut k * block_bytes
+/// moves forward to the next line start as line_aligned_ranges() moves its
+/// cuts. Blocks left empty (a line longer than a block) are dropped; the
+/// result covers [0, size) without gaps, and is empty for an empty file.
+/// Reads only near the cuts (as line_aligned_ranges()). Throws InputError
+/// when the file cannot be read, std::invalid_argument for block_bytes 0.
+[[nodiscard]] std::vector<ByteRange> line_aligned_blocks(const std::filesystem::path& path,
+                                                         std::uint64_t size,
+                                                         std::uint64_t block_bytes);
+
 }  // namespace bloomshard::io

@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# The lockstep layout (docs/inputs.md "The lockstep layout"): a run without
+# --state whose inputs are all uncompressed reads them as blocks of the
+# batch bytes, one a rank a round, and writes each block's kept lines at
+# their offset in the input's output.
+#
+# usage: lockstep_case.sh --case NAME --ranks N --bin BLOOMSHARD --dir E2E_DIR
+#                         [--mpiexec M] [--np-flag -n] [--python P]
+# cases: records  input_order_corpus.py's corpus made plain (the .gz/.zst
+#                 files decompressed), plus an empty input, one of one line
+#                 (smaller than a block) and one whose lines are up to 5x
+#                 the block (lines longer than a block; its keys repeat the
+#                 others'); every duplicate's copies differ in other
+#                 fields; two rejects at random lines of most inputs. --batch-bytes 4096 (hundreds of blocks): every
+#                 output equals the oracle (the first copies in input
+#                 order) and the 1-rank run's bytes, the metrics say
+#                 "lockstep" with more blocks than ranks, every round
+#                 decided without the owners' table, nothing retracted. Then
+#                 --batch-bytes 65536 --max-exchange-bytes 4096 (sub-rounds
+#                 a round): the same bytes, rounds with the table,
+#                 and at N > 1 copies were retracted (the end pass cut them). The rejects (file,
+#                 line, reason) are the 1-rank run's.
+#         tasks   the same corpus with one input gzipped: the tasks layout
+#                 (metrics "tasks", 0 blocks), the oracle's bytes; the plain
+#                 corpus with --state: the tasks layout, the same bytes and
+#                 the same rejects (line numbers count from the input's
+#                 start in both layouts).
+#         overwrite  an output made longer and another shorter by hand,
+#                 then --overwrite: every output byte for byte the 1-rank
+#                 run's (the stale tail is gone); the same in a dir no run
+#                 wrote that holds a longer file at an output's path.
+#         skip    an input removed while the job runs (paused before a
+#                 round's agreement): under --on-input-error skip every
+#                 block of it is skipped (named in skipped_inputs, the first
+#                 from record 1 at byte 0), its output stays empty, and the
+#                 other outputs are the oracle's for the inputs without it.
+# Set KEEP_TMP=1 to keep the temp dir.
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+harness_parse lockstep_case.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --dir=EDIR*" "$@"
+CORPUS=$EDIR/input_order_corpus.py
+[[ -f $CORPUS ]] || harness_usage "no input_order_corpus.py in --dir $EDIR"
+command -v zstd >/dev/null || harness_usage "needs the zstd command"
+harness_tmp "lockstep-$CASE-$RANKS" "lockstep $CASE, $RANKS ranks"
+
+json_field() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+
+# The plain corpus in $TMP/in.
+make_plain_corpus() {
+  "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 2000 --big-records 6000 --seed 11 >/dev/null
+  local f
+  for f in "$TMP"/in/*.gz; do gunzip "$f"; done
+  for f in "$TMP"/in/*.zst; do zstd -q -d --rm "$f"; done
+  : >"$TMP/in/c-empty.jsonl"
+  printf '{"id": "only-one", "copy": "c-one:1"}\n' >"$TMP/in/c-one.jsonl"
+  # Lines of 10 B to 20 KB (blocks of 4 KiB), half of their keys those of
+  # the other inputs (k0..k19999 in input_order_corpus.py).
+  "$PY" - "$TMP/in/c-long.jsonl" <<'PYEOF'
+import json, random, sys
+r = random.Random(5)
+with open(sys.argv[1], "w") as f:
+    for i in range(60):
+        key = f"k{r.randrange(0, 8000)}" if r.random() < 0.5 else f"long{i}"
+        f.write(json.dumps({"id": key, "copy": f"c-long:{i}",
+                            "pad": "x" * r.choice([10, 3000, 9000, 20000])}) + "\n")
+PYEOF
+  # Rejects (a line that is not JSON, a record without "id") at random
+  # lines of most inputs: their line numbers count from the input's start.
+  "$PY" - "$TMP/in" <<'PYEOF'
+import os, random, sys
+r = random.Random(9)
+for name in sorted(os.listdir(sys.argv[1])):
+    path = os.path.join(sys.argv[1], name)
+    lines = open(path, "rb").read().splitlines(keepends=True)
+    if len(lines) < 2:
+        continue
+    for bad in (b"not json at all\n", b'{"noid": 1, "copy": "reject"}\n'):
+        lines.insert(r.randrange(0, len(lines) + 1), bad)
+    open(path, "wb").write(b"".join(lines))
+PYEOF
+}
+
+# The rejects of an output dir as sorted "file line reason" rows.
+reject_set() {
+  "$PY" - "$1" <<'PYEOF'
+import glob, json, os, sys
+rows = []
+for p in glob.glob(os.path.join(sys.argv[1], "_rejects", "*.jsonl")):
+    for line in open(p, encoding="utf-8"):
+        r = json.loads(line)
+        rows.append(f'{os.path.basename(r["file"])}\t{r["line"]}\t{r["reason"]}')
+print("\n".join(sorted(rows)))
+PYEOF
+}
+
+# run N OUT METRICS ARGS...: a dedup run that must succeed.
+run() {
+  local n=$1 out=$2 metrics=$3
+  shift 3
+  mpi "$n" dedup --input "$TMP/in" --output "$out" --key-field id --progress 0 \
+    --metrics "$metrics" "$@" >"$out.log" 2>&1 || fail "$n-rank run into $out failed: $(tail -5 "$out.log")"
+}
+
+check_layout() { # METRICS LAYOUT
+  local got
+  got=$(json_field "$1" input_layout)
+  [[ $got == "$2" ]] || fail "$1: input_layout $got, expected $2"
+}
+
+case $CASE in
+  records)
+    make_plain_corpus
+    for shape in small subrounds; do
+      if [[ $shape == small ]]; then
+        ARGS=(--batch-bytes 4096)
+      else
+        ARGS=(--batch-bytes 65536 --max-exchange-bytes 4096)
+      fi
+      run 1 "$TMP/out1-$shape" "$TMP/m1-$shape.json" "${ARGS[@]}"
+      "$PY" "$CORPUS" check "$TMP/in" "$TMP/out1-$shape" >/dev/null ||
+        fail "1 rank ($shape): not the first copies in input order"
+      run "$RANKS" "$TMP/outN-$shape" "$TMP/mN-$shape.json" "${ARGS[@]}"
+      "$PY" "$CORPUS" check "$TMP/in" "$TMP/outN-$shape" >/dev/null ||
+        fail "$RANKS ranks ($shape): not the first copies in input order"
+      same_output_bytes "$TMP/out1-$shape" "$TMP/outN-$shape" "$RANKS ranks ($shape)" "the 1-rank run"
+      [[ "$(reject_set "$TMP/out1-$shape")" == "$(reject_set "$TMP/outN-$shape")" ]] ||
+        fail "$RANKS ranks ($shape): rejects (file, line, reason) differ from the 1-rank run's"
+      check_layout "$TMP/mN-$shape.json" lockstep
+      blocks=$(json_field "$TMP/mN-$shape.json" input_blocks)
+      ((blocks > RANKS)) || fail "$RANKS ranks ($shape): $blocks blocks, the case tests nothing"
+      [[ $(json_field "$TMP/m1-$shape.json" kept) == $(json_field "$TMP/mN-$shape.json" kept) ]] ||
+        fail "$shape: kept counts differ from the 1-rank run's"
+      [[ $(json_field "$TMP/mN-$shape.json" output_bytes) == \
+        $(du -cb --apparent-size "$TMP/outN-$shape"/*.jsonl | tail -1 | cut -f1) ]] ||
+        fail "$shape: output_bytes is not the outputs' size"
+      retracted=$(json_field "$TMP/mN-$shape.json" retracted)
+      log "$RANKS ranks, $shape: $blocks blocks, $retracted copies retracted"
+      without=$(json_field "$TMP/mN-$shape.json" rounds_without_order_table)
+      rounds=$(json_field "$TMP/mN-$shape.json" rounds)
+      if [[ $shape == subrounds ]]; then
+        # Sub-rounds put the owners' table back on in the rounds they cut
+        # (the last rounds, with few blocks left, may fit in one).
+        ((without < rounds)) || fail "all $rounds rounds with sub-rounds went without the table"
+        if ((RANKS > 1)); then
+          ((retracted > 0)) || fail "no copy retracted across sub-rounds: the case tests nothing"
+        fi
+      else
+        ((without == rounds)) || fail "$without of $rounds one-sub-round rounds went without the table"
+        ((retracted == 0)) || fail "$retracted copies retracted in one-sub-round lockstep rounds"
+      fi
+    done
+    ;;
+  tasks)
+    make_plain_corpus
+    run 1 "$TMP/ref" "$TMP/mref.json" --batch-bytes 4096
+    run "$RANKS" "$TMP/state-out" "$TMP/mstate.json" --batch-bytes 4096 --state "$TMP/state"
+    check_layout "$TMP/mstate.json" tasks
+    same_output_bytes "$TMP/ref" "$TMP/state-out" "$RANKS ranks with --state" "the 1-rank lockstep run"
+    # Line numbers count from the input's start in both layouts.
+    rejects=$(reject_set "$TMP/ref")
+    [[ $(wc -l <<<"$rejects") -ge 10 ]] || fail "too few rejects to compare: [$rejects]"
+    [[ "$rejects" == "$(reject_set "$TMP/state-out")" ]] ||
+      fail "rejects of the lockstep run differ from the tasks layout's: [$rejects] [$(reject_set "$TMP/state-out")]"
+    gzip -1 "$TMP/in/b-01.jsonl"
+    run "$RANKS" "$TMP/gz-out" "$TMP/mgz.json" --batch-bytes 4096
+    check_layout "$TMP/mgz.json" tasks
+    [[ $(json_field "$TMP/mgz.json" input_blocks) == 0 ]] || fail "tasks layout with blocks"
+    "$PY" "$CORPUS" check "$TMP/in" "$TMP/gz-out" >/dev/null ||
+      fail "$RANKS ranks with a .gz input: not the first copies in input order"
+    ;;
+  overwrite)
+    make_plain_corpus
+    run 1 "$TMP/ref" "$TMP/mref.json" --batch-bytes 4096
+    run "$RANKS" "$TMP/out" "$TMP/m1.json" --batch-bytes 4096
+    head -c 100000 /dev/zero | tr '\0' 'z' >>"$TMP/out/b-02.jsonl"
+    truncate -s 10 "$TMP/out/a-big.jsonl"
+    run "$RANKS" "$TMP/out" "$TMP/m2.json" --batch-bytes 4096 --overwrite
+    check_layout "$TMP/m2.json" lockstep
+    same_output_bytes "$TMP/ref" "$TMP/out" "$RANKS ranks over stale outputs" "the 1-rank run"
+    # A dir no run wrote, holding a longer file at an output's path: the
+    # job writes beside it (--overwrite), so only the layout's truncation
+    # makes that output exact.
+    mkdir -p "$TMP/beside"
+    head -c 2000000 /dev/zero | tr '\0' 'z' >"$TMP/beside/b-02.jsonl"
+    run "$RANKS" "$TMP/beside" "$TMP/m3.json" --batch-bytes 4096 --overwrite
+    same_output_bytes "$TMP/ref" "$TMP/beside" "$RANKS ranks beside a stale file" "the 1-rank run"
+    ;;
+  skip)
+    # An input removed while the job runs (held before round 2's agreement
+    # by the fault pause): each of its blocks fails to open, and under
+    # --on-input-error skip each is skipped (one skipped input a block);
+    # its output stays empty and the other inputs' outputs are the first
+    # copies in input order without it.
+    make_plain_corpus
+    cp -r "$TMP/in" "$TMP/without"
+    rm "$TMP/without/b-05.jsonl"
+    : >"$TMP/without/b-05.jsonl"
+    rm -f "$TMP/go"
+    "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe -x BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-round-agreement:2 \
+      -x BLOOMSHARD_FAULT_PAUSE_RELEASE="$TMP/go" "$BIN" dedup --input "$TMP/in" \
+      --output "$TMP/out" --key-field id --progress 0 --batch-bytes 4096 \
+      --max-skipped-inputs 1000 --metrics "$TMP/m.json" >"$TMP/job.log" 2>&1 &
+    job=$!
+    for _ in $(seq 1 300); do
+      grep -qs "fault pause at before-round-agreement:2" "$TMP/job.log" && break
+      sleep 0.05
+    done
+    grep -qs "fault pause at" "$TMP/job.log" || { kill "$job"; fail "the job never paused"; }
+    rm "$TMP/in/b-05.jsonl"
+    touch "$TMP/go"
+    rc=0
+    wait "$job" || rc=$?
+    ((rc == 0)) || fail "exit $rc: $(tail -5 "$TMP/job.log")"
+    check_layout "$TMP/m.json" lockstep
+    [[ ! -s $TMP/out/b-05.jsonl ]] || fail "the removed input's output is not empty"
+    "$PY" "$CORPUS" check "$TMP/without" "$TMP/out" >/dev/null ||
+      fail "not the first copies in input order without the removed input"
+    "$PY" - "$TMP/m.json" <<'PYEOF' || fail "skipped_inputs"
+import json, sys
+k = json.load(open(sys.argv[1]))["skipped_inputs"]
+assert len(k) >= 2, k
+assert all(e["file"] == "b-05.jsonl" for e in k), k
+k.sort(key=lambda e: e["offset"])  # gathered by input, each rank's in turn
+assert k[0]["offset"] == 0 and k[0]["record"] == 1, k[0]
+offsets = [e["offset"] for e in k]
+assert len(set(offsets)) == len(offsets), offsets
+print(f"{len(k)} blocks of b-05.jsonl skipped")
+PYEOF
+    ;;
+  *) harness_usage "unknown case $CASE" ;;
+esac
+log "ok"
