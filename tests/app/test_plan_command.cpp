@@ -205,10 +205,20 @@ TEST(PlanCommand, KeptCopyFirstPlansTheOrderTable) {
   sample.text_bytes = 160.0 * 30000;
   sample.key_bytes = 16;
   sample.estimated_records = 10000000;
+  // Without --state, plain inputs: the lockstep layout, one round's table.
+  const std::string lockstep = dedup_plan_line(c, sample, 10000000, 2, 0);
+  EXPECT_NE(lockstep.find(", order table 1.5 MiB)"), std::string::npos) << lockstep;
+  // A compressed input, or --state: the tasks layout's table.
+  sample.all_uncompressed = false;
   const std::string line = dedup_plan_line(c, sample, 10000000, 2, 0);
   EXPECT_NE(line.find(", order table 36.0 MiB)"), std::string::npos) << line;
   EXPECT_NE(line.find("--ranks 2 --kept-copy first --inputs 16 for the table]"), std::string::npos)
       << line;
+  sample.all_uncompressed = true;
+  c.state_dir = "st";
+  const std::string with_state = dedup_plan_line(c, sample, 10000000, 2, 0);
+  EXPECT_NE(with_state.find(", order table 36.0 MiB)"), std::string::npos) << with_state;
+  c.state_dir.clear();
   c.kept_copy = KeptCopy::kArrival;
   EXPECT_EQ(dedup_plan_line(c, sample, 10000000, 2, 0).find("order table"), std::string::npos);
 }

@@ -199,4 +199,34 @@ TEST(SizingPlan, InputOrderCountsTheOrderTable) {
   EXPECT_EQ(make_plan(in).offset_map_bytes, 64.0 * 1048576);
 }
 
+// --kept-copy first in the lockstep layout (plain inputs, no --state): the
+// owners' table holds one round's keys at most and is emptied every round;
+// nothing is retracted and no output keeps an offset map.
+TEST(SizingPlan, LockstepPlansOneRoundsOrderTable) {
+  PlanInputs in;
+  in.records = 10000000;
+  in.unique_fraction = 0.7;
+  in.key_bytes = 16;
+  in.record_bytes = 160;
+  in.ranks = 2;
+  in.capacity = 10000000;
+  in.checkpoints = false;
+  in.batch_bytes = 4 << 20;
+  const SizingPlan arrival = make_plan(in);
+  in.input_order = true;
+  in.inputs = 16;
+  const SizingPlan tasks = make_plan(in);
+  in.lockstep = true;
+  const SizingPlan lockstep = make_plan(in);
+  // 4 MiB / 128 B = 32K keys: 64K slots of 24 bytes.
+  EXPECT_EQ(lockstep.order_table_bytes, 65536.0 * 24);
+  EXPECT_LT(lockstep.order_table_bytes, tasks.order_table_bytes / 20);
+  EXPECT_EQ(lockstep.offset_map_bytes, 0.0);
+  EXPECT_EQ(lockstep.retractions, 0.0);
+  EXPECT_EQ(lockstep.retraction_bytes, 0.0);
+  EXPECT_EQ(lockstep.peak_rss_bytes, arrival.peak_rss_bytes + lockstep.order_table_bytes);
+  EXPECT_NE(plan_summary_line(lockstep).find(", order table 1.5 MiB/rank"), std::string::npos)
+      << plan_summary_line(lockstep);
+}
+
 }  // namespace bloomshard::core

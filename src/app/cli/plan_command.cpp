@@ -13,6 +13,7 @@
 #include "app/options/minhash_options.hpp"
 #include "app/report/json_writer.hpp"
 #include "app/round/key_order.hpp"
+#include "app/split/lockstep_layout.hpp"
 #include "core/bloom/sizing_plan.hpp"
 #include "core/minhash/band_confirmation.hpp"
 #include "core/minhash/minhash_jaccard.hpp"
@@ -225,6 +226,7 @@ core::PlanInputs sampled_plan_inputs(const DedupConfig& c, const InputSample& sa
   in.checkpoints = !c.state_dir.empty();
   in.input_order = keeps_input_order(c);
   in.inputs = sample.inputs;
+  in.lockstep = lockstep_layout_applies(c, sample.all_uncompressed);
   return in;
 }
 

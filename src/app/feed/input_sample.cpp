@@ -156,6 +156,9 @@ std::vector<std::size_t> files_to_sample(std::size_t n) {
 InputSample sample_inputs(const DedupConfig& config, std::span<const io::InputFile> files) {
   InputSample out;
   out.inputs = files.size();
+  out.all_uncompressed = std::all_of(files.begin(), files.end(), [](const io::InputFile& f) {
+    return f.compression == io::Compression::kNone;
+  });
   struct Rate {
     double records = 0;
     double disk_bytes = 0;

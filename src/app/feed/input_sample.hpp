@@ -38,6 +38,9 @@ struct InputSample {
   double key_bytes = 0;                 ///< mean bytes of a key as dedup builds it
   std::uint64_t duplicates = 0;         ///< keys repeating an earlier key of the samples
   std::uint64_t estimated_records = 0;  ///< of every input: sampled counts, the rest scaled
+  /// Every input of the job uncompressed (the lockstep layout reads only
+  /// those: app/split/lockstep_layout.hpp).
+  bool all_uncompressed = true;
   /// Duplicates / keys within the sample (0 without keys): a lower bound.
   [[nodiscard]] double duplicate_fraction() const noexcept {
     return keys ? static_cast<double>(duplicates) / static_cast<double>(keys) : 0.0;

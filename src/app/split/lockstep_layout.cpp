@@ -10,17 +10,21 @@
 
 namespace bloomshard::app {
 
-bool lockstep_layout_applies(const DedupConfig& config, std::span<const InputProgress> inputs) {
+bool lockstep_layout_applies(const DedupConfig& config, bool all_uncompressed) {
   // Split ranges asked for by name are the tasks layout's.
   const auto given = [&config](std::string_view name) {
     return std::ranges::find(config.explicit_options, name) != config.explicit_options.end();
   };
   return config.annotate.mode == RunMode::kFilter && config.key.unit == core::KeyUnit::kRecord &&
          keeps_input_order(config) && config.state_dir.empty() && !given("split-inputs") &&
-         !given("split-min-bytes") &&
-         std::all_of(inputs.begin(), inputs.end(), [](const InputProgress& p) {
-           return p.file.compression == io::Compression::kNone;
-         });
+         !given("split-min-bytes") && all_uncompressed;
+}
+
+bool lockstep_layout_applies(const DedupConfig& config, std::span<const InputProgress> inputs) {
+  return lockstep_layout_applies(
+      config, std::all_of(inputs.begin(), inputs.end(), [](const InputProgress& p) {
+        return p.file.compression == io::Compression::kNone;
+      }));
 }
 
 std::vector<LockstepBlock> number_blocks(std::span<const std::vector<io::ByteRange>> per_input) {

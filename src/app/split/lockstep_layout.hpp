@@ -45,6 +45,9 @@ struct LockstepBlock {
 /// manifest and options.
 [[nodiscard]] bool lockstep_layout_applies(const DedupConfig& config,
                                            std::span<const InputProgress> inputs);
+/// The same, with whether every input is uncompressed already known (the
+/// plan's sample).
+[[nodiscard]] bool lockstep_layout_applies(const DedupConfig& config, bool all_uncompressed);
 
 /// Pure: `blocks` of each input in input order, numbered globally. `cut(i)`
 /// gives input i's blocks (io::line_aligned_blocks); an empty input has none.

@@ -142,7 +142,15 @@ SizingPlan make_plan(const PlanInputs& in) {
   p.round_buffer_bytes =
       kRoundBufferFactor * static_cast<double>(p.in.batch_bytes) + kReadAheadBytes;
   double remembered_keys = 0;  // the whole job's, --kept-copy first
-  if (in.input_order) {
+  if (in.input_order && in.lockstep) {
+    // One round's keys at most, spread over the owners (the table the
+    // lockstep order reserves, app/round/key_order.cpp); emptied every
+    // round; nothing retracted, no offset map.
+    const auto round_keys = static_cast<std::uint64_t>(std::min(
+        static_cast<double>(p.in.batch_bytes) / static_cast<double>(kInputOrderReserveBytesPerKey),
+        static_cast<double>(kInputOrderMaxReserveKeys)));
+    p.order_table_bytes = static_cast<double>(order_table_peak_bytes(round_keys, round_keys));
+  } else if (in.input_order) {
     // The watermark sits in the slowest rank's input; the kept copies of
     // the inputs the others read ahead are remembered: about `ranks`
     // inputs' distinct keys (measured 10M records in 16 inputs at 2 ranks:
