@@ -226,6 +226,24 @@ dedup_1rank() {
     RC=$?
 }
 
+# reject_set OUT [--basename]: the (file, line, reason) of every reject line
+# in OUT's _rejects, sorted, one a row: which rank's file holds a line
+# does not matter. --basename names each file by its last component (runs
+# that read the same inputs from different folders).
+reject_set() {
+  "$PY" - "$@" <<'PYEOF'
+import glob, json, os, sys
+base = "--basename" in sys.argv[2:]
+rows = []
+for p in glob.glob(os.path.join(sys.argv[1], "_rejects", "*.jsonl")):
+    for line in open(p, encoding="utf-8"):
+        r = json.loads(line)
+        name = os.path.basename(r["file"]) if base else r["file"]
+        rows.append(f'{name}\t{r["line"]}\t{r["reason"]}')
+print("\n".join(sorted(rows)))
+PYEOF
+}
+
 # same_output_bytes REF GOT WHAT [REF_NAME]: GOT holds the same output files
 # as REF (the _rejects folder and the run lock _bloomshard.lock aside), each
 # with REF's bytes: plain files byte for byte, .gz/.zst ones decompressed (a

@@ -79,19 +79,6 @@ for name in sorted(os.listdir(sys.argv[1])):
 PYEOF
 }
 
-# The rejects of an output dir as sorted "file line reason" rows.
-reject_set() {
-  "$PY" - "$1" <<'PYEOF'
-import glob, json, os, sys
-rows = []
-for p in glob.glob(os.path.join(sys.argv[1], "_rejects", "*.jsonl")):
-    for line in open(p, encoding="utf-8"):
-        r = json.loads(line)
-        rows.append(f'{os.path.basename(r["file"])}\t{r["line"]}\t{r["reason"]}')
-print("\n".join(sorted(rows)))
-PYEOF
-}
-
 # run N OUT METRICS ARGS...: a dedup run that must succeed.
 run() {
   local n=$1 out=$2 metrics=$3
@@ -122,7 +109,7 @@ case $CASE in
       "$PY" "$CORPUS" check "$TMP/in" "$TMP/outN-$shape" >/dev/null ||
         fail "$RANKS ranks ($shape): not the first copies in input order"
       same_output_bytes "$TMP/out1-$shape" "$TMP/outN-$shape" "$RANKS ranks ($shape)" "the 1-rank run"
-      [[ "$(reject_set "$TMP/out1-$shape")" == "$(reject_set "$TMP/outN-$shape")" ]] ||
+      [[ "$(reject_set "$TMP/out1-$shape" --basename)" == "$(reject_set "$TMP/outN-$shape" --basename)" ]] ||
         fail "$RANKS ranks ($shape): rejects (file, line, reason) differ from the 1-rank run's"
       check_layout "$TMP/mN-$shape.json" lockstep
       blocks=$(json_field "$TMP/mN-$shape.json" input_blocks)
@@ -156,10 +143,10 @@ case $CASE in
     check_layout "$TMP/mstate.json" tasks
     same_output_bytes "$TMP/ref" "$TMP/state-out" "$RANKS ranks with --state" "the 1-rank lockstep run"
     # Line numbers count from the input's start in both layouts.
-    rejects=$(reject_set "$TMP/ref")
+    rejects=$(reject_set "$TMP/ref" --basename)
     [[ $(wc -l <<<"$rejects") -ge 10 ]] || fail "too few rejects to compare: [$rejects]"
-    [[ "$rejects" == "$(reject_set "$TMP/state-out")" ]] ||
-      fail "rejects of the lockstep run differ from the tasks layout's: [$rejects] [$(reject_set "$TMP/state-out")]"
+    [[ "$rejects" == "$(reject_set "$TMP/state-out" --basename)" ]] ||
+      fail "rejects of the lockstep run differ from the tasks layout's: [$rejects] [$(reject_set "$TMP/state-out" --basename)]"
     gzip -1 "$TMP/in/b-01.jsonl"
     run "$RANKS" "$TMP/gz-out" "$TMP/mgz.json" --batch-bytes 4096
     check_layout "$TMP/mgz.json" tasks

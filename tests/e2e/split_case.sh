@@ -54,19 +54,6 @@ PYEOF
 
 json_field() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
-# reject_set OUT: the (file, line, reason) of every reject line, sorted.
-reject_set() {
-  "$PY" - "$1" <<'PYEOF'
-import glob, json, os, sys
-rows = []
-for p in glob.glob(os.path.join(sys.argv[1], "_rejects", "*.jsonl")):
-    for line in open(p, encoding="utf-8"):
-        r = json.loads(line)
-        rows.append(f'{r["file"]}\t{r["line"]}\t{r["reason"]}')
-print("\n".join(sorted(rows)))
-PYEOF
-}
-
 # balanced METRICS: read_bytes_by_rank has one entry per rank, within 1.25x.
 balanced() {
   "$PY" - "$1" "$RANKS" <<'PYEOF' || fail "read bytes by rank not balanced"
