@@ -215,6 +215,25 @@ mpi() {
   "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$BIN" "$@"
 }
 
+# incremental_first_copies ROOT EDIR RANKS SEED: an incremental
+# --kept-copy first run on the finished state ROOT/st over new inputs
+# ROOT/new (input_order_corpus.py, keys k0.. as ROOT/in's, so about half
+# were seen before), written to ROOT/out-new on RANKS ranks; fails unless it
+# ran as an incremental run and kept the first copies in input order of
+# the keys new to the state (input_order_corpus.py check-after).
+incremental_first_copies() {
+  local root=$1 edir=$2 ranks=$3 seed=$4
+  "$PY" "$edir/input_order_corpus.py" make "$root/new" --files 4 --records 1200 --big-records 0 \
+    --seed "$seed"
+  mpi "$ranks" dedup --input "$root/new" --key-field id --kept-copy first --batch-bytes 65536 \
+    --progress 0 --output "$root/out-new" --state "$root/st" --checkpoint-rounds 2 \
+    >"$root/incremental.log" 2>&1 || fail "the incremental run failed: $(cat "$root/incremental.log")"
+  grep -q "incremental run on checkpoint generation" "$root/incremental.log" ||
+    fail "not an incremental run: $(cat "$root/incremental.log")"
+  "$PY" "$edir/input_order_corpus.py" check-after "$root/in" "$root/new" "$root/out-new" ||
+    fail "the incremental run: not the first copies in input order of the keys new to the state"
+}
+
 # dedup_1rank LOG ARGS...: `BIN dedup --key-field id --progress 0 ARGS` on
 # 1 rank under a 120 s timeout, its output in LOG, its exit status in RC
 # (for cases that check refusals and exit codes).

@@ -30,16 +30,7 @@ mpi 2 dedup --input "$ROOT/in" --key-field id --kept-copy first --batch-bytes 65
   fail "the resumed run: not the first copies in input order"
 log "the v1 state resumed to its end on 2 ranks"
 
-# New inputs: keys k0.. as the old corpus's, so about half were seen before.
-"$PY" "$EDIR/input_order_corpus.py" make "$ROOT/new" --files 4 --records 1200 --big-records 0 \
-  --seed 23
-mpi 3 dedup --input "$ROOT/new" --key-field id --kept-copy first --batch-bytes 65536 \
-  --progress 0 --output "$ROOT/out-new" --state "$ROOT/st" --checkpoint-rounds 2 \
-  >"$ROOT/incremental.log" 2>&1 || fail "the incremental run failed: $(cat "$ROOT/incremental.log")"
-grep -q "incremental run on checkpoint generation" "$ROOT/incremental.log" ||
-  fail "not an incremental run: $(cat "$ROOT/incremental.log")"
-"$PY" "$EDIR/input_order_corpus.py" check-after "$ROOT/in" "$ROOT/new" "$ROOT/out-new" ||
-  fail "the incremental run: not the first copies in input order of the keys new to the state"
+incremental_first_copies "$ROOT" "$EDIR" 3 23
 log "incremental run on 3 ranks: the first copies of the new keys in input order"
 
 mpi 2 verify --state "$ROOT/st" >"$ROOT/verify.log" 2>&1 ||

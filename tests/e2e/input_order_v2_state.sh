@@ -55,17 +55,8 @@ mpi 2 verify --state "$ROOT/st" >"$ROOT/verify.log" 2>&1 ||
   fail "verify of the state after the resume: $(cat "$ROOT/verify.log")"
 log "the state written after the resume is version 3 and verifies"
 
-# An incremental run on top of it (new inputs: keys k0.. as the old
-# corpus's, so about half were seen before) on 2 ranks: the first copies in
-# input order of the keys new to the state.
-"$PY" "$EDIR/input_order_corpus.py" make "$ROOT/new" --files 4 --records 1200 --big-records 0 \
-  --seed 29
-mpi 2 dedup --input "$ROOT/new" --key-field id --kept-copy first --batch-bytes 65536 \
-  --progress 0 --output "$ROOT/out-new" --state "$ROOT/st" --checkpoint-rounds 2 \
-  >"$ROOT/incremental.log" 2>&1 || fail "the incremental run failed: $(cat "$ROOT/incremental.log")"
-grep -q "incremental run on checkpoint generation" "$ROOT/incremental.log" ||
-  fail "not an incremental run: $(cat "$ROOT/incremental.log")"
-"$PY" "$EDIR/input_order_corpus.py" check-after "$ROOT/in" "$ROOT/new" "$ROOT/out-new" ||
-  fail "the incremental run: not the first copies in input order of the keys new to the state"
+# An incremental run on top of it on 2 ranks: the first copies in input
+# order of the keys new to the state.
+incremental_first_copies "$ROOT" "$EDIR" 2 29
 log "incremental run on 2 ranks on the resumed v2 state: the first copies of the new keys"
 log PASS
