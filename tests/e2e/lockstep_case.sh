@@ -21,10 +21,23 @@
 #                 and at N > 1 copies were retracted (the end pass cut them). The rejects (file,
 #                 line, reason) are the 1-rank run's.
 #         tasks   the same corpus with one input gzipped: the tasks layout
-#                 (metrics "tasks", 0 blocks), the oracle's bytes; the plain
-#                 corpus with --state: the tasks layout, the same bytes and
-#                 the same rejects (line numbers count from the input's
-#                 start in both layouts).
+#                 (metrics "tasks", 0 blocks), the oracle's bytes and the
+#                 same rejects as the lockstep run (line numbers count from
+#                 the input's start in both layouts); a state cut in the
+#                 tasks layout (--split-inputs off by name, killed after a
+#                 commit: two inputs started) resumes without the option
+#                 in the tasks layout, the same bytes and rejects.
+#         state_kill  --state with a checkpoint every round: SIGKILLs at
+#                 random moments after a commit, each resume on another
+#                 rank count (N, then N % 4 + 1, ...), then --batch-bytes
+#                 65536 --max-exchange-bytes 4096 (sub-rounds, retractions
+#                 and the end pass across cuts) the same; every output byte
+#                 for byte the 1-rank run's without --state and the
+#                 oracle's, the rejects as a set the same, the metrics of
+#                 each segment "lockstep".
+#         state_stop  SIGTERM to the ranks after a commit: exit 75 with a
+#                 generation; the resume on another rank count finishes in
+#                 lockstep with the 1-rank run's bytes.
 #         overwrite  an output made longer and another shorter by hand,
 #                 then --overwrite: every output byte for byte the 1-rank
 #                 run's (the stale tail is gone); the same in a dir no run
@@ -139,20 +152,119 @@ case $CASE in
   tasks)
     make_plain_corpus
     run 1 "$TMP/ref" "$TMP/mref.json" --batch-bytes 4096
-    run "$RANKS" "$TMP/state-out" "$TMP/mstate.json" --batch-bytes 4096 --state "$TMP/state"
-    check_layout "$TMP/mstate.json" tasks
-    same_output_bytes "$TMP/ref" "$TMP/state-out" "$RANKS ranks with --state" "the 1-rank lockstep run"
-    # Line numbers count from the input's start in both layouts.
-    rejects=$(reject_set "$TMP/ref" --basename)
-    [[ $(wc -l <<<"$rejects") -ge 10 ]] || fail "too few rejects to compare: [$rejects]"
-    [[ "$rejects" == "$(reject_set "$TMP/state-out" --basename)" ]] ||
-      fail "rejects of the lockstep run differ from the tasks layout's: [$rejects] [$(reject_set "$TMP/state-out" --basename)]"
+    cp -a "$TMP/in" "$TMP/in-plain"
     gzip -1 "$TMP/in/b-01.jsonl"
     run "$RANKS" "$TMP/gz-out" "$TMP/mgz.json" --batch-bytes 4096
     check_layout "$TMP/mgz.json" tasks
     [[ $(json_field "$TMP/mgz.json" input_blocks) == 0 ]] || fail "tasks layout with blocks"
     "$PY" "$CORPUS" check "$TMP/in" "$TMP/gz-out" >/dev/null ||
       fail "$RANKS ranks with a .gz input: not the first copies in input order"
+    # Line numbers count from the input's start in both layouts.
+    rejects=$(reject_set "$TMP/ref" --basename)
+    [[ $(wc -l <<<"$rejects") -ge 10 ]] || fail "too few rejects to compare: [$rejects]"
+    [[ "$rejects" == "$(reject_set "$TMP/gz-out" --basename | sed 's/b-01.jsonl.gz/b-01.jsonl/')" ]] ||
+      fail "rejects of the lockstep run differ from the tasks layout's: [$rejects] [$(reject_set "$TMP/gz-out" --basename)]"
+    # A tasks-layout state of plain inputs (--split-inputs off given by
+    # name), SIGKILLed after a commit: its ranks had started an input each
+    # (a-big.jsonl and b-00.jsonl, far more than a round's bytes). Resumed
+    # without the option on 3 ranks, its cut keeps the tasks layout.
+    rm -rf "$TMP/in" && mv "$TMP/in-plain" "$TMP/in"
+    harness_marker
+    marker=$MARK/bs-tasks
+    ln -s "$BIN" "$marker"
+    "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$marker" dedup --input "$TMP/in" \
+      --output "$TMP/st-out" --key-field id --progress 0 --batch-bytes 4096 --state "$TMP/st" \
+      --split-inputs off --checkpoint-rounds 1 >"$TMP/tasks.log" 2>&1 &
+    job=$!
+    after_a_commit "$TMP/st" none "$job"
+    kill_job "$marker" "$job"
+    [[ -f $TMP/st/LATEST ]] || fail "no tasks-layout generation to resume from: $(tail -5 "$TMP/tasks.log")"
+    run 3 "$TMP/st-out" "$TMP/mst.json" --batch-bytes 4096 --state "$TMP/st"
+    grep -q "resuming checkpoint generation" "$TMP/st-out.log" || fail "no resume: $(head -3 "$TMP/st-out.log")"
+    check_layout "$TMP/mst.json" tasks
+    same_output_bytes "$TMP/ref" "$TMP/st-out" "a tasks-layout state resumed on 3 ranks" "the 1-rank lockstep run"
+    [[ "$rejects" == "$(reject_set "$TMP/st-out" --basename)" ]] ||
+      fail "rejects of the resumed tasks-layout state differ from the lockstep run's"
+    ;;
+  state_kill)
+    make_plain_corpus
+    run 1 "$TMP/ref" "$TMP/mref.json" --batch-bytes 4096
+    "$PY" "$CORPUS" check "$TMP/in" "$TMP/ref" >/dev/null || fail "1 rank: not the first copies in input order"
+    harness_marker
+    RANDOM=$((RANKS * 17 + 3))
+    for shape in small subrounds; do
+      if [[ $shape == small ]]; then
+        ARGS=(--batch-bytes 4096)
+      else
+        ARGS=(--batch-bytes 65536 --max-exchange-bytes 4096)
+      fi
+      ST=(--input "$TMP/in" --output "$TMP/out-$shape" --key-field id --progress 0
+        --state "$TMP/st-$shape" --checkpoint-rounds 1 "${ARGS[@]}")
+      kills=0 att=0 finished=0 seen="" n=$RANKS
+      while ((kills < 4)); do
+        att=$((att + 1))
+        ((att == 1)) || n=$((n % 4 + 1))
+        seen+=" $n"
+        marker=$MARK/bs-$shape-$att
+        ln -s "$BIN" "$marker"
+        "$MPIEXEC" "$NP_FLAG" "$n" --oversubscribe "$marker" dedup "${ST[@]}" \
+          --metrics "$TMP/m-$shape-$att.json" >"$TMP/att-$shape-$att.log" 2>&1 &
+        job=$!
+        after_a_commit "$TMP/st-$shape" "$(latest_generation "$TMP/st-$shape")" "$job"
+        if ! kill -0 "$job" 2>/dev/null; then
+          rc=0
+          wait "$job" || rc=$?
+          ((rc == 0)) || fail "$shape: attempt $att failed with exit $rc: $(tail -5 "$TMP/att-$shape-$att.log")"
+          finished=1
+          break
+        fi
+        kill_job "$marker" "$job"
+        kills=$((kills + 1))
+      done
+      ((kills >= 2)) || fail "$shape: only $kills kills before the job finished"
+      if ((finished == 0)); then
+        n=$((n % 4 + 1))
+        seen+=" $n"
+        att=$((att + 1))
+        mpi "$n" dedup "${ST[@]}" --metrics "$TMP/m-$shape-$att.json" >"$TMP/final-$shape.log" 2>&1 ||
+          fail "$shape: the final resume failed: $(tail -5 "$TMP/final-$shape.log")"
+      fi
+      check_layout "$TMP/m-$shape-$att.json" lockstep
+      "$PY" "$CORPUS" check "$TMP/in" "$TMP/out-$shape" >/dev/null ||
+        fail "$shape: after $kills SIGKILLs (ranks:$seen): not the first copies in input order"
+      same_output_bytes "$TMP/ref" "$TMP/out-$shape" "$shape, $kills SIGKILLs (ranks:$seen)" "the 1-rank run"
+      [[ "$(reject_set "$TMP/ref" --basename)" == "$(reject_set "$TMP/out-$shape" --basename)" ]] ||
+        fail "$shape: rejects (file, line, reason) differ from the 1-rank run's after kills (ranks:$seen)"
+      retracted=$(json_field "$TMP/m-$shape-$att.json" retracted)
+      log "$shape: $kills SIGKILLs over $att attempts on ranks:$seen: identical ($retracted retracted in the last segment)"
+    done
+    ;;
+  state_stop)
+    make_plain_corpus
+    run 1 "$TMP/ref" "$TMP/mref.json" --batch-bytes 4096
+    harness_marker
+    marker=$MARK/bs-stop
+    ln -s "$BIN" "$marker"
+    ST=(--input "$TMP/in" --output "$TMP/out" --key-field id --progress 0 --state "$TMP/st"
+      --batch-bytes 4096 --checkpoint-rounds 3)
+    "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$marker" dedup "${ST[@]}" \
+      --metrics "$TMP/m1.json" >"$TMP/stop.log" 2>&1 &
+    job=$!
+    after_a_commit "$TMP/st" none "$job"
+    mapfile -t ranks < <(pgrep -f -- "^$marker " || true)
+    ((${#ranks[@]} == RANKS)) || fail "found ${#ranks[@]} ranks to stop, want $RANKS"
+    kill -TERM "${ranks[@]}"
+    rc=0
+    wait "$job" || rc=$?
+    ((rc == 75)) || fail "SIGTERM gave exit $rc, want 75: $(tail -5 "$TMP/stop.log")"
+    [[ -f $TMP/st/LATEST ]] || fail "no generation after the stop"
+    n=$((RANKS % 4 + 1))
+    run "$n" "$TMP/out" "$TMP/m2.json" "${ST[@]:8}"
+    check_layout "$TMP/m2.json" lockstep
+    same_output_bytes "$TMP/ref" "$TMP/out" "stopped on $RANKS ranks, resumed on $n" "the 1-rank run"
+    [[ "$(reject_set "$TMP/ref" --basename)" == "$(reject_set "$TMP/out" --basename)" ]] ||
+      fail "rejects differ from the 1-rank run's after a stop"
+    log "SIGTERM on $RANKS ranks, resumed on $n: identical"
     ;;
   overwrite)
     make_plain_corpus

@@ -2,7 +2,8 @@
 // its own disjoint byte ranges (pwrite at offsets the writers agreed on):
 // the lockstep layout's mirrored outputs (app/split/lockstep_layout.hpp).
 // Opens an existing file without truncating it (the job created it once,
-// empty); never fsyncs (only runs without --state write this way). A write
+// empty); never fsyncs itself (a run with --state syncs the file by its path
+// at a cut, app/feed/input_feed.hpp InputFeed::commit, after wait()). A write
 // may run on a thread of its own (write_in_background), one at a time, so
 // that the caller goes on while the kernel copies the bytes (two ranks that
 // write one file at once also wait for each other's inode lock there, not
