@@ -46,7 +46,13 @@
 #                 round's agreement): under --on-input-error skip every
 #                 block of it is skipped (named in skipped_inputs, the first
 #                 from record 1 at byte 0), its output stays empty, and the
-#                 other outputs are the oracle's for the inputs without it.
+#                 other outputs are the oracle's for the inputs without it;
+#                 the same with --state and a checkpoint due every round,
+#                 byte for byte, with no checkpoint while the broken input
+#                 had blocks left; with --state and --on-input-error fail:
+#                 exit 1, the last generation stands, and with the input
+#                 put back the resume on another rank count gives the
+#                 1-rank run's bytes.
 # Set KEEP_TMP=1 to keep the temp dir.
 source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 harness_parse lockstep_case.sh "--case=CASE* --ranks=RANKS:1 --bin=BIN* --dir=EDIR*" "$@"
@@ -293,27 +299,32 @@ case $CASE in
     cp -r "$TMP/in" "$TMP/without"
     rm "$TMP/without/b-05.jsonl"
     : >"$TMP/without/b-05.jsonl"
-    rm -f "$TMP/go"
-    "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe -x BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-round-agreement:2 \
-      -x BLOOMSHARD_FAULT_PAUSE_RELEASE="$TMP/go" "$BIN" dedup --input "$TMP/in" \
-      --output "$TMP/out" --key-field id --progress 0 --batch-bytes 4096 \
-      --max-skipped-inputs 1000 --metrics "$TMP/m.json" >"$TMP/job.log" 2>&1 &
-    job=$!
-    for _ in $(seq 1 300); do
-      grep -qs "fault pause at before-round-agreement:2" "$TMP/job.log" && break
-      sleep 0.05
-    done
-    grep -qs "fault pause at" "$TMP/job.log" || { kill "$job"; fail "the job never paused"; }
-    rm "$TMP/in/b-05.jsonl"
-    touch "$TMP/go"
-    rc=0
-    wait "$job" || rc=$?
-    ((rc == 0)) || fail "exit $rc: $(tail -5 "$TMP/job.log")"
-    check_layout "$TMP/m.json" lockstep
-    [[ ! -s $TMP/out/b-05.jsonl ]] || fail "the removed input's output is not empty"
-    "$PY" "$CORPUS" check "$TMP/without" "$TMP/out" >/dev/null ||
-      fail "not the first copies in input order without the removed input"
-    "$PY" - "$TMP/m.json" <<'PYEOF' || fail "skipped_inputs"
+    cp -a "$TMP/in/b-05.jsonl" "$TMP/b-05.saved"
+    for mode in stateless state; do
+      STATE=()
+      [[ $mode == stateless ]] || STATE=(--state "$TMP/st" --checkpoint-rounds 1)
+      cp -a "$TMP/b-05.saved" "$TMP/in/b-05.jsonl"
+      rm -f "$TMP/go"
+      "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe -x BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-round-agreement:2 \
+        -x BLOOMSHARD_FAULT_PAUSE_RELEASE="$TMP/go" "$BIN" dedup --input "$TMP/in" \
+        --output "$TMP/out-$mode" --key-field id --progress 0 --batch-bytes 4096 \
+        --max-skipped-inputs 1000 --metrics "$TMP/m-$mode.json" "${STATE[@]}" >"$TMP/job-$mode.log" 2>&1 &
+      job=$!
+      for _ in $(seq 1 300); do
+        grep -qs "fault pause at before-round-agreement:2" "$TMP/job-$mode.log" && break
+        sleep 0.05
+      done
+      grep -qs "fault pause at" "$TMP/job-$mode.log" || { kill "$job"; fail "$mode: the job never paused"; }
+      rm "$TMP/in/b-05.jsonl"
+      touch "$TMP/go"
+      rc=0
+      wait "$job" || rc=$?
+      ((rc == 0)) || fail "$mode: exit $rc: $(tail -5 "$TMP/job-$mode.log")"
+      check_layout "$TMP/m-$mode.json" lockstep
+      [[ ! -s $TMP/out-$mode/b-05.jsonl ]] || fail "$mode: the removed input's output is not empty"
+      "$PY" "$CORPUS" check "$TMP/without" "$TMP/out-$mode" >/dev/null ||
+        fail "$mode: not the first copies in input order without the removed input"
+      "$PY" - "$TMP/m-$mode.json" <<'PYEOF' || fail "$mode: skipped_inputs"
 import json, sys
 k = json.load(open(sys.argv[1]))["skipped_inputs"]
 assert len(k) >= 2, k
@@ -324,6 +335,45 @@ offsets = [e["offset"] for e in k]
 assert len(set(offsets)) == len(offsets), offsets
 print(f"{len(k)} blocks of b-05.jsonl skipped")
 PYEOF
+    done
+    same_output_bytes "$TMP/out-stateless" "$TMP/out-state" "with --state" "the run without"
+    # With a checkpoint due every round, none was written while b-05.jsonl
+    # had blocks left (its line count after the break is lost): fewer
+    # checkpoints than rounds by at least its blocks less one round.
+    "$PY" - "$TMP/m-state.json" "$TMP/in" "$RANKS" <<'PYEOF' || fail "checkpoints during the broken input"
+import json, sys
+m = json.load(open(sys.argv[1]))
+rounds, ckpts = m["rounds"], m["checkpoints"]
+assert ckpts + 2 < rounds, (ckpts, rounds)
+print(f"{ckpts} checkpoints in {rounds} rounds")
+PYEOF
+    # --on-input-error fail with --state: exit 1 and no generation of the
+    # failed round (the broken block's lines past the break are not known);
+    # the input put back, the resume on another rank count reads it whole.
+    cp -a "$TMP/b-05.saved" "$TMP/in/b-05.jsonl"
+    run 1 "$TMP/ref" "$TMP/mref.json" --batch-bytes 4096
+    rm -f "$TMP/go"
+    "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe -x BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-round-agreement:2 \
+      -x BLOOMSHARD_FAULT_PAUSE_RELEASE="$TMP/go" "$BIN" dedup --input "$TMP/in" \
+      --output "$TMP/out-fail" --key-field id --progress 0 --batch-bytes 4096 \
+      --state "$TMP/st-fail" --checkpoint-rounds 1 --on-input-error fail >"$TMP/job-fail.log" 2>&1 &
+    job=$!
+    for _ in $(seq 1 300); do
+      grep -qs "fault pause at before-round-agreement:2" "$TMP/job-fail.log" && break
+      sleep 0.05
+    done
+    grep -qs "fault pause at" "$TMP/job-fail.log" || { kill "$job"; fail "fail: the job never paused"; }
+    rm "$TMP/in/b-05.jsonl"
+    touch "$TMP/go"
+    rc=0
+    wait "$job" || rc=$?
+    ((rc == 1)) || fail "--on-input-error fail: exit $rc, want 1: $(tail -5 "$TMP/job-fail.log")"
+    grep -q "the last checkpoint stands" "$TMP/job-fail.log" || fail "no word of the last checkpoint: $(tail -5 "$TMP/job-fail.log")"
+    cp -a "$TMP/b-05.saved" "$TMP/in/b-05.jsonl"
+    n=$((RANKS % 4 + 1))
+    run "$n" "$TMP/out-fail" "$TMP/m-fail.json" --batch-bytes 4096 --state "$TMP/st-fail"
+    check_layout "$TMP/m-fail.json" lockstep
+    same_output_bytes "$TMP/ref" "$TMP/out-fail" "failed on $RANKS ranks, resumed on $n" "the 1-rank run"
     ;;
   *) harness_usage "unknown case $CASE" ;;
 esac
