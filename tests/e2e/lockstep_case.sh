@@ -34,10 +34,13 @@
 #                 and the end pass across cuts) the same; every output byte
 #                 for byte the 1-rank run's without --state and the
 #                 oracle's, the rejects as a set the same, the metrics of
-#                 each segment "lockstep".
+#                 the last segment "lockstep"; a kill before the end pass's
+#                 generation and one before its renames, resumed on
+#                 another rank count: the same bytes.
 #         state_stop  SIGTERM to the ranks after a commit: exit 75 with a
 #                 generation; the resume on another rank count finishes in
-#                 lockstep with the 1-rank run's bytes.
+#                 lockstep with the 1-rank run's bytes; then an incremental
+#                 run with new inputs, in lockstep, the fresh run's bytes.
 #         overwrite  an output made longer and another shorter by hand,
 #                 then --overwrite: every output byte for byte the 1-rank
 #                 run's (the stale tail is gone); the same in a dir no run
@@ -244,6 +247,22 @@ case $CASE in
       retracted=$(json_field "$TMP/m-$shape-$att.json" retracted)
       log "$shape: $kills SIGKILLs over $att attempts on ranks:$seen: identical ($retracted retracted in the last segment)"
     done
+    # Sub-rounds retract copies for the end pass: a kill before the end
+    # pass's generation, and one after it before its renames, each resumed
+    # on another rank count.
+    for pause in before-end-pass-checkpoint before-end-pass-renames; do
+      rm -rf "$TMP/out-end" "$TMP/st-end"
+      killed_at_fault_pause "$TMP/$pause.log" "$RANKS" "$pause" dedup --input "$TMP/in" \
+        --output "$TMP/out-end" --key-field id --progress 0 --state "$TMP/st-end" \
+        --batch-bytes 65536 --max-exchange-bytes 4096 --checkpoint-rounds 2
+      [[ -n $(find "$TMP/out-end" -name '*.retracted-tmp') ]] || fail "$pause: no cut output pending"
+      n=$((RANKS % 4 + 1))
+      run "$n" "$TMP/out-end" "$TMP/m-end.json" --state "$TMP/st-end" --batch-bytes 65536 \
+        --max-exchange-bytes 4096
+      [[ -z $(find "$TMP/out-end" -name '*.retracted-tmp') ]] || fail "$pause: temporary files left"
+      same_output_bytes "$TMP/ref" "$TMP/out-end" "killed $pause, resumed on $n ranks" "the 1-rank run"
+      log "killed $pause on $RANKS ranks, resumed on $n: identical"
+    done
     ;;
   state_stop)
     make_plain_corpus
@@ -271,6 +290,34 @@ case $CASE in
     [[ "$(reject_set "$TMP/ref" --basename)" == "$(reject_set "$TMP/out" --basename)" ]] ||
       fail "rejects differ from the 1-rank run's after a stop"
     log "SIGTERM on $RANKS ranks, resumed on $n: identical"
+    # An incremental run on the finished state: new inputs (half their keys
+    # the others') read in lockstep on another rank count, each output the
+    # fresh 1-rank run's over all the inputs (the new ones sorted last).
+    mkdir -p "$TMP/new"
+    "$PY" - "$TMP/new" <<'PYEOF'
+import json, random, sys
+r = random.Random(3)
+for name, n in (("z-new1.jsonl", 3000), ("z-new2.jsonl", 900)):
+    with open(f"{sys.argv[1]}/{name}", "w") as f:
+        for i in range(n):
+            key = f"k{r.randrange(0, 20000)}" if r.random() < 0.5 else f"new{i % 1700}"
+            f.write(json.dumps({"id": key, "copy": f"{name}:{i}"}) + "\n")
+PYEOF
+    cp -a "$TMP/in" "$TMP/all"
+    cp "$TMP/new"/*.jsonl "$TMP/all/"
+    mpi 1 dedup --input "$TMP/all" --output "$TMP/ref2" --key-field id --progress 0 \
+      --batch-bytes 4096 >"$TMP/ref2.log" 2>&1 || fail "the 1-rank run over all inputs failed"
+    n=$(((RANKS + 1) % 4 + 1))
+    mpi "$n" dedup --input "$TMP/new" --output "$TMP/out-new" --key-field id --progress 0 \
+      --state "$TMP/st" --batch-bytes 4096 --checkpoint-rounds 2 --metrics "$TMP/m3.json" \
+      >"$TMP/new.log" 2>&1 || fail "the incremental run failed: $(tail -5 "$TMP/new.log")"
+    grep -q "incremental run on checkpoint generation" "$TMP/new.log" ||
+      fail "not an incremental run: $(head -3 "$TMP/new.log")"
+    check_layout "$TMP/m3.json" lockstep
+    for f in z-new1.jsonl z-new2.jsonl; do
+      cmp -s "$TMP/ref2/$f" "$TMP/out-new/$f" || fail "incremental run on $n ranks: $f differs from the fresh run's"
+    done
+    log "an incremental run with new inputs on $n ranks: identical"
     ;;
   overwrite)
     make_plain_corpus
