@@ -40,7 +40,9 @@
 #         state_stop  SIGTERM to the ranks after a commit: exit 75 with a
 #                 generation; the resume on another rank count finishes in
 #                 lockstep with the 1-rank run's bytes; then an incremental
-#                 run with new inputs, in lockstep, the fresh run's bytes.
+#                 run with new inputs, in lockstep, the fresh run's bytes;
+#                 a finished input grown: --revalidate-inputs refuses (no
+#                 prefix digest in a lockstep cut), saying so.
 #         overwrite  an output made longer and another shorter by hand,
 #                 then --overwrite: every output byte for byte the 1-rank
 #                 run's (the stale tail is gone); the same in a dir no run
@@ -290,6 +292,17 @@ case $CASE in
     [[ "$(reject_set "$TMP/ref" --basename)" == "$(reject_set "$TMP/out" --basename)" ]] ||
       fail "rejects differ from the 1-rank run's after a stop"
     log "SIGTERM on $RANKS ranks, resumed on $n: identical"
+    # A finished input grown: a lockstep cut saved no prefix digest, so
+    # --revalidate-inputs cannot check the records read; refused, saying why.
+    cp -p "$TMP/in/b-00.jsonl" "$TMP/b-00.saved"
+    printf '{"id": "grown", "copy": "b-00:grown"}\n' >>"$TMP/in/b-00.jsonl"
+    rc=0
+    mpi 1 dedup --input "$TMP/in" --output "$TMP/out" --key-field id --progress 0 \
+      --state "$TMP/st" --revalidate-inputs >"$TMP/grown.log" 2>&1 || rc=$?
+    ((rc == 2)) || fail "a grown input of a lockstep state: exit $rc, want 2: $(tail -3 "$TMP/grown.log")"
+    grep -q "cannot be revalidated: .*read in the lockstep layout, which saves none" "$TMP/grown.log" ||
+      fail "the refusal does not say why: $(tail -3 "$TMP/grown.log")"
+    cp -p "$TMP/b-00.saved" "$TMP/in/b-00.jsonl"
     # An incremental run on the finished state: new inputs (half their keys
     # the others') read in lockstep on another rank count, each output the
     # fresh 1-rank run's over all the inputs (the new ones sorted last).
