@@ -100,7 +100,8 @@ struct PlanInputs {
   /// without --state; app/split/lockstep_layout.hpp): a round covers a stretch of
   /// the one order, so the order table holds one round's keys at most and
   /// is emptied every round, nothing is retracted and no output keeps an
-  /// offset map.
+  /// offset map; the blocks are read without the read-ahead (instead of
+  /// kReadAheadBytes, the batch the block written in the background holds).
   bool lockstep = false;
 };
 
