@@ -564,7 +564,7 @@ void InputFeed::write_staged(const BlockPlace& place, const RoundBatch& batch) {
     if (!block_output_.is_open() || block_output_input_ != task.index) {
       block_output_.close();
       block_output_ = io::PositionalOutput::open(
-          io::output_path_for(config_.output_dir, task.file.relative_path));
+          io::output_path_for(config_.output_dir, task.file.relative_path), durable_);
       block_output_input_ = task.index;
     }
     if (durable_ &&
