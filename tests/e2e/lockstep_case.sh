@@ -26,7 +26,9 @@
 #                 the input's start in both layouts); a state cut in the
 #                 tasks layout (--split-inputs off by name, killed after a
 #                 commit: two inputs started) resumes without the option
-#                 in the tasks layout, the same bytes and rejects.
+#                 in the tasks layout, the same bytes and rejects; a
+#                 lockstep cut resumed in the tasks layout (--split-inputs
+#                 named) too.
 #         state_kill  --state with a checkpoint every round: SIGKILLs at
 #                 random moments after a commit, each resume on another
 #                 rank count (N, then N % 4 + 1, ...), then --batch-bytes
@@ -196,6 +198,23 @@ case $CASE in
     same_output_bytes "$TMP/ref" "$TMP/st-out" "a tasks-layout state resumed on 3 ranks" "the 1-rank lockstep run"
     [[ "$rejects" == "$(reject_set "$TMP/st-out" --basename)" ]] ||
       fail "rejects of the resumed tasks-layout state differ from the lockstep run's"
+    # The other way: a lockstep cut (no prefix digests) resumed in the tasks
+    # layout (--split-inputs named) reads on from its cursors, the same bytes.
+    marker=$MARK/bs-lockstep-cut
+    ln -s "$BIN" "$marker"
+    "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe "$marker" dedup --input "$TMP/in" \
+      --output "$TMP/ls-out" --key-field id --progress 0 --batch-bytes 4096 --state "$TMP/ls" \
+      --checkpoint-rounds 1 >"$TMP/ls.log" 2>&1 &
+    job=$!
+    after_a_commit "$TMP/ls" none "$job"
+    kill_job "$marker" "$job"
+    [[ -f $TMP/ls/LATEST ]] || fail "no lockstep generation to resume from: $(tail -5 "$TMP/ls.log")"
+    run 3 "$TMP/ls-out" "$TMP/mls.json" --batch-bytes 4096 --state "$TMP/ls" --split-inputs auto
+    grep -q "resuming checkpoint generation" "$TMP/ls-out.log" || fail "no resume: $(head -3 "$TMP/ls-out.log")"
+    check_layout "$TMP/mls.json" tasks
+    same_output_bytes "$TMP/ref" "$TMP/ls-out" "a lockstep cut resumed in the tasks layout" "the 1-rank lockstep run"
+    [[ "$rejects" == "$(reject_set "$TMP/ls-out" --basename)" ]] ||
+      fail "rejects of a lockstep cut resumed in the tasks layout differ"
     ;;
   state_kill)
     make_plain_corpus
