@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <initializer_list>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -28,18 +30,23 @@ DedupConfig first_copy_run() {
   return c;
 }
 
-TEST(LockstepLayout, AppliesToPlainFirstCopyRunsWithoutStateOnly) {
-  const std::vector<InputProgress> plain = {input("a", 10, io::Compression::kNone),
-                                            input("b", 0, io::Compression::kNone)};
-  std::vector<InputProgress> one_gz = plain;
-  one_gz.push_back(input("c.gz", 5, io::Compression::kGzip));
+TEST(LockstepLayout, AppliesToPlainFirstCopyRunsWithOrWithoutState) {
+  RunManifest plain;
+  plain.inputs = {input("a", 10, io::Compression::kNone), input("b", 0, io::Compression::kNone)};
+  RunManifest one_gz = plain;
+  one_gz.inputs.push_back(input("c.gz", 5, io::Compression::kGzip));
   DedupConfig c = first_copy_run();
   ASSERT_TRUE(keeps_input_order(c));
   EXPECT_TRUE(lockstep_layout_applies(c, plain));
   EXPECT_FALSE(lockstep_layout_applies(c, one_gz));
   DedupConfig state = c;
   state.state_dir = "/st";
-  EXPECT_FALSE(lockstep_layout_applies(state, plain));
+  EXPECT_TRUE(lockstep_layout_applies(state, plain));
+  // A state whose cut is not of the frontier shape resumes in the tasks layout.
+  RunManifest two_started = plain;
+  two_started.inputs[0].cursor = {2, 4};
+  two_started.inputs[1].cursor = {1, 3};
+  EXPECT_FALSE(lockstep_layout_applies(state, two_started));
   DedupConfig arrival = c;
   arrival.kept_copy = KeptCopy::kArrival;
   EXPECT_FALSE(lockstep_layout_applies(arrival, plain));
@@ -121,6 +128,119 @@ TEST(LockstepLayout, ABlockOutOfTurnIsALogicError) {
                std::logic_error);
   LockstepOutputs beyond(blocks, 1);
   EXPECT_THROW((void)beyond.place_all(std::vector<StagedBlock>{staged(3, 1, 1)}), std::logic_error);
+}
+
+RunManifest frontier_of(std::initializer_list<InputProgress> inputs) {
+  RunManifest m;
+  m.inputs = inputs;
+  return m;
+}
+
+InputProgress done(std::uint64_t size, std::uint64_t lines, std::uint64_t length) {
+  InputProgress p = input("d", size, io::Compression::kNone);
+  p.done = true;
+  p.cursor = {lines, size};
+  p.output_length = length;
+  return p;
+}
+
+InputProgress started(std::uint64_t size, std::uint64_t lines, std::uint64_t offset,
+                      std::uint64_t length) {
+  InputProgress p = input("s", size, io::Compression::kNone);
+  p.cursor = {lines, offset};
+  p.output_length = length;
+  return p;
+}
+
+InputProgress untouched(std::uint64_t size) { return input("u", size, io::Compression::kNone); }
+
+TEST(LockstepLayout, OnlyAFrontierShapedCutResumesInLockstep) {
+  EXPECT_TRUE(lockstep_resumable(frontier_of({untouched(5), untouched(7)})));    // a new run
+  EXPECT_TRUE(lockstep_resumable(frontier_of({done(5, 1, 5), done(6, 2, 0)})));  // finished
+  EXPECT_TRUE(lockstep_resumable(frontier_of({done(5, 1, 5), started(9, 1, 4, 4), untouched(3)})));
+  // Started before its output grew (every line a duplicate so far).
+  EXPECT_TRUE(lockstep_resumable(frontier_of({started(9, 2, 6, 0), untouched(3)})));
+  // An incremental run: new inputs after a finished state's.
+  EXPECT_TRUE(lockstep_resumable(frontier_of({done(5, 1, 5), untouched(3), untouched(0)})));
+  // Two started inputs, a done one after a started or an untouched one.
+  EXPECT_FALSE(lockstep_resumable(frontier_of({started(9, 1, 4, 4), started(9, 1, 4, 4)})));
+  EXPECT_FALSE(lockstep_resumable(frontier_of({started(9, 1, 4, 4), done(5, 1, 5)})));
+  EXPECT_FALSE(lockstep_resumable(frontier_of({untouched(5), done(5, 1, 5)})));
+  EXPECT_FALSE(lockstep_resumable(frontier_of({untouched(5), started(9, 1, 4, 4)})));
+  // Split ranges are the tasks layout's, done or not.
+  RunManifest ranges = frontier_of({done(5, 1, 5), untouched(30)});
+  ranges.inputs[1].ranges.resize(2);
+  EXPECT_FALSE(lockstep_resumable(ranges));
+  // A kept copy waiting in the order table (a tasks-layout cut) is not
+  // one a lockstep round expects.
+  RunManifest kept = frontier_of({done(5, 1, 5), untouched(3)});
+  kept.input_order.emplace();
+  EXPECT_TRUE(lockstep_resumable(kept));
+  kept.input_order->kept_rows = 1;
+  EXPECT_FALSE(lockstep_resumable(kept));
+}
+
+TEST(LockstepLayout, BlocksFromAStartDropThoseBeforeItAndBeginTheOneAcrossIt) {
+  const std::vector<io::ByteRange> whole = {{0, 10}, {10, 21}, {21, 30}};
+  EXPECT_EQ(blocks_from(whole, 0), whole);
+  EXPECT_EQ(blocks_from(whole, 10), (std::vector<io::ByteRange>{{10, 21}, {21, 30}}));
+  EXPECT_EQ(blocks_from(whole, 14), (std::vector<io::ByteRange>{{14, 21}, {21, 30}}));
+  EXPECT_EQ(blocks_from(whole, 30), std::vector<io::ByteRange>{});
+}
+
+TEST(LockstepLayout, ACutIsTheFrontierOfThePlacedBlocks) {
+  // Input 0 done before, input 1 started at byte 40 (line 4, 25 bytes
+  // out), input 2 empty, input 3 untouched.
+  const RunManifest m =
+      frontier_of({done(50, 5, 30), started(100, 4, 40, 25), untouched(0), untouched(20)});
+  const std::vector<LockstepBlock> blocks = {{1, {40, 70}}, {1, {70, 100}}, {3, {0, 20}}};
+  LockstepOutputs out(blocks, m);
+  // Nothing placed: every input as it started (input 0 left to the manifest).
+  std::optional<std::vector<FileState>> cut = out.cut_states();
+  ASSERT_TRUE(cut);
+  ASSERT_EQ(cut->size(), 3u);
+  EXPECT_EQ((*cut)[0].index, 1u);
+  EXPECT_EQ((*cut)[0].cursor.records, 4u);
+  EXPECT_EQ((*cut)[0].cursor.decompressed_offset, 40u);
+  EXPECT_EQ((*cut)[0].output_length, 25u);
+  EXPECT_FALSE((*cut)[0].done);
+  EXPECT_FALSE((*cut)[0].prefix_digest);
+  EXPECT_FALSE((*cut)[1].done);  // the empty input waits for input 1
+  // One round of one rank: block 0 (3 lines, 11 bytes kept).
+  (void)out.place_all(std::vector<StagedBlock>{staged(0, 11, 3)});
+  cut = out.cut_states();
+  ASSERT_TRUE(cut);
+  EXPECT_EQ((*cut)[0].cursor.records, 7u);
+  EXPECT_EQ((*cut)[0].cursor.decompressed_offset, 70u);
+  EXPECT_EQ((*cut)[0].output_length, 36u);
+  EXPECT_FALSE((*cut)[0].done);
+  // Blocks 1 and 2 on two ranks: every input done.
+  (void)out.place_all(std::vector<StagedBlock>{staged(1, 2, 2), staged(2, 20, 1)});
+  cut = out.cut_states();
+  ASSERT_TRUE(cut);
+  for (const FileState& s : *cut) EXPECT_TRUE(s.done) << s.index;
+  EXPECT_EQ((*cut)[0].cursor.decompressed_offset, 100u);
+  EXPECT_EQ((*cut)[0].output_length, 38u);
+  EXPECT_EQ((*cut)[1].cursor.decompressed_offset, 0u);  // the empty one
+  EXPECT_EQ((*cut)[2].cursor.records, 1u);
+  EXPECT_EQ((*cut)[2].cursor.decompressed_offset, 20u);
+  EXPECT_EQ((*cut)[2].output_length, 20u);
+}
+
+TEST(LockstepLayout, NoCutWhileABrokenInputHasBlocksLeft) {
+  const std::vector<LockstepBlock> blocks = {{0, {0, 10}}, {0, {10, 20}}, {1, {0, 10}}};
+  LockstepOutputs out(blocks, 2);
+  (void)out.place_all(std::vector<StagedBlock>{staged(0, 4, kUnknownLines)});
+  EXPECT_FALSE(out.can_cut());
+  EXPECT_FALSE(out.cut_states());
+  // Its last block placed, the input is done: the cut is whole again.
+  (void)out.place_all(std::vector<StagedBlock>{staged(1, 4, 2)});
+  ASSERT_TRUE(out.can_cut());
+  const std::optional<std::vector<FileState>> cut = out.cut_states();
+  ASSERT_TRUE(cut);
+  EXPECT_TRUE((*cut)[0].done);
+  EXPECT_EQ((*cut)[0].output_length, 8u);
+  EXPECT_FALSE((*cut)[1].done);
 }
 
 }  // namespace

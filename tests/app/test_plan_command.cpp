@@ -168,6 +168,16 @@ TEST(PlanCommand, KeptCopyFirstPlansTheOrderTable) {
   EXPECT_EQ(number(ordered, "/per_rank/retractions"), 187500.0);
   EXPECT_EQ(number(ordered, "/per_rank/retraction_bytes"), 187500.0 * 48);
   EXPECT_EQ(number(arrival, "/per_rank/retraction_bytes"), 0.0);
+  // --layout lockstep: one round's table (4 MiB rounds of 2 ranks: 64K
+  // keys, 24 bytes a slot), no offset maps, no retractions.
+  std::vector<std::string> lockstep_args = first;
+  lockstep_args.insert(lockstep_args.end(), {"--layout", "lockstep"});
+  simdjson::dom::parser parser5;
+  const simdjson::dom::element in_lockstep = parser5.parse(plan_json(lockstep_args));
+  EXPECT_LT(number(in_lockstep, "/per_rank/order_table_bytes"),
+            number(ordered, "/per_rank/order_table_bytes") / 10);
+  EXPECT_EQ(number(in_lockstep, "/per_rank/retraction_bytes"), 0.0);
+  EXPECT_EQ(number(in_lockstep, "/per_rank/offset_map_bytes"), 0.0);
   std::string_view kept;
   EXPECT_EQ(ordered.at_pointer("/inputs/kept_copy").get(kept), simdjson::SUCCESS);
   EXPECT_EQ(kept, "first");
@@ -205,19 +215,23 @@ TEST(PlanCommand, KeptCopyFirstPlansTheOrderTable) {
   sample.text_bytes = 160.0 * 30000;
   sample.key_bytes = 16;
   sample.estimated_records = 10000000;
-  // Without --state, plain inputs: the lockstep layout, one round's table.
+  // Plain inputs: the lockstep layout, one round's table.
   const std::string lockstep = dedup_plan_line(c, sample, 10000000, 2, 0);
   EXPECT_NE(lockstep.find(", order table 1.5 MiB)"), std::string::npos) << lockstep;
-  // A compressed input, or --state: the tasks layout's table.
+  // A compressed input: the tasks layout's table.
   sample.all_uncompressed = false;
   const std::string line = dedup_plan_line(c, sample, 10000000, 2, 0);
   EXPECT_NE(line.find(", order table 36.0 MiB)"), std::string::npos) << line;
   EXPECT_NE(line.find("--ranks 2 --kept-copy first --inputs 16 for the table]"), std::string::npos)
       << line;
   sample.all_uncompressed = true;
+  // With --state too (a lockstep cut resumes in lockstep); the table
+  // command says the layout.
   c.state_dir = "st";
   const std::string with_state = dedup_plan_line(c, sample, 10000000, 2, 0);
-  EXPECT_NE(with_state.find(", order table 36.0 MiB)"), std::string::npos) << with_state;
+  EXPECT_NE(with_state.find(", order table 1.5 MiB)"), std::string::npos) << with_state;
+  EXPECT_NE(with_state.find("--inputs 16 --layout lockstep for the table]"), std::string::npos)
+      << with_state;
   c.state_dir.clear();
   c.kept_copy = KeptCopy::kArrival;
   EXPECT_EQ(dedup_plan_line(c, sample, 10000000, 2, 0).find("order table"), std::string::npos);
@@ -232,6 +246,10 @@ TEST(PlanCommand, RefusesWhatDoesNotApply) {
                       "--rows", "65"}),
             kExitUsage);
   EXPECT_EQ(run_plan({"--records", "10", "--ranks", "1", "--kept-copy", "sometimes"}), kExitUsage);
+  EXPECT_EQ(run_plan({"--records", "10", "--ranks", "1", "--layout", "blocks"}), kExitUsage);
+  EXPECT_EQ(run_plan({"--records", "10", "--ranks", "1", "--kept-copy", "arrival", "--layout",
+                      "lockstep"}),
+            kExitUsage);
   EXPECT_EQ(
       run_plan({"--records", "10", "--ranks", "1", "--kept-copy", "arrival", "--inputs", "4"}),
       kExitUsage);

@@ -90,7 +90,8 @@ TEST_F(RunSetupCoverageTest, RevalidationRefusesAnOlderCheckpointWithoutADigest)
   InputProgress then = read_first(f, 2);
   then.prefix_digest.reset();
   EXPECT_EQ(revalidate_consumed_prefix(then, input_file(f)),
-            "the checkpoint holds no digest of what was read (older version)");
+            "the checkpoint holds no digest of what was read (an older version, or an input read "
+            "in the lockstep layout, which saves none)");
 }
 
 TEST_F(RunSetupCoverageTest, RevalidationRefusesAnInputThatNowEndsBeforeTheCursor) {

@@ -10,24 +10,31 @@
 # 1.. and the pairwise ratios A/C, A/B, B/C (median, min-max). Never a
 # test: figures go to docs/inputs.md and docs/performance.md with the load.
 #
-# usage: tests/bench/kept_copy_abc.sh BIN_A BIN_B CORPUS WORKDIR [ROUNDS]
+# With STATE=1 in the environment every run also gets --state WORKDIR/ST
+# --checkpoint-every 1 (a checkpoint a second, the state removed before the
+# run), as a Slurm job runs; the printed lines then add checkpoints= and
+# checkpoint_s= (the checkpoints' seconds) from --metrics.
+#
+# usage: [STATE=1] tests/bench/kept_copy_abc.sh BIN_A BIN_B CORPUS WORKDIR [ROUNDS]
 # example (docs/inputs.md "Cost of the lockstep layout"):
 #   tests/bench/kept_copy_abc.sh build/release/bin/bloomshard /tmp/main/bloomshard \
 #     /tmp/h3-10m/in /tmp/abc 6
 set -euo pipefail
 if [[ $# -lt 4 ]]; then
-  sed -n '2,17p' "$0" >&2
+  sed -n '2,22p' "$0" >&2
   exit 2
 fi
 BIN_A=$(realpath "$1") BIN_B=$(realpath "$2") CORPUS=$3 W=$4 ROUNDS=${5:-6}
 mkdir -p "$W"
 LOG="$W/runs.txt"
 : >"$LOG"
+STATE_ARGS=()
+[[ ${STATE:-0} != 1 ]] || STATE_ARGS=(--state "$W/ST" --checkpoint-every 1)
 one() { # LABEL BIN MODE ROUND
-  rm -rf "$W/OUT"
+  rm -rf "$W/OUT" "$W/ST"
   /usr/bin/time -f "%e %U %S %M" -o "$W/t.txt" mpiexec -n 2 "$2" dedup --input "$CORPUS" \
     --output "$W/OUT" --key-field id --capacity 10000000 --fpr 0.001 --progress 0 \
-    --kept-copy "$3" --metrics "$W/M.json" >/dev/null 2>"$W/err.txt" ||
+    --kept-copy "$3" --metrics "$W/M.json" "${STATE_ARGS[@]}" >/dev/null 2>"$W/err.txt" ||
     { echo "run $1 failed: see $W/err.txt" >&2; exit 1; }
   python3 - "$1" "$4" "$W/t.txt" "$W/M.json" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY' | tee -a "$LOG"
 import json, sys
@@ -37,7 +44,9 @@ d = json.load(open(m))
 p = d["phase_seconds"]
 print(f"{rnd} {lab} wall={wall} cpu={float(u) + float(s):.2f} rss_kb={rss} decide={p['decide']:.3f} "
       f"read={p['read']:.3f} route={p['route']:.3f} write={p['write']:.3f} "
-      f"end_pass={d['end_pass_seconds']:.3f} layout={d.get('input_layout', '-')} load={load}")
+      f"end_pass={d['end_pass_seconds']:.3f} layout={d.get('input_layout', '-')} "
+      f"checkpoints={d.get('checkpoints', 0)} "
+      f"checkpoint_s={d.get('checkpoint_seconds_total', 0):.3f} load={load}")
 PY
 }
 RUNS=("A $BIN_A first" "B $BIN_B first" "C $BIN_A arrival")

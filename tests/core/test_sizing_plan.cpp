@@ -224,7 +224,11 @@ TEST(SizingPlan, LockstepPlansOneRoundsOrderTable) {
   EXPECT_EQ(lockstep.offset_map_bytes, 0.0);
   EXPECT_EQ(lockstep.retractions, 0.0);
   EXPECT_EQ(lockstep.retraction_bytes, 0.0);
+  // No read-ahead thread, but the block written in the background holds a
+  // batch: the same 4 MiB at this batch size, and less in small rounds.
   EXPECT_EQ(lockstep.peak_rss_bytes, arrival.peak_rss_bytes + lockstep.order_table_bytes);
+  in.batch_bytes = 64 << 10;
+  EXPECT_NEAR(make_plan(in).round_buffer_bytes, 4.5 * 65536, 1.0);
   EXPECT_NE(plan_summary_line(lockstep).find(", order table 1.5 MiB/rank"), std::string::npos)
       << plan_summary_line(lockstep);
 }

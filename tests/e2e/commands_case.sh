@@ -338,7 +338,8 @@ case_plan() {
   read -r records unique key_bytes record_bytes < <("$PY" -c 'import json,sys
 f=json.loads(sys.argv[1]); print(f["records"], f["unique"], f["key_bytes"], f["record_bytes"])' "$facts")
   local plan_args=(--records "$records" --unique-fraction "$("$PY" -c "print($unique / $records)")"
-    --key-bytes "$key_bytes" --record-bytes "$record_bytes" --ranks "$RANKS" --batch-bytes 65536)
+    --key-bytes "$key_bytes" --record-bytes "$record_bytes" --ranks "$RANKS" --batch-bytes 65536
+    --layout lockstep) # plain inputs: dedup reads them in lockstep, --state or not
   "$BIN" plan "${plan_args[@]}" >"$TMP/plan.txt" || fail "plan failed"
   "$BIN" plan "${plan_args[@]}" --json >"$TMP/plan.json" || fail "plan --json failed"
   cat "$TMP/plan.txt"

@@ -81,16 +81,19 @@ log "an unlisted reject file deleted at the resume; the output identical to the 
 
 # --max-delta-bytes: 40,000 keys of 64 bytes pass 1 MiB of delta, so the
 # run checkpoints before its end; the same run without it writes only the
-# final generation.
+# final generation. 1 MiB rounds: the 3 MB input is one round of the
+# default 4 MiB in the lockstep layout (a round reads that many input
+# bytes), and the delta is checked at a round's end.
 "$PY" -c '
 import json
 with open("big.jsonl", "w") as f:
     for i in range(40000):
         f.write(json.dumps({"id": "%064d" % i}) + "\n")'
 mkdir big && mv big.jsonl big/
-dedup_1rank delta.log --input big --output dout --state D --max-delta-bytes 1048576
+dedup_1rank delta.log --input big --output dout --state D --max-delta-bytes 1048576 \
+  --batch-bytes 1048576
 ((RC == 0)) || { cat delta.log >&2; fail "the --max-delta-bytes run failed ($RC)"; }
-dedup_1rank plain.log --input big --output pout --state P
+dedup_1rank plain.log --input big --output pout --state P --batch-bytes 1048576
 ((RC == 0)) || { cat plain.log >&2; fail "the plain run failed ($RC)"; }
 ((($(cat D/LATEST)) > 1)) || fail "--max-delta-bytes forced no checkpoint (LATEST $(cat D/LATEST))"
 (($(cat P/LATEST) == 1)) || fail "without --max-delta-bytes: LATEST $(cat P/LATEST), want 1"

@@ -190,9 +190,11 @@ def test_info_names_the_kept_copy_rule_and_the_saved_order_as_the_cli(tmp_path):
     from conftest import dedup, synth
     synth(tmp_path / "in", 20000, 5, dup_rate=0.3, files=4)
     # 2 ranks whatever RANKS: at 1 rank every kept copy is final at once.
+    # The tasks layout (--split-inputs named): a lockstep cut of these plain
+    # inputs remembers no kept copy (docs/inputs.md "The lockstep layout").
     dedup(tmp_path / "in", tmp_path / "out", tmp_path / "st", 2, "--kept-copy", "first",
           "--checkpoint-rounds", "1", "--batch-bytes", "65536", "--keep-generations", "100",
-          "--progress", "0")
+          "--progress", "0", "--split-inputs", "off")
     latest = int((tmp_path / "st" / "LATEST").read_text())
     names = ("kept_copy", "input_order_remembered", "input_order_retracted",
              "input_order_cut_outputs", "input_order_saved_as", "input_order_row_bytes",

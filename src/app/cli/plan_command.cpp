@@ -389,10 +389,11 @@ std::string dedup_plan_line(const DedupConfig& c, const InputSample& sample, std
   char table[256];
   std::snprintf(table, sizeof table,
                 " [bloomshard plan --records %llu --unique-fraction %.3f --key-bytes %.0f "
-                "--record-bytes %.0f --ranks %u%s%s for the table]",
+                "--record-bytes %.0f --ranks %u%s%s%s for the table]",
                 static_cast<unsigned long long>(in.records), in.unique_fraction, in.key_bytes,
                 in.record_bytes, ranks, in.input_order ? " --kept-copy first --inputs " : "",
-                in.input_order ? std::to_string(in.inputs).c_str() : "");
+                in.input_order ? std::to_string(in.inputs).c_str() : "",
+                in.lockstep ? " --layout lockstep" : "");
   try {
     return line + plan_figures(in, "distinct", table);
   } catch (const std::exception& e) {
@@ -409,6 +410,7 @@ int run_plan(const std::vector<std::string>& args) {
   std::uint32_t bands = minhash_defaults.bands;
   std::uint32_t rows = minhash_defaults.rows;
   std::string kept_copy = "first";
+  std::string layout = "tasks";
   po::options_description desc("plan options");
   // clang-format off
   desc.add_options()
@@ -450,6 +452,11 @@ int run_plan(const std::vector<std::string>& args) {
     ("inputs", po::value(&in.inputs)->default_value(0),
      "--kept-copy first: the job's input files (0: unknown, the order table planned for "
      "every distinct key)")
+    ("layout", po::value(&layout)->default_value(layout),
+     "how dedup reads the inputs (docs/inputs.md \"The lockstep layout\"): tasks (whole inputs; "
+     "the order table of --kept-copy first planned for the inputs being read: an upper bound) | "
+     "lockstep (every input uncompressed, --kept-copy first: one round's order table, with or "
+     "without --state)")
     ("json", po::bool_switch(&json), "print one JSON object");
   // clang-format on
   try {
@@ -474,6 +481,14 @@ int run_plan(const std::vector<std::string>& args) {
     if (!in.input_order && !vm["inputs"].defaulted()) {
       throw std::invalid_argument("--inputs applies with --kept-copy first only");
     }
+    if (layout != "tasks" && layout != "lockstep") {
+      throw std::invalid_argument("--layout must be tasks or lockstep, not '" + layout + "'");
+    }
+    if (layout == "lockstep" && (!in.input_order || minhash)) {
+      throw std::invalid_argument(
+          "--layout lockstep applies with --kept-copy first and --unit record only");
+    }
+    in.lockstep = layout == "lockstep";
     if (minhash) {
       const MinHashPlan m = make_minhash_plan(in, bands, rows);
       if (json) {

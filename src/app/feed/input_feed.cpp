@@ -77,7 +77,7 @@ InputFeed::InputFeed(const InputFeedConfig& config, std::vector<FileTask> tasks,
       // decided (cursors stay the consumed position).
       reader_(io::ReaderOptions{
           .max_line_bytes = config.max_line_bytes,
-          .prefix_digest = durable,
+          .prefix_digest = durable && !reads_blocks(tasks_),  // a block's cut saves none
           .prefetch_blocks = reads_blocks(tasks_) ? 0 : io::kDefaultPrefetchBlocks}),
       plain_keys_(extractor_options(config, io::Format::kPlainLines, streams_long_values(config))),
       json_keys_(extractor_options(config, io::Format::kJsonLines, streams_long_values(config))),
@@ -564,8 +564,12 @@ void InputFeed::write_staged(const BlockPlace& place, const RoundBatch& batch) {
     if (!block_output_.is_open() || block_output_input_ != task.index) {
       block_output_.close();
       block_output_ = io::PositionalOutput::open(
-          io::output_path_for(config_.output_dir, task.file.relative_path));
+          io::output_path_for(config_.output_dir, task.file.relative_path), durable_);
       block_output_input_ = task.index;
+    }
+    if (durable_ &&
+        (unsynced_outputs_.empty() || unsynced_outputs_.back() != block_output_.path())) {
+      unsynced_outputs_.push_back(block_output_.path());
     }
     // The pieces lie in the reader's buffers the batch keeps (add_kept):
     // the write holds them while the next round reads on. A batch past
@@ -730,6 +734,12 @@ std::vector<FileState> InputFeed::commit() {
     if (auto& part_rejects = range_rejects_[next_ - 1]) {
       state.reject_length = settle(*part_rejects);
     }
+  }
+  if (lockstep_) {
+    // A generation must never record a length whose bytes are not on disk.
+    block_output_.wait();
+    for (const std::filesystem::path& out : unsynced_outputs_) io::fsync_path(out);
+    unsynced_outputs_.clear();
   }
   reject_length_ = settle(rejects_);
   return states_;

@@ -175,7 +175,10 @@ class InputFeed {
 
   /// At a cut (after write_kept): ends the open output's frame, flushes it
   /// and the reject file (and fsyncs them when durable), and returns every
-  /// task's state. Throws io::OutputError.
+  /// task's state. In the lockstep layout it first waits for the write in
+  /// the background and, when durable, fsyncs every output this rank wrote
+  /// a block to since the last commit (the block states it returns are not
+  /// a cut: LockstepOutputs::cut_states() is). Throws io::OutputError.
   [[nodiscard]] std::vector<FileState> commit();
   /// Committed length of the reject file (valid after commit()).
   [[nodiscard]] std::uint64_t reject_length() const noexcept { return reject_length_; }
@@ -363,6 +366,10 @@ class InputFeed {
   std::uint64_t block_lines_before_ = 0;  // write_staged()'s place.lines_before
   io::PositionalOutput block_output_;     // the output of the last block written
   std::size_t block_output_input_ = 0;
+  // Durable runs: the outputs this rank wrote blocks to since the last
+  // commit(), which syncs them (several ranks write one file: each syncs
+  // its own writes).
+  std::vector<std::filesystem::path> unsynced_outputs_;
 };
 
 }  // namespace bloomshard::app

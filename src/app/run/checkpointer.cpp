@@ -50,9 +50,14 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
                          std::uint64_t rounds, bool finished, bool segment_ends) {
   const auto start = std::chrono::steady_clock::now();
   // 1. Outputs durable, cursors known (every rank).
-  const std::vector<FileState> states = feed.commit();
+  std::vector<FileState> states = feed.commit();
   const auto outputs_done = std::chrono::steady_clock::now();
   // 2. The manifest of this cut (the same on every rank).
+  if (lockstep_ != nullptr) {
+    std::optional<std::vector<FileState>> cut = lockstep_->cut_states();
+    if (!cut) throw std::logic_error("lockstep layout: a cut while a broken input is not done");
+    states = comm_.rank() == 0 ? std::move(*cut) : std::vector<FileState>{};
+  }
   RunManifest m = merge_cut(comm_, base_, states, feed.retracted());
   if (order_ != nullptr) m.input_order = order_->input_order_cut(comm_);
   // Each rank's remembered kept copies and its retractions waiting for the
@@ -95,7 +100,21 @@ void Checkpointer::write(InputFeed& feed, core::TwoTierSet& set, const comm::Rou
         {reject_file_name(r, resumed_from_), reject_lengths[static_cast<std::size_t>(r)]});
   }
   m.counters += reduce_counters(comm_, local_counters(feed, set, router, rounds));
-  mark_skipped_inputs(m, gather_skipped_inputs(comm_, feed.skipped()));
+  const std::vector<SkippedInput> skipped = gather_skipped_inputs(comm_, feed.skipped());
+  mark_skipped_inputs(m, skipped);
+  if (lockstep_ != nullptr) {
+    // A skipped input's cursor says where its skipped part starts, as the
+    // tasks layout's does: its first break (the input is done by now; the
+    // lines after the break were read, docs/inputs.md "The lockstep layout").
+    std::vector<SkippedInput> first = skipped;
+    std::sort(first.begin(), first.end(), [](const SkippedInput& a, const SkippedInput& b) {
+      return std::tie(a.index, a.at.decompressed_offset) <
+             std::tie(b.index, b.at.decompressed_offset);
+    });
+    for (auto k = first.rbegin(); k != first.rend(); ++k) {
+      if (k->index < m.inputs.size()) m.inputs[k->index].cursor = k->at;
+    }
+  }
 
   // 3. Header and layers.
   io::CheckpointHeader h;

@@ -20,6 +20,7 @@
 #include "app/report/job_metrics.hpp"
 #include "app/round/key_order.hpp"
 #include "app/run/run_manifest.hpp"
+#include "app/split/lockstep_layout.hpp"
 #include "app/state/window_slots.hpp"
 #include "bloomshard/core/two_tier.hpp"
 #include "comm/communicator.hpp"
@@ -86,6 +87,12 @@ class Checkpointer {
   /// and retracted rows, written collectively (null, or another order:
   /// nothing). Not owned; must outlive write() calls.
   void set_key_order(const KeyOrder* order) { order_ = order; }
+  /// The lockstep layout's placed blocks (app/split/lockstep_layout.hpp):
+  /// the cut's input states come from it (rank 0 gives them, every rank
+  /// holds the same), not from the feed's block states, and an input it
+  /// skipped part of gets the skip's cursor. write() then needs
+  /// lockstep->can_cut(). Not owned; must outlive write() calls.
+  void set_lockstep(const LockstepOutputs* lockstep) { lockstep_ = lockstep; }
   /// The end pass of the input order cut the outputs `cuts` (into their
   /// temporary files): later generations record their cut lengths, no
   /// retraction and no remembered copy (every input is read), and, while
@@ -108,6 +115,7 @@ class Checkpointer {
   const SlotClock* slot_clock_ = nullptr;
   const core::BandConfirmer* band_forms_ = nullptr;
   const KeyOrder* order_ = nullptr;
+  const LockstepOutputs* lockstep_ = nullptr;
   std::optional<std::vector<CutOutput>> end_pass_;  // set_end_pass()'s cuts
   bool renames_pending_ = false;
   std::uint64_t written_ = 0;

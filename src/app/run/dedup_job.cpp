@@ -248,16 +248,18 @@ class DedupJob {
   void open_feed(Segment& s) {
     const RunManifest& m = s.begun.manifest;
     std::vector<FileTask> mine;
-    if (lockstep_layout_applies(config_, m.inputs)) {
+    const bool checkpointing = !config_.state_dir.empty();
+    // A new run, or a state whose cut has the frontier shape (a lockstep
+    // cut always has), on any rank count.
+    if (lockstep_layout_applies(config_, m)) {
       set_activity("cutting the inputs into blocks");
-      s.lockstep.emplace(agree_on_blocks(world_, m, config_.batch_bytes), m.inputs.size());
+      s.lockstep.emplace(agree_on_blocks(world_, m, config_.batch_bytes), m);
       mine = lockstep_tasks_of_rank(s.lockstep->blocks(), m, world_.rank(), world_.size(),
                                     s.total_bytes);
-      create_lockstep_outputs(world_, m, config_.output_dir);
+      prepare_lockstep_outputs(world_, m, config_.output_dir, checkpointing);
     } else {
       mine = tasks_of_rank(m, world_.rank(), world_.size(), s.total_bytes);
     }
-    const bool checkpointing = !config_.state_dir.empty();
     s.feed.emplace(config_, std::move(mine),
                    fs::path(config_.output_dir) / kRejectsDirName /
                        reject_file_name(world_.rank(), s.begun.resumed_from),
@@ -268,6 +270,7 @@ class DedupJob {
     // --- fencing: no generation is committed by a fenced-out attempt.
     s.checkpointer->set_commit_fence([this] { lease_.check(); });
     s.checkpointer->set_slot_clock(&*s.slot_clock);
+    if (s.lockstep) s.checkpointer->set_lockstep(&*s.lockstep);
   }
 
   // The router, the progress line, the key order (file order for open
@@ -366,6 +369,18 @@ class DedupJob {
       if (g.finished()) return RoundsEnd::kFinished;
       bool stopped = g.stop_requests != 0;
       if (s.checkpointer && checkpoint_due(s, g, slot_due, stopped)) {
+        // In lockstep no cut is written while an input that broke (skipped
+        // from the break to its block's end) still has blocks to place: its
+        // line count is lost. The checkpoint, a stop's too, waits until the
+        // rounds have placed its last block (the same on every rank).
+        if (s.lockstep && !s.lockstep->can_cut()) {
+          if (stopped && world_.rank() == 0 && !stop_postponed_) {
+            std::cerr << "bloomshard dedup: stop signal received; its checkpoint waits until "
+                         "the input that broke is read to its end\n";
+          }
+          stop_postponed_ = stop_postponed_ || stopped;
+          continue;
+        }
         stopped = checkpoint_at_round_end(s, slot_due, stopped);
       }
       if (stopped) return RoundsEnd::kStopped;
@@ -429,7 +444,10 @@ class DedupJob {
   // good record, so a resume after it is replaced, or with
   // --on-input-error skip, goes on from here.
   int end_failed(Segment& s) {
-    if (s.checkpointer) {
+    // In lockstep the broken block's lines past the break are not known,
+    // nor placed: the last generation (a cut before the round) stands.
+    const bool cut = s.checkpointer && !s.lockstep;
+    if (cut) {
       s.checkpointer->write(*s.feed, s.set(), s.router->stats(), s.round->number(), false, true);
     }
     s.feed->finish();
@@ -445,8 +463,10 @@ class DedupJob {
                                    std::to_string(config_.max_skipped_inputs) +
                                    " (the one over the limit is not skipped); "
                              : std::string())
-                << (s.checkpointer ? "checkpointed: replace or fix the input and run again"
-                                   : "no --state, nothing saved")
+                << (cut              ? "checkpointed: replace or fix the input and run again"
+                    : s.checkpointer ? "the last checkpoint stands: replace or fix the input and "
+                                       "run again"
+                                     : "no --state, nothing saved")
                 << (too_many ? "" : ", or run again with --on-input-error skip") << '\n';
     }
     return too_many ? kExitTooManyRejects : kExitFailure;
@@ -647,6 +667,7 @@ class DedupJob {
   DedupConfig config_;
   Watchdog& watchdog_;
   LeaseHolder lease_{world_, config_, watchdog_};
+  bool stop_postponed_ = false;  // a stop waits for a lockstep cut (said once)
 };
 
 }  // namespace

@@ -235,7 +235,7 @@ void split_at_first_start(const comm::Communicator& world, const DedupConfig& co
                           RunManifest& m) {
   if (!config.split_inputs || config.annotate.mode != RunMode::kFilter) return;
   // Blocks, not ranges, spread such a run's inputs over the ranks.
-  if (lockstep_layout_applies(config, m.inputs)) return;
+  if (lockstep_layout_applies(config, m)) return;
   std::string text = world.rank() == 0 ? split_on_rank0(config, world.size(), m) : "";
   text = world.broadcast(text);
   if (text.starts_with('!')) throw std::runtime_error("cannot split inputs: " + text.substr(1));

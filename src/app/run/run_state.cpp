@@ -25,7 +25,11 @@ namespace bloomshard::app {
 namespace fs = std::filesystem;
 
 std::string revalidate_consumed_prefix(const InputProgress& then, const io::InputFile& now) {
-  if (!then.prefix_digest) return "the checkpoint holds no digest of what was read (older version)";
+  // A lockstep cut saves none (docs/inputs.md "The lockstep layout").
+  if (!then.prefix_digest) {
+    return "the checkpoint holds no digest of what was read (an older version, or an input read "
+           "in the lockstep layout, which saves none)";
+  }
   try {
     io::RecordReader reader;
     reader.open(now);

@@ -139,8 +139,13 @@ SizingPlan make_plan(const PlanInputs& in) {
     delta_keys = std::min(delta_keys, static_cast<double>(in.max_delta_bytes) / delta_per_key);
   }
   p.delta_bytes = delta_keys * delta_per_key + 65536.0;
+  // The lockstep layout reads its blocks without the read-ahead thread
+  // (app/feed/input_feed.cpp reads_blocks), but the block written in the
+  // background holds its reader buffers (about a batch) while the next
+  // one is read.
   p.round_buffer_bytes =
-      kRoundBufferFactor * static_cast<double>(p.in.batch_bytes) + kReadAheadBytes;
+      kRoundBufferFactor * static_cast<double>(p.in.batch_bytes) +
+      (in.input_order && in.lockstep ? static_cast<double>(p.in.batch_bytes) : kReadAheadBytes);
   double remembered_keys = 0;  // the whole job's, --kept-copy first
   if (in.input_order && in.lockstep) {
     // One round's keys at most, spread over the owners (the table the

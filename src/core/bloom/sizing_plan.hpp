@@ -96,11 +96,12 @@ struct PlanInputs {
   /// at a time; 0 when unknown (the table is then planned for every
   /// distinct key, an upper bound).
   std::uint64_t inputs = 0;
-  /// --kept-copy first read in the lockstep layout (plain inputs, no
-  /// --state; app/split/lockstep_layout.hpp): a round covers a stretch of
+  /// --kept-copy first read in the lockstep layout (plain inputs, with or
+  /// without --state; app/split/lockstep_layout.hpp): a round covers a stretch of
   /// the one order, so the order table holds one round's keys at most and
   /// is emptied every round, nothing is retracted and no output keeps an
-  /// offset map.
+  /// offset map; the blocks are read without the read-ahead (instead of
+  /// kReadAheadBytes, the batch the block written in the background holds).
   bool lockstep = false;
 };
 

@@ -24,7 +24,9 @@ PositionalOutput::~PositionalOutput() {
 // Moves happen only between writes (the feed replaces an output after
 // wait() or close()): a running writer refers to `this`.
 PositionalOutput::PositionalOutput(PositionalOutput&& other) noexcept
-    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
+    : path_(std::move(other.path_)),
+      fd_(std::exchange(other.fd_, -1)),
+      writeback_(other.writeback_) {}
 
 PositionalOutput& PositionalOutput::operator=(PositionalOutput&& other) noexcept {
   if (this != &other) {
@@ -32,6 +34,7 @@ PositionalOutput& PositionalOutput::operator=(PositionalOutput&& other) noexcept
     if (fd_ >= 0) ::close(fd_);
     path_ = std::move(other.path_);
     fd_ = std::exchange(other.fd_, -1);
+    writeback_ = other.writeback_;
   }
   return *this;
 }
@@ -58,9 +61,10 @@ void PositionalOutput::wait() {
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
-PositionalOutput PositionalOutput::open(const std::filesystem::path& path) {
+PositionalOutput PositionalOutput::open(const std::filesystem::path& path, bool writeback) {
   PositionalOutput out;
   out.path_ = path;
+  out.writeback_ = writeback;
   out.fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (out.fd_ < 0) {
     throw OutputError(path.string(), std::string("cannot open to write: ") + std::strerror(errno));
@@ -72,6 +76,7 @@ void PositionalOutput::write_at(std::uint64_t offset, std::span<const std::strin
   // IOV_MAX (1024 on Linux) pieces at most per call; a partial write
   // resumes inside the piece it stopped in.
   constexpr std::size_t kMaxIov = 1024;
+  const std::uint64_t start = offset;
   std::vector<iovec> iov;
   std::size_t next = 0;
   std::size_t skip = 0;  // bytes of pieces[next] already written
@@ -81,7 +86,7 @@ void PositionalOutput::write_at(std::uint64_t offset, std::span<const std::strin
       const std::string_view p = k == next ? pieces[k].substr(skip) : pieces[k];
       if (!p.empty()) iov.push_back({const_cast<char*>(p.data()), p.size()});
     }
-    if (iov.empty()) return;
+    if (iov.empty()) break;
     const ssize_t wrote =
         ::pwritev(fd_, iov.data(), static_cast<int>(iov.size()), static_cast<off_t>(offset));
     if (wrote < 0) {
@@ -97,6 +102,11 @@ void PositionalOutput::write_at(std::uint64_t offset, std::span<const std::strin
       ++next;
     }
     skip += static_cast<std::size_t>(left);
+  }
+  // A hint: a failure is ignored here, the checkpoint's fsync reports real ones.
+  if (writeback_ && offset > start) {
+    (void)::sync_file_range(fd_, static_cast<off_t>(start), static_cast<off_t>(offset - start),
+                            SYNC_FILE_RANGE_WRITE);
   }
 }
 

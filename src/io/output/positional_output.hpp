@@ -2,7 +2,8 @@
 // its own disjoint byte ranges (pwrite at offsets the writers agreed on):
 // the lockstep layout's mirrored outputs (app/split/lockstep_layout.hpp).
 // Opens an existing file without truncating it (the job created it once,
-// empty); never fsyncs (only runs without --state write this way). A write
+// empty); never fsyncs itself (a run with --state syncs the file by its path
+// at a cut, app/feed/input_feed.hpp InputFeed::commit, after wait()). A write
 // may run on a thread of its own (write_in_background), one at a time, so
 // that the caller goes on while the kernel copies the bytes (two ranks that
 // write one file at once also wait for each other's inode lock there, not
@@ -30,8 +31,12 @@ class PositionalOutput {
   PositionalOutput& operator=(const PositionalOutput&) = delete;
 
   /// Opens `path` for writing (it must exist: nothing is created or cut).
-  /// Throws OutputError naming the path.
-  [[nodiscard]] static PositionalOutput open(const std::filesystem::path& path);
+  /// With `writeback`, each write then asks the kernel to start writing its
+  /// bytes back (sync_file_range WRITE, not waiting: a hint, as
+  /// OutputOptions::writeback_bytes), so that the fsync of a checkpoint
+  /// finds most pages clean. Throws OutputError naming the path.
+  [[nodiscard]] static PositionalOutput open(const std::filesystem::path& path,
+                                             bool writeback = false);
 
   /// Writes `pieces` back to back from byte `offset` (pwritev, short writes
   /// and EINTR retried). Throws OutputError naming the path and the offset.
@@ -56,6 +61,7 @@ class PositionalOutput {
  private:
   std::filesystem::path path_;
   int fd_ = -1;
+  bool writeback_ = false;                // open()'s
   std::thread writer_;                    // the background write, joinable while one was started
   std::vector<std::string_view> pieces_;  // its pieces
   std::vector<std::shared_ptr<const void>> keep_;  // and their memory
