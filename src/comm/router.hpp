@@ -96,6 +96,13 @@ struct RouteOptions {
   /// decisions, with the number of sub-rounds the round is cut into (the
   /// same value everywhere; no extra message: the loads are agreed anyway).
   std::function<void(std::uint64_t subrounds)> before_first_subround = nullptr;
+  /// Only a round of one sub-round: when the agreed loads cut the round
+  /// into more, route() returns false on every rank, having exchanged the
+  /// loads alone (no hook called, no verdict written, no statistic counted),
+  /// so that the caller can route other keys instead (the lockstep layout
+  /// sends its keys without order tags only when one sub-round holds them:
+  /// app/round/round.cpp).
+  bool only_in_one_subround = false;
   /// Empty, or one group number per key (non-decreasing): keys of one group
   /// (the band keys of one record) travel in the same sub-round to every
   /// owner. The round is then cut once over this rank's whole stream at
@@ -243,7 +250,8 @@ class KeyRouter {
   /// 2R + 1 u64 (the loads; one more of S u64 when split), then per sub-round what exchange() and
   /// return_verdicts() cost. No round size ever throws, except a sub-round
   /// over MPI's int limit (only with keys near 2^31 bytes); budget >= 1.
-  void route(std::span<const OutgoingKey> keys, const DecideFn& decide,
+  /// Returns true, or false as RouteOptions::only_in_one_subround says.
+  bool route(std::span<const OutgoingKey> keys, const DecideFn& decide,
              std::span<core::Verdict> out, const RouteOptions& options = {});
 
   /// Collective: true once every rank passes local_done == true (one 4-byte

@@ -33,7 +33,7 @@ void KeyRouter::cut_at_group_starts(std::span<const OutgoingKey> keys,
   }
 }
 
-void KeyRouter::route(std::span<const OutgoingKey> keys, const DecideFn& decide,
+bool KeyRouter::route(std::span<const OutgoingKey> keys, const DecideFn& decide,
                       std::span<core::Verdict> out, const RouteOptions& options) {
   // Programming errors, the same on every rank of a correct caller: thrown
   // before any communication (the caller aborts the job).
@@ -84,6 +84,7 @@ void KeyRouter::route(std::span<const OutgoingKey> keys, const DecideFn& decide,
       options.max_keys == 0 ? 1 : (round_keys + options.max_keys - 1) / options.max_keys;
   const std::uint64_t pieces = std::max({std::uint64_t{1}, byte_pieces, key_pieces});
   const bool cut_by_keys = key_pieces > byte_pieces;
+  if (options.only_in_one_subround && pieces > 1) return false;  // every rank: the loads agree
 
   // 3. Cut each destination's stream into `pieces` contiguous ranges of
   //    bytes (or of keys): a key belongs to the range its start falls in.
@@ -152,6 +153,7 @@ void KeyRouter::route(std::span<const OutgoingKey> keys, const DecideFn& decide,
   stats_.subrounds += pieces;
   stats_.split_rounds += pieces > 1 ? 1 : 0;
   stats_.keys_combined += keys.size() - firsts;
+  return true;
 }
 
 }  // namespace bloomshard::comm

@@ -144,6 +144,7 @@ class FileOrderKeys final : public KeyOrder {
     order_.set_inputs_read_by_many();
     lockstep_ = true;
   }
+  bool reads_in_lockstep() const noexcept override { return lockstep_; }
   std::span<const core::CrossInputRetraction> cross_input_retractions() const override {
     return other_inputs_;
   }

@@ -114,6 +114,11 @@ class KeyOrder {
   /// The watermark then moves a round at a time and the table is pruned
   /// after every round: it holds about one round's kept keys.
   virtual void read_in_lockstep() {}
+  /// Whether read_in_lockstep() took: the input order across inputs, read
+  /// in lockstep. Its rounds of one sub-round route the batch's keys as
+  /// they are, without tags, and are decided in the order they arrive
+  /// (Round::route_untagged()).
+  [[nodiscard]] virtual bool reads_in_lockstep() const noexcept { return false; }
   /// Before a round's first sub-round (every rank the same value): how many
   /// sub-rounds it is cut into. In lockstep a round of one sub-round is
   /// decided without the owner's table (key_order.cpp says why).

@@ -17,7 +17,10 @@ void Round::read() {
   set_activity("reading inputs", number_ + 1);
   const PhaseTimer reading;
   read_round(p_.feed, batch_, input_error_);
-  keys_ = p_.order.keys_to_route(batch_, p_.feed);
+  // The lockstep layout tags its keys only for a round that needs it
+  // (route(): more than one sub-round).
+  untagged_ = p_.lockstep != nullptr && p_.order.reads_in_lockstep();
+  keys_ = untagged_ ? batch_.keys() : p_.order.keys_to_route(batch_, p_.feed);
   key_groups_.clear();
   if (p_.record_keys_together) {  // batch order: keys_ are the batch's keys
     for (std::size_t i = 0; i < batch_.size(); ++i) {
@@ -31,6 +34,53 @@ void Round::route() {
   const PhaseTimer routing;
   set_activity("exchanging keys and deciding", number_ + 1);
   PhaseTotals round;  // this round's decide (and route) times
+  if (untagged_ && !route_untagged(round)) {
+    keys_ = p_.order.keys_to_route(batch_, p_.feed);  // several sub-rounds: with tags
+    untagged_ = false;
+  }
+  if (!untagged_) route_by_order(round);
+  routing.add_to(round.wall.route, round.system.route);
+  if (!untagged_) p_.order.settle(verdicts_, p_.feed);
+  phases_.wall.decide += round.wall.decide;
+  phases_.system.decide += round.system.decide;
+  phases_.wall.route += round.wall.route - round.wall.decide;
+  phases_.system.route += round.system.route - round.system.decide;
+}
+
+// A lockstep round of one sub-round decided without tags. Proof that it
+// keeps the first copy in the one order: the batch of rank r is block
+// iP + r whole (one block a round), so its keys in batch order are in the
+// one order, and the router sends a key's first copy in the batch (the
+// earliest in the block) and drops the later ones as duplicates. An owner
+// receives in one sub-round every rank's keys it owns, rank 0's first,
+// each rank's in its batch order (MPI_Alltoallv and the node-aware
+// exchange alike place them by source rank: comm/router.hpp "Decision
+// order at an owner"), so in the one order; deciding them in that order
+// keeps the earliest copy of each key of the round, and no copy of an
+// earlier round is later, no copy of a later round earlier (the proof in
+// key_order.cpp of a round without the owners' table). So the verdicts are
+// the tagged path's, without the tags on the wire, the in-batch pass that
+// keeps tagged copies apart, the sort at the owner and the table.
+bool Round::route_untagged(PhaseTotals& round) {
+  verdicts_.resize(batch_.keys().size());
+  return p_.router.route(
+      keys_,
+      [&](std::span<const core::KeyRef> owned_keys, std::span<core::Verdict> verdicts) {
+        const PhaseTimer deciding;
+        p_.set.decide_batch(owned_keys, verdicts);
+        deciding.add_to(round.wall.decide, round.system.decide);
+      },
+      verdicts_,
+      {.budget = p_.max_exchange_bytes,
+       .max_keys = p_.growth.max_keys(p_.set),
+       .before_subround =
+           [&](std::uint64_t upcoming) { p_.growth.before_subround(p_.set, upcoming); },
+       .before_first_subround =
+           [&](std::uint64_t subrounds) { p_.order.plan_subrounds(subrounds); },
+       .only_in_one_subround = true});
+}
+
+void Round::route_by_order(PhaseTotals& round) {
   verdicts_.resize(batch_.keys().size());
   // Annotate mode with confirmation: each key's match comes back beside
   // its verdict (the confirming order routes the batch's keys as they are).
@@ -53,12 +103,6 @@ void Round::route() {
                    .answer_bytes = answer_bytes,
                    .answer = [&](std::span<std::uint8_t> out) { p_.order.take_answers(out); },
                    .answers = answers_});
-  routing.add_to(round.wall.route, round.system.route);
-  p_.order.settle(verdicts_, p_.feed);
-  phases_.wall.decide += round.wall.decide;
-  phases_.system.decide += round.system.decide;
-  phases_.wall.route += round.wall.route - round.wall.decide;
-  phases_.system.route += round.system.route - round.system.decide;
 }
 
 void Round::decide(std::span<const core::KeyRef> keys, std::span<core::Verdict> verdicts) {

@@ -95,12 +95,19 @@ class Round {
   void sample_rss_anon();
 
  private:
+  // route()'s two ways: the lockstep layout's round of one sub-round
+  // without tags (false: it needs several, nothing was exchanged but the
+  // loads), and the order's keys.
+  bool route_untagged(PhaseTotals& round);
+  void route_by_order(PhaseTotals& round);
+
   RoundParts p_;
   RoundBatch batch_;
   std::span<const core::KeyRef> keys_;     // this round's keys to route (read())
   std::vector<std::uint32_t> key_groups_;  // record_keys_together: each key's record
   std::vector<core::Verdict> verdicts_;
   std::vector<std::uint8_t> answers_;  // KeyOrder::answer_bytes() a key of the batch, or none
+  bool untagged_ = false;  // this round's keys_ are the batch's, without order tags
   std::string input_error_;
   PhaseTotals phases_;
   std::uint64_t number_ = 0;
