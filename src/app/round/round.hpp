@@ -107,7 +107,7 @@ class Round {
   std::vector<std::uint32_t> key_groups_;  // record_keys_together: each key's record
   std::vector<core::Verdict> verdicts_;
   std::vector<std::uint8_t> answers_;  // KeyOrder::answer_bytes() a key of the batch, or none
-  bool untagged_ = false;  // this round's keys_ are the batch's, without order tags
+  bool untagged_ = false;              // this round's keys_ are the batch's, without order tags
   std::string input_error_;
   PhaseTotals phases_;
   std::uint64_t number_ = 0;
