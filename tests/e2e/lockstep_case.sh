@@ -113,6 +113,29 @@ run() {
     --metrics "$metrics" "$@" >"$out.log" 2>&1 || fail "$n-rank run into $out failed: $(tail -5 "$out.log")"
 }
 
+# removed_while_paused TAG OUT ARGS...: a RANKS-rank dedup run of
+# $TMP/in into OUT (4 KiB rounds, log $TMP/job-TAG.log) held before round
+# 2's agreement, b-05.jsonl removed while it waits, then let go; its exit
+# status in RC.
+removed_while_paused() {
+  local tag=$1 out=$2 job
+  shift 2
+  rm -f "$TMP/go"
+  "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe -x BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-round-agreement:2 \
+    -x BLOOMSHARD_FAULT_PAUSE_RELEASE="$TMP/go" "$BIN" dedup --input "$TMP/in" --output "$out" \
+    --key-field id --progress 0 --batch-bytes 4096 "$@" >"$TMP/job-$tag.log" 2>&1 &
+  job=$!
+  for _ in $(seq 1 300); do
+    grep -qs "fault pause at before-round-agreement:2" "$TMP/job-$tag.log" && break
+    sleep 0.05
+  done
+  grep -qs "fault pause at" "$TMP/job-$tag.log" || { kill "$job"; fail "$tag: the job never paused"; }
+  rm "$TMP/in/b-05.jsonl"
+  touch "$TMP/go"
+  RC=0
+  wait "$job" || RC=$?
+}
+
 check_layout() { # METRICS LAYOUT
   local got
   got=$(json_field "$1" input_layout)
@@ -390,22 +413,9 @@ PYEOF
       STATE=()
       [[ $mode == stateless ]] || STATE=(--state "$TMP/st" --checkpoint-rounds 1)
       cp -a "$TMP/b-05.saved" "$TMP/in/b-05.jsonl"
-      rm -f "$TMP/go"
-      "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe -x BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-round-agreement:2 \
-        -x BLOOMSHARD_FAULT_PAUSE_RELEASE="$TMP/go" "$BIN" dedup --input "$TMP/in" \
-        --output "$TMP/out-$mode" --key-field id --progress 0 --batch-bytes 4096 \
-        --max-skipped-inputs 1000 --metrics "$TMP/m-$mode.json" "${STATE[@]}" >"$TMP/job-$mode.log" 2>&1 &
-      job=$!
-      for _ in $(seq 1 300); do
-        grep -qs "fault pause at before-round-agreement:2" "$TMP/job-$mode.log" && break
-        sleep 0.05
-      done
-      grep -qs "fault pause at" "$TMP/job-$mode.log" || { kill "$job"; fail "$mode: the job never paused"; }
-      rm "$TMP/in/b-05.jsonl"
-      touch "$TMP/go"
-      rc=0
-      wait "$job" || rc=$?
-      ((rc == 0)) || fail "$mode: exit $rc: $(tail -5 "$TMP/job-$mode.log")"
+      removed_while_paused "$mode" "$TMP/out-$mode" --max-skipped-inputs 1000 \
+        --metrics "$TMP/m-$mode.json" "${STATE[@]}"
+      ((RC == 0)) || fail "$mode: exit $RC: $(tail -5 "$TMP/job-$mode.log")"
       check_layout "$TMP/m-$mode.json" lockstep
       [[ ! -s $TMP/out-$mode/b-05.jsonl ]] || fail "$mode: the removed input's output is not empty"
       "$PY" "$CORPUS" check "$TMP/without" "$TMP/out-$mode" >/dev/null ||
@@ -438,22 +448,9 @@ PYEOF
     # the input put back, the resume on another rank count reads it whole.
     cp -a "$TMP/b-05.saved" "$TMP/in/b-05.jsonl"
     run 1 "$TMP/ref" "$TMP/mref.json" --batch-bytes 4096
-    rm -f "$TMP/go"
-    "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe -x BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-round-agreement:2 \
-      -x BLOOMSHARD_FAULT_PAUSE_RELEASE="$TMP/go" "$BIN" dedup --input "$TMP/in" \
-      --output "$TMP/out-fail" --key-field id --progress 0 --batch-bytes 4096 \
-      --state "$TMP/st-fail" --checkpoint-rounds 1 --on-input-error fail >"$TMP/job-fail.log" 2>&1 &
-    job=$!
-    for _ in $(seq 1 300); do
-      grep -qs "fault pause at before-round-agreement:2" "$TMP/job-fail.log" && break
-      sleep 0.05
-    done
-    grep -qs "fault pause at" "$TMP/job-fail.log" || { kill "$job"; fail "fail: the job never paused"; }
-    rm "$TMP/in/b-05.jsonl"
-    touch "$TMP/go"
-    rc=0
-    wait "$job" || rc=$?
-    ((rc == 1)) || fail "--on-input-error fail: exit $rc, want 1: $(tail -5 "$TMP/job-fail.log")"
+    removed_while_paused fail "$TMP/out-fail" --state "$TMP/st-fail" --checkpoint-rounds 1 \
+      --on-input-error fail
+    ((RC == 1)) || fail "--on-input-error fail: exit $RC, want 1: $(tail -5 "$TMP/job-fail.log")"
     grep -q "the last checkpoint stands" "$TMP/job-fail.log" || fail "no word of the last checkpoint: $(tail -5 "$TMP/job-fail.log")"
     cp -a "$TMP/b-05.saved" "$TMP/in/b-05.jsonl"
     n=$((RANKS % 4 + 1))

@@ -63,6 +63,8 @@ void Round::route() {
 // keeps tagged copies apart, the sort at the owner and the table.
 bool Round::route_untagged(PhaseTotals& round) {
   verdicts_.resize(batch_.keys().size());
+  comm::RouteOptions options = route_options();
+  options.only_in_one_subround = true;
   return p_.router.route(
       keys_,
       [&](std::span<const core::KeyRef> owned_keys, std::span<core::Verdict> verdicts) {
@@ -70,14 +72,7 @@ bool Round::route_untagged(PhaseTotals& round) {
         p_.set.decide_batch(owned_keys, verdicts);
         deciding.add_to(round.wall.decide, round.system.decide);
       },
-      verdicts_,
-      {.budget = p_.max_exchange_bytes,
-       .max_keys = p_.growth.max_keys(p_.set),
-       .before_subround =
-           [&](std::uint64_t upcoming) { p_.growth.before_subround(p_.set, upcoming); },
-       .before_first_subround =
-           [&](std::uint64_t subrounds) { p_.order.plan_subrounds(subrounds); },
-       .only_in_one_subround = true});
+      verdicts_, options);
 }
 
 void Round::route_by_order(PhaseTotals& round) {
@@ -86,23 +81,30 @@ void Round::route_by_order(PhaseTotals& round) {
   // its verdict (the confirming order routes the batch's keys as they are).
   const std::size_t answer_bytes = p_.order.answer_bytes();
   answers_.resize(answer_bytes * keys_.size());
-  p_.router.route(keys_,
-                  [&](std::span<const core::KeyRef> owned_keys, std::span<core::Verdict> verdicts) {
-                    const PhaseTimer deciding;
-                    decide(owned_keys, verdicts);
-                    deciding.add_to(round.wall.decide, round.system.decide);
-                  },
-                  p_.order.route_verdicts(verdicts_),
-                  {.budget = p_.max_exchange_bytes,
-                   .max_keys = p_.growth.max_keys(p_.set),
-                   .before_subround =
-                       [&](std::uint64_t upcoming) { p_.growth.before_subround(p_.set, upcoming); },
-                   .before_first_subround =
-                       [&](std::uint64_t subrounds) { p_.order.plan_subrounds(subrounds); },
-                   .key_groups = key_groups_,
-                   .answer_bytes = answer_bytes,
-                   .answer = [&](std::span<std::uint8_t> out) { p_.order.take_answers(out); },
-                   .answers = answers_});
+  comm::RouteOptions options = route_options();
+  options.key_groups = key_groups_;
+  options.answer_bytes = answer_bytes;
+  options.answer = [&](std::span<std::uint8_t> out) { p_.order.take_answers(out); };
+  options.answers = answers_;
+  p_.router.route(
+      keys_,
+      [&](std::span<const core::KeyRef> owned_keys, std::span<core::Verdict> verdicts) {
+        const PhaseTimer deciding;
+        decide(owned_keys, verdicts);
+        deciding.add_to(round.wall.decide, round.system.decide);
+      },
+      p_.order.route_verdicts(verdicts_), options);
+}
+
+// Both ways: the sub-round budget, the newest layer's room, and the hooks
+// that open layers and tell the order how many sub-rounds the round takes.
+comm::RouteOptions Round::route_options() {
+  return {.budget = p_.max_exchange_bytes,
+          .max_keys = p_.growth.max_keys(p_.set),
+          .before_subround =
+              [this](std::uint64_t upcoming) { p_.growth.before_subround(p_.set, upcoming); },
+          .before_first_subround =
+              [this](std::uint64_t subrounds) { p_.order.plan_subrounds(subrounds); }};
 }
 
 void Round::decide(std::span<const core::KeyRef> keys, std::span<core::Verdict> verdicts) {

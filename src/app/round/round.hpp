@@ -100,6 +100,7 @@ class Round {
   // loads), and the order's keys.
   bool route_untagged(PhaseTotals& round);
   void route_by_order(PhaseTotals& round);
+  [[nodiscard]] comm::RouteOptions route_options();
 
   RoundParts p_;
   RoundBatch batch_;
