@@ -15,7 +15,9 @@
 #                 inputs in order) and is byte for byte the 1-rank run's;
 #                 at N > 1 copies were retracted and left out (metrics).
 #                 Without --kept-copy the same bytes (the default); with
-#                 --kept-copy arrival other bytes at N > 1.
+#                 --kept-copy arrival other bytes at N > 1. At N > 1 the
+#                 .gz outputs were written stored and compressed by the
+#                 end pass (end_pass_compressed_outputs), at the run's level.
 #         state   the same corpus with --state (a checkpoint every 3 rounds): every
 #                 output byte for byte the 1-rank stateless run's; the state
 #                 carries the input-order/v3 mark, its kept copies and its
@@ -90,7 +92,8 @@
 #                 differ otherwise; small batches), at --drop-if-removed-fraction
 #                 1 and 0.3: every output byte for byte the 1-rank run's and
 #                 paragraph_oracle.py --exact's (first copy in input order),
-#                 the paragraph counters its; at N > 1 records were re-cut.
+#                 the paragraph counters its; at N > 1 records were re-cut
+#                 and the .gz outputs compressed by the end pass.
 #                 Plain-line inputs (input_order_corpus.py make-lines; a
 #                 line is one paragraph) at fraction 1 and 0.5, against
 #                 check-lines and the 1-rank run's bytes.
@@ -188,6 +191,17 @@ same_as_reference() {
   same_output_bytes "$TMP/out1" "$1" "$2" "the 1-rank run"
 }
 
+# At N > 1 ranks without --state, the rounds write every .gz output stored
+# and the end pass compresses it once (its bytes then the 1-rank run's, which
+# compressed it in the rounds): the metrics count them.
+expect_deferred_gzip() { # METRICS RANKS
+  local gz want have
+  gz=$(find "$TMP/in" -name '*.gz' | wc -l)
+  want=$(($2 > 1 ? gz : 0))
+  have=$(json_field "$1" end_pass_compressed_outputs)
+  [[ $have == "$want" ]] || fail "$2 ranks: the end pass compressed $have stored gzip outputs, not $want"
+}
+
 case $CASE in
   records)
     "$PY" "$CORPUS" make "$TMP/in" --files 6 --records 3000 --big-records 12000 --seed 7
@@ -209,6 +223,8 @@ case $CASE in
     [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "no copy was retracted: the case tests nothing"
     [[ $(json_field "$TMP/m1.json" kept) == $(json_field "$TMP/mN.json" kept) ]] ||
       fail "kept counts differ"
+    expect_deferred_gzip "$TMP/m1.json" 1
+    expect_deferred_gzip "$TMP/mN.json" "$RANKS"
     # The default (no --kept-copy) is the first copy, and --kept-copy arrival
     # is the other rule: at N > 1 ranks, with these small rounds, other
     # copies kept between inputs (the arrival order is deterministic for a
@@ -251,6 +267,7 @@ case $CASE in
       retracted=$(json_field "$TMP/mN.json" retracted)
       log "$RANKS ranks, fraction $fraction: $retracted records re-cut for an earlier copy"
       [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "no paragraph was retracted: the case tests nothing"
+      expect_deferred_gzip "$TMP/mN.json" "$RANKS"
       for f in kept dropped output_bytes; do
         [[ $(json_field "$TMP/m1.json" $f) == $(json_field "$TMP/mN.json" $f) ]] ||
           fail "fraction $fraction: $f differs from the 1-rank run's"
@@ -337,6 +354,10 @@ case $CASE in
     retracted=$(json_field "$TMP/mN.json" retracted)
     [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "no copy was retracted: the case tests nothing"
     [[ $(json_field "$TMP/mN.json" checkpoints) -gt 1 ]] || fail "no checkpoint before the end"
+    # A checkpoint's outputs hold their final codec (a resume on another
+    # rank count could not tell which still need it): nothing deferred.
+    [[ $(json_field "$TMP/mN.json" end_pass_compressed_outputs) == 0 ]] ||
+      fail "gzip outputs were deferred to the end pass under --state"
     h5dump -a /normalization "$(latest "$TMP/st")" | grep -q "input-order/v3" ||
       fail "the state lacks the input-order/v3 mark"
     manifest_has "$TMP/st" '"input_order":{"version":3' || fail "no input_order in the manifest"

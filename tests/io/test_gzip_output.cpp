@@ -115,6 +115,25 @@ TEST(IoGzipOutput, ZlibKeepsTheBytesOfOld) {
   EXPECT_EQ(raw, test::gzip_member(data, 1));
 }
 
+TEST(IoGzipOutput, StoredMembersHoldTheTextUncompressed) {
+  // What the input order's end pass reads back and compresses once: valid
+  // members (zlib decodes each), one per stage, holding the text itself
+  // (the stored blocks' 5-byte headers and the member's 18 bytes around it).
+  TempDir dir;
+  const std::string data = jsonl_text(300000);
+  const std::string raw =
+      write_gzip(dir / "s.gz", data, {.buffer_bytes = 65536, .gzip_stored = true});
+  EXPECT_EQ(test::decompress(Compression::kGzip, raw), data);
+  const std::size_t members = (data.size() + 65535) / 65536;
+  EXPECT_EQ(count_gzip_members(raw), members);
+  EXPECT_GE(raw.size(), data.size() + 18 * members);
+  EXPECT_LE(raw.size(), data.size() + 18 * members + 5 * (data.size() / 65535 + 2 * members));
+  EXPECT_NE(raw.find(data.substr(0, 4000)), std::string::npos) << "the text is not stored as is";
+  // The level is the rewrite's, not this output's: any level gives the same.
+  EXPECT_EQ(raw, write_gzip(dir / "t.gz", data,
+                            {.level = 9, .buffer_bytes = 65536, .gzip_stored = true}));
+}
+
 TEST(IoGzipOutput, ALevelOutOfRangeIsRefusedByName) {
   TempDir dir;
   const auto refused = [&](Compression c, OutputOptions options, const std::string& what) {

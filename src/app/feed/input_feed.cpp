@@ -131,9 +131,14 @@ bool InputFeed::open_next_file() {
   const int level = task.file.compression == io::Compression::kGzip   ? config_.gzip_level
                     : task.file.compression == io::Compression::kZstd ? config_.zstd_level
                                                                       : 0;
+  // Deferred: the end pass compresses the output once, at `level`.
+  const bool stored = defer_gzip_ && task.file.compression == io::Compression::kGzip && !resumed &&
+                      !task.range && !annotations_ && !minhash_;
+  if (stored) deferred_gzip_outputs_.push_back(task.index);
   const io::OutputOptions options{.level = level == 0 ? std::nullopt : std::optional<int>(level),
                                   .writeback_bytes = durable_ ? io::kDurableWritebackBytes : 0,
-                                  .sync_entries = durable_};
+                                  .sync_entries = durable_,
+                                  .gzip_stored = stored};
   outputs_[next_] = resumed ? io::OutputWriter::open_for_resume(out, task.file.compression,
                                                                 task.output_length, options)
                             : io::OutputWriter::create(out, task.file.compression, options);

@@ -346,6 +346,7 @@ void write_segment(JsonWriter& j, const JobSummary& s) {
   j.value("join_seconds", s.join_seconds);
   j.value("end_pass_seconds", s.end_pass_seconds);
   j.value("end_pass_outputs_by_map", s.end_pass_outputs_by_map);
+  j.value("end_pass_compressed_outputs", s.end_pass_compressed_outputs);
   j.value("end_pass_offset_map_bytes", s.end_pass_offset_map_bytes);
   j.value("mpi_pml_default", s.mpi_pml_default);
   j.value("finished_by_earlier_attempt", s.finished_by_earlier_attempt);

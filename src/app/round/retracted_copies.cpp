@@ -22,13 +22,14 @@ namespace {
 
 using HashPair = std::pair<std::uint64_t, std::uint64_t>;
 
-// Collective: the inputs that any rank holds a retraction for, ascending
-// (the same on every rank; one allgather of input indexes, not of the
-// retractions).
-std::vector<std::size_t> inputs_with_retractions(const comm::Communicator& world,
-                                                 std::span<const core::CrossInputRetraction> mine) {
-  std::vector<std::uint64_t> own;
-  own.reserve(mine.size());
+// Collective: the inputs that any rank holds a retraction for or wrote
+// stored (`deferred`), ascending (the same on every rank; one allgather of
+// input indexes, not of the retractions).
+std::vector<std::size_t> inputs_to_rewrite(const comm::Communicator& world,
+                                           std::span<const core::CrossInputRetraction> mine,
+                                           std::span<const std::size_t> deferred) {
+  std::vector<std::uint64_t> own(deferred.begin(), deferred.end());
+  own.reserve(own.size() + mine.size());
   for (const core::CrossInputRetraction& r : mine) own.push_back(core::order_input(r.tag));
   std::sort(own.begin(), own.end());
   own.erase(std::unique(own.begin(), own.end()), own.end());
@@ -166,6 +167,10 @@ CutFigures rewrite_output(const io::InputFile& input, const std::filesystem::pat
       throw std::runtime_error("output '" + out.string() + "' line " +
                                std::to_string(record.line_number) + " is longer than allowed");
     }
+    if (retracted.empty()) {  // a stored output compressed, every line kept
+      writer.write(record.line, record.terminator);
+      continue;
+    }
     const std::optional<core::KeyHash> h = feed.key_hash_of(input.format, record.line);
     if (h && std::binary_search(retracted.begin(), retracted.end(), HashPair{h->hi, h->lo})) {
       ++lines;
@@ -229,12 +234,18 @@ RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const 
                                          const EndPassOptions& how) {
   // Only a filter mode's uncompressed outputs are placed by a map; the
   // feed keeps none for the others.
-  const std::vector<std::size_t> inputs = inputs_with_retractions(world, mine);
+  const std::vector<std::size_t> inputs =
+      inputs_to_rewrite(world, mine, feed.deferred_gzip_outputs());
   const std::map<std::size_t, std::size_t> rank_of = cutting_ranks(world, inputs, feed);
-  // This rank's outputs to cut, each with every rank's retractions of it.
-  const std::map<std::size_t, std::vector<RetractedLine>> by_input =
+  // This rank's outputs to cut, each with every rank's retractions of it;
+  // an output written stored without any is compressed all the same.
+  std::map<std::size_t, std::vector<RetractedLine>> by_input =
       route_to_cutting_ranks(world, mine, rank_of);
+  for (const std::size_t input : inputs) {
+    if (rank_of.at(input) == static_cast<std::size_t>(world.rank())) by_input[input];
+  }
   RetractedCopiesPass done;
+  done.deferred = world.allreduce_sum(std::uint64_t{feed.deferred_gzip_outputs().size()});
   std::vector<std::uint64_t> cut;  // (input, length) pairs of this rank
   std::string error;
   for (const auto& [input, retracted] : by_input) {

@@ -7,6 +7,8 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include "app/cli/exit_codes.hpp"
 #include "app/cli/mpi_command.hpp"
@@ -288,6 +290,13 @@ class DedupJob {
     s.order = make_key_order(config_, s.begun.manifest, world_.usize(), *s.feed,
                              s.lockstep ? config_.batch_bytes * world_.usize() : 0);
     if (s.begun.forms) adopt_loaded_forms(*s.order, std::move(s.begun.forms));
+    // On one rank the tasks are read in the one order and no copy is ever
+    // retracted; on more, the end pass compresses again most outputs it
+    // cuts, so the rounds leave gzip outputs stored for it to compress once.
+    if (s.order->in_input_order() && !s.lockstep && !s.checkpointer && world_.size() > 1 &&
+        config_.annotate.mode != RunMode::kAnnotate) {
+      s.feed->defer_gzip_compression();
+    }
     // Keys this run inserts carry its ordinal beside their positions.
     if (core::BandConfirmer* forms = band_confirmer_of(*s.order)) {
       if (s.begun.manifest.run_ordinal > core::kMaxOriginRun) {
@@ -505,6 +514,7 @@ class DedupJob {
     if (split) join_seconds = join_split(s, cut);
     double end_pass_seconds = 0;
     std::uint64_t end_pass_by_map = 0;
+    std::uint64_t end_pass_compressed = 0;
     std::uint64_t offset_map_bytes = 0;
     if (s.order->in_input_order()) {
       offset_map_bytes = world_.allreduce_max(std::uint64_t{s.feed->offset_map_bytes()});
@@ -512,7 +522,7 @@ class DedupJob {
       // reading first would otherwise count its wait for the others.
       world_.barrier();
       const Clock::time_point e = Clock::now();
-      end_pass_by_map = leave_out_retracted(s);
+      std::tie(end_pass_by_map, end_pass_compressed) = leave_out_retracted(s);
       end_pass_seconds = world_.allreduce_max(seconds_since(e));
     }
     s.progress->finish();
@@ -539,6 +549,7 @@ class DedupJob {
     }
     summary.end_pass_seconds = end_pass_seconds;
     summary.end_pass_outputs_by_map = end_pass_by_map;
+    summary.end_pass_compressed_outputs = end_pass_compressed;
     summary.end_pass_offset_map_bytes = offset_map_bytes;
     return report(summary);
   }
@@ -552,8 +563,9 @@ class DedupJob {
   // are renamed over the outputs: a kill before that generation resumes
   // from the last one (no output touched yet), a kill after it renames
   // what is left (redo_end_pass_renames); no output is ever cut twice.
-  // Returns the outputs whose lines were placed by their offset map.
-  std::uint64_t leave_out_retracted(Segment& s) {
+  // Returns the outputs whose lines were placed by their offset map, and
+  // the stored gzip outputs it compressed.
+  std::pair<std::uint64_t, std::uint64_t> leave_out_retracted(Segment& s) {
     set_activity("leaving retracted copies out of the outputs");
     const bool durable = s.checkpointer.has_value();
     const bool annotate = config_.annotate.mode == RunMode::kAnnotate;
@@ -582,7 +594,7 @@ class DedupJob {
     last.dropped = world_.allreduce_sum(s.feed->counters().dropped);
     s.progress->maybe_report(last);
     comm::heartbeat();
-    return pass.by_map;
+    return {pass.by_map, pass.deferred};
   }
 
   // Collective: joins the ranges of split inputs into their outputs; `cut`

@@ -9,8 +9,8 @@
 namespace bloomshard::io {
 
 GzipMemberCompressor::GzipMemberCompressor(int level) {
-  if (level < kGzipMinLevel || level > kGzipMaxLevel) {
-    throw std::invalid_argument("gzip level must be " + std::to_string(kGzipMinLevel) + " to " +
+  if (level < kGzipStoredLevel || level > kGzipMaxLevel) {
+    throw std::invalid_argument("gzip level must be " + std::to_string(kGzipStoredLevel) + " to " +
                                 std::to_string(kGzipMaxLevel) + ", not " + std::to_string(level));
   }
   compressor_ = libdeflate_alloc_compressor(level);

@@ -16,10 +16,14 @@ namespace bloomshard::io {
 /// libdeflate's levels: 1 (fastest) to 12 (smallest, slowest).
 inline constexpr int kGzipMinLevel = 1;
 inline constexpr int kGzipMaxLevel = 12;
+/// libdeflate's level 0: stored (uncompressed) deflate blocks only, a valid
+/// gzip member at about memcpy and CRC-32 speed, 5 bytes a block larger
+/// than its input. For bytes that will be compressed again.
+inline constexpr int kGzipStoredLevel = 0;
 
 class GzipMemberCompressor {
  public:
-  /// Throws std::invalid_argument for a level outside [kGzipMinLevel,
+  /// Throws std::invalid_argument for a level outside [kGzipStoredLevel,
   /// kGzipMaxLevel], std::bad_alloc if libdeflate cannot allocate.
   explicit GzipMemberCompressor(int level);
   ~GzipMemberCompressor();

@@ -91,7 +91,7 @@ struct OutputWriter::Impl {
       if (level < kGzipMinLevel || level > kGzipMaxLevel) {
         fail(level_problem("gzip (libdeflate)", level, "1-12"));
       }
-      gzip = std::make_unique<GzipMemberCompressor>(level);
+      gzip = std::make_unique<GzipMemberCompressor>(options.gzip_stored ? kGzipStoredLevel : level);
       zcap = gzip->bound(stage_cap);
     } else if (compression == Compression::kGzip) {
       const int level = options.level.value_or(kDefaultGzipLevel);

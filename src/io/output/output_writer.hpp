@@ -72,6 +72,13 @@ struct OutputOptions {
   /// the bytes `bloomshard synth` wrote its corpora with (fixtures know
   /// inputs by size). About 3x slower at the same level.
   bool gzip_with_zlib = false;
+  /// gzip members of stored (uncompressed) deflate blocks instead of
+  /// `level` (kGzipStoredLevel): a valid .gz, written at about memcpy and
+  /// CRC-32 speed, that takes its plain size on disk. For an output that
+  /// will be compressed again before the run ends (the input order's end
+  /// pass, app/round/retracted_copies.hpp). libdeflate only (not with
+  /// gzip_with_zlib); ignored for other codecs.
+  bool gzip_stored = false;
   /// A compressed output hands each drained staging buffer to a thread of
   /// its own, which compresses and writes it while the caller fills the
   /// next: up to this many buffers queued there (each buffer_bytes, a
