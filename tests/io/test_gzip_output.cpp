@@ -11,6 +11,7 @@
 #include "io/errors.hpp"
 #include "io/output/gzip_member_compressor.hpp"
 #include "io/output/output_writer.hpp"
+#include "io/output/stored_gzip.hpp"
 #include "io/records/input_file.hpp"
 #include "io_test_util.hpp"
 
@@ -132,6 +133,38 @@ TEST(IoGzipOutput, StoredMembersHoldTheTextUncompressed) {
   // The level is the rewrite's, not this output's: any level gives the same.
   EXPECT_EQ(raw, write_gzip(dir / "t.gz", data,
                             {.level = 9, .buffer_bytes = 65536, .gzip_stored = true}));
+}
+
+TEST(IoGzipOutput, AStoredStartIsToldFromTheFirstBlock) {
+  // How the end pass finds the outputs the rounds wrote stored.
+  TempDir dir;
+  const std::string data = jsonl_text(200000);
+  const std::string stored = write_gzip(dir / "s.gz", data, {.gzip_stored = true});
+  EXPECT_TRUE(gzip_starts_stored(dir / "s.gz"));
+  for (int level = kGzipMinLevel; level <= kGzipMaxLevel; ++level) {
+    (void)write_gzip(dir / "c.gz", data, {.level = level});
+    EXPECT_FALSE(gzip_starts_stored(dir / "c.gz")) << "level " << level;
+  }
+  (void)write_gzip(dir / "z.gz", data, {.level = 6, .gzip_with_zlib = true});
+  EXPECT_FALSE(gzip_starts_stored(dir / "z.gz"));
+  // A resumed output: stored members, then compressed ones appended.
+  test::write_file(dir / "mixed.gz", stored + test::gzip_member(data, 6));
+  EXPECT_TRUE(gzip_starts_stored(dir / "mixed.gz"));
+  // The optional header fields (gzip(1) writes FNAME) are skipped.
+  std::string named = stored;
+  named[3] = static_cast<char>(0x08 | 0x10);  // FNAME and FCOMMENT
+  named.insert(10, std::string("part-00.jsonl\0a comment\0", 24));
+  test::write_file(dir / "named.gz", named);
+  EXPECT_TRUE(gzip_starts_stored(dir / "named.gz"));
+  test::write_file(dir / "empty.gz", "");
+  EXPECT_FALSE(gzip_starts_stored(dir / "empty.gz"));
+  test::write_file(dir / "plain.gz", data);
+  try {
+    (void)gzip_starts_stored(dir / "plain.gz");
+    ADD_FAILURE() << "a file without a gzip header was probed";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("plain.gz"), std::string::npos) << e.what();
+  }
 }
 
 TEST(IoGzipOutput, ALevelOutOfRangeIsRefusedByName) {

@@ -134,7 +134,6 @@ bool InputFeed::open_next_file() {
   // Deferred: the end pass compresses the output once, at `level`.
   const bool stored = defer_gzip_ && task.file.compression == io::Compression::kGzip && !resumed &&
                       !task.range && !annotations_ && !minhash_;
-  if (stored) deferred_gzip_outputs_.push_back(task.index);
   const io::OutputOptions options{.level = level == 0 ? std::nullopt : std::optional<int>(level),
                                   .writeback_bytes = durable_ ? io::kDurableWritebackBytes : 0,
                                   .sync_entries = durable_,

@@ -247,19 +247,14 @@ class InputFeed {
   [[nodiscard]] std::size_t offset_map_bytes() const noexcept { return offset_map_bytes_; }
   /// Writes the gzip outputs of this rank's whole, fresh inputs in filter
   /// mode as stored (uncompressed) members (io::OutputOptions::gzip_stored),
-  /// for the end pass to compress once at the run's level
-  /// (app/round/retracted_copies.hpp): in input order on more than one rank
-  /// most outputs get retractions and are compressed again there, so
-  /// compressing them in the rounds as well would do that work twice.
-  /// Call before the first fill(); a run without --state only (a
-  /// checkpoint's outputs must hold their final codec: a resume on another
-  /// rank count could not tell which outputs still need it).
+  /// for the end pass to compress once at the run's level: in input order
+  /// on more than one rank most outputs get retractions and are compressed
+  /// again there, so compressing them in the rounds as well would do that
+  /// work twice. The end pass finds them by their first block
+  /// (io::gzip_starts_stored), whatever attempt wrote them: a resumed
+  /// output continues in its codec's level, and is still compressed again
+  /// whole (app/round/retracted_copies.hpp). Call before the first fill().
   void defer_gzip_compression() noexcept { defer_gzip_ = true; }
-  /// The inputs whose outputs this rank wrote stored (defer_gzip_compression()),
-  /// ascending.
-  [[nodiscard]] std::span<const std::size_t> deferred_gzip_outputs() const noexcept {
-    return deferred_gzip_outputs_;
-  }
   /// This segment's retractions decided by this rank, in decision order.
   [[nodiscard]] std::span<const core::OrderTag> retracted() const noexcept { return retracted_; }
   /// Adds combine_in_file_order()'s count of this round.
@@ -360,9 +355,8 @@ class InputFeed {
   std::vector<core::OrderTag> retracted_;  // note_retracted()
   // Per task: its output's offset map while it is kept (offset_map()).
   std::vector<std::optional<core::OutputOffsetMap>> offset_maps_;
-  std::size_t offset_map_bytes_ = 0;                // their memory_bytes(), summed
-  bool defer_gzip_ = false;                         // defer_gzip_compression()
-  std::vector<std::size_t> deferred_gzip_outputs_;  // inputs written stored
+  std::size_t offset_map_bytes_ = 0;  // their memory_bytes(), summed
+  bool defer_gzip_ = false;           // defer_gzip_compression()
   // The lockstep layout (tasks are blocks): one block a fill(), its kept
   // lines staged in pieces_ until write_staged() places them.
   bool lockstep_ = false;

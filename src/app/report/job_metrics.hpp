@@ -107,7 +107,7 @@ struct JobSummary {
   std::uint64_t end_pass_outputs_by_map = 0;
   std::uint64_t end_pass_offset_map_bytes = 0;  // the maps it had, largest rank
   // gzip outputs the rounds wrote stored and the end pass compressed
-  // (InputFeed::defer_gzip_compression; without --state on 2+ ranks).
+  // (InputFeed::defer_gzip_compression; on 2+ ranks, the tasks layout).
   std::uint64_t end_pass_compressed_outputs = 0;
   // The PML named before MPI_Init for a job on one node ("ob1"), or "" when
   // Open MPI chose (comm/transport_defaults.hpp).

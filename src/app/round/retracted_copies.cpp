@@ -15,6 +15,7 @@
 #include "app/round/retracted_paragraphs.hpp"
 #include "io/durable/durable_file.hpp"
 #include "io/output/output_writer.hpp"
+#include "io/output/stored_gzip.hpp"
 #include "io/records/record_reader.hpp"
 
 namespace bloomshard::app {
@@ -201,6 +202,32 @@ void agree_no_error(const comm::Communicator& world, const std::string& error, c
   }
 }
 
+// Collective: this rank's share (input index mod ranks) of the whole .gz
+// outputs that begin stored (io::gzip_starts_stored): the rounds wrote them
+// so for this pass to compress once (InputFeed::defer_gzip_compression), in
+// this attempt or an earlier one on any rank count. One header read each.
+std::vector<std::size_t> stored_gzip_outputs(const comm::Communicator& world, const RunManifest& m,
+                                             const std::filesystem::path& output_dir,
+                                             const EndPassOptions& how) {
+  std::vector<std::size_t> stored;
+  std::string error;
+  if (!how.annotate) {
+    try {
+      for (std::size_t i = static_cast<std::size_t>(world.rank()); i < m.inputs.size();
+           i += world.usize()) {
+        const io::InputFile& file = m.inputs[i].file;
+        if (file.compression != io::Compression::kGzip) continue;
+        const std::filesystem::path out = io::output_path_for(output_dir, file.relative_path);
+        if (std::filesystem::exists(out) && io::gzip_starts_stored(out)) stored.push_back(i);
+      }
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  agree_no_error(world, error, "finding the outputs written stored");
+  return stored;
+}
+
 // Collective: which rank cuts each of `inputs`: the rank whose feed kept
 // the output's offset map (the writer, InputFeed::offset_map()), else the
 // rank (input mod ranks). The same on every rank (one allgather of the
@@ -234,8 +261,8 @@ RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const 
                                          const EndPassOptions& how) {
   // Only a filter mode's uncompressed outputs are placed by a map; the
   // feed keeps none for the others.
-  const std::vector<std::size_t> inputs =
-      inputs_to_rewrite(world, mine, feed.deferred_gzip_outputs());
+  const std::vector<std::size_t> stored = stored_gzip_outputs(world, m, output_dir, how);
+  const std::vector<std::size_t> inputs = inputs_to_rewrite(world, mine, stored);
   const std::map<std::size_t, std::size_t> rank_of = cutting_ranks(world, inputs, feed);
   // This rank's outputs to cut, each with every rank's retractions of it;
   // an output written stored without any is compressed all the same.
@@ -245,7 +272,7 @@ RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const 
     if (rank_of.at(input) == static_cast<std::size_t>(world.rank())) by_input[input];
   }
   RetractedCopiesPass done;
-  done.deferred = world.allreduce_sum(std::uint64_t{feed.deferred_gzip_outputs().size()});
+  done.deferred = world.allreduce_sum(std::uint64_t{stored.size()});
   std::vector<std::uint64_t> cut;  // (input, length) pairs of this rank
   std::string error;
   for (const auto& [input, retracted] : by_input) {

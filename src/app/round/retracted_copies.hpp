@@ -56,7 +56,7 @@ struct RetractedCopiesPass {
   /// Outputs whose lines were placed by their offset map
   /// (retracted_line_place.hpp), not by walking their input.
   std::uint64_t by_map = 0;
-  /// gzip outputs the rounds wrote stored (InputFeed::defer_gzip_compression),
+  /// .gz outputs that began stored (InputFeed::defer_gzip_compression),
   /// compressed here whether or not they held a retracted copy.
   std::uint64_t deferred = 0;
   /// Every rank's cut outputs, ascending input (the same on every rank).
@@ -102,10 +102,11 @@ void commit_cut_outputs(const comm::Communicator& world, const RunManifest& m,
 /// InputFeed::key_hash_of, checked against the retracted one), a .gz/.zst
 /// one line by line, decompressed and compressed again in the input's
 /// compression, without the lines whose key hash is retracted for that
-/// input. A gzip output the rounds wrote stored (InputFeed::
-/// deferred_gzip_outputs(), every rank's allgathered with the inputs) is
-/// rewritten the same way at the run's level whether or not it holds a
-/// retracted copy. The lines left out count as dropped in `feed` (count_left_out).
+/// input. A whole .gz output that begins stored (io::gzip_starts_stored:
+/// the rounds wrote it so, InputFeed::defer_gzip_compression; each rank
+/// reads the headers of its share, input index mod ranks, and the indexes
+/// are allgathered with the inputs') is rewritten the same way at the run's
+/// level whether or not it holds a retracted copy (filter mode). The lines left out count as dropped in `feed` (count_left_out).
 /// Throws std::runtime_error on every rank if any rank failed: a retracted
 /// copy missing from its output or holding another key, or an I/O error
 /// (the failing rank names the file first). Cost: uncompressed, placed by
