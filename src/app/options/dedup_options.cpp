@@ -52,6 +52,7 @@ constexpr std::string_view kDedupOptionOrder[] = {
     "overwrite",
     "gzip-level",
     "zstd-level",
+    "defer-gzip",
     "hash-seed",
     "state",
     "checkpoint-every",

@@ -37,6 +37,14 @@ void add_output_options(po::options_description& pool, OutputOptions& o, OutputF
      "its speed; docs/performance.md has the size/speed table)")
     ("zstd-level", po::value(&o.zstd_level)->default_value(o.zstd_level),
      "compression level of .zst outputs, 1-22 (0: 3)");
+  if (command == OptionsFor::kDedup) {
+    pool.add_options()
+      ("defer-gzip", po::value(&flags.defer_gzip)->default_value(flags.defer_gzip),
+       "auto | off: under --kept-copy first on 2+ ranks (inputs not read in lockstep), auto "
+       "writes .gz outputs uncompressed (stored gzip) and compresses each once at the end "
+       "pass, which rewrites most of them anyway; they take their plain size on disk until "
+       "then. off: compressed as written (less disk, more CPU; docs/inputs.md)");
+  }
   // clang-format on
 }
 
@@ -57,6 +65,10 @@ void apply_output_flags(const OutputFlags& flags, OutputOptions& o) {
                                 flags.annotate_format + "'");
   }
   o.annotate = {*mode, *format};
+  if (flags.defer_gzip != "auto" && flags.defer_gzip != "off") {
+    throw std::invalid_argument("--defer-gzip must be auto or off, not '" + flags.defer_gzip + "'");
+  }
+  o.defer_gzip = flags.defer_gzip == "auto";
 }
 
 std::string output_problem(const OutputOptions& o) {

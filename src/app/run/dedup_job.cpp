@@ -293,7 +293,7 @@ class DedupJob {
     // On one rank the tasks are read in the one order and no copy is ever
     // retracted; on more, the end pass compresses again most outputs it
     // cuts, so the rounds leave gzip outputs stored for it to compress once.
-    if (s.order->in_input_order() && !s.lockstep && world_.size() > 1 &&
+    if (config_.defer_gzip && s.order->in_input_order() && !s.lockstep && world_.size() > 1 &&
         config_.annotate.mode != RunMode::kAnnotate) {
       s.feed->defer_gzip_compression();
     }
