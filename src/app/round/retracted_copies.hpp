@@ -106,7 +106,8 @@ void commit_cut_outputs(const comm::Communicator& world, const RunManifest& m,
 /// the rounds wrote it so, InputFeed::defer_gzip_compression; each rank
 /// reads the headers of its share, input index mod ranks, and the indexes
 /// are allgathered with the inputs') is rewritten the same way at the run's
-/// level whether or not it holds a retracted copy (filter mode). The lines left out count as dropped in `feed` (count_left_out).
+/// level whether or not it holds a retracted copy (filter mode). The lines
+/// left out count as dropped in `feed` (count_left_out).
 /// Throws std::runtime_error on every rank if any rank failed: a retracted
 /// copy missing from its output or holding another key, or an I/O error
 /// (the failing rank names the file first). Cost: uncompressed, placed by
