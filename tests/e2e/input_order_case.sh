@@ -16,8 +16,9 @@
 #                 at N > 1 copies were retracted and left out (metrics).
 #                 Without --kept-copy the same bytes (the default); with
 #                 --kept-copy arrival other bytes at N > 1. At N > 1 the
-#                 .gz outputs were written stored and compressed by the
-#                 end pass (end_pass_compressed_outputs), at the run's level.
+#                 .gz/.zst outputs were written stored and compressed by
+#                 the end pass (end_pass_compressed_outputs), at the run's
+#                 level.
 #         state   the same corpus with --state (a checkpoint every 3 rounds): every
 #                 output byte for byte the 1-rank stateless run's; the state
 #                 carries the input-order/v3 mark, its kept copies and its
@@ -93,7 +94,7 @@
 #                 1 and 0.3: every output byte for byte the 1-rank run's and
 #                 paragraph_oracle.py --exact's (first copy in input order),
 #                 the paragraph counters its; at N > 1 records were re-cut
-#                 and the .gz outputs compressed by the end pass.
+#                 and the .gz/.zst outputs compressed by the end pass.
 #                 Plain-line inputs (input_order_corpus.py make-lines; a
 #                 line is one paragraph) at fraction 1 and 0.5, against
 #                 check-lines and the 1-rank run's bytes.
@@ -189,28 +190,29 @@ same_as_reference() {
       fail "$2: the exactly-once oracle: $(tail -3 "$TMP/oracle.txt")"
   fi
   same_output_bytes "$TMP/out1" "$1" "$2" "the 1-rank run"
-  compressed_gzip "$1" "$2"
+  compressed_outputs "$1" "$2"
 }
 
-# compressed_gzip OUT WHAT: every .gz output holds compressed members: the
-# end pass compressed those that rounds on 2+ ranks wrote stored, whichever
-# attempt wrote them (same_output_bytes compares .gz outputs decompressed).
-compressed_gzip() {
-  [[ -n $(find "$1" -name '*.gz' -print -quit) ]] || return 0
-  "$PY" "$EDIR/gzip_members.py" "$1" >"$TMP/gzip_members.txt" 2>&1 ||
-    fail "$2: $(cat "$TMP/gzip_members.txt")"
+# compressed_outputs OUT WHAT: every .gz/.zst output holds compressed
+# members or frames: the end pass compressed those that rounds on 2+ ranks
+# wrote stored, whichever attempt wrote them (same_output_bytes compares
+# compressed outputs decompressed).
+compressed_outputs() {
+  [[ -n $(find "$1" \( -name '*.gz' -o -name '*.zst' \) -print -quit) ]] || return 0
+  "$PY" "$EDIR/stored_members.py" "$1" >"$TMP/stored_members.txt" 2>&1 ||
+    fail "$2: $(cat "$TMP/stored_members.txt")"
 }
 
-# At N > 1 ranks the rounds write every .gz output stored and the end pass
-# compresses it once (its bytes then the 1-rank run's, which compressed it
-# in the rounds): the metrics count them.
-expect_deferred_gzip() { # METRICS RANKS
-  local gz want have
-  gz=$(find "$TMP/in" -name '*.gz' | wc -l)
+# At N > 1 ranks the rounds write every .gz/.zst output stored and the end
+# pass compresses it once (its bytes then the 1-rank run's, which compressed
+# it in the rounds): the metrics count them.
+expect_deferred() { # METRICS RANKS
+  local compressed want have
+  compressed=$(find "$TMP/in" \( -name '*.gz' -o -name '*.zst' \) | wc -l)
   want=0
-  [[ $2 -gt 1 && -z $ANNOTATE ]] && want=$gz # attribute files are not deferred
+  [[ $2 -gt 1 && -z $ANNOTATE ]] && want=$compressed # attribute files are not deferred
   have=$(json_field "$1" end_pass_compressed_outputs)
-  [[ $have == "$want" ]] || fail "$2 ranks: the end pass compressed $have stored gzip outputs, not $want"
+  [[ $have == "$want" ]] || fail "$2 ranks: the end pass compressed $have stored outputs, not $want"
 }
 
 case $CASE in
@@ -234,8 +236,8 @@ case $CASE in
     [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "no copy was retracted: the case tests nothing"
     [[ $(json_field "$TMP/m1.json" kept) == $(json_field "$TMP/mN.json" kept) ]] ||
       fail "kept counts differ"
-    expect_deferred_gzip "$TMP/m1.json" 1
-    expect_deferred_gzip "$TMP/mN.json" "$RANKS"
+    expect_deferred "$TMP/m1.json" 1
+    expect_deferred "$TMP/mN.json" "$RANKS"
     # The default (no --kept-copy) is the first copy, and --kept-copy arrival
     # is the other rule: at N > 1 ranks, with these small rounds, other
     # copies kept between inputs (the arrival order is deterministic for a
@@ -278,7 +280,7 @@ case $CASE in
       retracted=$(json_field "$TMP/mN.json" retracted)
       log "$RANKS ranks, fraction $fraction: $retracted records re-cut for an earlier copy"
       [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "no paragraph was retracted: the case tests nothing"
-      expect_deferred_gzip "$TMP/mN.json" "$RANKS"
+      expect_deferred "$TMP/mN.json" "$RANKS"
       for f in kept dropped output_bytes; do
         [[ $(json_field "$TMP/m1.json" $f) == $(json_field "$TMP/mN.json" $f) ]] ||
           fail "fraction $fraction: $f differs from the 1-rank run's"
@@ -365,7 +367,7 @@ case $CASE in
     retracted=$(json_field "$TMP/mN.json" retracted)
     [[ $RANKS == 1 || $retracted -gt 0 ]] || fail "no copy was retracted: the case tests nothing"
     [[ $(json_field "$TMP/mN.json" checkpoints) -gt 1 ]] || fail "no checkpoint before the end"
-    expect_deferred_gzip "$TMP/mN.json" "$RANKS"
+    expect_deferred "$TMP/mN.json" "$RANKS"
     h5dump -a /normalization "$(latest "$TMP/st")" | grep -q "input-order/v3" ||
       fail "the state lacks the input-order/v3 mark"
     manifest_has "$TMP/st" '"input_order":{"version":3' || fail "no input_order in the manifest"
@@ -610,13 +612,22 @@ PYEOF
     # 3. The same kill; a .zst output to be cut replaced by a valid one of
     # the same length that lacks its retracted copies (its first line, then
     # a skippable frame as padding): the line-by-line rewrite counts the
-    # retracted copies it found and refuses.
+    # retracted copies it found and refuses. The padding covers what the
+    # resume writes again after the last checkpoint, the same bytes only
+    # if the outputs were compressed in the rounds (a stored output resumes
+    # compressed): --defer-compression off.
     rm -rf "$TMP/out" "$TMP/st"
     killed_at_fault_pause "$TMP/zst.log" "$RANKS" before-end-pass-checkpoint dedup \
-      "${ARGS[@]}" "${ST[@]}" --checkpoint-rounds 2
-    mapfile -t temps < <(find "$TMP/out" -name '*.zst.retracted-tmp' | sort)
-    ((${#temps[@]} >= 1)) || fail "no .zst output to be cut: $(find "$TMP/out" -name '*.retracted-tmp')"
-    out=${temps[0]%.retracted-tmp}
+      "${ARGS[@]}" "${ST[@]}" --checkpoint-rounds 2 --defer-compression off
+    # The one to damage is one that lost lines (a retracted copy) in its cut.
+    out=""
+    while IFS= read -r t; do
+      if (($(zstd -qdc "${t%.retracted-tmp}" | wc -l) > $(zstd -qdc "$t" | wc -l))); then
+        out=${t%.retracted-tmp}
+        break
+      fi
+    done < <(find "$TMP/out" -name '*.zst.retracted-tmp' | sort)
+    [[ -n $out ]] || fail "no .zst output to be cut: $(find "$TMP/out" -name '*.retracted-tmp')"
     zstd -qdc "$out" >"$TMP/all.jsonl" # not piped into head: zstd's SIGPIPE would fail the pipe
     head -n 1 "$TMP/all.jsonl" | zstd -qc >"$TMP/one.zst"
     "$PY" -c 'import os, struct, sys

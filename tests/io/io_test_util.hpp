@@ -143,8 +143,10 @@ inline std::string decompress(Compression c, std::string_view data) {
       throw std::runtime_error(std::string("zstd decode error ") + ZSTD_getErrorName(rc));
     }
     out.append(buf.data(), o.pos);
-    // All input consumed and output not the limit: nothing more to come.
-    if (in.pos == in.size && o.pos < o.size) break;
+    // All input consumed and output not the limit, or the last frame ended
+    // (rc 0: a frame that filled the buffer exactly; calling again would
+    // ask for the next frame's header): nothing more to come.
+    if (in.pos == in.size && (o.pos < o.size || rc == 0)) break;
   }
   ZSTD_freeDCtx(d);
   if (rc != 0) throw std::runtime_error("zstd stream truncated");

@@ -11,7 +11,6 @@
 #include "io/errors.hpp"
 #include "io/output/gzip_member_compressor.hpp"
 #include "io/output/output_writer.hpp"
-#include "io/output/stored_gzip.hpp"
 #include "io/records/input_file.hpp"
 #include "io_test_util.hpp"
 
@@ -114,57 +113,6 @@ TEST(IoGzipOutput, ZlibKeepsTheBytesOfOld) {
   const std::string data = jsonl_text(500000);
   const std::string raw = write_gzip(dir / "z.gz", data, {.level = 1, .gzip_with_zlib = true});
   EXPECT_EQ(raw, test::gzip_member(data, 1));
-}
-
-TEST(IoGzipOutput, StoredMembersHoldTheTextUncompressed) {
-  // What the input order's end pass reads back and compresses once: valid
-  // members (zlib decodes each), one per stage, holding the text itself
-  // (the stored blocks' 5-byte headers and the member's 18 bytes around it).
-  TempDir dir;
-  const std::string data = jsonl_text(300000);
-  const std::string raw =
-      write_gzip(dir / "s.gz", data, {.buffer_bytes = 65536, .gzip_stored = true});
-  EXPECT_EQ(test::decompress(Compression::kGzip, raw), data);
-  const std::size_t members = (data.size() + 65535) / 65536;
-  EXPECT_EQ(count_gzip_members(raw), members);
-  EXPECT_GE(raw.size(), data.size() + 18 * members);
-  EXPECT_LE(raw.size(), data.size() + 18 * members + 5 * (data.size() / 65535 + 2 * members));
-  EXPECT_NE(raw.find(data.substr(0, 4000)), std::string::npos) << "the text is not stored as is";
-  // The level is the rewrite's, not this output's: any level gives the same.
-  EXPECT_EQ(raw, write_gzip(dir / "t.gz", data,
-                            {.level = 9, .buffer_bytes = 65536, .gzip_stored = true}));
-}
-
-TEST(IoGzipOutput, AStoredStartIsToldFromTheFirstBlock) {
-  // How the end pass finds the outputs the rounds wrote stored.
-  TempDir dir;
-  const std::string data = jsonl_text(200000);
-  const std::string stored = write_gzip(dir / "s.gz", data, {.gzip_stored = true});
-  EXPECT_TRUE(gzip_starts_stored(dir / "s.gz"));
-  for (int level = kGzipMinLevel; level <= kGzipMaxLevel; ++level) {
-    (void)write_gzip(dir / "c.gz", data, {.level = level});
-    EXPECT_FALSE(gzip_starts_stored(dir / "c.gz")) << "level " << level;
-  }
-  (void)write_gzip(dir / "z.gz", data, {.level = 6, .gzip_with_zlib = true});
-  EXPECT_FALSE(gzip_starts_stored(dir / "z.gz"));
-  // A resumed output: stored members, then compressed ones appended.
-  test::write_file(dir / "mixed.gz", stored + test::gzip_member(data, 6));
-  EXPECT_TRUE(gzip_starts_stored(dir / "mixed.gz"));
-  // The optional header fields (gzip(1) writes FNAME) are skipped.
-  std::string named = stored;
-  named[3] = static_cast<char>(0x08 | 0x10);  // FNAME and FCOMMENT
-  named.insert(10, std::string("part-00.jsonl\0a comment\0", 24));
-  test::write_file(dir / "named.gz", named);
-  EXPECT_TRUE(gzip_starts_stored(dir / "named.gz"));
-  test::write_file(dir / "empty.gz", "");
-  EXPECT_FALSE(gzip_starts_stored(dir / "empty.gz"));
-  test::write_file(dir / "plain.gz", data);
-  try {
-    (void)gzip_starts_stored(dir / "plain.gz");
-    ADD_FAILURE() << "a file without a gzip header was probed";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("plain.gz"), std::string::npos) << e.what();
-  }
 }
 
 TEST(IoGzipOutput, ALevelOutOfRangeIsRefusedByName) {

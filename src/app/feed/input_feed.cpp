@@ -132,12 +132,12 @@ bool InputFeed::open_next_file() {
                     : task.file.compression == io::Compression::kZstd ? config_.zstd_level
                                                                       : 0;
   // Deferred: the end pass compresses the output once, at `level`.
-  const bool stored = defer_gzip_ && task.file.compression == io::Compression::kGzip && !resumed &&
-                      !task.range && !annotations_ && !minhash_;
+  const bool stored = defer_compression_ && task.file.compression != io::Compression::kNone &&
+                      !resumed && !task.range && !annotations_ && !minhash_;
   const io::OutputOptions options{.level = level == 0 ? std::nullopt : std::optional<int>(level),
                                   .writeback_bytes = durable_ ? io::kDurableWritebackBytes : 0,
                                   .sync_entries = durable_,
-                                  .gzip_stored = stored};
+                                  .stored = stored};
   outputs_[next_] = resumed ? io::OutputWriter::open_for_resume(out, task.file.compression,
                                                                 task.output_length, options)
                             : io::OutputWriter::create(out, task.file.compression, options);

@@ -245,16 +245,17 @@ class InputFeed {
   [[nodiscard]] const core::OutputOffsetMap* offset_map(std::size_t input_index) const noexcept;
   /// Bytes the offset maps hold now.
   [[nodiscard]] std::size_t offset_map_bytes() const noexcept { return offset_map_bytes_; }
-  /// Writes the gzip outputs of this rank's whole, fresh inputs in filter
-  /// mode as stored (uncompressed) members (io::OutputOptions::gzip_stored),
-  /// for the end pass to compress once at the run's level: in input order
-  /// on more than one rank most outputs get retractions and are compressed
-  /// again there, so compressing them in the rounds as well would do that
-  /// work twice. The end pass finds them by their first block
-  /// (io::gzip_starts_stored), whatever attempt wrote them: a resumed
-  /// output continues in its codec's level, and is still compressed again
-  /// whole (app/round/retracted_copies.hpp). Call before the first fill().
-  void defer_gzip_compression() noexcept { defer_gzip_ = true; }
+  /// Writes the compressed outputs of this rank's whole, fresh inputs in
+  /// filter mode stored (io::OutputOptions::stored: gzip members of stored
+  /// blocks, zstd frames of raw blocks), for the end pass to compress once
+  /// at the run's level: in input order on more than one rank most outputs
+  /// get retractions and are compressed again there, so compressing them in
+  /// the rounds as well would do that work twice. The end pass finds them
+  /// by their first block (io::output_starts_stored), whatever attempt
+  /// wrote them: a resumed output continues at its codec's level, and is
+  /// still compressed again whole (app/round/retracted_copies.hpp). Call
+  /// before the first fill().
+  void defer_compression() noexcept { defer_compression_ = true; }
   /// This segment's retractions decided by this rank, in decision order.
   [[nodiscard]] std::span<const core::OrderTag> retracted() const noexcept { return retracted_; }
   /// Adds combine_in_file_order()'s count of this round.
@@ -356,7 +357,7 @@ class InputFeed {
   // Per task: its output's offset map while it is kept (offset_map()).
   std::vector<std::optional<core::OutputOffsetMap>> offset_maps_;
   std::size_t offset_map_bytes_ = 0;  // their memory_bytes(), summed
-  bool defer_gzip_ = false;           // defer_gzip_compression()
+  bool defer_compression_ = false;    // defer_compression()
   // The lockstep layout (tasks are blocks): one block a fill(), its kept
   // lines staged in pieces_ until write_staged() places them.
   bool lockstep_ = false;

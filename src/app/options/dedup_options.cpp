@@ -52,7 +52,7 @@ constexpr std::string_view kDedupOptionOrder[] = {
     "overwrite",
     "gzip-level",
     "zstd-level",
-    "defer-gzip",
+    "defer-compression",
     "hash-seed",
     "state",
     "checkpoint-every",

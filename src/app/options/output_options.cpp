@@ -39,11 +39,13 @@ void add_output_options(po::options_description& pool, OutputOptions& o, OutputF
      "compression level of .zst outputs, 1-22 (0: 3)");
   if (command == OptionsFor::kDedup) {
     pool.add_options()
-      ("defer-gzip", po::value(&flags.defer_gzip)->default_value(flags.defer_gzip),
+      ("defer-compression",
+       po::value(&flags.defer_compression)->default_value(flags.defer_compression),
        "auto | off: under --kept-copy first on 2+ ranks (inputs not read in lockstep), auto "
-       "writes .gz outputs uncompressed (stored gzip) and compresses each once at the end "
-       "pass, which rewrites most of them anyway; they take their plain size on disk until "
-       "then. off: compressed as written (less disk, more CPU; docs/inputs.md)");
+       "writes .gz/.zst outputs uncompressed (stored blocks of their codec) and compresses "
+       "each once at the end pass, which rewrites most of them anyway; they take their plain "
+       "size on disk until then. off: compressed as written (less disk, more CPU; "
+       "docs/inputs.md)");
   }
   // clang-format on
 }
@@ -65,10 +67,11 @@ void apply_output_flags(const OutputFlags& flags, OutputOptions& o) {
                                 flags.annotate_format + "'");
   }
   o.annotate = {*mode, *format};
-  if (flags.defer_gzip != "auto" && flags.defer_gzip != "off") {
-    throw std::invalid_argument("--defer-gzip must be auto or off, not '" + flags.defer_gzip + "'");
+  if (flags.defer_compression != "auto" && flags.defer_compression != "off") {
+    throw std::invalid_argument("--defer-compression must be auto or off, not '" +
+                                flags.defer_compression + "'");
   }
-  o.defer_gzip = flags.defer_gzip == "auto";
+  o.defer_compression = flags.defer_compression == "auto";
 }
 
 std::string output_problem(const OutputOptions& o) {

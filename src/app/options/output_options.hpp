@@ -27,12 +27,12 @@ struct OutputOptions {
   /// checked with the options, before any work.
   int gzip_level = 0;  ///< 1-12 (libdeflate)
   int zstd_level = 0;  ///< 1-22
-  /// --defer-gzip auto: where the end pass of the input order compresses
-  /// its outputs again (2+ ranks, the tasks layout), the rounds write .gz
-  /// outputs stored and it compresses each once (InputFeed::
-  /// defer_gzip_compression); off: the rounds compress them (less disk
-  /// until the end pass, more CPU). dedup only.
-  bool defer_gzip = true;
+  /// --defer-compression auto: where the end pass of the input order
+  /// compresses its outputs again (2+ ranks, the tasks layout), the rounds
+  /// write .gz/.zst outputs stored and it compresses each once
+  /// (InputFeed::defer_compression); off: the rounds compress them (less
+  /// disk until the end pass, more CPU). dedup only.
+  bool defer_compression = true;
 };
 
 /// The output options as typed, before they are checked.
@@ -40,12 +40,12 @@ struct OutputFlags {
   std::string mode = "filter";
   std::string annotate_format = "bloomshard";
   std::string progress_style = "auto";
-  std::string defer_gzip = "auto";
+  std::string defer_compression = "auto";
 };
 
 /// Registers --output, --mode, --annotate-format, --metrics, --progress,
 /// --progress-style, --overwrite, --gzip-level and --zstd-level into `pool`, and for dedup
-/// --defer-gzip. For query, --output is required.
+/// --defer-compression. For query, --output is required.
 void add_output_options(boost::program_options::options_description& pool, OutputOptions& output,
                         OutputFlags& flags, OptionsFor command);
 

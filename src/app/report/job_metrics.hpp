@@ -106,8 +106,8 @@ struct JobSummary {
   double end_pass_seconds = 0;
   std::uint64_t end_pass_outputs_by_map = 0;
   std::uint64_t end_pass_offset_map_bytes = 0;  // the maps it had, largest rank
-  // gzip outputs the rounds wrote stored and the end pass compressed
-  // (InputFeed::defer_gzip_compression; on 2+ ranks, the tasks layout).
+  // .gz/.zst outputs the rounds wrote stored and the end pass compressed
+  // (InputFeed::defer_compression; on 2+ ranks, the tasks layout).
   std::uint64_t end_pass_compressed_outputs = 0;
   // The PML named before MPI_Init for a job on one node ("ob1"), or "" when
   // Open MPI chose (comm/transport_defaults.hpp).

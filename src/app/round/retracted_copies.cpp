@@ -15,7 +15,7 @@
 #include "app/round/retracted_paragraphs.hpp"
 #include "io/durable/durable_file.hpp"
 #include "io/output/output_writer.hpp"
-#include "io/output/stored_gzip.hpp"
+#include "io/output/stored_output.hpp"
 #include "io/records/record_reader.hpp"
 
 namespace bloomshard::app {
@@ -202,13 +202,13 @@ void agree_no_error(const comm::Communicator& world, const std::string& error, c
   }
 }
 
-// Collective: this rank's share (input index mod ranks) of the whole .gz
-// outputs that begin stored (io::gzip_starts_stored): the rounds wrote them
-// so for this pass to compress once (InputFeed::defer_gzip_compression), in
+// Collective: this rank's share (input index mod ranks) of the compressed
+// outputs that begin stored (io::output_starts_stored): the rounds wrote
+// them so for this pass to compress once (InputFeed::defer_compression), in
 // this attempt or an earlier one on any rank count. One header read each.
-std::vector<std::size_t> stored_gzip_outputs(const comm::Communicator& world, const RunManifest& m,
-                                             const std::filesystem::path& output_dir,
-                                             const EndPassOptions& how) {
+std::vector<std::size_t> stored_outputs(const comm::Communicator& world, const RunManifest& m,
+                                        const std::filesystem::path& output_dir,
+                                        const EndPassOptions& how) {
   std::vector<std::size_t> stored;
   std::string error;
   if (!how.annotate) {
@@ -216,9 +216,11 @@ std::vector<std::size_t> stored_gzip_outputs(const comm::Communicator& world, co
       for (std::size_t i = static_cast<std::size_t>(world.rank()); i < m.inputs.size();
            i += world.usize()) {
         const io::InputFile& file = m.inputs[i].file;
-        if (file.compression != io::Compression::kGzip) continue;
+        if (file.compression == io::Compression::kNone) continue;
         const std::filesystem::path out = io::output_path_for(output_dir, file.relative_path);
-        if (std::filesystem::exists(out) && io::gzip_starts_stored(out)) stored.push_back(i);
+        if (std::filesystem::exists(out) && io::output_starts_stored(out, file.compression)) {
+          stored.push_back(i);
+        }
       }
     } catch (const std::exception& e) {
       error = e.what();
@@ -261,7 +263,7 @@ RetractedCopiesPass cut_retracted_copies(const comm::Communicator& world, const 
                                          const EndPassOptions& how) {
   // Only a filter mode's uncompressed outputs are placed by a map; the
   // feed keeps none for the others.
-  const std::vector<std::size_t> stored = stored_gzip_outputs(world, m, output_dir, how);
+  const std::vector<std::size_t> stored = stored_outputs(world, m, output_dir, how);
   const std::vector<std::size_t> inputs = inputs_to_rewrite(world, mine, stored);
   const std::map<std::size_t, std::size_t> rank_of = cutting_ranks(world, inputs, feed);
   // This rank's outputs to cut, each with every rank's retractions of it;

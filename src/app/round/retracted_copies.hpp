@@ -56,7 +56,7 @@ struct RetractedCopiesPass {
   /// Outputs whose lines were placed by their offset map
   /// (retracted_line_place.hpp), not by walking their input.
   std::uint64_t by_map = 0;
-  /// .gz outputs that began stored (InputFeed::defer_gzip_compression),
+  /// .gz/.zst outputs that began stored (InputFeed::defer_compression),
   /// compressed here whether or not they held a retracted copy.
   std::uint64_t deferred = 0;
   /// Every rank's cut outputs, ascending input (the same on every rank).
@@ -102,8 +102,8 @@ void commit_cut_outputs(const comm::Communicator& world, const RunManifest& m,
 /// InputFeed::key_hash_of, checked against the retracted one), a .gz/.zst
 /// one line by line, decompressed and compressed again in the input's
 /// compression, without the lines whose key hash is retracted for that
-/// input. A whole .gz output that begins stored (io::gzip_starts_stored:
-/// the rounds wrote it so, InputFeed::defer_gzip_compression; each rank
+/// input. A whole compressed output that begins stored (io::
+/// output_starts_stored: the rounds wrote it so, InputFeed::defer_compression; each rank
 /// reads the headers of its share, input index mod ranks, and the indexes
 /// are allgathered with the inputs') is rewritten the same way at the run's
 /// level whether or not it holds a retracted copy (filter mode). The lines

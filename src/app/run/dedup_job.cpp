@@ -292,10 +292,11 @@ class DedupJob {
     if (s.begun.forms) adopt_loaded_forms(*s.order, std::move(s.begun.forms));
     // On one rank the tasks are read in the one order and no copy is ever
     // retracted; on more, the end pass compresses again most outputs it
-    // cuts, so the rounds leave gzip outputs stored for it to compress once.
-    if (config_.defer_gzip && s.order->in_input_order() && !s.lockstep && world_.size() > 1 &&
-        config_.annotate.mode != RunMode::kAnnotate) {
-      s.feed->defer_gzip_compression();
+    // cuts, so the rounds leave compressed outputs stored for it to
+    // compress once.
+    if (config_.defer_compression && s.order->in_input_order() && !s.lockstep &&
+        world_.size() > 1 && config_.annotate.mode != RunMode::kAnnotate) {
+      s.feed->defer_compression();
     }
     // Keys this run inserts carry its ordinal beside their positions.
     if (core::BandConfirmer* forms = band_confirmer_of(*s.order)) {

@@ -25,6 +25,7 @@
 #include "io/errors.hpp"
 #include "io/output/background_drain.hpp"
 #include "io/output/gzip_member_compressor.hpp"
+#include "io/output/stored_output.hpp"
 
 namespace bloomshard::io {
 namespace fs = std::filesystem;
@@ -50,6 +51,7 @@ struct OutputWriter::Impl {
   bool z_ready = false;
   std::unique_ptr<GzipMemberCompressor> gzip;  // gzip unless gzip_with_zlib
   ZSTD_CCtx* zc = nullptr;
+  bool zstd_raw = false;  // OutputOptions::stored for zstd: raw frames, no zc
   bool frame_has_data = false;
   // Bytes in the file. Written by whoever runs the codec: with a drain its
   // thread, so the caller reads it only after drain->wait() (settle()).
@@ -91,7 +93,7 @@ struct OutputWriter::Impl {
       if (level < kGzipMinLevel || level > kGzipMaxLevel) {
         fail(level_problem("gzip (libdeflate)", level, "1-12"));
       }
-      gzip = std::make_unique<GzipMemberCompressor>(options.gzip_stored ? kGzipStoredLevel : level);
+      gzip = std::make_unique<GzipMemberCompressor>(options.stored ? kGzipStoredLevel : level);
       zcap = gzip->bound(stage_cap);
     } else if (compression == Compression::kGzip) {
       const int level = options.level.value_or(kDefaultGzipLevel);
@@ -107,13 +109,18 @@ struct OutputWriter::Impl {
       if (level < 1 || level > ZSTD_maxCLevel()) {
         fail(level_problem("zstd", level, "1-" + std::to_string(ZSTD_maxCLevel())));
       }
-      zc = ZSTD_createCCtx();
-      if (zc == nullptr) fail("cannot create zstd context");
-      if (ZSTD_isError(ZSTD_CCtx_setParameter(zc, ZSTD_c_compressionLevel, level)) != 0 ||
-          ZSTD_isError(ZSTD_CCtx_setParameter(zc, ZSTD_c_checksumFlag, 1)) != 0) {
-        fail("cannot set zstd parameters (level " + std::to_string(level) + ")");
+      if (options.stored) {  // raw frames (stored_output.hpp), no libzstd context
+        zstd_raw = true;
+        zcap = zstd_raw_frame_bound(stage_cap);
+      } else {
+        zc = ZSTD_createCCtx();
+        if (zc == nullptr) fail("cannot create zstd context");
+        if (ZSTD_isError(ZSTD_CCtx_setParameter(zc, ZSTD_c_compressionLevel, level)) != 0 ||
+            ZSTD_isError(ZSTD_CCtx_setParameter(zc, ZSTD_c_checksumFlag, 1)) != 0) {
+          fail("cannot set zstd parameters (level " + std::to_string(level) + ")");
+        }
+        zcap = std::max(stage_cap, ZSTD_CStreamOutSize());
       }
-      zcap = std::max(stage_cap, ZSTD_CStreamOutSize());
     }
     if (zcap != 0) zbuf = std::make_unique<char[]>(zcap);
     if (compression != Compression::kNone && options.background_buffers > 0) {
@@ -229,6 +236,11 @@ struct OutputWriter::Impl {
         if (finish ? rc == Z_STREAM_END : (z.avail_in == 0 && z.avail_out != 0)) break;
       }
       if (finish && deflateReset(&z) != Z_OK) fail("zlib deflateReset failed");
+    } else if (zstd_raw) {
+      // As libdeflate's members: each drained stage a whole frame.
+      if (!data.empty() || finish) {
+        write_fd(zbuf.get(), write_zstd_raw_frame(data, {zbuf.get(), zcap}));
+      }
     } else {
       ZSTD_inBuffer in{data.data(), data.size(), 0};
       // Streamed first, so that ZSTD_e_end never sees the whole frame at once.

@@ -72,13 +72,14 @@ struct OutputOptions {
   /// the bytes `bloomshard synth` wrote its corpora with (fixtures know
   /// inputs by size). About 3x slower at the same level.
   bool gzip_with_zlib = false;
-  /// gzip members of stored (uncompressed) deflate blocks instead of
-  /// `level` (kGzipStoredLevel): a valid .gz, written at about memcpy and
-  /// CRC-32 speed, that takes its plain size on disk. For an output that
-  /// will be compressed again before the run ends (the input order's end
-  /// pass, app/round/retracted_copies.hpp). libdeflate only (not with
-  /// gzip_with_zlib); ignored for other codecs.
-  bool gzip_stored = false;
+  /// Stored instead of compressed at `level` (io/output/stored_output.hpp):
+  /// gzip members of stored deflate blocks (libdeflate's level 0), zstd
+  /// frames of raw blocks, one per drained stage. A valid file of its codec,
+  /// written at about memcpy speed plus a checksum, that takes its plain
+  /// size on disk: for an output that will be compressed again before the
+  /// run ends (the input order's end pass, app/round/retracted_copies.hpp).
+  /// Not with gzip_with_zlib; ignored for uncompressed outputs.
+  bool stored = false;
   /// A compressed output hands each drained staging buffer to a thread of
   /// its own, which compresses and writes it while the caller fills the
   /// next: up to this many buffers queued there (each buffer_bytes, a

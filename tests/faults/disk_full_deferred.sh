@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# The disk that .gz outputs left to the end pass need, for real: under
-# --kept-copy first on 2 ranks (--defer-gzip auto, the default) the rounds
-# write .gz outputs stored, at their plain size, for the end pass to
-# compress once (docs/inputs.md "Where retracted lines leave the output").
+# The disk that compressed outputs left to the end pass need, for real:
+# under --kept-copy first on 2 ranks (--defer-compression auto, the
+# default) the rounds write .gz/.zst outputs stored, at their plain size,
+# for the end pass to compress once (docs/inputs.md "Where retracted lines leave the output").
 # The output dir lives on a small loop-mounted ext4 that holds the
 # compressed outputs but not the stored ones. The job must end within the
 # bound (no hang, no rank killed by a signal), non-zero, with a message
 # naming a rank, its host, an output file and "No space left on device":
 # never exit 0 with short outputs. The same command with --overwrite
-# --defer-gzip off (the documented way out) then writes every output
-# exactly once on the same disk (the oracle, gzip -t), compressed in the
-# rounds (no stored member: gzip_members.py; nothing deferred in the
-# metrics). Root only (loop devices); exits 77 (skipped) elsewhere.
+# --defer-compression off (the documented way out) then writes every
+# output exactly once on the same disk (the oracle, gzip -t), compressed
+# in the rounds (no stored member: stored_members.py; nothing deferred in
+# the metrics). The corpus is .gz (deflate is where deferring saves most). Root only (loop devices); exits 77 (skipped) elsewhere.
 #
-# usage: disk_full_deferred_gzip.sh BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
+# usage: disk_full_deferred.sh BIN ORACLE [--mpiexec M] [--np-flag F] [--python P]
 source "$(dirname "$0")/lib.sh"
-fault_start disk_full_deferred_gzip "$@"
+fault_start disk_full_deferred "$@"
 IN=$TMP/in
 "$BIN" synth --out "$IN" --records 400000 --dup-rate 0.3 --files 4 --compress gz --seed 19 \
   >/dev/null
@@ -47,17 +47,17 @@ T1=$(now)
 grep -Eq "rank [0-9]+ (of [0-9]+ )?on [^ :]+: .*No space left on device" "$TMP/d1.log" ||
   fail "no message naming the rank, its host and 'No space left on device'"
 grep -q "$OUT/" "$TMP/d1.log" || fail "the message does not name the output file"
-detect disk-full-deferred-gzip "$(elapsed "$T0" "$T1")" 30
+detect disk-full-deferred "$(elapsed "$T0" "$T1")" 30
 log "ended $(elapsed "$T0" "$T1") s after the start (exit $RC):" \
   "$(grep -m1 'No space left' "$TMP/d1.log" | cut -c1-220)"
 
-run_job d2 2 120 "${ARGS[@]}" --overwrite --defer-gzip off
-((RC == 0)) || fail "--defer-gzip off on the same disk exited $RC"
+run_job d2 2 120 "${ARGS[@]}" --overwrite --defer-compression off
+((RC == 0)) || fail "--defer-compression off on the same disk exited $RC"
 check_outputs "$OUT"
-"$PY" "$(dirname "$0")/../e2e/gzip_members.py" "$OUT" >"$TMP/members.txt" 2>&1 ||
+"$PY" "$(dirname "$0")/../e2e/stored_members.py" "$OUT" >"$TMP/members.txt" 2>&1 ||
   fail "$(cat "$TMP/members.txt")"
 grep -q '"end_pass_compressed_outputs": *0' "$TMP/m.json" ||
-  fail "--defer-gzip off deferred outputs all the same"
+  fail "--defer-compression off deferred outputs all the same"
 grep -Eq '"retracted": *[1-9]' "$TMP/m.json" || fail "no copy retracted: the end pass cut nothing"
-log "--overwrite --defer-gzip off on the same disk: every output exactly once, compressed"
+log "--overwrite --defer-compression off on the same disk: every output exactly once, compressed"
 log "ok"
