@@ -106,7 +106,8 @@ std::size_t write_zstd_raw_frame(std::span<const char> in, std::span<char> out) 
     const bool last = done + size == in.size();
     // Block_Type Raw (0) in bits 1-2, Block_Size in bits 3-23.
     put_le(at, (std::uint64_t{size} << 3) | (last ? 1U : 0U), kBlockHeaderBytes);
-    std::memcpy(at + kBlockHeaderBytes, in.data() + done, size);
+    if (size != 0)
+      std::memcpy(at + kBlockHeaderBytes, in.data() + done, size);  // data() may be null
     at += kBlockHeaderBytes + size;
     done += size;
   } while (done < in.size());
