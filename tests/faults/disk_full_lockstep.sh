@@ -24,23 +24,12 @@ mount_small_fs "$FULL" 96
 OUT=$FULL/out
 # Leave room for about a third of the outputs (70% of the input's bytes).
 ROOM_MIB=$((IN_MIB / 4))
-avail_kib=$(df --output=avail -k "$FULL" | tail -1 | tr -d ' ')
-fallocate -l $(((avail_kib / 1024 - ROOM_MIB) * 1024 * 1024)) "$FULL/_filler" ||
-  fail "cannot make the filler"
+leave_room "$FULL" "$ROOM_MIB"
 log "input ${IN_MIB} MiB; $(df -h --output=avail "$FULL" | tail -1 | tr -d ' ') left for the outputs"
 ARGS=(--input "$IN" --output "$OUT" --key-field id --capacity 300000 --batch-bytes 262144
   --progress 0 --metrics "$TMP/m.json")
 
-T0=$(now)
-run_job d1 2 60 "${ARGS[@]}"
-T1=$(now)
-((RC != 0)) || fail "the job exited 0 with outputs larger than the disk"
-((RC < 128)) || fail "the job ended by a signal (exit $RC): a rank crashed on ENOSPC"
-grep -Eq "rank [0-9]+ (of [0-9]+ )?on [^ :]+: .*No space left on device" "$TMP/d1.log" ||
-  fail "no message naming the rank, its host and 'No space left on device'"
-grep -q "$OUT/" "$TMP/d1.log" || fail "the message does not name the output file"
-detect disk-full-lockstep-output "$(elapsed "$T0" "$T1")" 30
-log "ended $(elapsed "$T0" "$T1") s after the start (exit $RC): $(grep -m1 'No space left' "$TMP/d1.log" | cut -c1-220)"
+expect_disk_full d1 2 disk-full-lockstep-output "outputs larger than the disk" "${ARGS[@]}"
 
 rm -f "$FULL/_filler"
 run_job d2 3 120 "${ARGS[@]}" --overwrite

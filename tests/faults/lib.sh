@@ -147,6 +147,33 @@ mount_small_fs() { # DIR MIB
   mount -o loop "$img" "$1" 2>/dev/null || { log "cannot loop-mount (not root?): skipped"; exit 77; }
   MOUNTS+=("$1")
 }
+# Leaves MIB free on the file system at DIR (a filler file, DIR/_filler).
+leave_room() { # DIR MIB
+  local avail_kib
+  avail_kib=$(df --output=avail -k "$1" | tail -1 | tr -d ' ')
+  fallocate -l $(((avail_kib / 1024 - $2) * 1024 * 1024)) "$1/_filler" ||
+    fail "cannot make the filler"
+}
+# Runs the job TAG on RANKS ranks with ARGS (writing under OUT) to its
+# end and checks that the full disk ended it within 30 s (DETECT SCENARIO),
+# non-zero, no rank killed by a signal, with a message naming a rank, its
+# host, a file under OUT and "No space left on device"; WHY says what an
+# exit 0 would mean.
+expect_disk_full() { # TAG RANKS SCENARIO WHY ARGS...
+  local tag=$1 ranks=$2 scenario=$3 why=$4 t0 t1
+  shift 4
+  t0=$(now)
+  run_job "$tag" "$ranks" 60 "$@"
+  t1=$(now)
+  ((RC != 0)) || fail "the job exited 0 with $why"
+  ((RC < 128)) || fail "the job ended by a signal (exit $RC): a rank crashed on ENOSPC"
+  grep -Eq "rank [0-9]+ (of [0-9]+ )?on [^ :]+: .*No space left on device" "$TMP/$tag.log" ||
+    fail "no message naming the rank, its host and 'No space left on device'"
+  grep -q "$OUT/" "$TMP/$tag.log" || fail "the message does not name the output file"
+  detect "$scenario" "$(elapsed "$t0" "$t1")" 30
+  log "ended $(elapsed "$t0" "$t1") s after the start (exit $RC):" \
+    "$(grep -m1 'No space left' "$TMP/$tag.log" | cut -c1-220)"
+}
 # Fills the file system holding DIR to the last block.
 fill_fs() { # DIR
   dd if=/dev/zero of="$1/_filler" bs=1M status=none 2>/dev/null || true
