@@ -37,8 +37,13 @@ if [[ $TARGET == launch ]]; then
 fi
 make_corpus 150000
 OUT=$TMP/out STATE=$TMP/state
+# The first checkpoint comes after 400 rounds (of ~3,900) at the latest,
+# whatever the clock says: a timed one alone comes only with the final
+# checkpoint when the rounds finish inside --checkpoint-every (they can
+# take under 0.3 s), and the signal then finds a job with nothing left but
+# its finish.
 ARGS=(--input "$IN" --output "$OUT" --key-field id --state "$STATE" --checkpoint-every 0.3
-  --batch-bytes 4096)
+  --checkpoint-rounds 400 --batch-bytes 4096)
 
 # Starts TAG in a session (process group) of its own, so that a group signal
 # reaches only the job, never this script; sets JOB (the caller's child).
@@ -63,8 +68,12 @@ for sig in $SIGNALS; do # SIGNALS=...: a subset, when debugging
   tag=${sig,,}
   rm -rf "$OUT" "$STATE"
   start_signalled_job "$tag"
-  wait_until 120 "the first checkpoint of $tag" bash -c "[[ -f $STATE/LATEST ]] || ! kill -0 $JOB"
-  committed "$STATE" || fail "$tag: the job ended before its first checkpoint"
+  # Held at the pause (rank 0 says so): a LATEST alone could be the final
+  # checkpoint's, after which the signal finds nothing to stop.
+  wait_until 120 "the first checkpoint of $tag" bash -c \
+    "grep -q 'fault pause at after-first-checkpoint' $TMP/$tag.log || ! kill -0 $JOB"
+  committed "$STATE" && grep -q "fault pause at after-first-checkpoint" "$TMP/$tag.log" ||
+    fail "$tag: the job ended before it paused after its first checkpoint"
   mapfile -t RANKS < <(rank_pids "$tag")
   ((${#RANKS[@]} == 2)) || fail "$tag: expected 2 ranks, found ${#RANKS[@]}"
   case $TARGET in
