@@ -114,7 +114,9 @@ run() {
 }
 
 # removed_while_paused TAG OUT ARGS...: a RANKS-rank dedup run of
-# $TMP/in into OUT (4 KiB rounds, log $TMP/job-TAG.log) held before round
+# $TMP/in into OUT (16 KiB rounds: b-05.jsonl is ~11 blocks, and the ~55
+# rounds keep the checkpoint-every-round runs at ~2 s where 4 KiB rounds
+# took ~9 s; log $TMP/job-TAG.log) held before round
 # 2's agreement, b-05.jsonl removed while it waits, then let go; its exit
 # status in RC.
 removed_while_paused() {
@@ -123,7 +125,7 @@ removed_while_paused() {
   rm -f "$TMP/go"
   "$MPIEXEC" "$NP_FLAG" "$RANKS" --oversubscribe -x BLOOMSHARD_FAULT_PAUSE_IN_FINISH=before-round-agreement:2 \
     -x BLOOMSHARD_FAULT_PAUSE_RELEASE="$TMP/go" "$BIN" dedup --input "$TMP/in" --output "$out" \
-    --key-field id --progress 0 --batch-bytes 4096 "$@" >"$TMP/job-$tag.log" 2>&1 &
+    --key-field id --progress 0 --batch-bytes 16384 "$@" >"$TMP/job-$tag.log" 2>&1 &
   job=$!
   for _ in $(seq 1 300); do
     grep -qs "fault pause at before-round-agreement:2" "$TMP/job-$tag.log" && break
