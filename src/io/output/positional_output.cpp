@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "io/errors.hpp"
+#include "io/output/local_write_lock.hpp"
 #include "io/signal_blocked_thread.hpp"
 
 namespace bloomshard::io {
@@ -26,7 +28,8 @@ PositionalOutput::~PositionalOutput() {
 PositionalOutput::PositionalOutput(PositionalOutput&& other) noexcept
     : path_(std::move(other.path_)),
       fd_(std::exchange(other.fd_, -1)),
-      writeback_(other.writeback_) {}
+      writeback_(other.writeback_),
+      lock_writes_(other.lock_writes_) {}
 
 PositionalOutput& PositionalOutput::operator=(PositionalOutput&& other) noexcept {
   if (this != &other) {
@@ -35,6 +38,7 @@ PositionalOutput& PositionalOutput::operator=(PositionalOutput&& other) noexcept
     path_ = std::move(other.path_);
     fd_ = std::exchange(other.fd_, -1);
     writeback_ = other.writeback_;
+    lock_writes_ = other.lock_writes_;
   }
   return *this;
 }
@@ -69,6 +73,7 @@ PositionalOutput PositionalOutput::open(const std::filesystem::path& path, bool 
   if (out.fd_ < 0) {
     throw OutputError(path.string(), std::string("cannot open to write: ") + std::strerror(errno));
   }
+  out.lock_writes_ = on_local_file_system(out.fd_);
   return out;
 }
 
@@ -80,6 +85,9 @@ void PositionalOutput::write_at(std::uint64_t offset, std::span<const std::strin
   std::vector<iovec> iov;
   std::size_t next = 0;
   std::size_t skip = 0;  // bytes of pieces[next] already written
+  // The node's other ranks wait for this copy asleep, not spinning
+  // (io/output/local_write_lock.hpp); released before the writeback hint.
+  std::optional<LocalWriteLock> lock(std::in_place, fd_, lock_writes_);
   while (next < pieces.size()) {
     iov.clear();
     for (std::size_t k = next; k < pieces.size() && iov.size() < kMaxIov; ++k) {
@@ -103,6 +111,7 @@ void PositionalOutput::write_at(std::uint64_t offset, std::span<const std::strin
     }
     skip += static_cast<std::size_t>(left);
   }
+  lock.reset();
   // A hint: a failure is ignored here, the checkpoint's fsync reports real ones.
   if (writeback_ && offset > start) {
     (void)::sync_file_range(fd_, static_cast<off_t>(start), static_cast<off_t>(offset - start),

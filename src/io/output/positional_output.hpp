@@ -39,7 +39,9 @@ class PositionalOutput {
                                              bool writeback = false);
 
   /// Writes `pieces` back to back from byte `offset` (pwritev, short writes
-  /// and EINTR retried). Throws OutputError naming the path and the offset.
+  /// and EINTR retried), holding the file's flock on a local file system
+  /// (io/output/local_write_lock.hpp). Throws OutputError naming the path
+  /// and the offset.
   void write_at(std::uint64_t offset, std::span<const std::string_view> pieces);
 
   /// write_at() on a thread of its own (asynchronous signals blocked,
@@ -62,6 +64,7 @@ class PositionalOutput {
   std::filesystem::path path_;
   int fd_ = -1;
   bool writeback_ = false;                // open()'s
+  bool lock_writes_ = false;              // a local file system: write_at() takes flock
   std::thread writer_;                    // the background write, joinable while one was started
   std::vector<std::string_view> pieces_;  // its pieces
   std::vector<std::shared_ptr<const void>> keep_;  // and their memory
