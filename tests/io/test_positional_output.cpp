@@ -91,6 +91,29 @@ TEST(PositionalOutput, WaitsForTheFlockOfAnotherWriterOnALocalFileSystem) {
   out.close();
 }
 
+// A holder that never lets go (a rank stopped between its flock and its
+// write) delays a write by about a second, never hangs it.
+TEST(PositionalOutput, WritesWithoutTheLockAfterASecondOfWaiting) {
+  TempDir dir;
+  const auto path = dir / "out.jsonl";
+  write_file(path, "");
+  const OtherOpen other(path);
+  ASSERT_GE(other.fd(), 0);
+  if (!on_local_file_system(other.fd())) {
+    GTEST_SKIP() << "/tmp is not on a local file system";
+  }
+  ASSERT_EQ(::flock(other.fd(), LOCK_EX), 0);
+  PositionalOutput out = PositionalOutput::open(path);
+  const std::string line = "late\n";
+  const auto start = std::chrono::steady_clock::now();
+  out.write_at(0, std::vector<std::string_view>{line});
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(read_file(path), line);
+  EXPECT_GE(waited, std::chrono::milliseconds(900));
+  EXPECT_LT(waited, std::chrono::seconds(10));
+  out.close();
+}
+
 TEST(LocalWriteLock, DisabledTakesNothing) {
   TempDir dir;
   const auto path = dir / "f";

@@ -3,7 +3,10 @@
 #include <sys/file.h>
 #include <sys/vfs.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <thread>
 
 namespace bloomshard::io {
 
@@ -35,11 +38,25 @@ bool on_local_file_system(int fd) noexcept {
 
 LocalWriteLock::LocalWriteLock(int fd, bool enabled) noexcept {
   if (!enabled || fd < 0) return;
-  int rc = 0;
-  do {
-    rc = ::flock(fd, LOCK_EX);
-  } while (rc != 0 && errno == EINTR);
-  if (rc == 0) fd_ = fd;
+  // Polled, not blocking: a holder that never lets go (a rank stopped by
+  // SIGSTOP or a debugger between its flock and its write) delays each
+  // write by kMaxWait at most, where a blocking flock would hang the job.
+  // A write takes ~1-3 ms (4 MiB into the page cache), so the backoff's
+  // cap keeps the wake-up within a fraction of one.
+  constexpr auto kMaxWait = std::chrono::seconds(1);
+  constexpr auto kMaxPause = std::chrono::microseconds(400);
+  const auto give_up = std::chrono::steady_clock::now() + kMaxWait;
+  auto pause = std::chrono::microseconds(25);
+  while (true) {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      fd_ = fd;
+      return;
+    }
+    if (errno != EWOULDBLOCK && errno != EINTR) return;  // not lockable here: write unlocked
+    if (std::chrono::steady_clock::now() >= give_up) return;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(kMaxPause, pause * 2);
+  }
 }
 
 LocalWriteLock::~LocalWriteLock() {

@@ -27,9 +27,12 @@ namespace bloomshard::io {
 [[nodiscard]] bool on_local_file_system(int fd) noexcept;
 
 /// Holds flock(fd, LOCK_EX) from construction to destruction when `enabled`
-/// (a no-op otherwise). A lock that cannot be taken (other than EINTR,
-/// retried) is left untaken: the lock is for speed, the byte ranges the
-/// writers agreed on keep the writes correct without it.
+/// (a no-op otherwise). The lock is for speed, not correctness (the byte
+/// ranges the writers agreed on keep the writes correct without it), so
+/// one that cannot be had is gone without: a file system that refuses
+/// flock, or a holder that keeps it for over a second (polled with
+/// LOCK_NB and a backoff of 25-400 us, so that a stopped holder can never
+/// hang a write).
 class LocalWriteLock {
  public:
   LocalWriteLock(int fd, bool enabled) noexcept;
