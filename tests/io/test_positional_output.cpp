@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -66,17 +67,27 @@ TEST(PositionalOutput, WritesAtOffsetsFromTheBackground) {
   EXPECT_EQ(read_file(path), "a\nb\nc\nd\n");
 }
 
-TEST(PositionalOutput, WaitsForTheFlockOfAnotherWriterOnALocalFileSystem) {
-  TempDir dir;
-  const auto path = dir / "out.jsonl";
-  write_file(path, "");
-  const OtherOpen other(path);
-  ASSERT_GE(other.fd(), 0);
-  if (!on_local_file_system(other.fd())) {
-    GTEST_SKIP() << "/tmp is not on a local file system";
+// An empty output whose flock another open of it (another rank's) holds.
+class PositionalOutputLocked : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_file(path_, "");
+    other_ = std::make_unique<OtherOpen>(path_);
+    ASSERT_GE(other_->fd(), 0);
+    if (!on_local_file_system(other_->fd())) {
+      GTEST_SKIP() << "/tmp is not on a local file system";
+    }
+    ASSERT_EQ(::flock(other_->fd(), LOCK_EX), 0);
   }
-  ASSERT_EQ(::flock(other.fd(), LOCK_EX), 0);
 
+  TempDir dir_;
+  std::filesystem::path path_ = dir_ / "out.jsonl";
+  std::unique_ptr<OtherOpen> other_;
+};
+
+TEST_F(PositionalOutputLocked, WaitsForTheFlockOfAnotherWriterOnALocalFileSystem) {
+  const auto& path = path_;
+  const OtherOpen& other = *other_;
   PositionalOutput out = PositionalOutput::open(path);
   const std::string line = "held\n";
   out.write_in_background(0, {std::string_view(line)}, {});
@@ -93,16 +104,8 @@ TEST(PositionalOutput, WaitsForTheFlockOfAnotherWriterOnALocalFileSystem) {
 
 // A holder that never lets go (a rank stopped between its flock and its
 // write) delays a write by about a second, never hangs it.
-TEST(PositionalOutput, WritesWithoutTheLockAfterASecondOfWaiting) {
-  TempDir dir;
-  const auto path = dir / "out.jsonl";
-  write_file(path, "");
-  const OtherOpen other(path);
-  ASSERT_GE(other.fd(), 0);
-  if (!on_local_file_system(other.fd())) {
-    GTEST_SKIP() << "/tmp is not on a local file system";
-  }
-  ASSERT_EQ(::flock(other.fd(), LOCK_EX), 0);
+TEST_F(PositionalOutputLocked, WritesWithoutTheLockAfterASecondOfWaiting) {
+  const auto& path = path_;
   PositionalOutput out = PositionalOutput::open(path);
   const std::string line = "late\n";
   const auto start = std::chrono::steady_clock::now();
