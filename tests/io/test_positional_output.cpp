@@ -117,7 +117,7 @@ TEST_F(PositionalOutputLocked, WritesWithoutTheLockAfterASecondOfWaiting) {
   out.close();
 }
 
-TEST(LocalWriteLock, DisabledTakesNothing) {
+TEST(LocalWriteLock, HeldOnlyWhenEnabled) {
   TempDir dir;
   const auto path = dir / "f";
   write_file(path, "");
