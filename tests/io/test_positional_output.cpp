@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "io/durable/owned_fd.hpp"
 #include "io/output/local_write_lock.hpp"
 #include "io/output/positional_output.hpp"
 #include "io_test_util.hpp"
@@ -26,29 +27,18 @@ using test::TempDir;
 using test::write_file;
 
 // An fd of `path` opened apart from the output's, as another rank's.
-class OtherOpen {
- public:
-  explicit OtherOpen(const std::filesystem::path& path)
-      : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
-  ~OtherOpen() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  OtherOpen(const OtherOpen&) = delete;
-  OtherOpen& operator=(const OtherOpen&) = delete;
-  [[nodiscard]] int fd() const { return fd_; }
-
- private:
-  int fd_;
-};
+int open_other(const std::filesystem::path& path) {
+  return ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+}
 
 TEST(LocalFileSystem, KnowsTmpfsAndRefusesProc) {
-  const OtherOpen shm("/dev/shm");
-  if (shm.fd() >= 0) {
-    EXPECT_TRUE(on_local_file_system(shm.fd()));
+  const OwnedFd shm(open_other("/dev/shm"));
+  if (shm.fd >= 0) {
+    EXPECT_TRUE(on_local_file_system(shm.fd));
   }
-  const OtherOpen proc("/proc/self/status");  // procfs: not a file system of data
-  ASSERT_GE(proc.fd(), 0);
-  EXPECT_FALSE(on_local_file_system(proc.fd()));
+  const OwnedFd proc(open_other("/proc/self/status"));  // procfs: not a file system of data
+  ASSERT_GE(proc.fd, 0);
+  EXPECT_FALSE(on_local_file_system(proc.fd));
   EXPECT_FALSE(on_local_file_system(-1));
 }
 
@@ -72,33 +62,33 @@ class PositionalOutputLocked : public ::testing::Test {
  protected:
   void SetUp() override {
     write_file(path_, "");
-    other_ = std::make_unique<OtherOpen>(path_);
-    ASSERT_GE(other_->fd(), 0);
-    if (!on_local_file_system(other_->fd())) {
+    other_ = std::make_unique<OwnedFd>(open_other(path_));
+    ASSERT_GE(other_->fd, 0);
+    if (!on_local_file_system(other_->fd)) {
       GTEST_SKIP() << "/tmp is not on a local file system";
     }
-    ASSERT_EQ(::flock(other_->fd(), LOCK_EX), 0);
+    ASSERT_EQ(::flock(other_->fd, LOCK_EX), 0);
   }
 
   TempDir dir_;
   std::filesystem::path path_ = dir_ / "out.jsonl";
-  std::unique_ptr<OtherOpen> other_;
+  std::unique_ptr<OwnedFd> other_;
 };
 
 TEST_F(PositionalOutputLocked, WaitsForTheFlockOfAnotherWriterOnALocalFileSystem) {
   const auto& path = path_;
-  const OtherOpen& other = *other_;
+  const OwnedFd& other = *other_;
   PositionalOutput out = PositionalOutput::open(path);
   const std::string line = "held\n";
   out.write_in_background(0, {std::string_view(line)}, {});
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(read_file(path), "") << "the write went past another writer's lock";
-  ASSERT_EQ(::flock(other.fd(), LOCK_UN), 0);
+  ASSERT_EQ(::flock(other.fd, LOCK_UN), 0);
   out.wait();
   EXPECT_EQ(read_file(path), line);
   // Released after the write: another writer takes it at once.
-  EXPECT_EQ(::flock(other.fd(), LOCK_EX | LOCK_NB), 0);
-  ASSERT_EQ(::flock(other.fd(), LOCK_UN), 0);
+  EXPECT_EQ(::flock(other.fd, LOCK_EX | LOCK_NB), 0);
+  ASSERT_EQ(::flock(other.fd, LOCK_UN), 0);
   out.close();
 }
 
@@ -121,20 +111,20 @@ TEST(LocalWriteLock, HeldOnlyWhenEnabled) {
   TempDir dir;
   const auto path = dir / "f";
   write_file(path, "");
-  const OtherOpen a(path);
-  const OtherOpen b(path);
+  const OwnedFd a(open_other(path));
+  const OwnedFd b(open_other(path));
   {
-    const LocalWriteLock off(a.fd(), false);
+    const LocalWriteLock off(a.fd, false);
     EXPECT_FALSE(off.held());
-    EXPECT_EQ(::flock(b.fd(), LOCK_EX | LOCK_NB), 0);
-    ASSERT_EQ(::flock(b.fd(), LOCK_UN), 0);
+    EXPECT_EQ(::flock(b.fd, LOCK_EX | LOCK_NB), 0);
+    ASSERT_EQ(::flock(b.fd, LOCK_UN), 0);
   }
   {
-    const LocalWriteLock on(a.fd(), true);
+    const LocalWriteLock on(a.fd, true);
     EXPECT_TRUE(on.held());
-    EXPECT_NE(::flock(b.fd(), LOCK_EX | LOCK_NB), 0);
+    EXPECT_NE(::flock(b.fd, LOCK_EX | LOCK_NB), 0);
   }
-  EXPECT_EQ(::flock(b.fd(), LOCK_EX | LOCK_NB), 0);
+  EXPECT_EQ(::flock(b.fd, LOCK_EX | LOCK_NB), 0);
 }
 
 }  // namespace
