@@ -7,14 +7,14 @@
 namespace bloomshard::app {
 namespace {
 
-void put_u64(std::string& out, std::uint64_t v) {
+void append_u64_bytes(std::string& out, std::uint64_t v) {
   char buf[8];
   std::memcpy(buf, &v, 8);  // same byte order on every rank of one job
   out.append(buf, 8);
 }
 
 void put_bytes(std::string& out, std::string_view s) {
-  put_u64(out, s.size());
+  append_u64_bytes(out, s.size());
   out.append(s);
 }
 
@@ -49,14 +49,14 @@ class Reader {
 
 std::string encode_inputs(std::span<const io::InputFile> files) {
   std::string out;
-  put_u64(out, files.size());
+  append_u64_bytes(out, files.size());
   for (const auto& f : files) {
     put_bytes(out, f.absolute_path.native());
     put_bytes(out, f.relative_path);
-    put_u64(out, f.size);
-    put_u64(out, static_cast<std::uint64_t>(f.mtime_ns));
-    put_u64(out, static_cast<std::uint64_t>(f.format));
-    put_u64(out, static_cast<std::uint64_t>(f.compression));
+    append_u64_bytes(out, f.size);
+    append_u64_bytes(out, static_cast<std::uint64_t>(f.mtime_ns));
+    append_u64_bytes(out, static_cast<std::uint64_t>(f.format));
+    append_u64_bytes(out, static_cast<std::uint64_t>(f.compression));
   }
   return out;
 }

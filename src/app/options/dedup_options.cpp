@@ -85,7 +85,7 @@ constexpr std::string_view kDedupOptionOrder[] = {
     "confirm-jaccard",
 };
 
-po::options_description describe(DedupConfig& c, DedupFlags& flags) {
+po::options_description describe_dedup(DedupConfig& c, DedupFlags& flags) {
   po::options_description pool;
   add_feed_options(pool, c, flags.feed, OptionsFor::kDedup);
   add_output_options(pool, c, flags.output, OptionsFor::kDedup);
@@ -111,7 +111,7 @@ po::options_description describe(DedupConfig& c, DedupFlags& flags) {
 }
 
 // Throws std::invalid_argument naming the option of the first bad value.
-void apply_flags(const DedupFlags& flags, DedupConfig& c) {
+void apply_dedup_flags(const DedupFlags& flags, DedupConfig& c) {
   apply_key_flags(flags.key, c);
   if (c.key.unit != core::KeyUnit::kMinHash) {
     if (std::string p = minhash_flags_without_unit(flags.key.minhash); !p.empty()) {
@@ -192,7 +192,7 @@ std::string kept_copy_problem(const DedupConfig& c) {
 
 // The first problem, group by group; whether the inputs exist comes last
 // (it touches the file system).
-std::string validate(const DedupConfig& c) {
+std::string validate_dedup(const DedupConfig& c) {
   using Check = std::string (*)(const DedupConfig&);
   constexpr Check kChecks[] = {
       [](const DedupConfig& d) { return feed_problem(d); },
@@ -233,7 +233,7 @@ void store_job_file(const std::string& path, const po::options_description& all,
 ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
   ParsedDedup out;
   DedupFlags flags;
-  const po::options_description all = describe(out.config, flags);
+  const po::options_description all = describe_dedup(out.config, flags);
   try {
     po::variables_map vm;
     po::store(parse_exact_command_line(args, all), vm);
@@ -248,11 +248,11 @@ ParsedDedup parse_dedup_options(const std::vector<std::string>& args) {
     for (const auto& [name, value] : vm) {
       if (!value.defaulted()) out.config.explicit_options.push_back(name);
     }
-    apply_flags(flags, out.config);
+    apply_dedup_flags(flags, out.config);
   } catch (const std::exception& e) {
     return stop_with<DedupConfig>(kExitUsage, std::string("bad option: ") + e.what());
   }
-  if (std::string problem = validate(out.config); !problem.empty()) {
+  if (std::string problem = validate_dedup(out.config); !problem.empty()) {
     out.exit_code = kExitUsage;
     out.message = std::move(problem);
   }

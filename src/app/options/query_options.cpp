@@ -35,7 +35,7 @@ constexpr std::string_view kQueryOptionOrder[] = {
     "gzip-level",     "zstd-level",
 };
 
-po::options_description describe(QueryConfig& q, QueryFlags& flags) {
+po::options_description describe_query(QueryConfig& q, QueryFlags& flags) {
   po::options_description own;
   // clang-format off
   own.add_options()
@@ -61,7 +61,7 @@ po::options_description describe(QueryConfig& q, QueryFlags& flags) {
 
 // The scheme flags given (each unset when not) and the feed's typed flags;
 // throws std::invalid_argument for a bad value.
-void apply_flags(const po::variables_map& vm, const QueryFlags& flags, QueryConfig& q) {
+void apply_query_flags(const po::variables_map& vm, const QueryFlags& flags, QueryConfig& q) {
   if (vm.count("key-field")) q.scheme_flags.key_fields = flags.key_fields;
   if (vm.count("normalize")) q.scheme_flags.normalize = flags.normalize;
   if (vm.count("hash-seed")) q.scheme_flags.hash_seed = flags.hash_seed;
@@ -69,7 +69,7 @@ void apply_flags(const po::variables_map& vm, const QueryFlags& flags, QueryConf
 }
 
 // Sets --emit, then checks the groups; the first problem, or empty.
-std::string validate(const std::string& emit, QueryConfig& q) {
+std::string validate_query(const std::string& emit, QueryConfig& q) {
   if (emit == "hits") {
     q.emit = QueryEmit::kHits;
   } else if (emit == "misses") {
@@ -90,7 +90,7 @@ std::string validate(const std::string& emit, QueryConfig& q) {
 ParsedQuery parse_query_options(const std::vector<std::string>& args) {
   ParsedQuery out;
   QueryFlags flags;
-  const po::options_description desc = describe(out.config, flags);
+  const po::options_description desc = describe_query(out.config, flags);
   try {
     po::variables_map vm;
     po::store(parse_exact_command_line(args, desc), vm);
@@ -101,11 +101,11 @@ ParsedQuery parse_query_options(const std::vector<std::string>& args) {
       return stop_with<QueryConfig>(kExitOk, text.str());
     }
     po::notify(vm);
-    apply_flags(vm, flags, out.config);
+    apply_query_flags(vm, flags, out.config);
   } catch (const std::exception& e) {
     return stop_with<QueryConfig>(kExitUsage, std::string("bad option: ") + e.what());
   }
-  if (std::string problem = validate(flags.emit, out.config); !problem.empty()) {
+  if (std::string problem = validate_query(flags.emit, out.config); !problem.empty()) {
     out.exit_code = kExitUsage;
     out.message = std::move(problem);
   }

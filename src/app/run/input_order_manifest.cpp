@@ -15,7 +15,7 @@ std::runtime_error bad(const std::string& what) {
   return std::runtime_error("run manifest: input_order: " + what);
 }
 
-std::uint64_t number(simdjson::dom::element e, const char* key) {
+std::uint64_t json_number(simdjson::dom::element e, const char* key) {
   std::uint64_t v = 0;
   if (e[key].get(v) != simdjson::SUCCESS)
     throw bad("missing or bad field '" + std::string(key) + "'");
@@ -202,14 +202,14 @@ void put_input_order(std::string& out, const InputOrderProgress& p) {
 
 InputOrderProgress read_input_order(simdjson::dom::element e, const RunManifest& m) {
   if (!e.is_object()) throw bad("not an object");
-  const std::uint64_t version = number(e, "version");
+  const std::uint64_t version = json_number(e, "version");
   if (version < kInputOrderListVersion || version > kInputOrderVersion) {
     throw bad("version " + std::to_string(version) + "; this build reads versions " +
               std::to_string(kInputOrderListVersion) + " to " + std::to_string(kInputOrderVersion));
   }
   InputOrderProgress p;
   p.version = version;
-  p.watermark = number(e, "watermark");
+  p.watermark = json_number(e, "watermark");
   if (!kept_as_rows(version)) {
     p.kept = copies(numbers(e, "kept", 3), "kept", m);
     for (std::size_t j = 0; j < p.kept.size(); ++j) {
@@ -227,7 +227,7 @@ InputOrderProgress read_input_order(simdjson::dom::element e, const RunManifest&
       throw bad("version " + std::to_string(version) + " must name its rows' dataset " +
                 std::string(store::kInputOrderRows) + " in 'rows'");
     }
-    p.kept_rows = number(e, "kept_rows");
+    p.kept_rows = json_number(e, "kept_rows");
   }
   if (!retracted_as_rows(version)) {
     p.retracted = copies(numbers(e, "retracted", 3), "retracted", m);
@@ -242,7 +242,7 @@ InputOrderProgress read_input_order(simdjson::dom::element e, const RunManifest&
       throw bad("version " + std::to_string(version) + " must name its retractions' dataset " +
                 std::string(store::kInputOrderRetractedRows) + " in 'retracted_dataset'");
     }
-    p.retracted_rows = number(e, "retracted_rows");
+    p.retracted_rows = json_number(e, "retracted_rows");
   }
   const std::vector<std::uint64_t> cuts = numbers(e, "cut_outputs", 2);
   for (std::size_t j = 0; j < cuts.size(); j += 2) {

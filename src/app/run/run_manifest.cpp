@@ -26,7 +26,7 @@ void put_string(std::string& out, std::string_view key, std::string_view value) 
   out += '"';
 }
 
-void put_u64(std::string& out, std::string_view key, std::uint64_t value) {
+void put_json_u64(std::string& out, std::string_view key, std::uint64_t value) {
   out += '"';
   out += key;
   out += "\":";
@@ -46,14 +46,14 @@ void put_i64(std::string& out, std::string_view key, std::int64_t value) {
 // `frame_compressed_offset` and `frame_decompressed_offset`. Builds before
 // them ignore the two and resume from byte 0, which is still right.
 void put_cursor(std::string& out, const io::InputCursor& c) {
-  put_u64(out, "records", c.records);
+  put_json_u64(out, "records", c.records);
   out += ',';
-  put_u64(out, "offset", c.decompressed_offset);
+  put_json_u64(out, "offset", c.decompressed_offset);
   if (c.frame) {
     out += ',';
-    put_u64(out, "frame_compressed_offset", c.frame->compressed_offset);
+    put_json_u64(out, "frame_compressed_offset", c.frame->compressed_offset);
     out += ',';
-    put_u64(out, "frame_decompressed_offset", c.frame->decompressed_offset);
+    put_json_u64(out, "frame_decompressed_offset", c.frame->decompressed_offset);
   }
 }
 
@@ -63,20 +63,20 @@ void put_ranges(std::string& out, const std::vector<RangeProgress>& ranges) {
   for (std::size_t k = 0; k < ranges.size(); ++k) {
     const RangeProgress& r = ranges[k];
     out += k ? ",{" : "{";
-    put_u64(out, "begin", r.begin);
+    put_json_u64(out, "begin", r.begin);
     out += ',';
-    put_u64(out, "end", r.end);
+    put_json_u64(out, "end", r.end);
     out += ',';
     put_cursor(out, r.cursor);
     out += ',';
-    put_u64(out, "done", r.done ? 1 : 0);
+    put_json_u64(out, "done", r.done ? 1 : 0);
     out += ',';
-    put_u64(out, "output_length", r.output_length);
+    put_json_u64(out, "output_length", r.output_length);
     out += ',';
-    put_u64(out, "reject_length", r.reject_length);
+    put_json_u64(out, "reject_length", r.reject_length);
     if (r.prefix_digest) {
       out += ',';
-      put_u64(out, "prefix_digest", *r.prefix_digest);
+      put_json_u64(out, "prefix_digest", *r.prefix_digest);
     }
     if (!r.retracted.empty()) {
       out += ",\"retracted\":[";
@@ -204,13 +204,13 @@ std::string manifest_to_json(const RunManifest& m) {
   }
   if (m.input_windows_version != 0) {  // optional: absent before window digests
     out += ",\n";
-    put_u64(out, "input_windows", m.input_windows_version);
+    put_json_u64(out, "input_windows", m.input_windows_version);
     out += ',';
-    put_u64(out, "input_window_bytes", m.input_window_bytes);
+    put_json_u64(out, "input_window_bytes", m.input_window_bytes);
   }
   if (m.run_ordinal != 0) {  // optional: absent for a state's first run
     out += ",\n";
-    put_u64(out, "run_ordinal", m.run_ordinal);
+    put_json_u64(out, "run_ordinal", m.run_ordinal);
   }
   out += ",\n\"inputs\":[";
   for (std::size_t i = 0; i < m.inputs.size(); ++i) {
@@ -220,32 +220,32 @@ std::string manifest_to_json(const RunManifest& m) {
     out += ',';
     put_string(out, "relative_path", p.file.relative_path);
     out += ',';
-    put_u64(out, "size", p.file.size);
+    put_json_u64(out, "size", p.file.size);
     out += ',';
     put_i64(out, "mtime_ns", p.file.mtime_ns);
     out += ',';
-    put_u64(out, "format", static_cast<std::uint64_t>(p.file.format));
+    put_json_u64(out, "format", static_cast<std::uint64_t>(p.file.format));
     out += ',';
-    put_u64(out, "compression", static_cast<std::uint64_t>(p.file.compression));
+    put_json_u64(out, "compression", static_cast<std::uint64_t>(p.file.compression));
     out += ',';
     put_cursor(out, p.cursor);
     out += ',';
-    put_u64(out, "done", p.done ? 1 : 0);
+    put_json_u64(out, "done", p.done ? 1 : 0);
     out += ',';
-    put_u64(out, "output_length", p.output_length);
+    put_json_u64(out, "output_length", p.output_length);
     if (!p.skipped.empty()) {
       out += ',';
       put_string(out, "skipped", p.skipped);
     }
     if (p.prefix_digest) {
       out += ',';
-      put_u64(out, "prefix_digest", *p.prefix_digest);
+      put_json_u64(out, "prefix_digest", *p.prefix_digest);
     }
     if (p.window) {
       out += ',';
-      put_u64(out, "window_end", p.window->end);
+      put_json_u64(out, "window_end", p.window->end);
       out += ',';
-      put_u64(out, "window_digest", p.window->digest);
+      put_json_u64(out, "window_digest", p.window->digest);
     }
     if (!p.ranges.empty()) put_ranges(out, p.ranges);
     out += '}';
@@ -255,7 +255,7 @@ std::string manifest_to_json(const RunManifest& m) {
     out += i ? ",{" : "{";
     put_string(out, "name", m.rejects[i].name);
     out += ',';
-    put_u64(out, "length", m.rejects[i].length);
+    put_json_u64(out, "length", m.rejects[i].length);
     out += '}';
   }
   out += "],\n\"counters\":{";
@@ -263,7 +263,7 @@ std::string manifest_to_json(const RunManifest& m) {
   for (const CounterField& f : kCounterFields) {
     if (!first) out += ',';
     first = false;
-    put_u64(out, f.name, m.counters.*f.member);
+    put_json_u64(out, f.name, m.counters.*f.member);
   }
   out += "},\n\"rejected_by_reason\":{";
   first = true;

@@ -97,7 +97,7 @@ struct MergeSetup {
 // Rank 0: reads every source's newest header, refuses what cannot be
 // merged (naming the state and what differs) and prepares an empty staging
 // dir. First byte: exit code; then "slices g1 g2 ..." or the error.
-std::string setup_on_rank0(const MergeConfig& c) {
+std::string merge_setup_on_rank0(const MergeConfig& c) {
   const auto fail = [](int code, const std::string& why) {
     return std::string(1, static_cast<char>(code)) + why;
   };
@@ -163,7 +163,7 @@ std::string setup_on_rank0(const MergeConfig& c) {
   }
 }
 
-MergeSetup decode_setup(std::string_view text) {
+MergeSetup decode_merge_setup(std::string_view text) {
   MergeSetup s;
   std::istringstream in{std::string(text.substr(1))};
   in >> s.num_slices;
@@ -226,12 +226,12 @@ class MergeJob {
 
   int run() {
     const Clock::time_point start = Clock::now();
-    const std::string setup = world_.broadcast(world_.rank() == 0 ? setup_on_rank0(c_) : "");
+    const std::string setup = world_.broadcast(world_.rank() == 0 ? merge_setup_on_rank0(c_) : "");
     if (setup[0] != '\0') {
       if (world_.rank() == 0) std::cerr << "bloomshard merge: " << setup.substr(1) << '\n';
       return setup[0];
     }
-    const MergeSetup s = decode_setup(setup);
+    const MergeSetup s = decode_merge_setup(setup);
     if (s.num_slices < world_.usize()) {
       if (world_.rank() == 0) {
         std::cerr << "bloomshard merge: the states have " << s.num_slices << " slices for "

@@ -90,7 +90,7 @@ struct QuerySetup {
 // against it and prepares the output dir. First byte: exit code (0 = go),
 // then "slices g1 g2 ...\n" and the input list, or the error text. Nothing
 // in the state dir is created or written.
-std::string setup_on_rank0(const QueryConfig& q) {
+std::string query_setup_on_rank0(const QueryConfig& q) {
   const auto fail = [](int code, const std::string& why) {
     return std::string(1, static_cast<char>(code)) + why;
   };
@@ -148,7 +148,7 @@ std::string setup_on_rank0(const QueryConfig& q) {
   }
 }
 
-QuerySetup decode_setup(std::string_view text) {
+QuerySetup decode_query_setup(std::string_view text) {
   QuerySetup s;
   const std::size_t nl = text.find('\n');
   std::istringstream head{std::string(text.substr(1, nl - 1))};
@@ -235,12 +235,12 @@ class QueryJob {
   int run() {
     const Clock::time_point start = Clock::now();
     if (q_.feed.batch_bytes == 0) q_.feed.batch_bytes = core::default_batch_bytes(world_.usize());
-    const std::string setup = world_.broadcast(world_.rank() == 0 ? setup_on_rank0(q_) : "");
+    const std::string setup = world_.broadcast(world_.rank() == 0 ? query_setup_on_rank0(q_) : "");
     if (setup[0] != '\0') {
       if (world_.rank() == 0) std::cerr << "bloomshard query: " << setup.substr(1) << '\n';
       return setup[0];
     }
-    const QuerySetup s = decode_setup(setup);
+    const QuerySetup s = decode_query_setup(setup);
     if (s.num_slices < world_.usize()) {
       if (world_.rank() == 0) {
         std::cerr << "bloomshard query: the state has " << s.num_slices << " slices for "

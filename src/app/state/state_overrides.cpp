@@ -7,7 +7,7 @@
 namespace bloomshard::app {
 namespace {
 
-std::string number(double v) {
+std::string number_text(double v) {
   char text[32] = "";
   // The shortest text that reads back as v (0.001, not 0.0010000000000000000208).
   for (int digits = 1; digits <= 17; ++digits) {
@@ -32,7 +32,7 @@ std::vector<std::string> state_override_notes(const DedupConfig& config,
   };
   std::vector<std::string> notes;
   if (given("fpr") && config.fpr != saved.fpr_target) {
-    notes.push_back(note("fpr", number(saved.fpr_target), number(config.fpr)));
+    notes.push_back(note("fpr", number_text(saved.fpr_target), number_text(config.fpr)));
   }
   if (given("capacity") && config.capacity && *config.capacity != saved.initial_capacity) {
     notes.push_back(

@@ -145,7 +145,7 @@ bool cpu_supports(ProbeIsa isa) noexcept {
 bool cpu_supports(ProbeIsa isa) noexcept { return isa == ProbeIsa::kScalar; }
 #endif
 
-ProbeIsa widest_isa() noexcept {
+ProbeIsa widest_probe_isa() noexcept {
   if (cpu_supports(ProbeIsa::kAvx512)) {
     return ProbeIsa::kAvx512;
   }
@@ -157,7 +157,7 @@ ProbeIsa widest_isa() noexcept {
 bool probe_isa_supported(ProbeIsa isa) noexcept { return cpu_supports(isa); }
 
 ProbeIsa probe_isa() noexcept {
-  static const ProbeIsa isa = widest_isa();
+  static const ProbeIsa isa = widest_probe_isa();
   return isa;
 }
 

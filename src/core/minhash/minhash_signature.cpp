@@ -115,7 +115,7 @@ void update_scalar(const PermutationFamily& f, std::span<const std::uint64_t> ha
 #endif
 #endif
 
-SignatureIsa widest_isa() noexcept {
+SignatureIsa widest_signature_isa() noexcept {
   if (signature_isa_supported(SignatureIsa::kAvx512)) return SignatureIsa::kAvx512;
   return signature_isa_supported(SignatureIsa::kAvx2) ? SignatureIsa::kAvx2 : SignatureIsa::kScalar;
 }
@@ -158,7 +158,7 @@ bool signature_isa_supported(SignatureIsa isa) noexcept {
 }
 
 SignatureIsa signature_isa() noexcept {
-  static const SignatureIsa isa = widest_isa();
+  static const SignatureIsa isa = widest_signature_isa();
   return isa;
 }
 
