@@ -9,13 +9,15 @@ meet in one scope. Same name and same parameters is a redefinition error,
 loud. Same name and other parameters is an overload set that did not exist
 before: a call may then pick the other file's helper, silently. Which files
 share a batch changes whenever a file is added, so the rule is per target:
-no two files of one library folder (src/core, src/io, ...) define a
-file-local function of the same name.
+no two files of one target folder (src/core, src/io, ..., tests/core, ...)
+define a file-local function of the same name in the same namespace.
 
 A heuristic over clang-formatted code: a definition starts at column 0 inside
-`namespace {` ... `}  // namespace`, or at column 0 with `static`.
+`namespace {` ... `}  // namespace`, or at column 0 with `static`; namespaces
+open with `namespace NAME {` and close with `}  // namespace` at column 0.
 
-Usage: check_unity_names.py SRC_DIR   (exit 1 and a list when a name repeats)
+Usage: check_unity_names.py ROOT [--only FOLDER,...]
+  each folder under ROOT is one target; exit 1 and a list when a name repeats
 """
 import collections
 import pathlib
@@ -30,44 +32,53 @@ KEYWORDS = {"return", "if", "for", "while", "switch", "sizeof", "decltype", "ope
 
 
 def local_functions(path):
-    """The names of the file-local functions defined in `path`."""
+    """The file-local functions defined in `path`, each as the namespace it
+    is declared in and its name ("bloomshard::io::{anonymous}", "owned_by")."""
     names = set()
-    in_anonymous = False
+    scopes = []  # the namespaces open at this line, "" for an anonymous one
     for line in path.read_text(encoding="utf-8").split("\n"):
-        if re.match(r"^namespace \{", line):
-            in_anonymous = True
+        opened = re.match(r"^namespace ([\w:]*)\s*\{", line)
+        if opened:
+            scopes.append(opened.group(1))
             continue
-        if in_anonymous and re.match(r"^\}\s*//\s*namespace\s*$", line):
-            in_anonymous = False
+        if scopes and re.match(r"^\}\s*//\s*namespace\b", line):
+            scopes.pop()
             continue
+        in_anonymous = "" in scopes
         if not (in_anonymous or line.startswith("static ")):
             continue
         match = DEFINITION.match(line)
         if match and match.group(1) not in KEYWORDS:
-            names.add(match.group(1))
+            scope = "::".join(name or "{anonymous}" for name in scopes)
+            names.add((scope, match.group(1)))
     return names
 
 
 def main(argv):
-    if len(argv) != 2:
+    args = argv[1:]
+    only = None
+    if len(args) == 3 and args[1] == "--only":
+        only = set(args[2].split(","))
+    elif len(args) != 1:
         print(__doc__.strip().split("\n")[-1], file=sys.stderr)
         return 2
-    src = pathlib.Path(argv[1])
-    files_of = collections.defaultdict(lambda: collections.defaultdict(list))
-    for path in sorted(src.rglob("*.cpp")):
-        library = path.relative_to(src).parts[0]
-        for name in local_functions(path):
-            files_of[library][name].append(str(path.relative_to(src)))
-    repeated = [(library, name, files)
-                for library, names in sorted(files_of.items())
-                for name, files in sorted(names.items()) if len(files) > 1]
-    for library, name, files in repeated:
-        print(f"src/{library}: file-local function '{name}' defined in " + ", ".join(files))
+    root = pathlib.Path(args[0])
+    files_of = collections.defaultdict(list)
+    for path in sorted(root.rglob("*.cpp")):
+        target = path.relative_to(root).parts[0]
+        if only is not None and target not in only:
+            continue
+        for scope, name in local_functions(path):
+            files_of[(target, scope, name)].append(str(path.relative_to(root)))
+    repeated = sorted((key, files) for key, files in files_of.items() if len(files) > 1)
+    for (target, scope, name), files in repeated:
+        print(f"{root.name}/{target}: file-local function '{scope}::{name}' defined in " +
+              ", ".join(files))
     if repeated:
         print("rename them apart: in a unity batch they would be one overload set"
               " (cmake/check_unity_names.py)")
         return 1
-    print(f"no file-local function name repeats within a library of {src}")
+    print(f"no file-local function name repeats within a target folder of {root}")
     return 0
 
 

@@ -48,7 +48,7 @@ struct NoCopyFileRange {
 };
 
 // The test's key of a line: its text up to the first ':' (terminator off).
-std::optional<core::KeyHash> key_of(std::string_view line) {
+std::optional<core::KeyHash> cut_line_key(std::string_view line) {
   if (line.ends_with('\n')) line.remove_suffix(line.ends_with("\r\n") ? 2 : 1);
   const std::size_t colon = line.find(':');
   if (colon == std::string_view::npos) return std::nullopt;
@@ -85,7 +85,7 @@ class RetractedLineCut : public ::testing::Test {
     return {at_[line], core::hash_key(key)};
   }
   PartWithoutRetracted plan(const std::vector<RetractedLine>& r) const {
-    return plan_output_without_retracted(in_, input_.size(), out_, output_.size(), r, key_of);
+    return plan_output_without_retracted(in_, input_.size(), out_, output_.size(), r, cut_line_key);
   }
   // Expects the plan of `r` to be refused with a message naming the output
   // and containing `why`.
@@ -127,7 +127,7 @@ TEST_F(RetractedLineCut, TheFirstAndAdjacentLinesCutLeaveTheRestByteForByte) {
 
 TEST_F(RetractedLineCut, NothingRetractedKeepsTheWholeOutput) {
   const PartWithoutRetracted p =
-      plan_output_without_retracted(dir_ / "absent", 0, out_, output_.size(), {}, key_of);
+      plan_output_without_retracted(dir_ / "absent", 0, out_, output_.size(), {}, cut_line_key);
   write_output_without_retracted(out_, p, false);
   EXPECT_EQ(read(out_), output_);
 }
@@ -154,7 +154,7 @@ TEST_F(RetractedLineCut, AnOutputLineTheInputLacksIsAnError) {
   const std::string foreign = "a:0\nzz:9\n";
   const fs::path out = write("foreign.jsonl", foreign);
   EXPECT_THROW((void)plan_output_without_retracted(in_, input_.size(), out, foreign.size(),
-                                                   std::vector{retracted(6, "f")}, key_of),
+                                                   std::vector{retracted(6, "f")}, cut_line_key),
                std::runtime_error);
 }
 
@@ -173,7 +173,7 @@ TEST_F(RetractedLineCut, CopiesOutputsLargerThanOneCopyCall) {
   const fs::path out = write("big.out", output);
   const PartWithoutRetracted p = plan_output_without_retracted(
       in, input.size(), out, output.size(),
-      std::vector{RetractedLine{cut_at, core::hash_key("k50000")}}, key_of);
+      std::vector{RetractedLine{cut_at, core::hash_key("k50000")}}, cut_line_key);
   write_output_without_retracted(out, p, false);
   const std::string cut_line = "k50000:" + std::string(20, 'v') + "\n";
   EXPECT_EQ(read(out), output.substr(0, cut_at) + output.substr(cut_at + cut_line.size()));
@@ -198,7 +198,7 @@ TEST_F(RetractedLineCut, WithoutCopyFileRangeTheBufferCopyCutsTheSameLines) {
       out,
       plan_output_without_retracted(in, input.size(), out, input.size(),
                                     std::vector{RetractedLine{cut_at, core::hash_key("k50000")}},
-                                    key_of),
+                                    cut_line_key),
       false);
   const std::size_t cut_bytes = ("k50000:" + std::string(20, 'v') + "\n").size();
   EXPECT_EQ(read(out), input.substr(0, cut_at) + input.substr(cut_at + cut_bytes));

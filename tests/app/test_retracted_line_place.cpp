@@ -16,13 +16,15 @@
 #include "app/round/retracted_line_place.hpp"
 #include "bloomshard/core/key_hash.hpp"
 
-namespace bloomshard::app {
+// Its own namespace: its helpers share names with test_retracted_annotations.cpp (unity
+// batches, cmake/check_unity_names.py).
+namespace bloomshard::app::retracted_line_place_tests {
 namespace {
 
 namespace fs = std::filesystem;
 
 // The test's key of a line: its text up to the first ':' (terminator off).
-std::optional<core::KeyHash> key_of(std::string_view line) {
+std::optional<core::KeyHash> placed_line_key(std::string_view line) {
   if (line.ends_with('\n')) line.remove_suffix(line.ends_with("\r\n") ? 2 : 1);
   const std::size_t colon = line.find(':');
   if (colon == std::string_view::npos) return std::nullopt;
@@ -66,10 +68,11 @@ class RetractedLinePlace : public ::testing::Test {
     return {at_[line], core::hash_key(key)};
   }
   std::optional<PartWithoutRetracted> by_map(const std::vector<RetractedLine>& r) const {
-    return plan_cut_by_offset_map(out_, output_.size(), map_, r, key_of);
+    return plan_cut_by_offset_map(out_, output_.size(), map_, r, placed_line_key);
   }
   PartWithoutRetracted by_walk(const std::vector<RetractedLine>& r) const {
-    return plan_output_without_retracted(in_, input_.size(), out_, output_.size(), r, key_of);
+    return plan_output_without_retracted(in_, input_.size(), out_, output_.size(), r,
+                                         placed_line_key);
   }
   void expect_same_plan(const std::vector<RetractedLine>& r) const {
     const std::optional<PartWithoutRetracted> m = by_map(r);
@@ -144,14 +147,14 @@ TEST_F(RetractedLinePlace, AnOutputOfAnotherLengthThanTheMapsIsLeftToTheWalk) {
   make(kLines, kKeep);
   // A resumed output, or one changed since: its length is not what the map
   // noted.
-  EXPECT_FALSE(
-      plan_cut_by_offset_map(out_, output_.size() + 4, map_, lines({retracted(3, "c")}), key_of));
-  EXPECT_FALSE(
-      plan_cut_by_offset_map(out_, output_.size() - 1, map_, lines({retracted(3, "c")}), key_of));
+  EXPECT_FALSE(plan_cut_by_offset_map(out_, output_.size() + 4, map_, lines({retracted(3, "c")}),
+                                      placed_line_key));
+  EXPECT_FALSE(plan_cut_by_offset_map(out_, output_.size() - 1, map_, lines({retracted(3, "c")}),
+                                      placed_line_key));
   core::OutputOffsetMap broken = map_;
   broken.break_map();
-  EXPECT_FALSE(
-      plan_cut_by_offset_map(out_, output_.size(), broken, lines({retracted(3, "c")}), key_of));
+  EXPECT_FALSE(plan_cut_by_offset_map(out_, output_.size(), broken, lines({retracted(3, "c")}),
+                                      placed_line_key));
 }
 
 TEST_F(RetractedLinePlace, AMismatchingLineIsLeftToTheWalk) {
@@ -188,9 +191,9 @@ TEST_F(RetractedLinePlace, AMapThatWroteLessThanItsRunHoldsIsLeftToTheWalk) {
   ASSERT_TRUE(short_run.note_written(at_[3], 2));  // "c:" only
   ASSERT_TRUE(short_run.note_written(at_[3] + 3, output_.size() - at_[2] - 2));
   ASSERT_EQ(short_run.output_length(), output_.size());
-  EXPECT_FALSE(
-      plan_cut_by_offset_map(out_, output_.size(), short_run, lines({retracted(3, "c")}), key_of));
+  EXPECT_FALSE(plan_cut_by_offset_map(out_, output_.size(), short_run, lines({retracted(3, "c")}),
+                                      placed_line_key));
 }
 
 }  // namespace
-}  // namespace bloomshard::app
+}  // namespace bloomshard::app::retracted_line_place_tests

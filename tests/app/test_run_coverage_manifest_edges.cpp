@@ -19,7 +19,7 @@
 namespace bloomshard::app {
 namespace {
 
-core::OrderTag tag(std::uint64_t input, std::uint64_t offset) {
+core::OrderTag order_tag(std::uint64_t input, std::uint64_t offset) {
   return *core::order_tag_base(input, 1U << 20, false) | offset;
 }
 
@@ -48,7 +48,7 @@ RunManifest split_second_input() {
   m.inputs[1].ranges = {first, second};
   m.input_order = InputOrderProgress{};
   m.input_order->version = kInputOrderListVersion;  // the kept copies listed (version 1)
-  m.input_order->kept = {{tag(1, 500), core::hash_key("x")}};
+  m.input_order->kept = {{order_tag(1, 500), core::hash_key("x")}};
   m.input_order->cut_outputs = {{0, 1234}};
   return m;
 }
@@ -71,16 +71,16 @@ std::string read_back(const RunManifest& m, const std::string& from, const std::
 TEST(InputOrderManifestCoverage, ASplitInputsTagIsReadOnlyWhereOneOfItsRangesHadRead) {
   const RunManifest m = split_second_input();
   ASSERT_EQ(manifest_from_json(manifest_to_json(m)).input_order, m.input_order);
-  const std::string kept = std::to_string(tag(1, 500));
+  const std::string kept = std::to_string(order_tag(1, 500));
   // In the second range's read part: read.
-  EXPECT_EQ(read_back(m, kept, std::to_string(tag(1, 2800))), "(read)");
+  EXPECT_EQ(read_back(m, kept, std::to_string(order_tag(1, 2800))), "(read)");
   // Between the first range's cursor and the second range's begin, and
   // past the second range's cursor: never read at the cut.
-  EXPECT_NE(read_back(m, kept, std::to_string(tag(1, 1000))).find("'kept' entry 0: tag"),
+  EXPECT_NE(read_back(m, kept, std::to_string(order_tag(1, 1000))).find("'kept' entry 0: tag"),
             std::string::npos);
-  EXPECT_NE(read_back(m, kept, std::to_string(tag(1, 2400))).find("names no record"),
+  EXPECT_NE(read_back(m, kept, std::to_string(order_tag(1, 2400))).find("names no record"),
             std::string::npos);
-  EXPECT_NE(read_back(m, kept, std::to_string(tag(1, 3000))).find("names no record"),
+  EXPECT_NE(read_back(m, kept, std::to_string(order_tag(1, 3000))).find("names no record"),
             std::string::npos);
 }
 
@@ -88,11 +88,11 @@ TEST(InputOrderManifestCoverage, AFinishedSplitInputsTagIsReadUpToItsSizeWhateve
   RunManifest m = split_second_input();
   m.inputs[1].done = true;  // joined: every byte before its size was read
   m.inputs[1].output_length = 777;
-  const std::string kept = std::to_string(tag(1, 500));
+  const std::string kept = std::to_string(order_tag(1, 500));
   // Between the ranges' saved cursors, and its last byte: read.
-  EXPECT_EQ(read_back(m, kept, std::to_string(tag(1, 2400))), "(read)");
-  EXPECT_EQ(read_back(m, kept, std::to_string(tag(1, 4999))), "(read)");
-  EXPECT_NE(read_back(m, kept, std::to_string(tag(1, 5000))).find("names no record"),
+  EXPECT_EQ(read_back(m, kept, std::to_string(order_tag(1, 2400))), "(read)");
+  EXPECT_EQ(read_back(m, kept, std::to_string(order_tag(1, 4999))), "(read)");
+  EXPECT_NE(read_back(m, kept, std::to_string(order_tag(1, 5000))).find("names no record"),
             std::string::npos);
 }
 

@@ -44,7 +44,7 @@ RunManifest split_manifest() {
 }
 
 // The refusal's message, or "" if the manifest was accepted.
-std::string refusal(const std::string& json) {
+std::string refusal_of_json(const std::string& json) {
   try {
     (void)manifest_from_json(json);
   } catch (const std::runtime_error& e) {
@@ -56,7 +56,7 @@ std::string refusal(const std::string& json) {
 std::string refusal_of(const std::function<void(RunManifest&)>& change) {
   RunManifest m = split_manifest();
   change(m);
-  return refusal(manifest_to_json(m));
+  return refusal_of_json(manifest_to_json(m));
 }
 
 std::string replaced(std::string text, const std::string& from, const std::string& to) {
@@ -109,7 +109,7 @@ TEST(RunManifestCoverage, RetractedOffsetsOutsideWhatTheirRangeReadAreRefused) {
   EXPECT_EQ(refusal_of([](RunManifest& m) { m.inputs[0].ranges[1].retracted = {130, 110}; }), bad);
   EXPECT_EQ(refusal_of([](RunManifest& m) { m.inputs[0].ranges[1].retracted = {110, 110}; }), bad);
   const std::string json = manifest_to_json(split_manifest());
-  EXPECT_EQ(refusal(replaced(json, "[110,130]", "[\"110\",130]")),
+  EXPECT_EQ(refusal_of_json(replaced(json, "[110,130]", "[\"110\",130]")),
             std::string(kRanges) + "a retracted offset is not a number");
 }
 
@@ -121,20 +121,21 @@ TEST(RunManifestCoverage, WindowDigestsNeedTheManifestsVersionAndLieInsideTheFil
             "run manifest: field 'window_end' of input 'a.jsonl' is past its size");
   const std::string json = manifest_to_json(split_manifest());
   const std::string version = "\"input_windows\":" + std::to_string(kInputWindowsVersion);
-  EXPECT_NE(refusal(replaced(json, version, "\"input_windows\":99")).find("input_windows 99 of"),
-            std::string::npos);
+  EXPECT_NE(
+      refusal_of_json(replaced(json, version, "\"input_windows\":99")).find("input_windows 99 of"),
+      std::string::npos);
 }
 
 TEST(RunManifestCoverage, AnEmptySkipReasonAnUnknownFormatAndABadRejectCountAreRefused) {
   const std::string json = manifest_to_json(split_manifest());
-  EXPECT_EQ(refusal(replaced(json, "\"relative_path\":\"b.jsonl\"",
-                             "\"relative_path\":\"b.jsonl\",\"skipped\":\"\"")),
+  EXPECT_EQ(refusal_of_json(replaced(json, "\"relative_path\":\"b.jsonl\"",
+                                     "\"relative_path\":\"b.jsonl\",\"skipped\":\"\"")),
             "run manifest: empty skip reason");
-  EXPECT_EQ(refusal(replaced(json, "\"format\":0", "\"format\":9")),
+  EXPECT_EQ(refusal_of_json(replaced(json, "\"format\":0", "\"format\":9")),
             "run manifest: unknown format or compression of input 'a.jsonl'");
-  EXPECT_EQ(
-      refusal(replaced(json, "\"rejected_by_reason\":{", "\"rejected_by_reason\":{\"x\":\"1\"")),
-      "run manifest: bad reject count");
+  EXPECT_EQ(refusal_of_json(
+                replaced(json, "\"rejected_by_reason\":{", "\"rejected_by_reason\":{\"x\":\"1\"")),
+            "run manifest: bad reject count");
 }
 
 }  // namespace

@@ -16,7 +16,7 @@
 namespace bloomshard::app {
 namespace {
 
-InputProgress input(const std::string& rel, std::uint64_t size) {
+InputProgress progress_of(const std::string& rel, std::uint64_t size) {
   InputProgress p;
   p.file.relative_path = rel;
   p.file.size = size;
@@ -46,7 +46,7 @@ const WindowCheckFn kReplaced = [](const InputProgress&, const io::InputFile&) {
 };
 
 TEST(ReconcileCoverage, ASplitInputThatChangedIsRefusedFinishedOrNotEvenToRevalidation) {
-  InputProgress p = input("big.jsonl", 1000);
+  InputProgress p = progress_of("big.jsonl", 1000);
   p.done = true;
   p.ranges = two_ranges();
   RunManifest m = manifest_of(p);
@@ -62,7 +62,7 @@ TEST(ReconcileCoverage, ASplitInputThatChangedIsRefusedFinishedOrNotEvenToRevali
       << ch.refusal;
   // Not started yet, its ranges are still the old bytes' cuts: refused too
   // (an unsplit input's new content would just be read).
-  InputProgress unstarted = input("big.jsonl", 1000);
+  InputProgress unstarted = progress_of("big.jsonl", 1000);
   unstarted.ranges = two_ranges();
   RunManifest u = manifest_of(unstarted);
   const InputChanges uch = reconcile_inputs(u, {&now, 1}, &kSame);
@@ -74,7 +74,7 @@ TEST(ReconcileCoverage, ASplitInputThatChangedIsRefusedFinishedOrNotEvenToRevali
 }
 
 TEST(ReconcileCoverage, AStartedSplitInputReplacedUnderTheSameSizeAndMtimeIsRefused) {
-  InputProgress p = input("big.jsonl", 1000);
+  InputProgress p = progress_of("big.jsonl", 1000);
   p.ranges = two_ranges();
   p.ranges[0].cursor = {4, 120};
   p.window = InputWindow{.end = 1000, .digest = 42};
@@ -92,7 +92,7 @@ TEST(ReconcileCoverage, AStartedSplitInputReplacedUnderTheSameSizeAndMtimeIsRefu
 }
 
 TEST(ReconcileCoverage, ASkippedInputThatGrewIsRevalidatedAndReadOnFromItsCursor) {
-  InputProgress p = input("cut.jsonl.gz", 300);
+  InputProgress p = progress_of("cut.jsonl.gz", 300);
   p.done = true;
   p.skipped = "broken at record 5 (gzip: invalid block)";
   p.cursor = {4, 90};
@@ -116,7 +116,7 @@ TEST(ReconcileCoverage, ASkippedInputThatGrewIsRevalidatedAndReadOnFromItsCursor
 }
 
 TEST(ReconcileCoverage, ARevalidationThatFailsIsTheRefusalWithItsReason) {
-  InputProgress p = input("a.jsonl", 300);
+  InputProgress p = progress_of("a.jsonl", 300);
   p.cursor = {1, 30};
   RunManifest m = manifest_of(p);
   io::InputFile now = p.file;
@@ -135,7 +135,7 @@ TEST(ReconcileCoverage, ARevalidationThatFailsIsTheRefusalWithItsReason) {
 }
 
 TEST(ReconcileCoverage, WithoutAWindowCheckAStartedInputOfTheSameSizeAndMtimeGoesOn) {
-  InputProgress p = input("a.jsonl", 300);
+  InputProgress p = progress_of("a.jsonl", 300);
   p.cursor = {2, 60};
   p.window = InputWindow{.end = 300, .digest = 42};
   RunManifest m = manifest_of(p);

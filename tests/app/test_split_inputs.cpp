@@ -18,7 +18,7 @@
 namespace bloomshard::app {
 namespace {
 
-RunManifest split_manifest() {
+RunManifest split_run_manifest() {
   RunManifest m;
   m.run_id = "0123456789abcdef";
   m.output_dir = "/out";
@@ -151,7 +151,7 @@ TEST(SplitPlan, ManyRanksStayCheap) {
 }
 
 TEST(SplitManifest, RangesRoundTrip) {
-  const RunManifest m = split_manifest();
+  const RunManifest m = split_run_manifest();
   EXPECT_TRUE(has_split_inputs(m));
   const RunManifest back = manifest_from_json(manifest_to_json(m));
   ASSERT_EQ(back.inputs.size(), 2u);
@@ -170,7 +170,7 @@ TEST(SplitManifest, RangesRoundTrip) {
 }
 
 TEST(SplitManifest, RetractedRecordsRoundTripAndAreChecked) {
-  RunManifest m = split_manifest();
+  RunManifest m = split_run_manifest();
   m.inputs[1].ranges[1].retracted = {1000, 1010, 1399};
   m.inputs[1].ranges[2].retracted = {2999};
   const RunManifest back = manifest_from_json(manifest_to_json(m));
@@ -179,7 +179,7 @@ TEST(SplitManifest, RetractedRecordsRoundTripAndAreChecked) {
   EXPECT_EQ(back.inputs[1].ranges[2].retracted, (std::vector<std::uint64_t>{2999}));
   EXPECT_TRUE(back.inputs[1].ranges[0].retracted.empty());
   const auto refused = [](std::size_t range, std::vector<std::uint64_t> offsets) {
-    RunManifest bad = split_manifest();
+    RunManifest bad = split_run_manifest();
     bad.inputs[1].ranges[range].retracted = std::move(offsets);
     EXPECT_THROW((void)manifest_from_json(manifest_to_json(bad)), std::runtime_error);
   };
@@ -192,7 +192,7 @@ TEST(SplitManifest, RetractedRecordsRoundTripAndAreChecked) {
 
 TEST(SplitManifest, RangesThatDoNotTileTheFileAreRefused) {
   const auto refused = [](auto change) {
-    RunManifest m = split_manifest();
+    RunManifest m = split_run_manifest();
     change(m.inputs[1]);
     EXPECT_THROW((void)manifest_from_json(manifest_to_json(m)), std::runtime_error);
   };
@@ -204,7 +204,7 @@ TEST(SplitManifest, RangesThatDoNotTileTheFileAreRefused) {
 }
 
 TEST(SplitTasks, OpenRangesAreTasksBalancedByUnreadBytes) {
-  RunManifest m = split_manifest();
+  RunManifest m = split_run_manifest();
   const std::vector<std::size_t> first = first_units(m);
   EXPECT_EQ(first, (std::vector<std::size_t>{0, 1, 4}));
   std::vector<FileTask> all;

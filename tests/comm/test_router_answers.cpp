@@ -33,7 +33,7 @@ std::vector<std::uint8_t> expected_answer(const core::KeyRef& key, std::uint32_t
 
 // Rank r's batch: keys of its own and keys every rank has, each shared key
 // ten times and one own key twice (later copies combine at the sender).
-std::vector<std::string> batch_of(int rank) {
+std::vector<std::string> answer_batch_of(int rank) {
   std::vector<std::string> keys;
   for (int i = 0; i < 300; ++i) {
     keys.push_back(i % 3 == 0 ? "shared-" + std::to_string(i % 30)
@@ -59,7 +59,7 @@ TEST(KeyRouterAnswers, EachKeyGetsItsOwnersAnswerInTheSendersOrder) {
         pending.insert(pending.end(), a.begin(), a.end());
       }
     };
-    const std::vector<std::string> keys = batch_of(comm.rank());
+    const std::vector<std::string> keys = answer_batch_of(comm.rank());
     std::vector<OutgoingKey> refs;
     for (const auto& k : keys) refs.push_back({core::hash_key(k), k});
     std::vector<core::Verdict> verdicts(refs.size());
@@ -98,7 +98,7 @@ TEST(KeyRouterAnswers, EachKeyGetsItsOwnersAnswerInTheSendersOrder) {
 TEST(KeyRouterAnswers, WithoutAnswersNoAnswerBytesMove) {
   Communicator comm;
   KeyRouter router(comm, 16);
-  const std::vector<std::string> keys = batch_of(comm.rank());
+  const std::vector<std::string> keys = answer_batch_of(comm.rank());
   std::vector<OutgoingKey> refs;
   for (const auto& k : keys) refs.push_back({core::hash_key(k), k});
   std::vector<core::Verdict> verdicts(refs.size());

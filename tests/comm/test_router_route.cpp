@@ -18,7 +18,7 @@ namespace {
 
 using Keys = std::vector<std::string>;
 
-std::vector<OutgoingKey> refs_of(const Keys& keys) {
+std::vector<OutgoingKey> route_refs_of(const Keys& keys) {
   std::vector<OutgoingKey> refs;
   for (const auto& k : keys) refs.push_back({core::hash_key(k), k});
   return refs;
@@ -39,7 +39,7 @@ struct FirstCopyOwner {
 
 std::vector<core::Verdict> route_once(KeyRouter& router, FirstCopyOwner& owner, const Keys& keys,
                                       std::uint64_t budget) {
-  const std::vector<OutgoingKey> refs = refs_of(keys);
+  const std::vector<OutgoingKey> refs = route_refs_of(keys);
   std::vector<core::Verdict> out(refs.size());
   router.route(refs, [&](auto in, auto v) { owner(in, v); }, out, {.budget = budget});
   return out;
@@ -176,7 +176,7 @@ TEST(KeyRouterRoute, KeyLimitCutsSubRoundsAndAnnouncesEachOne) {
   Keys mine;
   for (int i = 0; i < 500; ++i)
     mine.push_back("k" + std::to_string(comm.rank()) + "-" + std::to_string(i));
-  const std::vector<OutgoingKey> refs = refs_of(mine);
+  const std::vector<OutgoingKey> refs = route_refs_of(mine);
   std::vector<core::Verdict> out(refs.size());
   std::vector<std::uint64_t> announced;
   std::uint64_t decided_before = 0;

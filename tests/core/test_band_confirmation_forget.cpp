@@ -11,7 +11,9 @@
 
 #include "core/minhash/band_confirmation.hpp"
 
-namespace bloomshard::core {
+// Its own namespace: its helpers share names with test_band_confirmation.cpp (unity
+// batches, cmake/check_unity_names.py).
+namespace bloomshard::core::band_confirmation_forget_tests {
 namespace {
 
 constexpr std::uint32_t kValues = 16;
@@ -54,4 +56,4 @@ TEST(BandConfirmationForget, ForgottenKeysLoseTheirFormsOthersKeepThem) {
 }
 
 }  // namespace
-}  // namespace bloomshard::core
+}  // namespace bloomshard::core::band_confirmation_forget_tests

@@ -26,7 +26,7 @@ namespace {
 
 // The message of the std::invalid_argument `f` throws, or a marker.
 template <class F>
-std::string refusal_of(F&& f) {
+std::string name_refusal_of(F&& f) {
   try {
     f();
   } catch (const std::invalid_argument& e) {
@@ -58,9 +58,9 @@ TEST(CoreCoverageNames, NormalizationPoliciesRoundTripAndAnUnknownValueIsRefused
   const auto bogus = static_cast<NormalizePolicy>(200);
   EXPECT_EQ(policy_name(bogus), "unknown");
   std::string out;
-  EXPECT_EQ(refusal_of([&] { (void)normalize_key(bogus, "key", out); }),
+  EXPECT_EQ(name_refusal_of([&] { (void)normalize_key(bogus, "key", out); }),
             "normalize_key: unknown policy value 200");
-  EXPECT_EQ(refusal_of([] { (void)parse_policy("nfkc"); }),
+  EXPECT_EQ(name_refusal_of([] { (void)parse_policy("nfkc"); }),
             "unknown normalization policy 'nfkc' (expected none, nfc, nfc-casefold or "
             "nfc-casefold/v1)");
 }
@@ -77,9 +77,9 @@ TEST(CoreCoverageNames, KeyDigestsRoundTripWithTheirSizes) {
   const auto bogus = static_cast<KeyDigest>(7);
   EXPECT_EQ(key_digest_name(bogus), "unknown");
   EXPECT_EQ(key_digest_bytes(bogus), 0U);
-  EXPECT_EQ(refusal_of([] { (void)parse_key_digest("md5"); }),
+  EXPECT_EQ(name_refusal_of([] { (void)parse_key_digest("md5"); }),
             "unknown key digest 'md5' (expected none, xxh3-128 or sha256)");
-  EXPECT_EQ(refusal_of([] { KeyDigester d(KeyDigest::kNone); }),
+  EXPECT_EQ(name_refusal_of([] { KeyDigester d(KeyDigest::kNone); }),
             "KeyDigester needs a digest, not none");
 }
 
@@ -178,34 +178,36 @@ TEST(CoreCoverageNames, AForcedProbeIsaAnswersAsTheScalarProbeWithOrWithoutAccum
 }
 
 TEST(CoreCoverageNames, WindowAttributeRefusalsNameTheItem) {
-  EXPECT_EQ(refusal_of([] { (void)parse_window_attribute("slots=3; slot=run"); }),
+  EXPECT_EQ(name_refusal_of([] { (void)parse_window_attribute("slots=3; slot=run"); }),
             "window attribute 'slots=3; slot=run' does not start with 'window/v1; '");
-  EXPECT_EQ(refusal_of([] { (void)parse_window_attribute("window/v1; slots"); }),
+  EXPECT_EQ(name_refusal_of([] { (void)parse_window_attribute("window/v1; slots"); }),
             "window item 'slots' has no '='");
-  EXPECT_EQ(refusal_of([] { (void)parse_window_attribute("window/v1; slots=3; slots=4"); }),
+  EXPECT_EQ(name_refusal_of([] { (void)parse_window_attribute("window/v1; slots=3; slots=4"); }),
             "unknown or repeated window item 'slots=4'");
-  EXPECT_EQ(refusal_of([] { (void)parse_window_attribute("window/v1; slot=run; slot=run"); }),
+  EXPECT_EQ(name_refusal_of([] { (void)parse_window_attribute("window/v1; slot=run; slot=run"); }),
             "unknown or repeated window item 'slot=run'");
-  EXPECT_EQ(refusal_of([] { (void)parse_window_attribute("window/v1; slot=run"); }),
+  EXPECT_EQ(name_refusal_of([] { (void)parse_window_attribute("window/v1; slot=run"); }),
             "window attribute lacks 'slots' or 'slot'");
-  EXPECT_EQ(refusal_of([] { (void)parse_window_attribute("window/v1; slots=3; slot=seconds:"); }),
-            "slot seconds '' is not a non-negative integer");
-  EXPECT_EQ(refusal_of([] { (void)parse_window_attribute("window/v1; slots=3; slot=records:5x"); }),
-            "slot records '5x' is not a non-negative integer");
-  EXPECT_EQ(refusal_of([] { (void)parse_window_attribute("window/v1; slots=99; slot=run"); }),
+  EXPECT_EQ(
+      name_refusal_of([] { (void)parse_window_attribute("window/v1; slots=3; slot=seconds:"); }),
+      "slot seconds '' is not a non-negative integer");
+  EXPECT_EQ(
+      name_refusal_of([] { (void)parse_window_attribute("window/v1; slots=3; slot=records:5x"); }),
+      "slot records '5x' is not a non-negative integer");
+  EXPECT_EQ(name_refusal_of([] { (void)parse_window_attribute("window/v1; slots=99; slot=run"); }),
             "window slots 99");
-  EXPECT_EQ(refusal_of([] {
+  EXPECT_EQ(name_refusal_of([] {
               check_window({3, SlotRule::kPerRun, 5});
             }),
             "a per-run slot has no size");
-  EXPECT_EQ(refusal_of([] {
+  EXPECT_EQ(name_refusal_of([] {
               check_window({kMaxWindow + 1, SlotRule::kPerRun, 0});
             }),
             "--window 33 outside [1, 32]");
   EXPECT_EQ(window_attribute({2, static_cast<SlotRule>(9), 0}), "window/v1; slots=2; slot=");
   EXPECT_EQ(describe_window({4, SlotRule::kWallSeconds, 60}), "--window 4 --slot-every 60s");
   EXPECT_EQ(describe_window({4, SlotRule::kPerRun, 0}), "--window 4");
-  EXPECT_EQ(refusal_of([] { (void)parse_duration_seconds("307445734561825861m"); }),
+  EXPECT_EQ(name_refusal_of([] { (void)parse_duration_seconds("307445734561825861m"); }),
             "duration '307445734561825861' out of range");
   EXPECT_EQ(parse_duration_seconds("307445734561825860m"), 307445734561825860ULL * 60);
 }

@@ -28,7 +28,7 @@ using test::numbered;
 
 constexpr std::uint32_t kP = 16;
 
-ScalableBloomParams params(std::uint64_t capacity, double fpr) {
+ScalableBloomParams decide_params(std::uint64_t capacity, double fpr) {
   ScalableBloomParams p;
   p.initial_capacity = capacity;
   p.fpr_target = fpr;
@@ -94,7 +94,7 @@ std::vector<std::string> draw(std::mt19937_64& rng, std::size_t n, std::uint64_t
 TEST(DecidePasses, RepeatsAndFalsePositivesInOneLayer) {
   // 40x over capacity at p = 0.2: the one layer saturates, so false
   // positives (a maybe, then a Bloom insert) come every few keys.
-  ScalableBloomParams p = params(100, 0.2);
+  ScalableBloomParams p = decide_params(100, 0.2);
   Twins t(p, {0, kP});
   t.batched.bloom().set_auto_grow(false);
   t.single.bloom().set_auto_grow(false);
@@ -109,7 +109,7 @@ TEST(DecidePasses, RepeatsOfOlderLayersStopTheBloomPass) {
   // Layers added between batches as a job does; later batches repeat keys
   // only older layers hold, and with p = 0.2 some of their maybes are
   // false positives whose insert sets newest-layer bits.
-  Twins t(params(300, 0.2), {0, kP});
+  Twins t(decide_params(300, 0.2), {0, kP});
   for (TwoTierSet* s : {&t.batched, &t.single}) s->bloom().set_auto_grow(false);
   std::mt19937_64 rng(2);
   for (int b = 0; b < 12; ++b) {
@@ -124,7 +124,7 @@ TEST(DecidePasses, RepeatsOfOlderLayersStopTheBloomPass) {
 }
 
 TEST(DecidePasses, AutoGrownLayersInsideBatches) {
-  Twins t(params(500, 0.05), {0, kP});
+  Twins t(decide_params(500, 0.05), {0, kP});
   std::mt19937_64 rng(3);
   for (int b = 0; b < 8; ++b) t.decide(draw(rng, 1500, 6000));
   EXPECT_GE(t.batched.bloom().num_layers(), 3U);
@@ -132,7 +132,7 @@ TEST(DecidePasses, AutoGrownLayersInsideBatches) {
 }
 
 TEST(DecidePasses, WindowedRefreshes) {
-  Twins t(params(200, 0.1), {0, kP});
+  Twins t(decide_params(200, 0.1), {0, kP});
   const std::vector<std::uint64_t> first{0};
   for (TwoTierSet* s : {&t.batched, &t.single}) {
     s->bloom().set_auto_grow(false);
@@ -162,7 +162,7 @@ TEST(DecidePasses, WindowedRefreshes) {
 
 TEST(DecidePasses, ForeignKeyAfterASegment) {
   const SliceRange mine = slices_of_rank(0, 2, kP);
-  TwoTierSet set(params(1000, 0.01), mine);
+  TwoTierSet set(decide_params(1000, 0.01), mine);
   set.bloom().set_auto_grow(false);
   set.bloom().add_layer();  // two layers: the general pass meets the foreign key
   std::vector<std::string> keys;
@@ -185,8 +185,8 @@ TEST(DecidePasses, ForeignKeyAfterASegment) {
 }
 
 TEST(DecidePasses, BloomPassMatchesOneKeyInserts) {
-  ScalableBloom a(params(2000, 0.05), {0, kP});
-  ScalableBloom b(params(2000, 0.05), {0, kP});
+  ScalableBloom a(decide_params(2000, 0.05), {0, kP});
+  ScalableBloom b(decide_params(2000, 0.05), {0, kP});
   std::mt19937_64 rng(5);
   std::vector<KeyHash> hashes;
   for (int i = 0; i < 1500; ++i) hashes.push_back(hash_key(numbered("h", rng() % 1000)));

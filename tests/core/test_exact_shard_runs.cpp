@@ -18,7 +18,9 @@
 #include "core/tier2/run_compaction.hpp"
 #include "core_test_util.hpp"
 
-namespace bloomshard::core {
+// Its own namespace: its helpers share names with test_exact_shard.cpp (unity
+// batches, cmake/check_unity_names.py).
+namespace bloomshard::core::exact_shard_runs_tests {
 namespace {
 
 using test::numbered;
@@ -31,7 +33,7 @@ struct Key {
   std::string bytes;
 };
 
-Key make_key(std::string bytes) {
+Key run_key(std::string bytes) {
   const KeyHash h = hash_key(bytes);
   return {slice_of(h, kP), fingerprint(h), std::move(bytes)};
 }
@@ -56,7 +58,7 @@ TEST(ExactShardRuns, DeltaRunsThenCompaction) {
   std::uint64_t id = 0;
   for (int batch = 0; batch < 5; ++batch) {
     for (int i = 0; i < 300; ++i) {
-      Key k = make_key(numbered("b" + std::to_string(batch) + "-", i));
+      Key k = run_key(numbered("b" + std::to_string(batch) + "-", i));
       ASSERT_TRUE(shard.insert(k.slice, k.fp, k.bytes));
       all.push_back(std::move(k));
     }
@@ -74,11 +76,11 @@ TEST(ExactShardRuns, DeltaRunsThenCompaction) {
     EXPECT_EQ(shard.base_keys(), all.size());
   }
   for (const Key& k : all) EXPECT_TRUE(shard.contains(k.slice, k.fp, k.bytes)) << k.bytes;
-  EXPECT_FALSE(shard.contains(make_key("never").slice, make_key("never").fp, "never"));
+  EXPECT_FALSE(shard.contains(run_key("never").slice, run_key("never").fp, "never"));
 
   // New keys, then a run that absorbs the newest 3 runs.
   for (int i = 0; i < 100; ++i) {
-    Key k = make_key(numbered("late-", i));
+    Key k = run_key(numbered("late-", i));
     ASSERT_TRUE(shard.insert(k.slice, k.fp, k.bytes));
     all.push_back(std::move(k));
   }
@@ -117,7 +119,7 @@ TEST(ExactShardRuns, DeltaRunsThenCompaction) {
 TEST(ExactShardRuns, RunAttachedOverTheDeltaIsMergedOnce) {
   ExactShard shard({0, kP}, kP);
   std::vector<Key> keys;
-  for (int i = 0; i < 200; ++i) keys.push_back(make_key(numbered("k", i)));
+  for (int i = 0; i < 200; ++i) keys.push_back(run_key(numbered("k", i)));
   for (const Key& k : keys) ASSERT_TRUE(shard.insert(k.slice, k.fp, k.bytes));
   // The new run is attached before the delta is dropped (as a rebase does):
   // until clear_delta every key is in both, and merges emit it once.
@@ -166,7 +168,7 @@ TEST(ExactShardRuns, RefreshedKeysLiveInTheReusedDeltaOfANewSlot) {
   // slot's run (depth 0) holds them, next to keys new in slot 1.
   ExactShard shard({0, kP}, kP);
   std::vector<Key> old_keys;
-  for (int i = 0; i < 2000; ++i) old_keys.push_back(make_key(numbered("slot0-", i)));
+  for (int i = 0; i < 2000; ++i) old_keys.push_back(run_key(numbered("slot0-", i)));
   for (const Key& k : old_keys) shard.insert_new(k.slice, k.fp, k.bytes);
   checkpoint(shard, 0, 1, 0);
   const std::uint64_t mapped = shard.delta_mapped_bytes();
@@ -179,7 +181,7 @@ TEST(ExactShardRuns, RefreshedKeysLiveInTheReusedDeltaOfANewSlot) {
     refreshed.insert(k.bytes);
   }
   std::vector<Key> new_keys;
-  for (int i = 0; i < 1000; ++i) new_keys.push_back(make_key(numbered("slot1-", i)));
+  for (int i = 0; i < 1000; ++i) new_keys.push_back(run_key(numbered("slot1-", i)));
   for (const Key& k : new_keys) ASSERT_TRUE(shard.insert(k.slice, k.fp, k.bytes));
   EXPECT_EQ(shard.delta_mapped_bytes(), mapped);  // the cleared delta's memory held them
   EXPECT_EQ(shard.delta_keys(), refreshed.size() + new_keys.size());
@@ -254,4 +256,4 @@ TEST(RunCompaction, WriteAmplificationAndRunBound) {
 }
 
 }  // namespace
-}  // namespace bloomshard::core
+}  // namespace bloomshard::core::exact_shard_runs_tests

@@ -16,10 +16,12 @@
 #include "bloomshard/core/key_hash.hpp"
 #include "core/order/file_order.hpp"
 
-namespace bloomshard::core {
+// Its own namespace: its helpers share names with test_file_order.cpp and
+// test_window_input_order.cpp (unity batches, cmake/check_unity_names.py).
+namespace bloomshard::core::input_order_tests {
 namespace {
 
-OrderTag tag_of(std::uint64_t input, std::uint64_t offset, bool later_range = false) {
+OrderTag order_tag_of(std::uint64_t input, std::uint64_t offset, bool later_range = false) {
   return *order_tag_base(input, std::uint64_t{1} << 30, later_range) | offset;
 }
 
@@ -47,7 +49,7 @@ std::vector<Reader> make_readers(std::mt19937_64& rng, std::map<std::string, Ord
       Reader reader;
       const int n = 50 + static_cast<int>(rng() % 200);
       for (int i = 0; i < n; ++i) {
-        Copy c{"k" + std::to_string(rng() % 400), tag_of(input, offset, r > 0)};
+        Copy c{"k" + std::to_string(rng() % 400), order_tag_of(input, offset, r > 0)};
         first.emplace(c.key, c.tag);  // inputs and offsets are walked in order
         reader.records.push_back(c);
         offset += 10 + rng() % 50;
@@ -219,12 +221,12 @@ TEST(InputOrder, SavedTablesRestoredOnOtherOwnerCountsKeepTheFirstCopy) {
 // no saved table holds.
 TEST(InputOrder, RestoreSkipsFinalCopiesAndRefusesBadEntries) {
   FileOrder order(OrderScope::kAcrossInputs);
-  order.forget_before(order_position(tag_of(2, 100)));
-  order.restore({tag_of(1, 5), hash_key("before")});         // before the watermark
-  order.restore({tag_of(2, 50, true), hash_key("behind")});  // so is this later range's copy
-  order.restore({tag_of(2, 150), hash_key("same")});         // the watermark's input: final
-  order.restore({tag_of(2, 150, true), hash_key("later")});  // a later range of it: kept
-  order.restore({tag_of(3, 0), hash_key("next")});
+  order.forget_before(order_position(order_tag_of(2, 100)));
+  order.restore({order_tag_of(1, 5), hash_key("before")});         // before the watermark
+  order.restore({order_tag_of(2, 50, true), hash_key("behind")});  // so is this later range's copy
+  order.restore({order_tag_of(2, 150), hash_key("same")});         // the watermark's input: final
+  order.restore({order_tag_of(2, 150, true), hash_key("later")});  // a later range of it: kept
+  order.restore({order_tag_of(3, 0), hash_key("next")});
   EXPECT_EQ(order.size(), 2u);
   std::vector<CrossInputRetraction> saved = order.remembered();
   std::sort(saved.begin(), saved.end(),
@@ -236,16 +238,16 @@ TEST(InputOrder, RestoreSkipsFinalCopiesAndRefusesBadEntries) {
   EXPECT_EQ(saved[1].hash, hash_key("next"));
   EXPECT_THROW(order.restore({0, hash_key("x")}), std::invalid_argument);
   FileOrder within;
-  EXPECT_THROW(within.restore({tag_of(0, 1, true), hash_key("x")}), std::invalid_argument);
+  EXPECT_THROW(within.restore({order_tag_of(0, 1, true), hash_key("x")}), std::invalid_argument);
   EXPECT_TRUE(within.remembered().empty());
 }
 
 TEST(InputOrder, TagsCompareAsInputThenPosition) {
-  EXPECT_LT(order_position(tag_of(0, 999'999)), order_position(tag_of(1, 0)));
-  EXPECT_LT(order_position(tag_of(3, 5)), order_position(tag_of(3, 6)));
+  EXPECT_LT(order_position(order_tag_of(0, 999'999)), order_position(order_tag_of(1, 0)));
+  EXPECT_LT(order_position(order_tag_of(3, 5)), order_position(order_tag_of(3, 6)));
   // The later-range mark of a split input's range plays no part.
   const OrderTag later = *order_tag_base(3, 1 << 20, true) | 5;
-  EXPECT_EQ(order_position(later), order_position(tag_of(3, 5)));
+  EXPECT_EQ(order_position(later), order_position(order_tag_of(3, 5)));
 }
 
 TEST(InputOrder, AnEarlierInputRetractsACopyKeptFromALaterOne) {
@@ -254,19 +256,19 @@ TEST(InputOrder, AnEarlierInputRetractsACopyKeptFromALaterOne) {
   std::vector<CrossInputRetraction> across;
   const std::vector<KeyRef> key(1, KeyRef{hash_key("a"), "a"});
   std::vector<Verdict> v = {Verdict::kNew};
-  const std::vector<OrderTag> in_input_4 = {tag_of(4, 100)};
+  const std::vector<OrderTag> in_input_4 = {order_tag_of(4, 100)};
   order.settle(key, in_input_4, v, retracted, &across);  // input 4's copy arrives first
   EXPECT_EQ(order.size(), 1u);
   v = {Verdict::kDuplicate};
-  const std::vector<OrderTag> in_input_1 = {tag_of(1, 7'000)};
+  const std::vector<OrderTag> in_input_1 = {order_tag_of(1, 7'000)};
   order.settle(key, in_input_1, v, retracted, &across);
   EXPECT_EQ(v[0], Verdict::kNew) << "input 1 precedes input 4, whatever the offsets";
   ASSERT_EQ(across.size(), 1u);
-  EXPECT_EQ(across[0].tag, tag_of(4, 100));
+  EXPECT_EQ(across[0].tag, order_tag_of(4, 100));
   EXPECT_EQ(across[0].hash, hash_key("a"));
   EXPECT_TRUE(retracted.empty());
   v = {Verdict::kDuplicate};
-  const std::vector<OrderTag> in_input_2 = {tag_of(2, 0)};
+  const std::vector<OrderTag> in_input_2 = {order_tag_of(2, 0)};
   order.settle(key, in_input_2, v, retracted, &across);
   EXPECT_EQ(v[0], Verdict::kDuplicate) << "a copy after the kept one stays a duplicate";
   EXPECT_EQ(across.size(), 1u);
@@ -277,11 +279,12 @@ TEST(InputOrder, AnEarlierInputRetractsACopyKeptFromALaterOne) {
 TEST(InputOrder, SortedRoundKeepsTheEarliestOfCopiesArrivingTogether) {
   // Rank 0 sends input 2's copy, rank 1 input 0's: in arrival order the
   // owner would keep input 2's and retract it at once.
-  const std::vector<OrderTag> tags = {tag_of(2, 0), 0, tag_of(0, 50), tag_of(0, 10)};
+  const std::vector<OrderTag> tags = {order_tag_of(2, 0), 0, order_tag_of(0, 50),
+                                      order_tag_of(0, 10)};
   std::vector<std::uint32_t> at;
   order_by_tag(tags, at);
   EXPECT_EQ(at, (std::vector<std::uint32_t>{3, 2, 0, 1})) << "untagged keys last, in order";
-  const std::vector<OrderTag> ascending = {tag_of(0, 1), tag_of(0, 2), 0, 0};
+  const std::vector<OrderTag> ascending = {order_tag_of(0, 1), order_tag_of(0, 2), 0, 0};
   order_by_tag(ascending, at);
   EXPECT_EQ(at, (std::vector<std::uint32_t>{0, 1, 2, 3}));
 }
@@ -296,26 +299,26 @@ TEST(InputOrder, TheWatermarkForgetsFinalCopiesAndKeepsTheOthers) {
   std::vector<OrderTag> tags;
   for (std::size_t i = 0; i < names.size(); ++i) {
     keys.push_back({hash_key(names[i]), names[i]});
-    tags.push_back(tag_of(i < 4'000 ? 1 : 2, i));  // 4,000 in input 1, 6,000 in input 2
+    tags.push_back(order_tag_of(i < 4'000 ? 1 : 2, i));  // 4,000 in input 1, 6,000 in input 2
   }
   std::vector<Verdict> verdicts(keys.size(), Verdict::kNew);
   order.settle(keys, tags, verdicts, retracted, &across);
   EXPECT_EQ(order.size(), 10'000u);
-  order.forget_before(order_position(tag_of(2, 0)));  // inputs 0 and 1 fully read
+  order.forget_before(order_position(order_tag_of(2, 0)));  // inputs 0 and 1 fully read
   EXPECT_EQ(order.size(), 6'000u);
-  order.forget_before(order_position(tag_of(1, 0)));  // never moves back
-  EXPECT_EQ(order.watermark(), order_position(tag_of(2, 0)));
+  order.forget_before(order_position(order_tag_of(1, 0)));  // never moves back
+  EXPECT_EQ(order.watermark(), order_position(order_tag_of(2, 0)));
   // Input 2's copies are still remembered: an earlier copy (in input 2,
   // as a split input's range 0 would hold it) wins.
   std::vector<Verdict> again(1, Verdict::kDuplicate);
-  const std::vector<OrderTag> earlier = {tag_of(2, 3)};
+  const std::vector<OrderTag> earlier = {order_tag_of(2, 3)};
   std::vector<KeyRef> last(1, keys.back());
   order.settle(last, earlier, again, retracted, &across);
   EXPECT_EQ(again[0], Verdict::kNew);
   EXPECT_TRUE(across.empty()) << "same input: not a cross-input retraction";
   // A copy kept before the watermark is final: not remembered at all.
   std::vector<Verdict> fresh(1, Verdict::kNew);
-  const std::vector<OrderTag> old = {tag_of(1, 77)};
+  const std::vector<OrderTag> old = {order_tag_of(1, 77)};
   const std::string other = "other";
   const std::vector<KeyRef> other_key(1, KeyRef{hash_key(other), other});
   order.settle(other_key, old, fresh, retracted, &across);
@@ -335,19 +338,19 @@ TEST(InputOrder, ForgettingInPlaceFindsEverySurvivorAndNoForgottenCopy) {
   std::vector<OrderTag> tags;
   for (std::size_t i = 0; i < names.size(); ++i) {
     keys.push_back({hash_key(names[i]), names[i]});
-    tags.push_back(tag_of(1 + i % 3, 1'000 + i));  // inputs 1, 2, 3 interleaved
+    tags.push_back(order_tag_of(1 + i % 3, 1'000 + i));  // inputs 1, 2, 3 interleaved
   }
   std::vector<Verdict> verdicts(keys.size(), Verdict::kNew);
   std::vector<OrderTag> retracted;
   std::vector<CrossInputRetraction> across;
   order.settle(keys, tags, verdicts, retracted, &across);
   ASSERT_EQ(order.size(), 30'000u);
-  order.forget_before(order_position(tag_of(2, 0)));
+  order.forget_before(order_position(order_tag_of(2, 0)));
   EXPECT_EQ(order.size(), 20'000u) << "input 1's copies are final";
   EXPECT_EQ(order.table_bytes(), table_bytes) << "the same table, no second one";
   // An earlier copy of every key: it wins exactly where the kept copy is
   // still remembered (inputs 2 and 3).
-  std::vector<OrderTag> earlier(keys.size(), tag_of(1, 0));
+  std::vector<OrderTag> earlier(keys.size(), order_tag_of(1, 0));
   std::vector<Verdict> again(keys.size(), Verdict::kDuplicate);
   order.settle(keys, earlier, again, retracted, &across);
   for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -362,12 +365,12 @@ TEST(InputOrder, ForgettingInPlaceFindsEverySurvivorAndNoForgottenCopy) {
 // final at once. A later range of it, or a later input, may still be beaten.
 TEST(InputOrder, CopiesInTheWatermarksOwnInputAreFinalAtOnce) {
   FileOrder order(OrderScope::kAcrossInputs);
-  order.forget_before(order_position(tag_of(3, 100)));
+  order.forget_before(order_position(order_tag_of(3, 100)));
   const std::vector<std::string> names = {"in-3", "in-3-range-1", "in-4", "in-2"};
   std::vector<KeyRef> keys;
   for (const std::string& n : names) keys.push_back({hash_key(n), n});
-  const std::vector<OrderTag> tags = {tag_of(3, 200), tag_of(3, 300, true), tag_of(4, 0),
-                                      tag_of(2, 5)};
+  const std::vector<OrderTag> tags = {order_tag_of(3, 200), order_tag_of(3, 300, true),
+                                      order_tag_of(4, 0), order_tag_of(2, 5)};
   std::vector<Verdict> verdicts(keys.size(), Verdict::kNew);
   std::vector<OrderTag> retracted;
   std::vector<CrossInputRetraction> across;
@@ -375,7 +378,7 @@ TEST(InputOrder, CopiesInTheWatermarksOwnInputAreFinalAtOnce) {
   EXPECT_EQ(order.size(), 2u) << "the later range's and input 4's copies only";
   // An earlier copy of input 3's range 0 still retracts the later range's.
   std::vector<Verdict> again(1, Verdict::kDuplicate);
-  const std::vector<OrderTag> earlier = {tag_of(3, 150)};
+  const std::vector<OrderTag> earlier = {order_tag_of(3, 150)};
   order.settle(std::span(keys).subspan(1, 1), earlier, again, retracted, &across);
   EXPECT_EQ(again[0], Verdict::kNew);
   ASSERT_EQ(retracted.size(), 1u);
@@ -425,16 +428,16 @@ TEST(InputOrder, InputsReadByManyRememberCopiesInTheWatermarksInput) {
   for (const bool many : {true, false}) {
     FileOrder order(OrderScope::kAcrossInputs);
     if (many) order.set_inputs_read_by_many();
-    order.forget_before(order_position(tag_of(0, 100)));  // the watermark in input 0
+    order.forget_before(order_position(order_tag_of(0, 100)));  // the watermark in input 0
     const std::string key = "k";
     std::vector<KeyRef> keys{{hash_key(key), key}};
-    std::vector<OrderTag> later{tag_of(0, 5000)};  // block 1's copy, decided first
+    std::vector<OrderTag> later{order_tag_of(0, 5000)};  // block 1's copy, decided first
     std::vector<Verdict> kept{Verdict::kNew};
     std::vector<OrderTag> retracted;
     std::vector<CrossInputRetraction> ends;
     order.settle(keys, later, kept, retracted, &ends);
     EXPECT_EQ(order.size(), many ? 1u : 0u);
-    std::vector<OrderTag> earlier{tag_of(0, 200)};  // block 0's copy, a later sub-round
+    std::vector<OrderTag> earlier{order_tag_of(0, 200)};  // block 0's copy, a later sub-round
     std::vector<Verdict> dup{Verdict::kDuplicate};
     order.settle(keys, earlier, dup, retracted, &ends);
     EXPECT_TRUE(retracted.empty()) << "no join takes a lockstep block's retraction";
@@ -443,7 +446,7 @@ TEST(InputOrder, InputsReadByManyRememberCopiesInTheWatermarksInput) {
       ASSERT_EQ(ends.size(), 1u);
       EXPECT_EQ(ends[0].tag, later[0]);
       EXPECT_EQ(ends[0].hash, keys[0].hash);
-      order.forget_before(order_position(tag_of(0, 6000)));  // the round is final
+      order.forget_before(order_position(order_tag_of(0, 6000)));  // the round is final
       EXPECT_EQ(order.size(), 0u);
     } else {
       EXPECT_EQ(dup[0], Verdict::kDuplicate) << "why lockstep needs the flag";
@@ -453,4 +456,4 @@ TEST(InputOrder, InputsReadByManyRememberCopiesInTheWatermarksInput) {
 }
 
 }  // namespace
-}  // namespace bloomshard::core
+}  // namespace bloomshard::core::input_order_tests

@@ -11,7 +11,7 @@
 namespace bloomshard::core {
 namespace {
 
-std::string hex(std::string_view bytes) {
+std::string digest_hex(std::string_view bytes) {
   static const char* digits = "0123456789abcdef";
   std::string out;
   for (const char c : bytes) {
@@ -23,35 +23,35 @@ std::string hex(std::string_view bytes) {
 }
 
 TEST(Sha256, FipsExampleVectors) {
-  EXPECT_EQ(hex(digest_key(KeyDigest::kSha256, "abc")),
+  EXPECT_EQ(digest_hex(digest_key(KeyDigest::kSha256, "abc")),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(hex(digest_key(KeyDigest::kSha256, "")),
+  EXPECT_EQ(digest_hex(digest_key(KeyDigest::kSha256, "")),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(hex(digest_key(KeyDigest::kSha256,
-                           "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
+  EXPECT_EQ(digest_hex(digest_key(KeyDigest::kSha256,
+                                  "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  EXPECT_EQ(hex(digest_key(KeyDigest::kSha256,
-                           "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmno"
-                           "ijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu")),
+  EXPECT_EQ(digest_hex(digest_key(KeyDigest::kSha256,
+                                  "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmno"
+                                  "ijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu")),
             "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
-  EXPECT_EQ(hex(digest_key(KeyDigest::kSha256, std::string(1000000, 'a'))),
+  EXPECT_EQ(digest_hex(digest_key(KeyDigest::kSha256, std::string(1000000, 'a'))),
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
 TEST(Sha256, PaddingBoundaries) {
   // 55, 56 and 64 bytes: the length fits the last block, needs a new one,
   // or the message fills a block exactly (values from coreutils sha256sum).
-  EXPECT_EQ(hex(digest_key(KeyDigest::kSha256, std::string(55, 'a'))),
+  EXPECT_EQ(digest_hex(digest_key(KeyDigest::kSha256, std::string(55, 'a'))),
             "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318");
-  EXPECT_EQ(hex(digest_key(KeyDigest::kSha256, std::string(56, 'a'))),
+  EXPECT_EQ(digest_hex(digest_key(KeyDigest::kSha256, std::string(56, 'a'))),
             "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
-  EXPECT_EQ(hex(digest_key(KeyDigest::kSha256, std::string(64, 'a'))),
+  EXPECT_EQ(digest_hex(digest_key(KeyDigest::kSha256, std::string(64, 'a'))),
             "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
 }
 
 TEST(KeyDigest, Xxh3ReferenceValueForTheEmptyInput) {
   // XXH3_128bits("", seed 0), canonical (big-endian) bytes.
-  EXPECT_EQ(hex(digest_key(KeyDigest::kXxh3_128, "")), "99aa06d3014798d86001c324468d497f");
+  EXPECT_EQ(digest_hex(digest_key(KeyDigest::kXxh3_128, "")), "99aa06d3014798d86001c324468d497f");
 }
 
 TEST(KeyDigest, PiecesGiveTheOneShotDigest) {

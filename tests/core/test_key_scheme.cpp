@@ -152,7 +152,7 @@ TEST(KeyScheme, FieldNamesMayNotHoldTheSeparators) {
   EXPECT_NE(key_scheme_problem(s), "");
 }
 
-KeyScheme minhash_scheme() {
+KeyScheme minhash_key_scheme() {
   KeyScheme s;
   s.fields = {"text"};
   s.unit = KeyUnit::kMinHash;
@@ -160,7 +160,7 @@ KeyScheme minhash_scheme() {
 }
 
 TEST(KeyScheme, MinHashAttributeRoundTrip) {
-  KeyScheme s = minhash_scheme();
+  KeyScheme s = minhash_key_scheme();
   const std::string attr = key_scheme_attribute(s);
   EXPECT_EQ(attr,
             "key-scheme/v1; fields=text; missing=reject; text=none/v1; digest=none/v1; "
@@ -177,7 +177,7 @@ TEST(KeyScheme, MinHashAttributeRoundTrip) {
 // The builds before --unit minhash know only unit=paragraph/v1: any other
 // unit value is an unknown item to them, as an unknown version is to this one.
 TEST(KeyScheme, MinHashStatesOfAnotherVersionOrBadItemsAreRefused) {
-  const std::string good = key_scheme_attribute(minhash_scheme());
+  const std::string good = key_scheme_attribute(minhash_key_scheme());
   const auto with = [&](const std::string& from, const std::string& to) {
     std::string a = good;
     a.replace(a.find(from), from.size(), to);
@@ -194,7 +194,7 @@ TEST(KeyScheme, MinHashStatesOfAnotherVersionOrBadItemsAreRefused) {
 }
 
 TEST(KeyScheme, MinHashDifferencesNameTheOptionAndBothValues) {
-  const KeyScheme saved = minhash_scheme();
+  const KeyScheme saved = minhash_key_scheme();
   KeyScheme job = saved;
   EXPECT_EQ(key_scheme_difference(saved, job), "");
   job.shingle = "char:5";
@@ -223,7 +223,7 @@ TEST(KeyScheme, MinHashDifferencesNameTheOptionAndBothValues) {
 // one refuses forms other than 4 bits and a T outside (0, 1]; a job with
 // another T, or none, differs naming both values.
 TEST(KeyScheme, ConfirmJaccardIsAnItemOfTheMinHashScheme) {
-  KeyScheme s = minhash_scheme();
+  KeyScheme s = minhash_key_scheme();
   s.confirm_jaccard = 0.8;
   const std::string attr = key_scheme_attribute(s);
   EXPECT_EQ(attr,
@@ -239,7 +239,7 @@ TEST(KeyScheme, ConfirmJaccardIsAnItemOfTheMinHashScheme) {
        {with("0.8/b8"), with("0.8"), with("1.5/b4"), with("0/b4"), with("x/b4"), with("/b4")}) {
     EXPECT_THROW((void)key_scheme_from_state("text", "none/v1", bad), std::invalid_argument) << bad;
   }
-  KeyScheme job = minhash_scheme();
+  KeyScheme job = minhash_key_scheme();
   EXPECT_EQ(key_scheme_difference(s, job),
             "--confirm-jaccard differs: the state has 0.8, this job asks for off");
   job.confirm_jaccard = 0.9;
@@ -251,14 +251,14 @@ TEST(KeyScheme, ConfirmJaccardIsAnItemOfTheMinHashScheme) {
 }
 
 TEST(KeyScheme, MinHashProblems) {
-  KeyScheme s = minhash_scheme();
+  KeyScheme s = minhash_key_scheme();
   EXPECT_EQ(key_scheme_problem(s), "");
   s.fields = {"a", "b"};
   EXPECT_NE(key_scheme_problem(s).find("one text field"), std::string::npos);
-  s = minhash_scheme();
+  s = minhash_key_scheme();
   s.digest = KeyDigest::kSha256;
   EXPECT_NE(key_scheme_problem(s).find("--key-digest"), std::string::npos);
-  s = minhash_scheme();
+  s = minhash_key_scheme();
   s.bands = 64;
   s.rows = 65;
   EXPECT_NE(key_scheme_problem(s).find("--bands 64 x --rows 65"), std::string::npos);

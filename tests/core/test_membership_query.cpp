@@ -22,7 +22,7 @@ using test::numbered;
 
 constexpr std::uint32_t kP = 16;
 
-ScalableBloomParams params(std::uint64_t capacity) {
+ScalableBloomParams query_params(std::uint64_t capacity) {
   ScalableBloomParams p;
   p.initial_capacity = capacity;
   p.fpr_target = 0.01;
@@ -38,7 +38,7 @@ std::vector<KeyRef> refs(const std::vector<std::string>& keys) {
 
 // Inserts keys "in-0" .. "in-(n-1)" and returns the set.
 TwoTierSet filled(std::uint64_t capacity, int n, std::vector<std::string>& inserted) {
-  TwoTierSet set(params(capacity), SliceRange{0, kP});
+  TwoTierSet set(query_params(capacity), SliceRange{0, kP});
   for (int i = 0; i < n; ++i) inserted.push_back(numbered("in-", i));
   const std::vector<KeyRef> keys = refs(inserted);
   std::vector<Verdict> v(keys.size());
@@ -76,7 +76,7 @@ TEST(MembershipQuery, HitsExactlyTheInsertedKeys) {
 TEST(MembershipQuery, SaturatedFilterStillExact) {
   // Capacity 16 with 20000 keys: the one layer (auto-grow off) is nearly all
   // ones, so almost every absent key is a Bloom "maybe" that tier 2 answers.
-  TwoTierSet set(params(16), SliceRange{0, kP});
+  TwoTierSet set(query_params(16), SliceRange{0, kP});
   set.bloom().set_auto_grow(false);
   std::vector<std::string> inserted;
   for (int i = 0; i < 20'000; ++i) inserted.push_back(numbered("in-", i));
@@ -95,7 +95,7 @@ TEST(MembershipQuery, SaturatedFilterStillExact) {
 }
 
 TEST(MembershipQuery, RefusesForeignSliceAndBadSizes) {
-  TwoTierSet set(params(1000), SliceRange{0, 1});
+  TwoTierSet set(query_params(1000), SliceRange{0, 1});
   std::vector<std::string> probe;
   for (int i = 0; i < 200; ++i) probe.push_back(numbered("k-", i));
   const std::vector<KeyRef> keys = refs(probe);

@@ -13,7 +13,7 @@
 namespace bloomshard::core {
 namespace {
 
-std::string hex(const BandKey& k) {
+std::string band_key_hex(const BandKey& k) {
   static const char* const digits = "0123456789abcdef";
   std::string s;
   for (const auto b : k) {
@@ -60,7 +60,7 @@ TEST(MinHashBandKey, KeysOfASignatureAreItsBandsInOrder) {
 TEST(MinHashBandKey, KnownAnswers) {
   // docs/near-duplicates.md: the empty-text key, and band 0 of all-0xFFFFFFFF
   // values, which an empty text does NOT use.
-  EXPECT_EQ(hex(empty_text_band_key()), "e9a3c9f5b4f5bb3a21dfc74cf2de8edb");
+  EXPECT_EQ(band_key_hex(empty_text_band_key()), "e9a3c9f5b4f5bb3a21dfc74cf2de8edb");
   const std::vector<std::uint32_t> ones(8, 0xFFFFFFFFU);
   EXPECT_NE(band_key(0, ones), empty_text_band_key());
 }

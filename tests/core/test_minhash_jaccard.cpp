@@ -18,7 +18,8 @@
 namespace bloomshard::core {
 namespace {
 
-std::vector<std::uint32_t> signature(const PermutationFamily& f, std::span<const std::uint64_t> x) {
+std::vector<std::uint32_t> jaccard_signature(const PermutationFamily& f,
+                                             std::span<const std::uint64_t> x) {
   MinHashSignatureBuilder b(f);
   b.add(x);
   std::vector<std::uint32_t> out;
@@ -76,7 +77,7 @@ TEST(MinHashJaccard, EstimatesLieWithinThreeSigmaOfTheTrueJaccard) {
     std::vector<std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>>> sigs;
     for (int i = 0; i < 100; ++i) {
       pairs.push_back(make_pair(rng, 1000, target));
-      sigs.emplace_back(signature(f, pairs.back().a), signature(f, pairs.back().b));
+      sigs.emplace_back(jaccard_signature(f, pairs.back().a), jaccard_signature(f, pairs.back().b));
     }
     for (const std::uint32_t bits : {32U, 8U, 4U, 1U}) {
       int inside = 0;
@@ -126,7 +127,7 @@ TEST(MinHashJaccard, EditedTextsEstimateTheirShingleJaccard) {
     for (const auto v : sa) common += sb.count(v);
     const double j =
         static_cast<double>(common) / static_cast<double>(sa.size() + sb.size() - common);
-    const double est = estimate_jaccard(signature(f, ha), signature(f, hb));
+    const double est = estimate_jaccard(jaccard_signature(f, ha), jaccard_signature(f, hb));
     inside += std::abs(est - j) <= 3 * jaccard_estimate_sigma(j, 112, 32) ? 1 : 0;
   }
   EXPECT_GE(inside, 48);

@@ -63,7 +63,7 @@ void operator delete[](void* p, const std::nothrow_t&) noexcept { counted_delete
 namespace bloomshard::core {
 namespace {
 
-std::string hex(const BandKey& k) {
+std::string sketch_hex(const BandKey& k) {
   static const char* const digits = "0123456789abcdef";
   std::string s;
   for (const auto b : k) {
@@ -134,8 +134,8 @@ TEST(MinHashSketch, KnownAnswers) {
       ASSERT_EQ(out.signature.size(), 112U);
       for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(out.signature[i], k.first_values[i]) << k.text;
       ASSERT_EQ(out.band_keys.size(), 14U);
-      EXPECT_EQ(hex(out.band_keys[0]), k.band_key_0) << k.text << " " << k.shingle;
-      EXPECT_EQ(hex(out.band_keys[1]), k.band_key_1) << k.text << " " << k.shingle;
+      EXPECT_EQ(sketch_hex(out.band_keys[0]), k.band_key_0) << k.text << " " << k.shingle;
+      EXPECT_EQ(sketch_hex(out.band_keys[1]), k.band_key_1) << k.text << " " << k.shingle;
     }
   }
 }

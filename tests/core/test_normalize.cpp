@@ -14,7 +14,7 @@ namespace {
 
 using namespace std::string_literals;
 
-std::string norm(NormalizePolicy p, std::string_view key) {
+std::string normalized(NormalizePolicy p, std::string_view key) {
   std::string buf;
   return std::string(normalize_key(p, key, buf));
 }
@@ -35,27 +35,29 @@ const Equivalent kPairs[] = {
 TEST(Normalize, NfcMergesCanonicalEquivalentsNoneKeepsThemApart) {
   for (const auto& [composed, decomposed] : kPairs) {
     SCOPED_TRACE(composed);
-    EXPECT_NE(norm(NormalizePolicy::kNone, composed), norm(NormalizePolicy::kNone, decomposed));
-    EXPECT_EQ(norm(NormalizePolicy::kNfc, decomposed), norm(NormalizePolicy::kNfc, composed));
-    EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold, decomposed),
-              norm(NormalizePolicy::kNfcCasefold, composed));
+    EXPECT_NE(normalized(NormalizePolicy::kNone, composed),
+              normalized(NormalizePolicy::kNone, decomposed));
+    EXPECT_EQ(normalized(NormalizePolicy::kNfc, decomposed),
+              normalized(NormalizePolicy::kNfc, composed));
+    EXPECT_EQ(normalized(NormalizePolicy::kNfcCasefold, decomposed),
+              normalized(NormalizePolicy::kNfcCasefold, composed));
   }
-  EXPECT_EQ(norm(NormalizePolicy::kNfc, "A\xCC\x8A"s), "\xC3\x85"s);  // result is composed
-  EXPECT_EQ(norm(NormalizePolicy::kNfc, "\xE2\x84\xAB"s), "\xC3\x85"s);
+  EXPECT_EQ(normalized(NormalizePolicy::kNfc, "A\xCC\x8A"s), "\xC3\x85"s);  // result is composed
+  EXPECT_EQ(normalized(NormalizePolicy::kNfc, "\xE2\x84\xAB"s), "\xC3\x85"s);
 }
 
 TEST(Normalize, CasefoldFoldsAsciiAndBeyond) {
-  EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold, "HTTPS://Example.COM/A?b=C"),
+  EXPECT_EQ(normalized(NormalizePolicy::kNfcCasefold, "HTTPS://Example.COM/A?b=C"),
             "https://example.com/a?b=c");
-  EXPECT_EQ(norm(NormalizePolicy::kNfc, "HTTPS://Example.COM/"), "HTTPS://Example.COM/");
-  EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold, "\xC3\x89"s), "\xC3\xA9"s);   // É -> é
-  EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold, "E\xCC\x81"s), "\xC3\xA9"s);  // E+acute -> é
-  EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold,
-                 "Stra\xC3\x9F"
-                 "e"s),
+  EXPECT_EQ(normalized(NormalizePolicy::kNfc, "HTTPS://Example.COM/"), "HTTPS://Example.COM/");
+  EXPECT_EQ(normalized(NormalizePolicy::kNfcCasefold, "\xC3\x89"s), "\xC3\xA9"s);   // É -> é
+  EXPECT_EQ(normalized(NormalizePolicy::kNfcCasefold, "E\xCC\x81"s), "\xC3\xA9"s);  // E+acute -> é
+  EXPECT_EQ(normalized(NormalizePolicy::kNfcCasefold,
+                       "Stra\xC3\x9F"
+                       "e"s),
             "strasse");  // ß -> ss
-  EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold, "\xCE\xA3\xCE\x99\xCE\xA3"s),
-            norm(NormalizePolicy::kNfcCasefold, "\xCF\x83\xCE\xB9\xCF\x82"s));  // ΣΙΣ ~ σις
+  EXPECT_EQ(normalized(NormalizePolicy::kNfcCasefold, "\xCE\xA3\xCE\x99\xCE\xA3"s),
+            normalized(NormalizePolicy::kNfcCasefold, "\xCF\x83\xCE\xB9\xCF\x82"s));  // ΣΙΣ ~ σις
 }
 
 // The issue-11 case: U+1FB3 U+0304 and its NFD U+03B1 U+0304 U+0345 are
@@ -65,18 +67,19 @@ TEST(Normalize, CasefoldFoldsAsciiAndBeyond) {
 TEST(Normalize, CasefoldV2IsCanonicalCaselessMatchingV1IsNot) {
   const std::string precomposed = "\xE1\xBE\xB3\xCC\x84"s;  // U+1FB3 U+0304
   const std::string nfd = "\xCE\xB1\xCC\x84\xCD\x85"s;      // U+03B1 U+0304 U+0345
-  EXPECT_EQ(norm(NormalizePolicy::kNfc, precomposed), norm(NormalizePolicy::kNfc, nfd));
-  EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold, precomposed),
-            norm(NormalizePolicy::kNfcCasefold, nfd));
+  EXPECT_EQ(normalized(NormalizePolicy::kNfc, precomposed), normalized(NormalizePolicy::kNfc, nfd));
+  EXPECT_EQ(normalized(NormalizePolicy::kNfcCasefold, precomposed),
+            normalized(NormalizePolicy::kNfcCasefold, nfd));
   // alpha with macron (U+1FB1) + iota: NFC of U+03B1 U+0304 U+03B9.
-  EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold, nfd), "\xE1\xBE\xB1\xCE\xB9"s);
-  EXPECT_NE(norm(NormalizePolicy::kNfcCasefoldV1, precomposed),
-            norm(NormalizePolicy::kNfcCasefoldV1, nfd));
+  EXPECT_EQ(normalized(NormalizePolicy::kNfcCasefold, nfd), "\xE1\xBE\xB1\xCE\xB9"s);
+  EXPECT_NE(normalized(NormalizePolicy::kNfcCasefoldV1, precomposed),
+            normalized(NormalizePolicy::kNfcCasefoldV1, nfd));
   // Where v1 was right, both versions give the same key.
   for (const std::string& k : {"Stra\xC3\x9F"
                                "e"s,
                                "\xC3\x89"s, "HTTP://A.B/C"s, "\xCE\xA3\xCE\x99\xCE\xA3"s}) {
-    EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold, k), norm(NormalizePolicy::kNfcCasefoldV1, k));
+    EXPECT_EQ(normalized(NormalizePolicy::kNfcCasefold, k),
+              normalized(NormalizePolicy::kNfcCasefoldV1, k));
   }
 }
 
@@ -94,9 +97,9 @@ TEST(Normalize, InvalidUtf8ThrowsUnderNfcPassesUnderNone) {
   };
   for (const auto& key : bad) {
     SCOPED_TRACE(::testing::PrintToString(key));
-    EXPECT_THROW((void)norm(NormalizePolicy::kNfc, key), InvalidUtf8Error);
-    EXPECT_THROW((void)norm(NormalizePolicy::kNfcCasefold, key), InvalidUtf8Error);
-    EXPECT_THROW((void)norm(NormalizePolicy::kNfcCasefoldV1, key), InvalidUtf8Error);
+    EXPECT_THROW((void)normalized(NormalizePolicy::kNfc, key), InvalidUtf8Error);
+    EXPECT_THROW((void)normalized(NormalizePolicy::kNfcCasefold, key), InvalidUtf8Error);
+    EXPECT_THROW((void)normalized(NormalizePolicy::kNfcCasefoldV1, key), InvalidUtf8Error);
     std::string buf = "untouched";
     const std::string_view v = normalize_key(NormalizePolicy::kNone, key, buf);
     EXPECT_EQ(v, key);
@@ -104,25 +107,25 @@ TEST(Normalize, InvalidUtf8ThrowsUnderNfcPassesUnderNone) {
     EXPECT_EQ(buf, "untouched");
   }
   try {
-    (void)norm(NormalizePolicy::kNfc, "abc\xFF"s);
+    (void)normalized(NormalizePolicy::kNfc, "abc\xFF"s);
   } catch (const InvalidUtf8Error& e) {
     EXPECT_NE(std::string(e.what()).find("byte 3"), std::string::npos) << e.what();
   }
   // Valid 4-byte and boundary code points pass.
   EXPECT_NO_THROW(
-      (void)norm(NormalizePolicy::kNfc, "\xF4\x8F\xBF\xBF\xEF\xBF\xBF\xF0\x9F\x98\x80"s));
+      (void)normalized(NormalizePolicy::kNfc, "\xF4\x8F\xBF\xBF\xEF\xBF\xBF\xF0\x9F\x98\x80"s));
 }
 
 TEST(Normalize, NulBytesAndEmptyKeySurvive) {
   for (const auto p : kAllPolicies) {
     SCOPED_TRACE(std::string(policy_name(p)));
-    EXPECT_EQ(norm(p, ""), "");
-    EXPECT_EQ(norm(p, "a\0b"s), "a\0b"s);
-    EXPECT_EQ(norm(p, "\0\0"s), "\0\0"s);
+    EXPECT_EQ(normalized(p, ""), "");
+    EXPECT_EQ(normalized(p, "a\0b"s), "a\0b"s);
+    EXPECT_EQ(normalized(p, "\0\0"s), "\0\0"s);
   }
   // NUL in the middle of a key that goes through utf8proc (non-ASCII).
-  EXPECT_EQ(norm(NormalizePolicy::kNfc, "e\xCC\x81\0e\xCC\x81"s), "\xC3\xA9\0\xC3\xA9"s);
-  EXPECT_EQ(norm(NormalizePolicy::kNfcCasefold, "\xC3\x89\0X"s), "\xC3\xA9\0x"s);
+  EXPECT_EQ(normalized(NormalizePolicy::kNfc, "e\xCC\x81\0e\xCC\x81"s), "\xC3\xA9\0\xC3\xA9"s);
+  EXPECT_EQ(normalized(NormalizePolicy::kNfcCasefold, "\xC3\x89\0X"s), "\xC3\xA9\0x"s);
 }
 
 TEST(Normalize, ResultReplacesBufferAndIsStable) {
@@ -132,13 +135,13 @@ TEST(Normalize, ResultReplacesBufferAndIsStable) {
   // Idempotent: normalizing a normalized key changes nothing.
   const std::string mixed = "Caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x98\x80 K\xCC\x81"s;
   for (const auto p : kAllPolicies) {
-    const std::string once = norm(p, mixed);
-    EXPECT_EQ(norm(p, once), once);
+    const std::string once = normalized(p, mixed);
+    EXPECT_EQ(normalized(p, once), once);
   }
   // A 1 MiB non-ASCII key.
   std::string big;
   while (big.size() < (1U << 20)) big += "e\xCC\x81";
-  const std::string n = norm(NormalizePolicy::kNfc, big);
+  const std::string n = normalized(NormalizePolicy::kNfc, big);
   EXPECT_EQ(n.size(), big.size() / 3 * 2);
 }
 

@@ -106,7 +106,7 @@ TEST(ParagraphRemoval, FractionSpansAndStrictThreshold) {
                    0.0);
 }
 
-KeyScheme paragraph_scheme() {
+KeyScheme paragraph_key_scheme() {
   KeyScheme s;
   s.fields = {"text"};
   s.unit = KeyUnit::kParagraph;
@@ -117,7 +117,7 @@ KeyScheme paragraph_scheme() {
 }
 
 TEST(ParagraphKeyer, DigestOfTheNormalizedParagraphShortOnesUnkeyed) {
-  ParagraphKeyer keyer(paragraph_scheme());
+  ParagraphKeyer keyer(paragraph_key_scheme());
   keyer.key_text("Hello  world\r\nab\n\n\tHello world ");
   ASSERT_EQ(keyer.spans().size(), 4U);
   EXPECT_EQ(keyer.keyed(), (std::vector<bool>{true, false, false, true}));
@@ -125,7 +125,7 @@ TEST(ParagraphKeyer, DigestOfTheNormalizedParagraphShortOnesUnkeyed) {
   EXPECT_EQ(keyer.key(0), keyer.key(3));  // the same text under ws
   EXPECT_EQ(keyer.key(0), digest_key(KeyDigest::kXxh3_128, "Hello world"));
   // The very bytes a one-field record key of that paragraph would have.
-  KeyScheme record = paragraph_scheme();
+  KeyScheme record = paragraph_key_scheme();
   record.unit = KeyUnit::kRecord;
   KeyBuilder builder(record);
   const std::array<std::string_view, 1> v{"\tHello world "};
@@ -133,12 +133,12 @@ TEST(ParagraphKeyer, DigestOfTheNormalizedParagraphShortOnesUnkeyed) {
 }
 
 TEST(ParagraphKeyer, InvalidUtf8UnderWsThrows) {
-  ParagraphKeyer keyer(paragraph_scheme());
+  ParagraphKeyer keyer(paragraph_key_scheme());
   EXPECT_THROW(keyer.key_text("fine\nbad \xff byte"), InvalidUtf8Error);
 }
 
 TEST(KeySchemeParagraph, ItemsRoundTripAndDifferencesNameTheFlag) {
-  KeyScheme s = paragraph_scheme();
+  KeyScheme s = paragraph_key_scheme();
   s.paragraph_split = ParagraphSplit::kBlankline;
   s.drop_if_removed_fraction = 0.3;
   EXPECT_FALSE(is_legacy_key_scheme(s));
@@ -164,13 +164,13 @@ TEST(KeySchemeParagraph, ItemsRoundTripAndDifferencesNameTheFlag) {
 }
 
 TEST(KeySchemeParagraph, ProblemsOfAParagraphScheme) {
-  KeyScheme s = paragraph_scheme();
+  KeyScheme s = paragraph_key_scheme();
   s.fields = {"url", "text"};
   EXPECT_NE(key_scheme_problem(s), "");
-  s = paragraph_scheme();
+  s = paragraph_key_scheme();
   s.digest = KeyDigest::kNone;
   EXPECT_NE(key_scheme_problem(s), "");
-  s = paragraph_scheme();
+  s = paragraph_key_scheme();
   s.drop_if_removed_fraction = 1.5;
   EXPECT_NE(key_scheme_problem(s), "");
   EXPECT_THROW(

@@ -20,7 +20,7 @@
 namespace bloomshard::core {
 namespace {
 
-std::vector<KeyHash> make_hashes(const std::string& prefix, std::size_t n) {
+std::vector<KeyHash> scalable_hashes(const std::string& prefix, std::size_t n) {
   std::vector<KeyHash> out;
   out.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -43,7 +43,7 @@ std::vector<std::uint64_t> all_words(const ScalableBloom& f) {
 }
 
 double measured_fpr(const ScalableBloom& f, const std::string& prefix, std::size_t n) {
-  const std::vector<KeyHash> absent = make_hashes(prefix, n);
+  const std::vector<KeyHash> absent = scalable_hashes(prefix, n);
   std::vector<std::uint8_t> out(n);
   f.query_batch(absent, out);
   return static_cast<double>(std::count(out.begin(), out.end(), 1)) / static_cast<double>(n);
@@ -166,7 +166,7 @@ TEST(ScalableBloom, ReinsertChangesNoBit) {
   p.initial_capacity = 2000;
   p.num_slices = 32;
   ScalableBloom f(p, all_slices(p));
-  const std::vector<KeyHash> hashes = make_hashes("again-", 9000);  // grows to 3 layers
+  const std::vector<KeyHash> hashes = scalable_hashes("again-", 9000);  // grows to 3 layers
   f.insert_batch(hashes);
   ASSERT_EQ(f.num_layers(), 3U);
   const std::vector<std::uint64_t> before = all_words(f);
@@ -191,7 +191,7 @@ TEST(ScalableBloom, SaturatedFilterSaysMaybe) {
     const auto w = f.slice_words(0, s);
     std::fill(w.begin(), w.end(), ~std::uint64_t{0});
   }
-  const std::vector<KeyHash> never = make_hashes("never-", 1000);
+  const std::vector<KeyHash> never = scalable_hashes("never-", 1000);
   std::vector<std::uint8_t> out(never.size());
   f.query_batch(never, out);
   for (std::size_t i = 0; i < never.size(); ++i) {
@@ -209,7 +209,7 @@ TEST(ScalableBloom, MeasuredFprOfOneFullLayer) {
     p.fpr_target = target;
     p.num_slices = 16;  // ~280 blocks per slice: rounding adds < 0.4% bits
     ScalableBloom f(p, all_slices(p));
-    f.insert_batch(make_hashes("one-in-", 200'000));
+    f.insert_batch(scalable_hashes("one-in-", 200'000));
     ASSERT_EQ(f.num_layers(), 1U);
     constexpr std::size_t kAbsent = 1'000'000;  // sample size of the measured FPR
     const double measured = measured_fpr(f, "one-out-", kAbsent);
@@ -235,7 +235,7 @@ TEST(ScalableBloom, GrowsThousandFoldAndKeepsCompoundFpr) {
   ScalableBloom single(p, all_slices(p));
   ScalableBloom batched(p, all_slices(p));
   constexpr std::size_t kKeys = 1'000'000;
-  const std::vector<KeyHash> keys = make_hashes("grow-in-", kKeys);
+  const std::vector<KeyHash> keys = scalable_hashes("grow-in-", kKeys);
   for (const KeyHash& h : keys) {
     single.insert(h);
   }
@@ -282,7 +282,7 @@ TEST(ScalableBloom, InsertIfAbsentIsMayContainThenInsert) {
   p.num_slices = 16;
   ScalableBloom fused(p, all_slices(p));
   ScalableBloom two_calls(p, all_slices(p));
-  std::vector<KeyHash> keys = make_hashes("fused-", 30000);
+  std::vector<KeyHash> keys = scalable_hashes("fused-", 30000);
   for (std::size_t i = 0; i < keys.size(); i += 3) keys[i] = keys[i / 2];  // repeats
   std::size_t inserted = 0;
   for (const KeyHash& h : keys) {
@@ -307,7 +307,7 @@ TEST(ScalableBloom, ManualGrowthWithAutoGrowOff) {
   p.num_slices = 4;
   ScalableBloom f(p, all_slices(p));
   f.set_auto_grow(false);
-  const std::vector<KeyHash> keys = make_hashes("manual-", 250);
+  const std::vector<KeyHash> keys = scalable_hashes("manual-", 250);
   f.insert_batch(keys);
   EXPECT_EQ(f.num_layers(), 1U);
   EXPECT_EQ(f.newest_layer_inserted(), 250U);
@@ -339,7 +339,7 @@ TEST(ScalableBloom, BitsDoNotDependOnOwnership) {
     parts.back().set_auto_grow(false);
   }
   whole.set_auto_grow(false);
-  const std::vector<KeyHash> keys = make_hashes("own-", 4000);
+  const std::vector<KeyHash> keys = scalable_hashes("own-", 4000);
   for (const KeyHash& h : keys) {
     whole.insert(h);
     parts[owner_of_slice(slice_of(h, p.num_slices), 3, p.num_slices)].insert(h);

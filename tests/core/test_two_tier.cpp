@@ -26,7 +26,7 @@ using namespace std::string_literals;
 
 constexpr std::uint32_t kP = 64;
 
-ScalableBloomParams params(std::uint64_t capacity, double fpr = 0.01) {
+ScalableBloomParams two_tier_params(std::uint64_t capacity, double fpr = 0.01) {
   ScalableBloomParams p;
   p.initial_capacity = capacity;
   p.fpr_target = fpr;
@@ -34,7 +34,7 @@ ScalableBloomParams params(std::uint64_t capacity, double fpr = 0.01) {
   return p;
 }
 
-std::vector<KeyRef> refs(const std::vector<std::string>& keys) {
+std::vector<KeyRef> two_tier_refs(const std::vector<std::string>& keys) {
   std::vector<KeyRef> r;
   r.reserve(keys.size());
   for (const auto& k : keys) r.push_back({hash_key(k), k});
@@ -42,7 +42,7 @@ std::vector<KeyRef> refs(const std::vector<std::string>& keys) {
 }
 
 std::vector<Verdict> decide_all(TwoTierSet& set, const std::vector<std::string>& keys) {
-  const auto r = refs(keys);
+  const auto r = two_tier_refs(keys);
   std::vector<Verdict> out(r.size());
   set.decide_batch(r, out);
   return out;
@@ -69,7 +69,7 @@ std::vector<std::string> special_keys() {
 }
 
 TEST(TwoTier, NoFalseNegatives) {
-  TwoTierSet set(params(5000), {0, kP});
+  TwoTierSet set(two_tier_params(5000), {0, kP});
   std::vector<std::string> keys = special_keys();
   for (int i = 0; i < 20000; ++i) keys.push_back(numbered("doc-", i));
   const auto first = decide_all(set, keys);
@@ -94,7 +94,7 @@ TEST(TwoTier, SaturatedFilterNeverDropsARecord) {
   // One 512-bit block per slice, k ~ 7 and no growth: after a few thousand
   // keys every Bloom answer is "maybe", so nearly every new key is a tier-1
   // false positive.
-  TwoTierSet set(params(1, 0.01), {0, kP});
+  TwoTierSet set(two_tier_params(1, 0.01), {0, kP});
   set.bloom().set_auto_grow(false);
   std::vector<std::string> keys;
   for (int i = 0; i < 40000; ++i) keys.push_back(numbered("fp-", i));
@@ -129,7 +129,7 @@ TEST(TwoTier, SaturatedFilterNeverDropsARecord) {
 }
 
 TEST(TwoTier, RepeatsInsideOneBatchAreDuplicates) {
-  TwoTierSet set(params(100000), {0, kP});
+  TwoTierSet set(two_tier_params(100000), {0, kP});
   // Repeats closer than, equal to and farther than the prefetch distance.
   std::vector<std::string> keys = {"a", "b", "a", "c", "b", "a"};
   for (int i = 0; i < 40; ++i) keys.push_back(numbered("k", i));
@@ -158,10 +158,10 @@ TEST(TwoTier, BatchAndSingleDecisionsAgree) {
   std::vector<std::string> keys;
   std::mt19937_64 rng(42);
   for (int i = 0; i < 30000; ++i) keys.push_back(numbered("r", rng() % 20000));
-  TwoTierSet batched(params(2000, 0.05), {0, kP});
-  TwoTierSet single(params(2000, 0.05), {0, kP});
+  TwoTierSet batched(two_tier_params(2000, 0.05), {0, kP});
+  TwoTierSet single(two_tier_params(2000, 0.05), {0, kP});
   std::vector<Verdict> vb;
-  const auto r = refs(keys);
+  const auto r = two_tier_refs(keys);
   for (std::size_t at = 0; at < r.size(); at += 777) {  // batches of odd size
     const std::size_t n = std::min<std::size_t>(777, r.size() - at);
     std::vector<Verdict> out(n);
@@ -189,7 +189,7 @@ TEST(TwoTier, NormalizedSpellingsAreOneKey) {
   const std::vector<std::string> raw = {"Cafe\xCC\x81"s, "Caf\xC3\xA9"s, "CAF\xC3\x89"s,
                                         "caf\xC3\xA9"s};
   auto run = [&](NormalizePolicy policy) {
-    TwoTierSet set(params(1000), {0, kP});
+    TwoTierSet set(two_tier_params(1000), {0, kP});
     std::vector<std::string> keys;
     std::string buf;
     for (const auto& k : raw) keys.emplace_back(normalize_key(policy, k, buf));
@@ -210,7 +210,7 @@ TEST(TwoTier, NormalizedSpellingsAreOneKey) {
 
 TEST(TwoTier, RefusesForeignKeysAndSizeMismatch) {
   const SliceRange mine = slices_of_rank(1, 3, kP);
-  TwoTierSet set(params(1000), mine);
+  TwoTierSet set(two_tier_params(1000), mine);
   std::vector<std::string> keys;
   for (int i = 0; keys.size() < 50; ++i) {
     std::string k = numbered("own-", i);
@@ -222,7 +222,7 @@ TEST(TwoTier, RefusesForeignKeysAndSizeMismatch) {
     if (!mine.contains(slice_of(hash_key(k), kP))) foreign = k;
   }
   keys.insert(keys.begin() + 20, foreign);
-  const auto r = refs(keys);
+  const auto r = two_tier_refs(keys);
   std::vector<Verdict> out(r.size());
   EXPECT_THROW(set.decide_batch(r, out), std::invalid_argument);
   EXPECT_EQ(set.counters().decided, 20U);  // the keys before it were decided, in order

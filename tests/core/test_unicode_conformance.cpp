@@ -47,7 +47,7 @@ std::string utf8_of_hex(const std::string& field) {
   return out;
 }
 
-std::vector<std::string> split(const std::string& line, char sep) {
+std::vector<std::string> split_fields(const std::string& line, char sep) {
   std::vector<std::string> parts;
   std::string part;
   std::istringstream in(line);
@@ -100,7 +100,7 @@ TEST(UnicodeConformance, NormalizationTestGivesOneKeyPerEquivalenceClass) {
   std::size_t v1_splits = 0;
   for (const std::string& line : lines) {
     if (line.empty() || line[0] == '#' || line[0] == '@') continue;
-    const std::vector<std::string> f = split(line.substr(0, line.find('#')), ';');
+    const std::vector<std::string> f = split_fields(line.substr(0, line.find('#')), ';');
     ASSERT_GE(f.size(), 5U) << line;
     std::string c[5];
     for (int i = 0; i < 5; ++i) c[i] = utf8_of_hex(f[static_cast<std::size_t>(i)]);
@@ -170,7 +170,7 @@ TEST(UnicodeConformance, CaseFoldingCAndFMappingsGiveOneKey) {
   std::size_t v1_misses = 0;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
-    const std::vector<std::string> f = split(line, ';');
+    const std::vector<std::string> f = split_fields(line, ';');
     ASSERT_GE(f.size(), 3U) << line;
     const std::string status = f[1].substr(f[1].find_first_not_of(' '), 1);
     if (status != "C" && status != "F") continue;  // S and T are not full folding

@@ -49,11 +49,11 @@ TEST(JsonEscape, ValidUtf8IsKept) {
 
 TEST(JsonEscape, EachInvalidByteBecomesReplacement) {
   const std::string fffd = "\xEF\xBF\xBD";
-  struct Case {
+  struct InvalidByteCase {
     std::string in;
     std::string out;
   };
-  const Case cases[] = {
+  const InvalidByteCase cases[] = {
       {"a\xFFz", "a" + fffd + "z"},                     // never valid
       {"\x80", fffd},                                   // stray continuation
       {"\xC0\xAF", fffd + fffd},                        // overlong 2-byte
@@ -62,7 +62,7 @@ TEST(JsonEscape, EachInvalidByteBecomesReplacement) {
       {"\xF4\x90\x80\x80", fffd + fffd + fffd + fffd},  // above U+10FFFF
       {"\xE6\x97", fffd + fffd},                        // truncated at the end
   };
-  for (const Case& c : cases) {
+  for (const InvalidByteCase& c : cases) {
     bool valid = true;
     EXPECT_EQ(contents(c.in, &valid), c.out) << c.in;
     EXPECT_FALSE(valid) << c.in;

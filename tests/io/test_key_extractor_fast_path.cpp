@@ -11,7 +11,7 @@
 namespace bloomshard::io {
 namespace {
 
-KeyExtractor json_extractor(std::string path = "id") {
+KeyExtractor fast_path_extractor(std::string path = "id") {
   return KeyExtractor({Format::kJsonLines, std::move(path), kDefaultMaxKeyBytes, {}, false});
 }
 
@@ -26,7 +26,7 @@ std::string arrays(int n, std::string_view inner) {
 }
 
 TEST(IoKeyExtractorFastPath, NestingLimitIsExactlyDepth256) {
-  auto x = json_extractor();
+  auto x = fast_path_extractor();
   // Root object is depth 1: 254 arrays put the scalar at depth 256.
   EXPECT_EQ(reason(x, R"({"id":"x","a":)" + arrays(254, "1") + "}"), "<accepted>");
   EXPECT_EQ(reason(x, R"({"id":"x","a":)" + arrays(255, "1") + "}"), reason::kMalformedJson);
@@ -39,7 +39,7 @@ TEST(IoKeyExtractorFastPath, NestingLimitIsExactlyDepth256) {
 }
 
 TEST(IoKeyExtractorFastPath, LinesLongerThanOneMebibyteGiveTheSameAnswers) {
-  auto x = json_extractor();
+  auto x = fast_path_extractor();
   const std::string pad(std::size_t{3} << 20, 'p');
   const std::string head = R"({"pad":")" + pad + R"(",)";
   EXPECT_EQ(x.extract(head + R"("id":"tail"})").key, "tail");
@@ -54,7 +54,7 @@ TEST(IoKeyExtractorFastPath, LinesLongerThanOneMebibyteGiveTheSameAnswers) {
 }
 
 TEST(IoKeyExtractorFastPath, FallbackAndFastPathInterleave) {
-  auto x = json_extractor("m.id");
+  auto x = fast_path_extractor("m.id");
   for (int i = 0; i < 50; ++i) {
     const std::string n = std::to_string(i);
     ASSERT_EQ(x.extract(R"({"m":{"id":)" + n + "}}").key, n);
@@ -69,7 +69,7 @@ TEST(IoKeyExtractorFastPath, FallbackAndFastPathInterleave) {
 }
 
 TEST(IoKeyExtractorFastPath, NumberKeysAtTheEdges) {
-  auto x = json_extractor();
+  auto x = fast_path_extractor();
   EXPECT_EQ(x.extract(R"({"id":-0})").key, "0");
   EXPECT_EQ(x.extract(R"({"id":9223372036854775808})").key, "9223372036854775808");
   EXPECT_EQ(reason(x, R"({"id":18446744073709551616})"), reason::kKeyIntegerRange);

@@ -20,7 +20,9 @@
 #include "io/records/key_extractor.hpp"
 #include "io/records/reject_reasons.hpp"
 
-namespace bloomshard::io {
+// Its own namespace: its helpers share names with the other key extractor tests (unity
+// batches, cmake/check_unity_names.py).
+namespace bloomshard::io::key_extractor_long_tests {
 namespace {
 
 constexpr std::size_t kOff = std::numeric_limits<std::size_t>::max();
@@ -282,4 +284,4 @@ TEST(JsonLongString, AgreesWithSimdjsonOnRandomStrings) {
 }
 
 }  // namespace
-}  // namespace bloomshard::io
+}  // namespace bloomshard::io::key_extractor_long_tests

@@ -29,7 +29,7 @@ std::size_t count_zstd_frames(std::string_view data) {
   return frames;
 }
 
-std::string contents(const std::filesystem::path& p, Compression c) {
+std::string file_contents(const std::filesystem::path& p, Compression c) {
   return test::decompress(c, test::read_file(p));
 }
 
@@ -46,7 +46,7 @@ TEST(IoWriter, WritesRecordsByteIdentical) {
     EXPECT_EQ(w.bytes_in(), 16U);
     w.close();
     EXPECT_FALSE(w.is_open());
-    EXPECT_EQ(contents(path, c), "a\nb\r\n\nno newline");
+    EXPECT_EQ(file_contents(path, c), "a\nb\r\n\nno newline");
   }
 }
 
@@ -63,7 +63,7 @@ TEST(IoWriter, LargeWritesThroughASmallBuffer) {
     w.write(big, "\n");
     w.write("x", "\n");
     w.close();
-    EXPECT_EQ(contents(path, c), big + "\nx\n");
+    EXPECT_EQ(file_contents(path, c), big + "\nx\n");
   }
 }
 
@@ -99,13 +99,13 @@ TEST(IoWriter, PiecesFollowTheStagedBytesInOrder) {
     EXPECT_EQ(w.bytes_in(), want.size());
     const std::uint64_t committed = w.flush_and_sync();
     w.close();
-    EXPECT_EQ(contents(path, c), want);
+    EXPECT_EQ(file_contents(path, c), want);
     // A resume after them appends at the committed length.
     auto r = OutputWriter::open_for_resume(path, c, committed);
     const std::string_view more[] = {"x", "", "yz"};
     r.write_pieces(more);
     r.close();
-    EXPECT_EQ(contents(path, c), want + "xyz");
+    EXPECT_EQ(file_contents(path, c), want + "xyz");
   }
 }
 
@@ -163,7 +163,8 @@ TEST(IoWriter, ZstdContentSizeOnlyWhenAsked) {
     } else {
       EXPECT_EQ(size, ZSTD_CONTENTSIZE_UNKNOWN);
     }
-    EXPECT_EQ(contents(path, Compression::kZstd), "a small frame, well under the staging buffer\n");
+    EXPECT_EQ(file_contents(path, Compression::kZstd),
+              "a small frame, well under the staging buffer\n");
   }
 }
 
@@ -234,10 +235,10 @@ TEST(IoWriter, ResumeTruncatesToTheCommittedPrefix) {
     }
     std::string want;
     for (int i = 0; i < 1000; ++i) want += "kept-" + std::to_string(i) + "\n";
-    EXPECT_EQ(contents(path, c), want + "after-resume\n");
+    EXPECT_EQ(file_contents(path, c), want + "after-resume\n");
     // Resuming at length 0 starts over.
     OutputWriter::open_for_resume(path, c, 0).close();
-    EXPECT_EQ(contents(path, c), "");
+    EXPECT_EQ(file_contents(path, c), "");
   }
 }
 
@@ -273,7 +274,7 @@ TEST(IoWriter, MoveKeepsTheFileOpen) {
   OutputWriter c;
   c = std::move(b);
   c.close();
-  EXPECT_EQ(contents(path, Compression::kGzip), "x\ny\n");
+  EXPECT_EQ(file_contents(path, Compression::kGzip), "x\ny\n");
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ using test::TempDir;
 
 // Short lines of random lengths, some long ones, some too long for a 100 KB
 // limit, both terminators, and a last line without newline.
-std::string corpus(std::uint64_t seed) {
+std::string batched_corpus(std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::string s;
   for (int i = 0; i < 3000; ++i) {
@@ -73,7 +73,7 @@ struct Held {
 TEST(RecordReaderBatched, PeekConsumeAndSharingReadWhatNextReads) {
   TempDir dir;
   for (const std::uint64_t seed : {1U, 2U}) {
-    const std::string content = corpus(seed);
+    const std::string content = batched_corpus(seed);
     for (const Compression c : test::kAllCompressions) {
       const auto path =
           dir / ("in" + std::to_string(seed) + test::suffix_for(Format::kPlainLines, c));

@@ -17,13 +17,15 @@
 #include "io/records/record_reader.hpp"
 #include "io_test_util.hpp"
 
-namespace bloomshard::io {
+// Its own namespace: its helpers share names with the other record reader tests (unity
+// batches, cmake/check_unity_names.py).
+namespace bloomshard::io::record_reader_long_lines_tests {
 namespace {
 
 using test::TempDir;
 
-InputFile make_input(const TempDir& dir, const std::string& stem, Compression c,
-                     std::string_view bytes) {
+InputFile long_lines_input(const TempDir& dir, const std::string& stem, Compression c,
+                           std::string_view bytes) {
   const auto path = dir / (stem + test::suffix_for(Format::kPlainLines, c));
   test::write_file(path, bytes);
   return test::input_for(path);
@@ -126,7 +128,7 @@ TEST(IoReaderLongLines, KeptPrefixAndDigestAreTheSameWhereverTheBufferEnds) {
                          " bytes before 64 KiB, terminator size " + std::to_string(term.size()) +
                          ", " + std::string(compression_name(comp)));
             const std::string name = "f" + std::to_string(files++);
-            const InputFile in = make_input(dir, name, comp, test::compress(comp, content));
+            const InputFile in = long_lines_input(dir, name, comp, test::compress(comp, content));
             const std::vector<Expected> want = oracle(content, max_line);
             RecordReader reader(options);
             expect_records(reader, in, want);
@@ -156,8 +158,8 @@ TEST(IoReaderLongLines, FuzzFindingZstdDamageLongLines) {
       "\x0a\x0a\x0a\x0a\x0a\x0a\x0a\x0a\x0a\x0a\x0a\x0a\x0a\x0a\x0a\x0a"
       "\x0a\x0a\x0a\x0a\x0a\x6c\x00\x00\x7f\xfc";
   TempDir dir;
-  const InputFile in = make_input(dir, "finding", Compression::kZstd,
-                                  std::string_view(kFinding, sizeof kFinding - 1));
+  const InputFile in = long_lines_input(dir, "finding", Compression::kZstd,
+                                        std::string_view(kFinding, sizeof kFinding - 1));
   ReaderOptions options;
   options.max_line_bytes = 7;
   options.buffer_bytes = 1;
@@ -208,4 +210,4 @@ TEST(IoReaderLongLines, FuzzFindingZstdDamageLongLines) {
 }
 
 }  // namespace
-}  // namespace bloomshard::io
+}  // namespace bloomshard::io::record_reader_long_lines_tests

@@ -47,7 +47,7 @@ std::string write(const std::filesystem::path& path, Compression c, std::string_
 }
 
 // zstd frames in `data`, each decoded on its own (its checksum checked).
-std::size_t count_zstd_frames(std::string_view data) {
+std::size_t count_stored_zstd_frames(std::string_view data) {
   std::size_t frames = 0;
   while (!data.empty()) {
     const std::size_t n = ZSTD_findFrameCompressedSize(data.data(), data.size());
@@ -69,7 +69,7 @@ TEST_P(StoredOutput, HoldsTheTextAsIsOneMemberOrFrameAStage) {
   EXPECT_EQ(test::decompress(c, raw), data);
   const std::size_t stages = (data.size() + 65535) / 65536;
   if (c == Compression::kZstd) {
-    EXPECT_EQ(count_zstd_frames(raw), stages);
+    EXPECT_EQ(count_stored_zstd_frames(raw), stages);
   }
   EXPECT_GE(raw.size(), data.size());
   EXPECT_LE(raw.size(), data.size() + stages * 64 + 5 * (data.size() / 65535 + 1));

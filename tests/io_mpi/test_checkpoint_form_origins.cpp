@@ -25,10 +25,13 @@
 #include "io/hdf5/hdf5_parallel.hpp"
 #include "test_checkpoint_util.hpp"
 
-namespace bloomshard::io {
+// Its own namespace: the helpers share names with test_checkpoint_forms.cpp,
+// its unity batch neighbour (cmake/check_unity_names.py).
+namespace bloomshard::io::form_origins {
 namespace {
 
 using test::layer_infos;
+using test::owned_by;
 using test::SharedTempDir;
 using test::SubComm;
 using test::test_params;
@@ -37,10 +40,6 @@ constexpr std::uint32_t kValues = 14 * 8;
 constexpr std::uint32_t kBits = 4;
 constexpr double kThreshold = 0.8;
 constexpr int kKeysPerBatch = 600;
-
-core::SliceRange owned_by(const comm::Communicator& c) {
-  return core::slices_of_rank(c.urank(), c.usize(), test_params().num_slices);
-}
 
 core::BandKey band_key(int i) {
   const XXH128_hash_t h = XXH3_128bits(&i, sizeof i);
@@ -256,4 +255,4 @@ TEST_F(CheckpointFormOrigins, TheWriterRefusesOriginsFromFormsWithoutPositions) 
 }
 
 }  // namespace
-}  // namespace bloomshard::io
+}  // namespace bloomshard::io::form_origins

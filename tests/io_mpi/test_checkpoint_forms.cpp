@@ -28,6 +28,7 @@ namespace bloomshard::io {
 namespace {
 
 using test::layer_infos;
+using test::owned_by;
 using test::SharedTempDir;
 using test::SubComm;
 using test::test_params;
@@ -36,10 +37,6 @@ constexpr std::uint32_t kValues = 14 * 8;  // forms of 14 x 8 values
 constexpr std::uint32_t kBits = 4;
 constexpr double kThreshold = 0.8;
 constexpr int kKeysPerBatch = 700;
-
-core::SliceRange owned_by(const comm::Communicator& c) {
-  return core::slices_of_rank(c.urank(), c.usize(), test_params().num_slices);
-}
 
 // Band key i: 16 bytes of an XXH3-128 digest, as a real band key is.
 core::BandKey band_key(int i) {

@@ -29,15 +29,12 @@ namespace {
 
 using store::InputOrderRow;
 using test::layer_infos;
+using test::owned_by;
 using test::SharedTempDir;
 using test::SubComm;
 using test::test_params;
 
 constexpr int kCopies = 3000;
-
-core::SliceRange owned_by(const comm::Communicator& c) {
-  return core::slices_of_rank(c.urank(), c.usize(), test_params().num_slices);
-}
 
 // Copy i: a key hash and a tag (never 0; some copies share a key).
 InputOrderRow copy(int i) {

@@ -23,6 +23,7 @@ namespace bloomshard::io {
 namespace {
 
 using test::layer_infos;
+using test::owned_by;
 using test::SharedTempDir;
 using test::SubComm;
 using test::test_header;
@@ -30,10 +31,6 @@ using test::test_keys;
 using test::test_params;
 
 constexpr int kKeys = 1500;
-
-core::SliceRange owned_by(const comm::Communicator& c) {
-  return core::slices_of_rank(c.urank(), c.usize(), test_params().num_slices);
-}
 
 // Inserts batch b's keys of the owned slices; returns the new keys, all
 // ranks. The set must not grow layers on its own (ranks would disagree).

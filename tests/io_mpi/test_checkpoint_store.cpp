@@ -19,11 +19,14 @@
 #include "io/hdf5/hdf5_parallel.hpp"
 #include "test_checkpoint_util.hpp"
 
-namespace bloomshard::io {
+// Its own namespace: its helpers share names with test_checkpoint_forms.cpp (unity
+// batches, cmake/check_unity_names.py).
+namespace bloomshard::io::checkpoint_store_tests {
 namespace {
 
 using test::build_set;
 using test::layer_infos;
+using test::owned_by;
 using test::SharedTempDir;
 using test::SubComm;
 using test::test_header;
@@ -32,10 +35,6 @@ using test::test_params;
 
 constexpr int kBatches = 3;
 constexpr int kKeysPerBatch = 2000;
-
-core::SliceRange owned_by(const comm::Communicator& c) {
-  return core::slices_of_rank(c.urank(), c.usize(), test_params().num_slices);
-}
 
 // Writes generation g from the first `writers` ranks; returns its path on every rank.
 std::filesystem::path write_with(const comm::Communicator& world, int writers,
@@ -426,4 +425,4 @@ TEST_F(CheckpointStore, BadLayerInfoFailsOnEveryRank) {
 }
 
 }  // namespace
-}  // namespace bloomshard::io
+}  // namespace bloomshard::io::checkpoint_store_tests

@@ -49,6 +49,10 @@ core::ScalableBloomParams test_params() {
   return p;
 }
 
+core::SliceRange owned_by(const comm::Communicator& c) {
+  return core::slices_of_rank(c.urank(), c.usize(), test_params().num_slices);
+}
+
 std::vector<std::string> test_keys(int batch, int count) {
   std::vector<std::string> keys;
   keys.reserve(static_cast<std::size_t>(count));

@@ -50,6 +50,8 @@ class SubComm {
 /// Parameters of the test filter: P = 48 slices, small capacity so a few
 /// thousand keys fill several layers.
 [[nodiscard]] core::ScalableBloomParams test_params();
+/// The slices of test_params() that rank c.rank() of `c` owns.
+[[nodiscard]] core::SliceRange owned_by(const comm::Communicator& c);
 /// Keys of batch `b` (0-based): varied lengths, the empty key, NUL and
 /// high bytes, and repeats of earlier keys.
 [[nodiscard]] std::vector<std::string> test_keys(int batch, int count);

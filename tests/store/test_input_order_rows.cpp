@@ -15,7 +15,9 @@
 #include "bloomshard/core/slice_map.hpp"
 #include "bloomshard/store/input_order_rows.hpp"
 
-namespace bloomshard::store {
+// Its own namespace: its helpers share names with sample_generation.hpp's users (unity
+// batches, cmake/check_unity_names.py).
+namespace bloomshard::store::input_order_rows_tests {
 namespace {
 
 constexpr std::uint32_t kSlices = 8;
@@ -146,4 +148,4 @@ TEST(InputOrderRows, NoSlicesOrATagOfZeroCannotBeGrouped) {
 }
 
 }  // namespace
-}  // namespace bloomshard::store
+}  // namespace bloomshard::store::input_order_rows_tests

@@ -20,7 +20,9 @@
 #include "bloomshard/store/key_sample.hpp"
 #include "core/window/slot_window.hpp"
 
-namespace bloomshard::store {
+// Its own namespace: its helpers share names with sample_generation.hpp's users (unity
+// batches, cmake/check_unity_names.py).
+namespace bloomshard::store::key_sample_coverage_tests {
 namespace {
 
 constexpr std::uint32_t kSlices = 4;
@@ -170,4 +172,4 @@ TEST(StoreCoverageKeySample, OnlyPlainAsciiKeysAreCheckedAgainstTheNormalization
 }
 
 }  // namespace
-}  // namespace bloomshard::store
+}  // namespace bloomshard::store::key_sample_coverage_tests

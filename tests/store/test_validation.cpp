@@ -36,7 +36,7 @@ constexpr std::uint64_t kMax64 = std::numeric_limits<std::uint64_t>::max();
 
 // The CheckpointError text of `f()`, or a marker that it passed.
 template <class F>
-std::string error_of(F&& f) {
+std::string validation_error_of(F&& f) {
   try {
     f();
   } catch (const CheckpointError& e) {
@@ -168,32 +168,32 @@ TEST(StoreVersionMarks, Format1IsReadWithItsOwnTier2) {
   EXPECT_EQ(refusal(f), "gen.h5: dataset /tier2/fingerprints has shape [2], expected [3]");
 }
 
-std::string run_refusal(const MemorySource& run) {
+std::string validation_refusal(const MemorySource& run) {
   CheckpointHeader h;
   h.params.num_slices = kSlices;
-  return error_of([&] { (void)read_run_index(run, "run.h5", h, {12, 0, 2, 20, 0}); });
+  return validation_error_of([&] { (void)read_run_index(run, "run.h5", h, {12, 0, 2, 20, 0}); });
 }
 
 TEST(StoreVersionMarks, ARunFileMustBeFormat2AndSayItIsARun) {
-  EXPECT_EQ(run_refusal(run_file()), "(no error)");
+  EXPECT_EQ(validation_refusal(run_file()), "(no error)");
   for (const std::uint64_t v : {std::uint64_t{1}, std::uint64_t{3}}) {
     MemorySource run = run_file();
     run.attr("/", ckpt::kFormatVersion, v);
-    EXPECT_EQ(run_refusal(run),
+    EXPECT_EQ(validation_refusal(run),
               "run.h5: run file format_version " + std::to_string(v) + ", this build reads 2");
   }
   MemorySource run = run_file();
   run.erase_attr("/", ckpt::kFormatVersion);
-  EXPECT_EQ(run_refusal(run), "run.h5: not a bloomshard run file");
+  EXPECT_EQ(validation_refusal(run), "run.h5: not a bloomshard run file");
   run = run_file();
   run.erase_attr("/", ckpt::kContent);
-  EXPECT_EQ(run_refusal(run), "run.h5: not a tier-2 run file");
+  EXPECT_EQ(validation_refusal(run), "run.h5: not a tier-2 run file");
   run = run_file();
   run.attr("/", ckpt::kContent, std::string("tier2-run/v9"));
-  EXPECT_EQ(run_refusal(run), "run.h5: not a tier-2 run file");
+  EXPECT_EQ(validation_refusal(run), "run.h5: not a tier-2 run file");
   run = run_file();
   run.attr("/", ckpt::kNumSlices, std::uint64_t{8});
-  EXPECT_EQ(run_refusal(run), "run.h5: has 8 slices, the generation 4");
+  EXPECT_EQ(validation_refusal(run), "run.h5: has 8 slices, the generation 4");
 }
 
 TEST(StoreVersionMarks, AWindowAttributeNeedsItsNormalizationMark) {
@@ -314,29 +314,30 @@ TEST(StoreIndexBounds, TheBloomChecksumTableHasOneValuePerLayerAndSlice) {
 
 TEST(StoreIndexBounds, PerSliceCountsThatOverflowAreRefused) {
   const std::vector<std::uint64_t> zeros{0, 0};
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(validation_error_of([&] {
               (void)tier2_extents(std::vector<std::uint64_t>{kMax64, 1}, zeros, "f");
             }),
             "f per-slice key counts: 18446744073709551615 + 1 overflows 64 bits");
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(validation_error_of([&] {
               (void)tier2_extents(zeros, std::vector<std::uint64_t>{1, kMax64}, "f");
             }),
             "f per-slice byte counts: 1 + 18446744073709551615 overflows 64 bits");
   // keys * 8 and (keys + P) * 8 size the fingerprints and offsets.
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(validation_error_of([&] {
               (void)tier2_extents(std::vector<std::uint64_t>{kMax64 / 8 + 1, 0}, zeros, "f");
             }),
             "f fingerprint bytes: 2305843009213693952 * 8 overflows 64 bits");
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(validation_error_of([&] {
               (void)tier2_extents(std::vector<std::uint64_t>{kMax64 / 8, 0}, zeros, "f");
             }),
             "f offset bytes: 2305843009213693953 * 8 overflows 64 bits");
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(validation_error_of([&] {
               (void)tier2_extents(std::vector<std::uint64_t>{kMax64 - 1, 0}, zeros, "f");
             }),
             "f fingerprint bytes: 18446744073709551614 * 8 overflows 64 bits");
-  EXPECT_EQ(error_of([&] { (void)tier2_extents(zeros, std::vector<std::uint64_t>{0}, "f"); }),
-            "f: 2 key counts but 1 byte counts");
+  EXPECT_EQ(
+      validation_error_of([&] { (void)tier2_extents(zeros, std::vector<std::uint64_t>{0}, "f"); }),
+      "f: 2 key counts but 1 byte counts");
 }
 
 TEST(StoreIndexBounds, PrefixSumsStartEachSliceWhereThePreviousEnds) {
@@ -350,10 +351,10 @@ TEST(StoreIndexBounds, PrefixSumsStartEachSliceWhereThePreviousEnds) {
 
 TEST(StoreIndexBounds, CheckedArithmeticRefusesAtTheEdgeOnly) {
   EXPECT_EQ(checked_add(kMax64 - 1, 1, "x"), kMax64);
-  EXPECT_EQ(error_of([&] { (void)checked_add(kMax64, 1, "x"); }),
+  EXPECT_EQ(validation_error_of([&] { (void)checked_add(kMax64, 1, "x"); }),
             "x: 18446744073709551615 + 1 overflows 64 bits");
   EXPECT_EQ(checked_mul(kMax64 / 8, 8, "y"), kMax64 / 8 * 8);
-  EXPECT_EQ(error_of([&] { (void)checked_mul(kMax64 / 8 + 1, 8, "y"); }),
+  EXPECT_EQ(validation_error_of([&] { (void)checked_mul(kMax64 / 8 + 1, 8, "y"); }),
             "y: 2305843009213693952 * 8 overflows 64 bits");
 }
 
@@ -374,7 +375,7 @@ TEST(StoreIndexBounds, OffsetsAreCheckedFromFirstToLast) {
 // counts say: a truncated or overlong index is refused before any read.
 TEST(StoreIndexBounds, Tier2DatasetsMustMatchThePerSliceCounts) {
   const auto tier2_refusal = [](const MemorySource& run) {
-    return error_of([&] { (void)read_tier2_index(run, "run.h5", kSlices); });
+    return validation_error_of([&] { (void)read_tier2_index(run, "run.h5", kSlices); });
   };
   EXPECT_EQ(tier2_refusal(run_file()), "(no error)");
   MemorySource run = run_file();
@@ -392,7 +393,7 @@ TEST(StoreIndexBounds, Tier2DatasetsMustMatchThePerSliceCounts) {
   run = run_file();
   run.dataset(ckpt::kTier2Checksums).dims = {kSlices - 1};
   EXPECT_EQ(tier2_refusal(run), "run.h5: dataset /tier2/checksums has shape [3], expected [4]");
-  EXPECT_EQ(error_of([&] { (void)read_tier2_checksums(run, "run.h5", kSlices); }),
+  EXPECT_EQ(validation_error_of([&] { (void)read_tier2_checksums(run, "run.h5", kSlices); }),
             "run.h5: dataset /tier2/checksums has shape [3], expected [4]");
   run = run_file();
   run.u64s(ckpt::kSliceKeys, {1, 0, kMax64, 0});
@@ -405,33 +406,34 @@ TEST(StoreIndexBounds, Tier2DatasetsMustMatchThePerSliceCounts) {
 
 TEST(StoreIndexBounds, TheRunListIsBounded) {
   const std::vector<std::uint64_t> one{1};
-  EXPECT_EQ(error_of([&] { check_run_list(one, one, one, one); }), "(no error)");
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(validation_error_of([&] { check_run_list(one, one, one, one); }), "(no error)");
+  EXPECT_EQ(validation_error_of([&] {
               check_run_list(one, std::vector<std::uint64_t>{std::uint64_t{1} << 32}, one, one);
             }),
             "/runs/level 4294967296 out of range");
-  EXPECT_EQ(
-      error_of([&] { check_run_list(one, std::vector<std::uint64_t>{0xffffffffULL}, one, one); }),
-      "(no error)");
+  EXPECT_EQ(validation_error_of(
+                [&] { check_run_list(one, std::vector<std::uint64_t>{0xffffffffULL}, one, one); }),
+            "(no error)");
   const std::vector<std::uint64_t> two{1, 2}, zeros{0, 0}, huge{kMax64, 1};
-  EXPECT_EQ(error_of([&] { check_run_list(two, zeros, huge, zeros); }),
+  EXPECT_EQ(validation_error_of([&] { check_run_list(two, zeros, huge, zeros); }),
             "/runs/keys: 18446744073709551615 + 1 overflows 64 bits");
-  EXPECT_EQ(error_of([&] { check_run_list(two, zeros, zeros, huge); }),
+  EXPECT_EQ(validation_error_of([&] { check_run_list(two, zeros, zeros, huge); }),
             "/runs/bytes: 18446744073709551615 + 1 overflows 64 bits");
-  EXPECT_EQ(error_of([&] { check_run_list(two, one, zeros, zeros); }),
+  EXPECT_EQ(validation_error_of([&] { check_run_list(two, one, zeros, zeros); }),
             "/runs columns differ in length");
-  EXPECT_EQ(error_of([&] { check_run_list(two, zeros, one, zeros); }),
+  EXPECT_EQ(validation_error_of([&] { check_run_list(two, zeros, one, zeros); }),
             "/runs columns differ in length");
-  EXPECT_EQ(error_of([&] { check_run_list(two, zeros, zeros, one); }),
+  EXPECT_EQ(validation_error_of([&] { check_run_list(two, zeros, zeros, one); }),
             "/runs columns differ in length");
   std::vector<std::uint64_t> many(kMaxRunsPerGeneration + 1, 0);
   for (std::size_t i = 0; i < many.size(); ++i) many[i] = i;
   const std::vector<std::uint64_t> zero_many(many.size(), 0);
-  EXPECT_EQ(error_of([&] { check_run_list(many, zero_many, zero_many, zero_many); }),
+  EXPECT_EQ(validation_error_of([&] { check_run_list(many, zero_many, zero_many, zero_many); }),
             "/runs lists 4097 runs (more than 4096)");
   many.pop_back();
   const std::vector<std::uint64_t> zero_max(many.size(), 0);
-  EXPECT_EQ(error_of([&] { check_run_list(many, zero_max, zero_max, zero_max); }), "(no error)");
+  EXPECT_EQ(validation_error_of([&] { check_run_list(many, zero_max, zero_max, zero_max); }),
+            "(no error)");
 }
 
 // The bound is inclusive: a generation of exactly kMaxRunsPerGeneration
