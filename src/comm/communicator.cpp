@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "comm/mpi_error.hpp"
+#include "comm/resting_wait.hpp"
 
 namespace bloomshard::comm {
 namespace {
@@ -185,6 +186,15 @@ bool Communicator::any(bool flag) const {
 
 bool Communicator::all(bool flag) const {
   return reduce_one(comm_, flag ? 1 : 0, MPI_INT, MPI_LAND) != 0;
+}
+
+bool Communicator::all_resting(bool flag) const {
+  int in = flag ? 1 : 0;
+  int out = 0;
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_LAND, comm_, &request), "MPI_Iallreduce");
+  wait_resting(request, "MPI_Iallreduce");
+  return out != 0;
 }
 
 std::string Communicator::broadcast(std::string_view text, int root) const {

@@ -74,6 +74,10 @@ class Communicator {
   /// Collective: true if `flag` is true on any rank / on every rank.
   [[nodiscard]] bool any(bool flag) const;
   [[nodiscard]] bool all(bool flag) const;
+  /// Collective: as all(), for a point where ranks arrive far apart (after
+  /// each rank's share of the end pass): an early rank sleeps between polls
+  /// (MPI_Iallreduce, comm/resting_wait.hpp) instead of holding a core.
+  [[nodiscard]] bool all_resting(bool flag) const;
 
   /// Collective: as any(), but waits at most `seconds` for the other ranks
   /// (MPI_Iallreduce, polled every millisecond); nullopt when they did not
