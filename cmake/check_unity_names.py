@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Fails when two source files of one library define a file-local function
+"""Fails when two source files of one target define a file-local function
 of the same name.
 
-The libraries build as unity batches (BLOOMSHARD_UNITY_BUILD): CMake
+The libraries and the test binaries build as unity batches (BLOOMSHARD_UNITY_BUILD): CMake
 includes several .cpp files of a target into one translation unit, so the
 file-local helpers of those files (in an anonymous namespace, or `static`)
 meet in one scope. Same name and same parameters is a redefinition error,
@@ -60,7 +60,7 @@ def main(argv):
     if len(args) == 3 and args[1] == "--only":
         only = set(args[2].split(","))
     elif len(args) != 1:
-        print(__doc__.strip().split("\n")[-1], file=sys.stderr)
+        print("\n".join(__doc__.strip().split("\n")[-2:]), file=sys.stderr)
         return 2
     root = pathlib.Path(args[0])
     files_of = collections.defaultdict(list)
