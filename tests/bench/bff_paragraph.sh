@@ -15,17 +15,27 @@
 # a quiet machine. Exits 0 with "SKIP" when the bff binary is absent; 1 when
 # a check fails.
 #
+# --floors adds, after each pair, the codec work any tool must do on this
+# job, each on 2 processes at once (one half of the files each), timed
+# whole: F1 the inflate of every input (ISA-L `igzip -dc`, the fastest
+# inflate here, as the job's reader), F2 the deflate of bloomshard's
+# output text at the job's level (`libdeflate-gzip -6`, as the job's
+# writer; the text is decompressed from the pair's output, untimed). Their
+# CPU against bff's, pair by pair, is the share of the CPU target that
+# the codecs alone take.
+#
 # usage: bff_paragraph.sh BLOOMSHARD BFF [--gb 0.5588] [--pairs 3] [--dir DIR]
-#          [--mpiexec mpiexec]
+#          [--mpiexec mpiexec] [--floors]
 #   --gb    corpus size before compression, in GiB (0.5588: ~600 MB)
 #   --dir   keeps the corpus between runs (default: a temp dir, removed after)
 set -euo pipefail
 BIN=${1:?usage: bff_paragraph.sh BLOOMSHARD BFF [--gb G] [--pairs N] [--dir DIR]}
 BFF=${2:?usage: bff_paragraph.sh BLOOMSHARD BFF [--gb G] [--pairs N] [--dir DIR]}
 shift 2
-GB=0.5588 PAIRS=3 DIR="" MPIEXEC=mpiexec PY=/usr/bin/python3 FPR=0.001
+GB=0.5588 PAIRS=3 DIR="" MPIEXEC=mpiexec PY=/usr/bin/python3 FPR=0.001 FLOORS=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
+    --floors) FLOORS=1; shift ;;
     --gb) GB=$2; shift 2 ;;
     --pairs) PAIRS=$2; shift 2 ;;
     --dir) DIR=$2; shift 2 ;;
@@ -121,10 +131,39 @@ sys.exit(0 if ok else 1)
 PYEOF
 }
 
+# The codec floors of one pair (--floors): inflate of the inputs, deflate of
+# bloomshard's output text, each on 2 processes; "wall cpu" to $DIR/*-$1.time.
+run_floors() {  # $1: run index
+  local files=("$IN"/*.jsonl.gz) f
+  rm -rf "$DIR/plain"
+  mkdir -p "$DIR/plain"
+  for f in "$DIR"/out-bs/*.jsonl.gz; do gzip -dc "$f" >"$DIR/plain/$(basename "$f" .gz)"; done
+  local plain=("$DIR"/plain/*.jsonl)
+  # shellcheck disable=SC2016  # the inner script expands its own arguments
+  /usr/bin/time -f "%e %U %S %M" -o "$DIR/inflate-$1.time" bash -c '
+    half=$(( ($# + 1) / 2 ))
+    for f in "${@:1:half}"; do igzip -dc "$f"; done >/dev/null &
+    for f in "${@:half+1}"; do igzip -dc "$f"; done >/dev/null
+    wait' _ "${files[@]}"
+  # shellcheck disable=SC2016
+  /usr/bin/time -f "%e %U %S %M" -o "$DIR/deflate-$1.time" bash -c '
+    half=$(( ($# + 1) / 2 ))
+    for f in "${@:1:half}"; do libdeflate-gzip -6 -c "$f"; done >/dev/null &
+    for f in "${@:half+1}"; do libdeflate-gzip -6 -c "$f"; done >/dev/null
+    wait' _ "${plain[@]}"
+  rm -rf "$DIR/plain"
+}
+if [[ $FLOORS == 1 ]]; then
+  for tool in igzip libdeflate-gzip; do
+    command -v $tool >/dev/null || { echo "bff_paragraph.sh: --floors needs $tool" >&2; exit 2; }
+  done
+fi
+
 for ((i = 1; i <= PAIRS; i++)); do
   run_bloomshard "$i"
   run_bff "$i"
   check_run "$i"
+  [[ $FLOORS == 1 ]] && run_floors "$i"
 done
 
 "$PY" - "$DIR" "$PAIRS" <<'PYEOF'
@@ -146,4 +185,24 @@ print("|---|---|---|---|---|")
 print(f"| bloomshard, 2 ranks | {bw:.2f} | {bc:.2f} | {bo:.0f} | {br / 1024:.0f} |")
 print(f"| bff, 2 threads | {fw:.2f} | {fc:.2f} | {fo:.0f} | {fr / 1024:.0f} |")
 print(f"| ratio bloomshard/bff | {ratios(0):.3f} | {ratios(1):.3f} | {ratios(2):.3f} | |")
+import os
+if os.path.exists(f"{d}/inflate-1.time"):
+    def cpu(tool, i):
+        wall, user, system, _ = open(f"{d}/{tool}-{i}.time").read().split()[-4:]
+        return float(user) + float(system)
+    print()
+    print("codec floors (2 processes each), CPU s and CPU per bff's CPU, medians of the pairs:")
+    print("| floor | CPU s | of bff's CPU |")
+    print("|---|---:|---:|")
+    bff_cpu = [r[1] for r in frows]
+    for name, tools in [("inflate, `igzip -dc` of the inputs", ["inflate"]),
+                        ("deflate, `libdeflate-gzip -6` of the output text", ["deflate"]),
+                        ("both", ["inflate", "deflate"]),
+                        ("bloomshard, the whole job", None)]:
+        if tools is None:
+            c = [r[1] for r in brows]
+        else:
+            c = [sum(cpu(t, i) for t in tools) for i in range(1, pairs + 1)]
+        share = statistics.median(x / b for x, b in zip(c, bff_cpu))
+        print(f"| {name} | {statistics.median(c):.2f} | {share:.3f} |")
 PYEOF

@@ -13,18 +13,26 @@
 //            digest, as in fill() of a job without --state)
 //   extract  + KeyExtractor::extract_lines() (JSON validation, key lookup)
 //   feed     the whole fill(): + key build, XXH3-128, the round batch (default)
+//   write    + the kept records' bytes written to one file (--scratch): every
+//            record whose key hash falls in the first --keep-permille of 1000
+//            (700: the 10M-record corpus's unique share); no verdicts, so a
+//            floor for the job's read and write, not its decisions
 //
 // usage: bloomshard_read_phase_throughput CORPUS_DIR [--rank R] [--ranks N]
-//          [--repeat K] [--stage reader|extract|feed] [--key-field F]
-//          [--batch-bytes B] [--scratch DIR]
+//          [--repeat K] [--stage reader|extract|feed|write] [--key-field F]
+//          [--batch-bytes B] [--scratch DIR] [--keep-permille K]
+#include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -53,6 +61,7 @@ struct Options {
   std::string key_field = "id";
   std::uint64_t batch_bytes = 8ULL << 20;
   fs::path scratch = fs::temp_directory_path() / "bloomshard_read_phase";
+  int keep_permille = 700;
 };
 
 Options parse(int argc, char** argv) {
@@ -77,12 +86,14 @@ Options parse(int argc, char** argv) {
       o.batch_bytes = std::stoull(value);
     } else if (flag == "--scratch") {
       o.scratch = value;
+    } else if (flag == "--keep-permille") {
+      o.keep_permille = std::stoi(value);
     } else {
       throw std::invalid_argument("unknown option " + flag);
     }
   }
-  if (o.stage != "reader" && o.stage != "extract" && o.stage != "feed") {
-    throw std::invalid_argument("--stage must be reader, extract or feed");
+  if (o.stage != "reader" && o.stage != "extract" && o.stage != "feed" && o.stage != "write") {
+    throw std::invalid_argument("--stage must be reader, extract, feed or write");
   }
   return o;
 }
@@ -109,17 +120,60 @@ struct Outcome {
   std::uint64_t check = 0;  // keeps the compiler from dropping work
 };
 
+// Appends the bytes to `fd` through a 1 MiB buffer, as the job's writer
+// hands the kernel large writes.
+class BufferedFile {
+ public:
+  explicit BufferedFile(const fs::path& path)
+      : fd_(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) {
+    if (fd_ < 0) throw std::runtime_error("cannot create " + path.string());
+    buffer_.reserve(kBytes);
+  }
+  ~BufferedFile() { ::close(fd_); }
+  BufferedFile(const BufferedFile&) = delete;
+  BufferedFile& operator=(const BufferedFile&) = delete;
+  void append(std::string_view bytes) {
+    if (buffer_.size() + bytes.size() > kBytes) flush();
+    buffer_.append(bytes);
+  }
+  void flush() {
+    const char* at = buffer_.data();
+    std::size_t left = buffer_.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd_, at, left);
+      if (n < 0) throw std::runtime_error(std::string("write: ") + std::strerror(errno));
+      at += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    buffer_.clear();
+  }
+
+ private:
+  static constexpr std::size_t kBytes = std::size_t{1} << 20;
+  int fd_;
+  std::string buffer_;
+};
+
 Outcome run_feed(const app::DedupConfig& config, std::vector<app::FileTask> tasks,
-                 const fs::path& rejects) {
+                 const fs::path& rejects, const fs::path* written, int keep_permille) {
   app::InputFeed feed(config, std::move(tasks), rejects, false);
   app::RoundBatch batch;
   Outcome out;
+  std::unique_ptr<BufferedFile> file;
+  if (written != nullptr) file = std::make_unique<BufferedFile>(*written);
   while (!feed.exhausted()) {
     feed.fill(batch);
     const auto keys = batch.keys();
     out.keys += keys.size();
     if (!keys.empty()) out.check ^= keys.back().hash.lo;
+    if (!file) continue;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (batch.key_count(i) == 0) continue;
+      const std::uint64_t h = keys[batch.first_key(i)].hash.hi;
+      if (static_cast<int>(h % 1000) < keep_permille) file->append(batch.record_bytes(i));
+    }
   }
+  if (file) file->flush();
   out.bytes = feed.counters().read_bytes;
   out.records = feed.counters().records;
   out.rejected = feed.counters().rejected;
@@ -217,8 +271,11 @@ int main(int argc, char** argv) {
     for (int i = 0; i < o.repeat; ++i) {
       const double cpu_start = cpu_seconds();
       const auto start = std::chrono::steady_clock::now();
-      const Outcome r = o.stage == "feed" ? run_feed(config, tasks, o.scratch / "rejects.jsonl")
-                                          : run_reader(config, tasks, o.stage == "extract");
+      const fs::path written = o.scratch / "out" / "kept.jsonl";
+      const bool feeds = o.stage == "feed" || o.stage == "write";
+      const Outcome r = feeds ? run_feed(config, tasks, o.scratch / "rejects.jsonl",
+                                         o.stage == "write" ? &written : nullptr, o.keep_permille)
+                              : run_reader(config, tasks, o.stage == "extract");
       const double s = seconds_since(start);
       const double cpu = cpu_seconds() - cpu_start;
       rates.push_back(static_cast<double>(r.bytes) / s / 1e9);
@@ -240,8 +297,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bloomshard_read_phase_throughput: %s\n", e.what());
     std::fprintf(stderr,
                  "usage: bloomshard_read_phase_throughput CORPUS_DIR [--rank R] [--ranks N] "
-                 "[--repeat K] [--stage reader|extract|feed] [--key-field F] [--batch-bytes B] "
-                 "[--scratch DIR]\n");
+                 "[--repeat K] [--stage reader|extract|feed|write] [--key-field F] "
+                 "[--batch-bytes B] [--scratch DIR] [--keep-permille K]\n");
     return 1;
   }
   return 0;
