@@ -13,7 +13,8 @@
 #            a process (--stage write: every record whose key hash falls in
 #            the first 700 of 1000; the synth corpus keeps 70%)
 #   start    the same job on a one-record input: mpiexec's launch, MPI_Init,
-#            the job's setup and MPI_Finalize, which the job pays once
+#            the job's setup at the same --capacity (filter and arenas) and
+#            MPI_Finalize, which the job pays once
 #   job      mpiexec -n R bloomshard dedup (the whole job, as timed by the
 #            target; EXTRA DEDUP OPTIONS are passed on)
 #   sort     LC_ALL=C sort -u on the keys, extracted beforehand (untimed;
@@ -52,7 +53,7 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds=$2; shift 2 ;;
     --workdir) workdir=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h | --help) sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,35p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option: $1 (see --help)" ;;
   esac
 done
