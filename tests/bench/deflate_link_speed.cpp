@@ -8,7 +8,6 @@
 //
 // usage: bloomshard_deflate_{static,shared} FILE [--level L] [--repeat K]
 #include <libdeflate.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -18,15 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace {
-
-double cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
-}  // namespace
+#include "process_cpu_seconds.hpp"
 
 int main(int argc, char** argv) {
   try {
@@ -54,13 +45,13 @@ int main(int argc, char** argv) {
     std::size_t bytes_out = 0;
     for (int r = 0; r < repeat; ++r) {
       bytes_out = 0;
-      const double start = cpu_seconds();
+      const double start = bloomshard::bench::process_cpu_seconds();
       for (std::size_t at = 0; at < text.size(); at += kCallBytes) {
         const std::size_t len = std::min(kCallBytes, text.size() - at);
         bytes_out +=
             libdeflate_gzip_compress(compressor, text.data() + at, len, out.data(), out.size());
       }
-      seconds.push_back(cpu_seconds() - start);
+      seconds.push_back(bloomshard::bench::process_cpu_seconds() - start);
       std::printf("run %d: %zu bytes in, %zu out, %.3f CPU s\n", r + 1, text.size(), bytes_out,
                   seconds.back());
     }

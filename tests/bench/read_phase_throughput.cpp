@@ -22,7 +22,6 @@
 //          [--repeat K] [--stage reader|extract|feed|write] [--key-field F]
 //          [--batch-bytes B] [--scratch DIR] [--keep-permille K]
 #include <fcntl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,6 +44,7 @@
 #include "io/records/input_file.hpp"
 #include "io/records/key_extractor.hpp"
 #include "io/records/record_reader.hpp"
+#include "process_cpu_seconds.hpp"
 
 namespace {
 
@@ -241,14 +241,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// CPU seconds of this process: on a shared machine the wall time also holds
-// the time other work had the core.
-double cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -269,7 +261,7 @@ int main(int argc, char** argv) {
     std::vector<double> rates;
     std::vector<double> cpu_rates;
     for (int i = 0; i < o.repeat; ++i) {
-      const double cpu_start = cpu_seconds();
+      const double cpu_start = bloomshard::bench::process_cpu_seconds();
       const auto start = std::chrono::steady_clock::now();
       const fs::path written = o.scratch / "out" / "kept.jsonl";
       const bool feeds = o.stage == "feed" || o.stage == "write";
@@ -277,7 +269,7 @@ int main(int argc, char** argv) {
                                          o.stage == "write" ? &written : nullptr, o.keep_permille)
                               : run_reader(config, tasks, o.stage == "extract");
       const double s = seconds_since(start);
-      const double cpu = cpu_seconds() - cpu_start;
+      const double cpu = bloomshard::bench::process_cpu_seconds() - cpu_start;
       rates.push_back(static_cast<double>(r.bytes) / s / 1e9);
       cpu_rates.push_back(static_cast<double>(r.bytes) / cpu / 1e9);
       std::printf(
